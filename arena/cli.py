@@ -1,0 +1,63 @@
+"""The ``sueca-arena`` command line: one sub-command per module, each imported only when used.
+
+Every command module exposes ``add_parser(subparsers)`` and sets ``func`` on its parser; a
+module imports its heavy dependencies (grpc, celery, redis) inside functions, so ``sueca-arena
+selfplay`` starts in milliseconds and works without any server.
+
+User errors (bad variant, unknown bot, unreachable Redis) are :class:`UserError`: the message is
+printed on stderr and the exit code is 2, with no stack trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# (module, command) pairs; the module's add_parser() defines the command.
+COMMANDS = (
+    ("arena.cmd_selfplay", "selfplay"),
+    ("arena.cmd_replay", "replay"),
+    ("arena.cmd_bench", "bench"),
+    ("referee.cli", "referee"),
+    ("arena.cmd_bots", "bots"),
+    ("arena.cmd_league", "tournament"),
+    ("arena.cmd_demo", "demo"),
+)
+
+
+class UserError(Exception):
+    """A mistake in what the user asked for; shown as ``error: <message>``, exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sueca-arena", description="Sueca Arena: a referee, a league and tools for Sueca bots.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module_name, _ in COMMANDS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as err:
+            if err.name != module_name:
+                raise
+            continue  # a command whose module is not built yet
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except UserError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

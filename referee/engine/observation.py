@@ -1,0 +1,139 @@
+"""What one seat may know: its own hand and public play, nothing more (RULES.md: no signals).
+
+:class:`Observation` is a *view* of a live match for one seat, computed on access: a bot that
+reads only ``legal`` pays only for ``legal``, which is how self-play reaches tens of thousands of
+deals a second. A view follows the match as it moves; :meth:`Observation.snapshot` freezes one.
+The SDK builds the same attributes from the wire, so a bot works unchanged in-process and over
+the network.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .cards import SUIT_TABLES, Card, cards_of
+from .game import Match, Trick
+from .variant import Variant
+
+
+class Observation:
+    """The game as ``seat`` sees it now. Attribute names are the protocol's field names."""
+
+    __slots__ = ("_match", "seat")
+
+    def __init__(self, match: Match, seat: int) -> None:
+        self._match = match
+        self.seat = seat
+
+    @property
+    def hand(self) -> tuple[Card, ...]:
+        return cards_of(self._match.deal.hands[self.seat])
+
+    @property
+    def legal(self) -> tuple[Card, ...]:
+        """Cards this seat may play now without a renúncia; empty when it is not its turn."""
+        match = self._match
+        deal = match.deal
+        seat = self.seat
+        if deal.turn != seat or match.end is not None or match.awaiting_redeal:
+            return ()
+        hand = deal.hands[seat]
+        if deal.trick:
+            follow = hand & deal.led_mask
+            if follow:
+                led = deal.led
+                return SUIT_TABLES[led][follow >> 10 * led]
+        return cards_of(hand)
+
+    @property
+    def trump(self) -> Card:
+        return self._match.deal.trump
+
+    @property
+    def trump_suit(self) -> int:
+        return self._match.deal.trump_suit
+
+    @property
+    def trump_held(self) -> bool:
+        """Whether the dealer still holds the turned trump card (it is public until played)."""
+        return self._match.deal.trump_held
+
+    @property
+    def dealer(self) -> int:
+        return self._match.deal.dealer
+
+    @property
+    def leader(self) -> int:
+        return self._match.deal.leader
+
+    @property
+    def trick(self) -> tuple[tuple[int, Card], ...]:
+        """The current trick as (seat, card) pairs in play order."""
+        deal = self._match.deal
+        lead = deal.leader
+        return tuple(((lead + i) & 3, c) for i, c in enumerate(deal.trick))
+
+    @property
+    def tricks(self) -> tuple[Trick, ...]:
+        return tuple(self._match.deal.tricks)
+
+    @property
+    def points(self) -> tuple[int, int]:
+        """Card points taken so far in this deal, by team."""
+        p = self._match.deal.points
+        return (p[0], p[1])
+
+    @property
+    def game_points(self) -> tuple[int, int]:
+        g = self._match.game_points
+        return (g[0], g[1])
+
+    @property
+    def held_over(self) -> int:
+        """Tied deals in a row whose game points are still to be won (variant ``tie``)."""
+        return self._match.held
+
+    @property
+    def variant(self) -> Variant:
+        return self._match.variant
+
+    @property
+    def team(self) -> int:
+        return self.seat & 1
+
+    @property
+    def deal_number(self) -> int:
+        return self._match.deal.number
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(**{name: getattr(self, name) for name in Snapshot._fields})
+
+    def __repr__(self) -> str:
+        return f"Observation(seat={self.seat}, hand={' '.join(map(str, self.hand))})"
+
+
+class Snapshot(NamedTuple):
+    """A frozen observation: the same attributes, fixed at the moment it was taken."""
+
+    seat: int
+    hand: tuple[Card, ...]
+    legal: tuple[Card, ...]
+    trump: Card
+    trump_suit: int
+    trump_held: bool
+    dealer: int
+    leader: int
+    trick: tuple[tuple[int, Card], ...]
+    tricks: tuple[Trick, ...]
+    points: tuple[int, int]
+    game_points: tuple[int, int]
+    held_over: int
+    variant: Variant
+    deal_number: int
+
+    @property
+    def team(self) -> int:
+        return self.seat & 1
+
+
+OBSERVATION_FIELDS = Snapshot._fields

@@ -1,0 +1,89 @@
+"""The bot interface: one class, one required method, the same in-process and over the network.
+
+A :class:`Bot` instance plays **one seat of one match**: the framework (the SDK's network client,
+or in-process self-play) makes a fresh instance per match, calls :meth:`Bot.start` once, then
+:meth:`Bot.play` whenever it is that seat's turn. So a bot may keep per-match memory in ``self``
+without ever juggling game ids, and a synchronous bot never needs a lock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import random
+from typing import Any
+
+from referee.engine import Card, DealResult, Trick, Variant
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MatchInfo:
+    """What a seat is told when a match starts: all public."""
+
+    match_id: str
+    seat: int
+    seats: tuple[str, ...]  # bot name in seat 0..3; team 0 is seats 0 and 2
+    variant: Variant
+    bot_seed: int  # seeds ``Bot.rng``: same seed, same play, in-process or over the network
+
+    @property
+    def team(self) -> int:
+        return self.seat & 1
+
+
+def bot_seed(match_seed: object, seat: int) -> int:
+    """The seed of a seat's ``Bot.rng``, derived from the match seed by a one-way hash.
+
+    It must not reveal the match seed (which fixes every deck): rated matches use 64-bit random
+    seeds, so inverting this by trying seeds is hopeless.
+    """
+    digest = hashlib.sha256(f"sueca-bot:{match_seed}:{seat}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def _default(fn: Any) -> Any:
+    fn.default_hook = True  # the in-process runner skips hooks a bot did not override
+    return fn
+
+
+class Bot:
+    """Subclass this and implement :meth:`play`.
+
+    ``observation`` has: ``seat``, ``hand``, ``legal``, ``trump``, ``trump_suit``,
+    ``trump_held``, ``dealer``, ``leader``, ``trick`` ((seat, card) pairs), ``tricks``,
+    ``points``, ``game_points``, ``held_over``, ``variant``, ``deal_number``, ``team``.
+    """
+
+    #: Seeded per match and seat before :meth:`on_match_start`; use it for any randomness.
+    rng: random.Random
+    info: MatchInfo
+
+    def start(self, info: MatchInfo) -> None:
+        """Called by the framework once per match; sets ``info`` and ``rng``."""
+        self.info = info
+        self.rng = random.Random(info.bot_seed)
+        self.on_match_start(info)
+
+    def play(self, observation: Any) -> Card:
+        """Return one card of ``observation.legal`` (returning another card is a fault)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement play(observation)")
+
+    def redeal(self, observation: Any) -> bool:
+        """Variant weak_hand_redeal: asked of the first player with 10 points or less."""
+        return False
+
+    @_default
+    def on_match_start(self, info: MatchInfo) -> None:
+        """Hook: the match begins."""
+
+    @_default
+    def on_trick_end(self, trick: Trick) -> None:
+        """Hook: a trick was taken (also the trick a renúncia cut short)."""
+
+    @_default
+    def on_deal_end(self, result: DealResult) -> None:
+        """Hook: a deal ended, with its card points and game points."""
+
+    @_default
+    def on_match_end(self, game_points: tuple[int, int], winner: int | None, end: str) -> None:
+        """Hook: the match ended; ``winner`` is a team, or None when aborted."""
