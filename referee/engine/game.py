@@ -13,14 +13,18 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from .cards import CARDS, POINTS, SUIT_MASKS, Card, card, cards_of, hand_points, validate_deck
+from .cards import (
+    CARDS, FULL_DECK, POINTS, SUIT_MASKS, Card, card, cards_of, hand_points, validate_deck,
+)
 from .errors import (
+    CardError,
     CardNotInHandError,
     GameOverError,
     IllegalPlayError,
     NotYourTurnError,
     RedealError,
     RenunciaError,
+    VariantError,
 )
 from .variant import DEFAULT, Variant
 
@@ -97,6 +101,15 @@ def deal_hands(deck: Sequence[Card], dealer: int, trump_card: str) -> tuple[list
     return hands, deck[39] if trump_card == "last" else deck[0]
 
 
+def _checked_deck(deck: Sequence[object], dealer: object, trump_card: object) -> tuple[Card, ...]:
+    if dealer.__class__ is not int or not 0 <= dealer <= 3:  # type: ignore[operator]
+        raise IllegalPlayError(f"bad dealer {dealer!r}: a seat is 0, 1, 2 or 3")
+    if trump_card not in ("last", "first"):
+        raise VariantError(f"bad value {trump_card!r} for variant 'trump_card': valid values are "
+                           "last, first")
+    return validate_deck(deck)
+
+
 class Deal:
     """One deal: ten tricks from a given deck and dealer."""
 
@@ -112,7 +125,16 @@ class Deal:
         self.number = number
         self.dealer = dealer
         self.deck = tuple(deck)
-        hands, trump = deal_hands(self.deck, dealer, trump_card)
+        try:
+            hands, trump = deal_hands(self.deck, dealer, trump_card)
+            ok = (sum(hands) == FULL_DECK and len(self.deck) == 40 and trump.__class__ is Card
+                  and dealer.__class__ is int and 0 <= dealer <= 3
+                  and trump_card in ("last", "first"))
+        except (TypeError, IndexError):
+            ok = False
+        if not ok:  # slow path: a bad deck, dealer or variant is refused with a clear error
+            self.deck = _checked_deck(self.deck, dealer, trump_card)
+            hands, trump = deal_hands(self.deck, dealer, trump_card)
         self.start_hands = tuple(hands)
         self.hands = hands
         self.trump: Card = trump
@@ -154,7 +176,8 @@ class Deal:
         """Would this card, from the seat to play, fail to follow suit while the hand could?"""
         c = card(value)
         hand = self.hands[self.turn]
-        return bool(self.trick) and not (self.led_mask >> c & 1) and bool(hand & self.led_mask)
+        return (bool(self.trick) and bool(hand >> c & 1) and not (self.led_mask >> c & 1)
+                and bool(hand & self.led_mask))
 
     def verify_play(self, value: object, seat: int | None = None) -> Card:
         """Raise unless the card is a legal play now; returns it as a :class:`Card`."""
@@ -171,8 +194,8 @@ class Deal:
     def can_play(self, value: object, seat: int | None = None) -> bool:
         try:
             self.verify_play(value, seat)
-        except IllegalPlayError:
-            return False
+        except (IllegalPlayError, CardError):
+            return False  # a question gets an answer, even about a card that does not exist
         return True
 
     def _verify_common(self, c: Card, seat: int | None) -> None:
@@ -195,19 +218,20 @@ class Deal:
         turn = self.turn
         hands = self.hands
         hand = hands[turn]
-        if not hand >> c & 1 or self.end is not None or (seat is not None and seat != turn):
+        bit = _BITS[c]
+        if not hand & bit or self.end is not None or (seat is not None and seat != turn):
             self._verify_common(c, seat)  # raises the precise error
         trick = self.trick
         if trick:
             led_mask = self.led_mask
-            if hand & led_mask and not led_mask >> c & 1:
+            if not led_mask & bit and hand & led_mask:
                 return self._renuncia(turn, c)
+            hands[turn] = hand ^ bit
+            trick.append(c)
             key = self.keys[c]
             if key > self.win_key:
                 self.win_key = key
                 self.win_seat = turn
-            hands[turn] = hand ^ _BITS[c]
-            trick.append(c)
             if len(trick) == 4:
                 return self._finish_trick(turn, c)
         else:
@@ -216,7 +240,7 @@ class Deal:
             self.keys = keys = _KEYS[self.trump_suit][led]
             self.win_key = keys[c]
             self.win_seat = turn
-            hands[turn] = hand ^ _BITS[c]
+            hands[turn] = hand ^ bit
             trick.append(c)
         self.turn = (turn + 1) & 3
         return _PLAIN[turn][c]
@@ -305,7 +329,7 @@ class Match:
         self.decks = [validate_deck(d) for d in decks]
         if first_dealer is None:
             first_dealer = self.rng.randrange(4)  # RULES.md: the first dealer is drawn at random
-        elif first_dealer not in (0, 1, 2, 3):
+        elif first_dealer.__class__ is not int or first_dealer not in (0, 1, 2, 3):
             raise IllegalPlayError(f"bad first dealer {first_dealer!r}: a seat is 0, 1, 2 or 3")
         self.first_dealer = first_dealer
         self.deals: list[Deal] = []
@@ -375,8 +399,8 @@ class Match:
     def can_play(self, value: object, seat: int | None = None) -> bool:
         try:
             self.verify_play(value, seat)
-        except IllegalPlayError:
-            return False
+        except (IllegalPlayError, CardError):
+            return False  # a question gets an answer, even about a card that does not exist
         return True
 
     def play(self, value: object, seat: int | None = None) -> Play:
@@ -397,7 +421,8 @@ class Match:
         else:
             base = list(deal_game_points(deal.points, deal.tricks_won, v.bandeira))
         if base == [0, 0]:
-            self.held += 1
+            if v.tie != "none":  # tie=none (003): nothing is held over
+                self.held += 1
             gp = (0, 0)
         else:
             team = 0 if base[0] else 1
@@ -429,7 +454,8 @@ class Match:
         if end not in (TIMEOUT, DISCONNECT, ABORTED):
             raise IllegalPlayError(f"bad end {end!r}: a match is stopped by timeout, disconnect "
                                    "or aborted")
-        if end != ABORTED and seat not in (0, 1, 2, 3):
+        if (end != ABORTED or seat is not None) and (
+                seat.__class__ is not int or seat not in (0, 1, 2, 3)):
             raise IllegalPlayError(f"bad seat {seat!r} for a {end}: a seat is 0, 1, 2 or 3")
         deal = self.deal
         deal.stop(end, seat)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .cards import SUIT_TABLES, Card, cards_of
+from .cards import _CHUNK_MASK, _T0, _T1, _T2, SUIT_TABLES, Card, cards_of
 from .game import Match, Trick
 from .variant import Variant
+
+_SHIFT = (0, 10, 20, 30)
 
 
 class Observation:
@@ -42,8 +44,9 @@ class Observation:
             follow = hand & deal.led_mask
             if follow:
                 led = deal.led
-                return SUIT_TABLES[led][follow >> 10 * led]
-        return cards_of(hand)
+                return SUIT_TABLES[led][follow >> _SHIFT[led]]
+        # cards_of(hand), inlined: this property is read once per card played
+        return _T0[hand & _CHUNK_MASK] + _T1[(hand >> 14) & _CHUNK_MASK] + _T2[hand >> 28]
 
     @property
     def trump(self) -> Card:

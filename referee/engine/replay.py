@@ -74,8 +74,8 @@ def replay(rec: dict[str, Any]) -> Match:
             if d["end"] == REDEAL:
                 match.redeal(True)
                 continue
-            if match.awaiting_redeal:
-                match.redeal(False)
+            if match.awaiting_redeal and (d["tricks"] or d["end"] not in _STOPS):
+                match.redeal(False)  # the first player kept a weak hand
             for t in d["tricks"]:
                 for c in t["cards"]:
                     if match.deal.number != k:
