@@ -1,0 +1,417 @@
+"""The deployment files, checked without Docker or a cluster.
+
+Every YAML and JSON file must parse; alert rules and the dashboard may only use the metric names
+the referee, the workers and the exporter document; every command a container runs must be a
+real ``sueca-arena`` / ``sueca-bot`` command line that the CLI's own parser accepts; Prometheus
+must scrape the ports those commands open; the Kubernetes objects must fit together.
+
+YAML needs PyYAML (the ``test`` extra). Without it the YAML tests are *skipped with a reason*
+that names the missing dependency; the text-level metric checks still run.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import json
+import re
+import shlex
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+try:
+    import yaml
+except ImportError:  # pragma: no cover - depends on the environment
+    yaml = None
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+K8S = DEPLOY / "k8s"
+IMAGE = "sueca-arena"
+
+needs_yaml = pytest.mark.skipif(
+    yaml is None, reason="PyYAML is not installed: add 'pyyaml' to the test extra in pyproject.toml")
+
+# The documented metrics and their labels (referee/metrics.py, arena/metrics.py).
+METRICS: dict[str, set[str]] = {
+    "sueca_referee_sessions": set(),
+    "sueca_referee_active_matches": set(),
+    "sueca_referee_moves_total": set(),
+    "sueca_referee_move_rtt_seconds": set(),
+    "sueca_referee_faults_total": {"kind"},
+    "sueca_referee_matches_total": {"end"},
+    "sueca_worker_matches_recorded_total": {"end"},
+    "sueca_worker_task_seconds": {"outcome"},
+    "sueca_worker_retries_total": {"reason"},
+    "sueca_worker_queue_depth": set(),
+    "sueca_rating": {"bot", "system"},
+}
+HISTOGRAMS = {"sueca_referee_move_rtt_seconds", "sueca_worker_task_seconds"}
+TARGET_LABELS = {"job", "instance"}  # added by Prometheus to every series
+METRIC_WORD = re.compile(r"\bsueca_[a-z0-9_]+\b")
+SELECTOR = re.compile(r"\b(sueca_[a-z0-9_]+)\{([^}]*)\}")
+
+
+def yaml_files() -> list[Path]:
+    return sorted([*DEPLOY.rglob("*.yaml"), *DEPLOY.rglob("*.yml")])
+
+
+def json_files() -> list[Path]:
+    return sorted(DEPLOY.rglob("*.json"))
+
+
+def rel(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+def load_yaml(path: Path) -> list[Any]:
+    assert yaml is not None
+    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc is not None]
+
+
+def documented(name: str) -> str | None:
+    """The documented metric a series name belongs to (histogram series included), or None."""
+    if name in METRICS:
+        return name
+    for suffix in ("_bucket", "_sum", "_count"):
+        base = name.removesuffix(suffix)
+        if base != name and base in HISTOGRAMS:
+            return base
+    return None
+
+
+# --- parsing ---------------------------------------------------------------------------------
+
+def test_deploy_has_the_expected_files() -> None:
+    for name in ("Dockerfile", "compose.yaml", "prometheus/prometheus.yml",
+                 "prometheus/alerts.yml", "grafana/dashboard.json"):
+        assert (DEPLOY / name).is_file(), f"deploy/{name} is missing"
+    assert sorted(K8S.glob("*.yaml")), "deploy/k8s has no manifests"
+
+
+@needs_yaml
+@pytest.mark.parametrize("path", yaml_files(), ids=rel)
+def test_yaml_file_parses(path: Path) -> None:
+    docs = load_yaml(path)
+    assert docs, f"{rel(path)} holds no YAML document"
+
+
+@pytest.mark.parametrize("path", json_files(), ids=rel)
+def test_json_file_parses(path: Path) -> None:
+    json.loads(path.read_text())
+
+
+# --- metric names ----------------------------------------------------------------------------
+
+def dashboard() -> dict[str, Any]:
+    return json.loads((DEPLOY / "grafana" / "dashboard.json").read_text())
+
+
+def dashboard_exprs() -> list[str]:
+    def panels(items: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        for p in items:
+            yield p
+            yield from panels(p.get("panels", []))
+
+    exprs = [t["expr"] for p in panels(dashboard()["panels"]) for t in p.get("targets", [])]
+    for var in dashboard().get("templating", {}).get("list", []):
+        query = var.get("query")
+        exprs.append(query["query"] if isinstance(query, dict) else str(query or ""))
+    return exprs
+
+
+@pytest.mark.parametrize("name", ["prometheus/alerts.yml", "grafana/dashboard.json"])
+def test_only_documented_metrics_are_used(name: str) -> None:
+    # plain text, so this runs without PyYAML too
+    text = (DEPLOY / name).read_text()
+    used = set(METRIC_WORD.findall(text))
+    assert used, f"deploy/{name} uses no sueca_ metric"
+    unknown = sorted(n for n in used if documented(n) is None)
+    assert not unknown, f"deploy/{name} uses undocumented metrics {unknown}"
+    for metric, body in SELECTOR.findall(text):
+        labels = {m.group(1) for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)",
+                                                  body)}
+        base = documented(metric)
+        assert base is not None
+        allowed = METRICS[base] | TARGET_LABELS | ({"le"} if metric.endswith("_bucket") else set())
+        assert labels <= allowed, (f"deploy/{name}: {metric} has no label(s) "
+                                   f"{sorted(labels - allowed)}; it has {sorted(METRICS[base])}")
+
+
+def test_dashboard_shows_what_operators_need() -> None:
+    exprs = "\n".join(dashboard_exprs())
+    assert "sueca_referee_moves_total" in exprs  # throughput
+    assert "histogram_quantile(0.5," in exprs and "histogram_quantile(0.99," in exprs
+    assert "sueca_referee_move_rtt_seconds_bucket" in exprs
+    assert re.search(r"by \(kind\) \(rate\(sueca_referee_faults_total", exprs)
+    assert re.search(r"by \(end\) \(rate\(sueca_referee_matches_total", exprs)
+    assert re.search(r"by \(end\) \(rate\(sueca_worker_matches_recorded_total", exprs)
+    assert "sueca_rating" in exprs
+    for p in dashboard()["panels"]:
+        for t in p.get("targets", []):
+            assert t.get("refId") and t.get("expr"), f"panel {p['title']!r}: target without expr"
+
+
+def test_dashboard_and_datasource_agree() -> None:
+    uids = {t["datasource"]["uid"] for p in dashboard()["panels"] for t in p.get("targets", [])}
+    if yaml is None:
+        text = (DEPLOY / "grafana/provisioning/datasources/prometheus.yml").read_text()
+        assert all(f"uid: {u}" in text for u in uids)
+        return
+    ds = load_yaml(DEPLOY / "grafana/provisioning/datasources/prometheus.yml")[0]
+    assert uids <= {d["uid"] for d in ds["datasources"]}
+
+
+@needs_yaml
+def test_alerts_cover_faults_results_and_referees() -> None:
+    rules = [r for g in load_yaml(DEPLOY / "prometheus" / "alerts.yml")[0]["groups"]
+             for r in g["rules"]]
+    by_name = {r["alert"]: r for r in rules}
+    assert len(by_name) == len(rules), "two alerts share a name"
+    for rule in rules:
+        assert rule["expr"].strip() and rule["labels"]["severity"] in {"warning", "critical"}
+        assert rule["annotations"]["summary"]
+    exprs = {name: r["expr"] for name, r in by_name.items()}
+    assert any("sueca_referee_faults_total" in e for e in exprs.values()), "no fault-rate alert"
+    assert any("sueca_worker_matches_recorded_total" in e for e in exprs.values()), \
+        "no 'no matches recorded' alert"
+    assert any('up{job="referee"}' in e for e in exprs.values()), "no referee-down alert"
+
+
+# --- commands --------------------------------------------------------------------------------
+
+def cli_modules() -> dict[str, str]:
+    """Module -> first command, read from arena/cli.py COMMANDS without importing it."""
+    tree = ast.parse((ROOT / "arena" / "cli.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "COMMANDS" for t in node.targets):
+            return dict(ast.literal_eval(node.value))
+    raise AssertionError("arena/cli.py has no COMMANDS")
+
+
+def arena_subcommands(parser: Any) -> set[str]:
+    import argparse
+
+    return {name for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+            for name in action.choices}
+
+
+def argv_of(command: Any) -> list[str]:
+    """The argv a container runs; `sh -c "exec ..."` is unwrapped, $(...) / $VAR become X."""
+    argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
+    if argv[:2] == ["sh", "-c"]:
+        argv = shlex.split(argv[2])
+        if argv and argv[0] == "exec":
+            argv = argv[1:]
+    return ["X" if a.startswith("$") else a for a in argv]
+
+
+def check_argv(argv: list[str], where: str) -> None:
+    program, rest = argv[0], argv[1:]
+    if program == "sueca-arena":
+        # the commands are what arena/cli.py's COMMANDS modules add (a module may add several)
+        from arena.cli import build_parser
+
+        parser = build_parser()
+        sub = rest[0] if rest else ""
+        if sub not in arena_subcommands(parser):
+            missing = []
+            for module in cli_modules():
+                try:
+                    __import__(module)
+                except ModuleNotFoundError as err:
+                    if err.name != module:
+                        raise
+                    missing.append(module)
+            pytest.fail(f"{where}: `sueca-arena {sub}` is no command; there are "
+                        f"{sorted(arena_subcommands(parser))}"
+                        + (f" (modules in COMMANDS not built yet: {missing})" if missing else ""))
+    elif program == "sueca-bot":
+        from sdk.bots import load_bot
+        from sdk.cli import build_parser as bot_parser
+
+        parser = bot_parser()
+        if rest[:1] == ["run"] and len(rest) > 1:
+            load_bot(rest[1])  # an example bot the image really has
+    elif program == "python":
+        script = rest[0]
+        assert script.startswith("/opt/sueca/"), f"{where}: unexpected script {script}"
+        assert (DEPLOY / Path(script).name).is_file(), f"{where}: deploy/{Path(script).name}"
+        return
+    else:
+        raise AssertionError(f"{where}: runs {program!r}, neither sueca-arena nor sueca-bot")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            parser.parse_args(rest)
+        except SystemExit as exit_:
+            pytest.fail(f"{where}: `{shlex.join(argv)}` is refused by the CLI "
+                        f"(exit {exit_.code}): {err.getvalue().strip()}")
+
+
+def compose() -> dict[str, Any]:
+    return load_yaml(DEPLOY / "compose.yaml")[0]
+
+
+def compose_arena_services() -> list[str]:
+    if yaml is None:
+        return []
+    return sorted(name for name, s in compose()["services"].items()
+                  if s.get("image", "").split(":")[0] == IMAGE)
+
+
+@needs_yaml
+def test_compose_has_every_role() -> None:
+    services = compose()["services"]
+    for name in ("redis", "referee", "worker", "scheduler", "exporter", "prometheus",
+                 "grafana"):
+        assert name in services, f"compose has no {name!r} service"
+    assert services["referee"]["deploy"]["replicas"] >= 2
+    assert any(argv_of(s["command"])[0] == "sueca-bot" for s in services.values()
+               if "command" in s), "compose runs no example bot"
+    assert services["scheduler"].get("deploy", {}).get("replicas", 1) == 1
+
+
+@needs_yaml
+def test_compose_builds_one_image_from_the_dockerfile() -> None:
+    arena = [compose()["services"][n] for n in compose_arena_services()]
+    assert len(arena) >= 6
+    assert len({s["image"] for s in arena}) == 1, "every role must run the same image"
+    for s in arena:
+        build = s["build"]
+        assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == \
+            (DEPLOY / "Dockerfile").resolve()
+
+
+@needs_yaml
+@pytest.mark.parametrize("service", compose_arena_services())
+def test_compose_command_is_a_real_command(service: str) -> None:
+    check_argv(argv_of(compose()["services"][service]["command"]), f"compose service {service}")
+
+
+def flag(argv: list[str], name: str) -> int:
+    assert name in argv, f"`{shlex.join(argv)}` has no {name}"
+    return int(argv[argv.index(name) + 1])
+
+
+@needs_yaml
+def test_prometheus_scrapes_the_ports_the_commands_open() -> None:
+    services = compose()["services"]
+    expected = {
+        "referee": ("referee", flag(argv_of(services["referee"]["command"]), "--metrics-port")),
+        "worker": ("worker", flag(argv_of(services["worker"]["command"]), "--metrics-port")),
+        "exporter": ("exporter", flag(argv_of(services["exporter"]["command"]),
+                                      "--metrics-port")),
+    }
+    config = load_yaml(DEPLOY / "prometheus" / "prometheus.yml")[0]
+    for rule_file in config["rule_files"]:
+        assert (DEPLOY / "prometheus" / rule_file).is_file()
+    jobs = {j["job_name"]: j for j in config["scrape_configs"]}
+    for job, (host, port) in expected.items():
+        assert job in jobs, f"prometheus.yml does not scrape {job}"
+        targets = set()
+        for sd in jobs[job].get("dns_sd_configs", []):
+            targets |= {(name, sd["port"]) for name in sd["names"]}
+        for sc in jobs[job].get("static_configs", []):
+            targets |= {(t.rsplit(":", 1)[0], int(t.rsplit(":", 1)[1])) for t in sc["targets"]}
+        assert targets == {(host, port)}, f"job {job} scrapes {targets}, not {host}:{port}"
+        assert str(port) in map(str, services[host].get("expose", [])), \
+            f"compose service {host} does not expose {port}"
+
+
+# --- Dockerfile ------------------------------------------------------------------------------
+
+def test_dockerfile_installs_the_package_in_one_slim_image() -> None:
+    text = (DEPLOY / "Dockerfile").read_text()
+    assert re.search(r"^FROM python:3\.11-slim\s*$", text, re.M)
+    assert re.search(r"pip install \.(\s|$)", text)
+    assert re.search(r"^USER ", text, re.M), "the image should not run as root"
+    # every top-level folder the package is built from is copied in
+    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    dirs = {setup.get("package-dir", {}).get(p.split(".")[0], p.split(".")[0]).split("/")[0]
+            for p in setup["packages"]}
+    copied = set(re.findall(r"^COPY (\S+) ", text, re.M))
+    assert dirs <= copied, f"the Dockerfile does not copy {sorted(dirs - copied)}"
+    assert "readme" not in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"] \
+        or "README.md" in text
+
+
+# --- Kubernetes ------------------------------------------------------------------------------
+
+def k8s_docs() -> list[tuple[Path, dict[str, Any]]]:
+    return [(p, d) for p in sorted(K8S.glob("*.yaml")) if p.name != "kustomization.yaml"
+            for d in load_yaml(p)]
+
+
+def containers() -> list[tuple[str, dict[str, Any]]]:
+    if yaml is None:
+        return []
+    return [(f"{d['metadata']['name']}/{c['name']}", c) for _, d in k8s_docs()
+            if d["kind"] == "Deployment" for c in d["spec"]["template"]["spec"]["containers"]]
+
+
+@needs_yaml
+def test_k8s_objects_are_well_formed() -> None:
+    docs = k8s_docs()
+    kinds = {(d["kind"], d["metadata"]["name"]) for _, d in docs}
+    for kind, name in [("Deployment", n) for n in ("redis", "referee", "worker", "scheduler",
+                                                   "exporter")] + [("Service", "redis"),
+                                                                   ("Service", "referee")]:
+        assert (kind, name) in kinds, f"no {kind} {name}"
+    assert any(k == "Deployment" and n.startswith("bot") for k, n in kinds), "no bot Deployment"
+    pods = []
+    for path, d in docs:
+        assert d.get("apiVersion") and d.get("kind") and d["metadata"].get("name"), rel(path)
+        if d["kind"] == "Deployment":
+            labels = d["spec"]["template"]["metadata"]["labels"]
+            selector = d["spec"]["selector"]["matchLabels"]
+            assert selector.items() <= labels.items(), f"{d['metadata']['name']}: selector"
+            pods.append(labels)
+    for _, d in docs:
+        if d["kind"] == "Service":
+            sel = d["spec"]["selector"]
+            assert any(sel.items() <= p.items() for p in pods), \
+                f"Service {d['metadata']['name']} selects no pod"
+    scheduler = next(d for _, d in docs if d["metadata"]["name"] == "scheduler"
+                     and d["kind"] == "Deployment")
+    assert scheduler["spec"]["replicas"] == 1
+
+
+@needs_yaml
+def test_kustomization_lists_every_manifest() -> None:
+    kust = load_yaml(K8S / "kustomization.yaml")[0]
+    files = {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}
+    assert set(kust["resources"]) == files
+
+
+@needs_yaml
+def test_referee_is_headless_and_probed_by_grpc_health() -> None:
+    docs = {(d["kind"], d["metadata"]["name"]): d for _, d in k8s_docs()}
+    service = docs[("Service", "referee")]
+    assert service["spec"]["clusterIP"] == "None", "the SDK's dns:/// name needs a headless Service"
+    ports = {p["name"]: p["port"] for p in service["spec"]["ports"]}
+    container = docs[("Deployment", "referee")]["spec"]["template"]["spec"]["containers"][0]
+    argv = argv_of(container["args"])
+    assert ports["grpc"] == flag(argv, "--port")
+    assert ports["metrics"] == flag(argv, "--metrics-port")
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert container[probe]["grpc"]["port"] == flag(argv, "--port"), probe
+    bot_args = [argv_of(c["args"]) for _, c in containers() if argv_of(c["args"])[0] == "sueca-bot"]
+    # a plain name: the SDK resolves it to every replica itself (a dns:/// target would not be)
+    assert bot_args and all(a[a.index("--server") + 1] == f"referee:{ports['grpc']}"
+                            for a in bot_args)
+
+
+@needs_yaml
+@pytest.mark.parametrize("where,container", containers(), ids=[w for w, _ in containers()])
+def test_k8s_container_runs_a_real_command(where: str, container: dict[str, Any]) -> None:
+    if container["image"].startswith("redis"):
+        return
+    assert container["image"].split(":")[0] == IMAGE, f"{where}: image {container['image']}"
+    check_argv(argv_of(container.get("command", []) + container["args"]), f"k8s {where}")
