@@ -13,7 +13,7 @@ import time
 
 import redis
 
-from .keys import Keys
+from .keys import Keys, default_keys
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
@@ -37,7 +37,7 @@ def check_name(name: str) -> str:
 class BotRegistry:
     def __init__(self, client: redis.Redis, keys: Keys | None = None) -> None:
         self.r = client
-        self.keys = keys or Keys()
+        self.keys = keys or default_keys()
 
     def add(self, name: str) -> str:
         """Register ``name`` and return its new token (shown once); refuses an existing name."""

@@ -1,32 +1,48 @@
 """The Redis key layout — the only module that spells a key.
 
 Everything the arena stores lives under one prefix (``sueca:`` by default, so several arenas or
-test runs can share a server). Keys:
+test runs can share a server; ``SUECA_KEY_PREFIX`` sets it for every process, see
+:func:`default_keys`). Keys:
 
 =====================================  ======  ===============================================
 key                                    type    holds
 =====================================  ======  ===============================================
 ``bots``                               set     registered bot names
 ``bot:{name}``                         hash    ``salt``, ``hash`` (sha256 of salt+token), ``created``
-``referees``                           zset    referee address -> last heartbeat (unix time)
+``referees``                           zset    referee address -> last heartbeat (unix time),
+                                               written by each referee started with --redis
 ``referee:{addr}:bots``                hash    bot name -> free capacity on that replica (TTL)
-``tournament:{id}``                    hash    ``spec`` (JSON), ``created``, ``status``
+``tournament:{id}``                    hash    ``spec`` (JSON), ``created``, ``status``, ``total``
 ``tournament:{id}:matches``            list    match ids in schedule order
-``match:{id}``                         hash    ``spec`` (JSON), ``status``, ``attempts``, ``error``,
-                                               ``referee``, ``tournament``, ``updated``
+``tournaments``                        zset    tournament id -> creation time (for listing)
+``match:{id}``                         hash    ``spec`` (JSON, the referee's MatchSpec),
+                                               ``status`` (pending, queued, running, done,
+                                               failed), ``attempts``, ``error``, ``referee``,
+                                               ``tournament``, ``pair`` (duplicate pair id),
+                                               ``updated``, ``result`` (stream entry id), ``end``
 ``matches``                            zset    match id -> creation time (for listing)
-``results``                            stream  the append-only results log: one entry per result
+``results``                            stream  the append-only results log: one entry per
+                                               result, field ``data`` = result JSON
 ``recorded:{id}``                      string  the idempotency key: stream entry id of a result
 ``replay:{id}``                        string  zlib-compressed sueca-replay/1 JSON
-``ratings:elo``                        hash    bot -> Elo rating
+``ratings:elo``                        hash    bot -> Elo rating (float repr)
 ``ratings:openskill``                  hash    bot -> JSON {mu, sigma}
-``ratings:games``                      hash    bot -> rated matches played
+``ratings:games``                      hash    bot -> rated games played (a duplicate pair is one)
+``ratings:score``                      hash    bot -> rated score (win 1, draw 1/2), for Elo's ±
+``ratings:pending``                    hash    duplicate pair id -> JSON of the half whose twin
+                                               is not in the log yet
+``ratings:cursor``                     string  last results-log entry folded into the ratings
+``ratings:config``                     hash    ``elo_k``, ``elo_initial``: how to rebuild them
 ``ladder:running``                     set     match ids the ladder has in flight
 ``lock:{name}``                        string  short-lived scheduler locks (SET NX PX)
+``celery:*``                           (any)   the Celery broker's own keys (kombu
+                                               ``global_keyprefix``): queues, unacked messages
 =====================================  ======  ===============================================
 """
 
 from __future__ import annotations
+
+import os
 
 DEFAULT_PREFIX = "sueca:"
 
@@ -75,8 +91,30 @@ class Keys:
     def ratings(self, system: str) -> str:
         return f"{self.prefix}ratings:{system}"
 
+    def ratings_pending(self) -> str:
+        return self.prefix + "ratings:pending"
+
+    def ratings_cursor(self) -> str:
+        return self.prefix + "ratings:cursor"
+
+    def ratings_config(self) -> str:
+        return self.prefix + "ratings:config"
+
     def ladder_running(self) -> str:
         return self.prefix + "ladder:running"
 
     def lock(self, name: str) -> str:
         return f"{self.prefix}lock:{name}"
+
+    def tournaments(self) -> str:
+        return self.prefix + "tournaments"
+
+    def celery_prefix(self) -> str:
+        """Prefix of every key the Celery broker (kombu) and result backend write."""
+        return self.prefix + "celery:"
+
+
+def default_keys() -> Keys:
+    """The key layout under ``SUECA_KEY_PREFIX`` (default ``sueca:``): every process of one
+    arena — CLI, workers, exporter — must agree on it."""
+    return Keys(os.environ.get("SUECA_KEY_PREFIX") or DEFAULT_PREFIX)

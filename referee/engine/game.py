@@ -71,7 +71,8 @@ class DealResult(NamedTuple):
 # Most plays neither finish a trick nor a deal: their records are made once, here.
 _PLAIN = tuple(tuple(Play(s, c) for c in CARDS) for s in range(4))
 _BITS = tuple(1 << c for c in range(40))
-_new = tuple.__new__
+_BIT_OF = list(_BITS).__getitem__
+_new = tuple.__new__  # builds a NamedTuple without its Python-level __new__: hot path only
 
 
 def _trick_keys(trump: int, led: int) -> tuple[int, ...]:
@@ -84,7 +85,7 @@ def _trick_keys(trump: int, led: int) -> tuple[int, ...]:
                  for c in range(40))
 
 
-_KEYS = tuple(tuple(_trick_keys(t, led) for led in range(4)) for t in range(4))  # builds a NamedTuple without its Python-level __new__: hot path only
+_KEYS = tuple(tuple(_trick_keys(t, led) for led in range(4)) for t in range(4))
 
 
 def deal_hands(deck: Sequence[Card], dealer: int, trump_card: str) -> tuple[list[int], Card]:
@@ -94,11 +95,18 @@ def deal_hands(deck: Sequence[Card], dealer: int, trump_card: str) -> tuple[list
     dealer's batch is the bottom ten and the bottom card is turned. ``first`` (``001``, ``003``):
     the dealer takes the top ten and the top card is turned; then the seats after him in order.
     """
-    hands = [0, 0, 0, 0]
-    start = (dealer + 1) & 3 if trump_card == "last" else dealer
-    for i in range(4):
-        hands[(start + i) & 3] = sum(map(_BITS.__getitem__, deck[10 * i: 10 * i + 10]))
-    return hands, deck[39] if trump_card == "last" else deck[0]
+    bit = _BIT_OF  # list.__getitem__ is a plain C method; tuple's is a slow slot wrapper
+    batches = [sum(map(bit, deck[0:10])), sum(map(bit, deck[10:20])),
+               sum(map(bit, deck[20:30])), sum(map(bit, deck[30:40]))]
+    if trump_card == "last":
+        start = (dealer + 1) & 3
+        turned = deck[39]
+    else:
+        start = dealer
+        turned = deck[0]
+    if start == 0:
+        return batches, turned
+    return batches[-start:] + batches[:-start], turned  # batch i goes to seat start + i
 
 
 def _checked_deck(deck: Sequence[object], dealer: object, trump_card: object) -> tuple[Card, ...]:
@@ -218,9 +226,9 @@ class Deal:
         turn = self.turn
         hands = self.hands
         hand = hands[turn]
-        bit = _BITS[c]
-        if not hand & bit or self.end is not None or (seat is not None and seat != turn):
+        if not hand >> c & 1 or self.end is not None or (seat is not None and seat != turn):
             self._verify_common(c, seat)  # raises the precise error
+        bit = _BITS[c]
         trick = self.trick
         if trick:
             led_mask = self.led_mask
@@ -232,8 +240,19 @@ class Deal:
             if key > self.win_key:
                 self.win_key = key
                 self.win_seat = turn
-            if len(trick) == 4:
-                return self._finish_trick(turn, c)
+            if len(trick) == 4:  # the trick is complete (inlined: this runs 10 times a deal)
+                winner = self.win_seat
+                pts = POINTS[trick[0]] + POINTS[trick[1]] + POINTS[trick[2]] + POINTS[trick[3]]
+                t = _new(Trick, (self.leader, tuple(trick), winner, pts))
+                tricks = self.tricks
+                tricks.append(t)
+                self.points[winner & 1] += pts
+                self.tricks_won[winner & 1] += 1
+                self.trick = []
+                self.turn = self.leader = winner
+                if len(tricks) == 10:
+                    self.end = NORMAL
+                return _new(Play, (turn, c, t, None))
         else:
             self.led = led = c // 10
             self.led_mask = SUIT_MASKS[led]
@@ -244,20 +263,6 @@ class Deal:
             trick.append(c)
         self.turn = (turn + 1) & 3
         return _PLAIN[turn][c]
-
-    def _finish_trick(self, seat: int, c: Card) -> Play:
-        trick = self.trick
-        winner = self.win_seat
-        pts = POINTS[trick[0]] + POINTS[trick[1]] + POINTS[trick[2]] + POINTS[trick[3]]
-        t = _new(Trick, (self.leader, tuple(trick), winner, pts))
-        self.tricks.append(t)
-        self.points[winner & 1] += pts
-        self.tricks_won[winner & 1] += 1
-        self.trick = []
-        self.turn = self.leader = winner
-        if len(self.tricks) == 10:
-            self.end = NORMAL
-        return _new(Play, (seat, c, t, None))
 
     def _renuncia(self, seat: int, c: Card) -> Play:
         self.hands[seat] ^= 1 << c
@@ -434,8 +439,8 @@ class Match:
             gp = (base[0], base[1])
         self.game_points[0] += gp[0]
         self.game_points[1] += gp[1]
-        result = DealResult(deal.number, deal.dealer, deal.end, (deal.points[0], deal.points[1]),
-                            gp, deal.fault_seat)
+        result = _new(DealResult, (deal.number, deal.dealer, deal.end,
+                                   (deal.points[0], deal.points[1]), gp, deal.fault_seat))
         self.results.append(result)
         for team in (0, 1):
             if self.game_points[team] >= v.target:

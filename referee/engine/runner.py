@@ -17,8 +17,12 @@ from .observation import Observation
 
 
 def _hooks(bots: Sequence[Any], name: str) -> list[Callable[..., Any]]:
-    found = (getattr(b, name, None) for b in bots)
-    return [fn for fn in found if fn is not None and not getattr(fn, "default_hook", False)]
+    hooks = []
+    for bot in bots:
+        fn = getattr(bot, name, None)
+        if fn is not None and not getattr(fn, "default_hook", False):
+            hooks.append(fn)
+    return hooks
 
 
 def play_match(match: Match, bots: Sequence[Any]) -> Match:

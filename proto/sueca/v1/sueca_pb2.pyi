@@ -20,12 +20,14 @@ class Hello(_message.Message):
     def __init__(self, bot: _Optional[str] = ..., token: _Optional[str] = ..., sdk_version: _Optional[str] = ..., capacity: _Optional[int] = ...) -> None: ...
 
 class BotMessage(_message.Message):
-    __slots__ = ("hello", "actions")
+    __slots__ = ("hello", "actions", "drain")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    DRAIN_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     actions: _containers.RepeatedCompositeFieldContainer[Action]
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ...) -> None: ...
+    drain: bool
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., drain: _Optional[bool] = ...) -> None: ...
 
 class Action(_message.Message):
     __slots__ = ("game_id", "request_id", "card", "redeal")
@@ -228,7 +230,7 @@ class Deck(_message.Message):
     def __init__(self, cards: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class MatchSpec(_message.Message):
-    __slots__ = ("match_id", "bots", "variant", "seed", "decks", "first_dealer", "move_ms", "bank_ms", "grace_ms", "lenient")
+    __slots__ = ("match_id", "bots", "variant", "seed", "decks", "first_dealer", "move_ms", "bank_ms", "grace_ms", "lenient", "quiet")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     BOTS_FIELD_NUMBER: _ClassVar[int]
     VARIANT_FIELD_NUMBER: _ClassVar[int]
@@ -239,6 +241,7 @@ class MatchSpec(_message.Message):
     BANK_MS_FIELD_NUMBER: _ClassVar[int]
     GRACE_MS_FIELD_NUMBER: _ClassVar[int]
     LENIENT_FIELD_NUMBER: _ClassVar[int]
+    QUIET_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     bots: _containers.RepeatedScalarFieldContainer[str]
     variant: Variant
@@ -249,7 +252,8 @@ class MatchSpec(_message.Message):
     bank_ms: int
     grace_ms: int
     lenient: bool
-    def __init__(self, match_id: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., variant: _Optional[_Union[Variant, _Mapping]] = ..., seed: _Optional[str] = ..., decks: _Optional[_Iterable[_Union[Deck, _Mapping]]] = ..., first_dealer: _Optional[int] = ..., move_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., grace_ms: _Optional[int] = ..., lenient: _Optional[bool] = ...) -> None: ...
+    quiet: bool
+    def __init__(self, match_id: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., variant: _Optional[_Union[Variant, _Mapping]] = ..., seed: _Optional[str] = ..., decks: _Optional[_Iterable[_Union[Deck, _Mapping]]] = ..., first_dealer: _Optional[int] = ..., move_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., grace_ms: _Optional[int] = ..., lenient: _Optional[bool] = ..., quiet: _Optional[bool] = ...) -> None: ...
 
 class MatchResult(_message.Message):
     __slots__ = ("match_id", "end", "winner", "game_points", "fault_seat", "fault_bot", "replay_json")
@@ -270,20 +274,32 @@ class MatchResult(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., end: _Optional[str] = ..., winner: _Optional[int] = ..., game_points: _Optional[_Iterable[int]] = ..., fault_seat: _Optional[int] = ..., fault_bot: _Optional[str] = ..., replay_json: _Optional[str] = ...) -> None: ...
 
 class MatchEvent(_message.Message):
-    __slots__ = ("match_id", "started", "card", "trick_end", "deal_end", "result")
+    __slots__ = ("match_id", "started", "card", "trick_end", "deal_end", "result", "deal_start")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
     TRICK_END_FIELD_NUMBER: _ClassVar[int]
     DEAL_END_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    DEAL_START_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     started: MatchStart
     card: PlayedCard
     trick_end: Trick
     deal_end: DealEnd
     result: MatchResult
-    def __init__(self, match_id: _Optional[str] = ..., started: _Optional[_Union[MatchStart, _Mapping]] = ..., card: _Optional[_Union[PlayedCard, _Mapping]] = ..., trick_end: _Optional[_Union[Trick, _Mapping]] = ..., deal_end: _Optional[_Union[DealEnd, _Mapping]] = ..., result: _Optional[_Union[MatchResult, _Mapping]] = ...) -> None: ...
+    deal_start: DealStart
+    def __init__(self, match_id: _Optional[str] = ..., started: _Optional[_Union[MatchStart, _Mapping]] = ..., card: _Optional[_Union[PlayedCard, _Mapping]] = ..., trick_end: _Optional[_Union[Trick, _Mapping]] = ..., deal_end: _Optional[_Union[DealEnd, _Mapping]] = ..., result: _Optional[_Union[MatchResult, _Mapping]] = ..., deal_start: _Optional[_Union[DealStart, _Mapping]] = ...) -> None: ...
+
+class DealStart(_message.Message):
+    __slots__ = ("number", "dealer", "trump")
+    NUMBER_FIELD_NUMBER: _ClassVar[int]
+    DEALER_FIELD_NUMBER: _ClassVar[int]
+    TRUMP_FIELD_NUMBER: _ClassVar[int]
+    number: int
+    dealer: int
+    trump: int
+    def __init__(self, number: _Optional[int] = ..., dealer: _Optional[int] = ..., trump: _Optional[int] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ("match_id",)

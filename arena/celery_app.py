@@ -1,0 +1,141 @@
+"""The one Celery app of the arena: broker and result backend are the Redis in SUECA_REDIS_URL.
+
+Delivery guarantees (why each setting):
+
+* ``task_acks_late`` + ``task_reject_on_worker_lost``: a message is acknowledged only when its
+  task has finished; a pool process that dies mid-match (SIGKILL, OOM) gets its message
+  re-queued, and the match is played again. A whole worker that dies leaves its message in the
+  broker's "unacked" set, restored to the queue after ``visibility_timeout``
+  (``SUECA_VISIBILITY_TIMEOUT``, default 600 s — longer than any match may take, or a slow match
+  would be delivered twice; harmless, since recording is exactly-once, but wasteful).
+* ``worker_prefetch_multiplier = 1``: one reserved task per worker process, so a busy process
+  never sits on matches that an idle one could play.
+* Every broker and backend key lives under ``{prefix}celery:`` (kombu ``global_keyprefix``), next
+  to the arena's own keys (:mod:`arena.keys`).
+
+Metrics: a worker started with a metrics port (``sueca-arena worker --metrics-port P`` or
+``SUECA_METRICS_PORT``) serves them from its main process; pool processes write to
+``PROMETHEUS_MULTIPROC_DIR`` (prometheus-client multiprocess mode), see :mod:`arena.metrics`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+
+from celery import Celery, signals
+
+from .keys import default_keys
+
+QUEUE = "sueca.matches"
+
+
+def _url() -> str:
+    return os.environ.get("SUECA_REDIS_URL") or "redis://127.0.0.1:6379/0"
+
+
+def _transport_options() -> dict[str, object]:
+    return {
+        "global_keyprefix": default_keys().celery_prefix(),
+        "visibility_timeout": float(os.environ.get("SUECA_VISIBILITY_TIMEOUT") or 600),
+        # look for abandoned messages every few seconds, not every 100 s (kombu's default)
+        "unacked_restore_interval": 2,
+        "unacked_restore_throttle": 1,
+    }
+
+
+def make_app(url: str | None = None) -> Celery:
+    url = url or _url()
+    app = Celery("sueca_arena", broker=url, backend=url, include=["arena.tasks"])
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_default_queue=QUEUE,
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        result_expires=24 * 3600,
+        task_store_errors_even_if_ignored=False,
+        broker_connection_retry_on_startup=True,
+        broker_transport_options=_transport_options(),
+        result_backend_transport_options={"global_keyprefix": default_keys().celery_prefix()},
+        redis_socket_connect_timeout=5,
+        worker_hijack_root_logger=True,
+        worker_redirect_stdouts=False,
+        worker_cancel_long_running_tasks_on_connection_loss=True,
+    )
+    return app
+
+
+def configure(url: str) -> Celery:
+    """Point the app at ``url`` (before its first use), re-reading SUECA_KEY_PREFIX and
+    SUECA_VISIBILITY_TIMEOUT: the CLI's ``--redis`` option. The environment is left alone."""
+    app.conf.broker_url = url
+    app.conf.result_backend = url
+    app.conf.broker_transport_options = _transport_options()
+    app.conf.result_backend_transport_options = {
+        "global_keyprefix": default_keys().celery_prefix()}
+    return app
+
+
+app = make_app()
+
+
+# -- metrics in the worker (prometheus multiprocess mode) ----------------------------------------
+_own_dir: str | None = None  # a multiprocess directory this process made (removed at shutdown)
+
+
+def prepare_metrics_env() -> str | None:
+    """Give this worker a fresh PROMETHEUS_MULTIPROC_DIR when it will serve metrics.
+
+    Must run before any worker metric is created: prometheus_client picks its value class
+    (in-memory or mmap files) at import, so it is picked again here if it was imported already.
+    A directory given by the operator is used as is (wipe it between runs, as the client asks).
+    """
+    if not os.environ.get("SUECA_METRICS_PORT"):
+        return None
+    global _own_dir
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        _own_dir = tempfile.mkdtemp(prefix="sueca-worker-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = _own_dir
+    values = sys.modules.get("prometheus_client.values")
+    if values is not None:  # imported already (by another command module): choose again
+        values.ValueClass = values.get_value_class()  # type: ignore[attr-defined]
+    return os.environ["PROMETHEUS_MULTIPROC_DIR"]
+
+
+prepare_metrics_env()
+
+
+@signals.worker_init.connect
+def _start_metrics(**_: object) -> None:
+    port = os.environ.get("SUECA_METRICS_PORT")
+    if port:
+        from .metrics import serve_worker_metrics
+        serve_worker_metrics(int(port), app)
+
+
+@signals.worker_process_init.connect
+def _child_start(**_: object) -> None:
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from .metrics import init_labels
+        init_labels()
+
+
+@signals.worker_process_shutdown.connect
+def _child_exit(pid: int | None = None, **_: object) -> None:
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+        multiprocess.mark_process_dead(pid or os.getpid())
+
+
+@signals.worker_shutdown.connect
+def _worker_exit(**_: object) -> None:
+    if _own_dir and os.getpid() == _owner_pid:
+        import shutil
+        shutil.rmtree(_own_dir, ignore_errors=True)
+
+
+_owner_pid = os.getpid()

@@ -1,0 +1,84 @@
+"""``sueca-arena bots add|list|remove``: the bot registry (tokens are shown once, stored hashed)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from .cli import UserError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from .cmd_league import add_redis
+    p = sub.add_parser("bots", help="register, list and remove bots")
+    acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    add = acts.add_parser("add", help="register a bot and print its token (shown only once)")
+    add_redis(add)
+    add.add_argument("name")
+    add.add_argument("--json", action="store_true")
+    add.set_defaults(func=cmd_add)
+    ls = acts.add_parser("list", help="registered bots with their ratings")
+    add_redis(ls)
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=cmd_list)
+    rm = acts.add_parser("remove", help="unregister a bot (its results stay in the log)")
+    add_redis(rm)
+    rm.add_argument("name")
+    rm.set_defaults(func=cmd_remove)
+
+
+def _registry(args: argparse.Namespace):
+    from .bots import BotRegistry
+    from .cmd_league import open_store
+    store = open_store(args)
+    return store, BotRegistry(store.r, store.keys)
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    from .bots import BotRegistryError
+    _, registry = _registry(args)
+    try:
+        token = registry.add(args.name)
+    except BotRegistryError as err:
+        raise UserError(str(err)) from None
+    if args.json:
+        print(json.dumps({"bot": args.name, "token": token}))
+    else:
+        print(token)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from .ratings import load
+    store, registry = _registry(args)
+    ratings = load(store)
+    rows = []
+    for name in registry.names():
+        r = ratings.get(name)
+        rows.append({"bot": name, **(r.as_dict() if r else {"games": 0})})
+    if args.json:
+        from .cmd_league import _clean
+        print(json.dumps(_clean(rows), indent=2))
+        return 0
+    if not rows:
+        print("no bots registered: `sueca-arena bots add NAME`")
+        return 0
+    from .cmd_league import _fmt
+    for r in rows:
+        if r.get("elo") is None:
+            print(f"{r['bot']:<24} unrated")
+        else:
+            print(f"{r['bot']:<24} Elo {r['elo']:.0f} ± {_fmt(r['elo_pm'])}  "
+                  f"OpenSkill {r['mu']:.1f} ± {r['mu_pm']:.1f}  ({r['games']} games)")
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    from .bots import BotRegistryError
+    _, registry = _registry(args)
+    try:
+        registry.remove(args.name)
+    except BotRegistryError as err:
+        raise UserError(str(err)) from None
+    print(f"removed {args.name}")
+    return 0

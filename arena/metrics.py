@@ -1,0 +1,140 @@
+"""Prometheus metrics of the league: worker metrics and the ratings exporter.
+
+Worker (``sueca-arena worker --metrics-port P``), prefork-safe by **prometheus-client
+multiprocess mode**: each pool process writes its counters and histograms to mmap files in
+``PROMETHEUS_MULTIPROC_DIR`` (a fresh directory per worker); the worker's main process serves
+them all, summed, on one port with a ``MultiProcessCollector``, and marks a pool process dead
+when it exits (``worker_process_shutdown``). One port per worker, whatever its concurrency.
+
+=========================================  =========  =========================================
+metric                                     type       meaning
+=========================================  =========  =========================================
+``sueca_worker_matches_recorded_total``    counter    results this worker wrote, by ``end``
+                                                      (normal, renuncia, timeout, disconnect)
+                                                      and ``failed`` for matches given up on
+``sueca_worker_task_seconds``              histogram  wall time of one task run, by ``outcome``
+``sueca_worker_retries_total``             counter    task retries, by ``reason`` (referee,
+                                                      capacity, redis, aborted)
+``sueca_worker_queue_depth``               gauge      match tasks waiting in the broker queue
+                                                      (read from Redis at scrape time)
+=========================================  =========  =========================================
+
+Ratings exporter (``sueca-arena ratings exporter --metrics-port P``): one process reading Redis
+at scrape time; ``sueca_rating{bot,system}`` (system = elo, openskill_mu, openskill_sigma),
+``sueca_rating_uncertainty{bot,system}`` (the ± shown beside each rating) and
+``sueca_rating_games{bot}`` — for registered bots only, so a label set never grows with
+anything a caller controls.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+__all__ = ["MATCHES_RECORDED", "TASK_SECONDS", "RETRIES", "QueueDepthCollector",
+           "RatingsCollector", "serve_worker_metrics", "serve_ratings"]
+
+MATCHES_RECORDED = Counter("sueca_worker_matches_recorded",
+                           "Match results recorded by this worker, by how the match ended",
+                           ["end"])
+TASK_SECONDS = Histogram("sueca_worker_task_seconds", "Wall time of one match task run",
+                         ["outcome"],
+                         buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300))
+RETRIES = Counter("sueca_worker_retries", "Match task retries, by reason", ["reason"])
+
+ENDS = ("normal", "renuncia", "timeout", "disconnect", "failed")
+RETRY_REASONS = ("referee", "capacity", "redis", "aborted")
+
+
+def init_labels() -> None:
+    """Create every documented label value at 0 (in each pool process), so a dashboard sees
+    ``rate(...)`` of 0 rather than no series before the first retry."""
+    for end in ENDS:
+        MATCHES_RECORDED.labels(end)
+    for reason in RETRY_REASONS:
+        RETRIES.labels(reason)
+
+
+class QueueDepthCollector(Collector):
+    """``sueca_worker_queue_depth``: LLEN of the match queue (and its priority sub-queues)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._client = None
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from .celery_app import QUEUE
+        from .keys import default_keys
+        g = GaugeMetricFamily("sueca_worker_queue_depth",
+                              "Match tasks waiting in the broker queue", labels=["queue"])
+        try:
+            if self._client is None:
+                import redis
+                self._client = redis.Redis.from_url(self.app.conf.broker_url, socket_timeout=2)
+            base = default_keys().celery_prefix() + QUEUE
+            # kombu keeps one list per priority step: QUEUE, QUEUE\x06\x163, ...
+            names = [base] + [f"{base}\x06\x16{p}" for p in (3, 6, 9)]
+            pipe = self._client.pipeline(transaction=False)
+            for n in names:
+                pipe.llen(n)
+            g.add_metric([QUEUE], float(sum(pipe.execute())))
+        except Exception:
+            return  # Redis away: no sample rather than a wrong one
+        yield g
+
+
+def serve_worker_metrics(port: int, app: Any, addr: str = "0.0.0.0") -> CollectorRegistry:
+    """Serve the worker's metrics: the pool processes' files plus the queue depth."""
+    from prometheus_client import multiprocess
+    registry = CollectorRegistry()
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        multiprocess.MultiProcessCollector(registry)
+    registry.register(QueueDepthCollector(app))
+    start_http_server(port, addr=addr, registry=registry)
+    return registry
+
+
+class RatingsCollector(Collector):
+    """Ratings of registered bots, read from Redis at each scrape."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from .bots import BotRegistry
+        from .ratings import load
+        rating = GaugeMetricFamily("sueca_rating", "Current rating of a registered bot",
+                                   labels=["bot", "system"])
+        pm = GaugeMetricFamily("sueca_rating_uncertainty",
+                               "Half-width of the ~95% interval shown as ± beside the rating",
+                               labels=["bot", "system"])
+        games = GaugeMetricFamily("sueca_rating_games", "Rated games played", labels=["bot"])
+        try:
+            registered = set(BotRegistry(self.store.r, self.store.keys).names())
+            ratings = load(self.store)
+        except Exception:
+            return
+        for bot in sorted(registered & ratings.keys()):
+            r = ratings[bot]
+            rating.add_metric([bot, "elo"], r.elo)
+            rating.add_metric([bot, "openskill_mu"], r.mu)
+            rating.add_metric([bot, "openskill_sigma"], r.sigma)
+            if r.elo_pm is not None:
+                pm.add_metric([bot, "elo"], r.elo_pm)
+            pm.add_metric([bot, "openskill_mu"], r.mu_pm)
+            games.add_metric([bot], float(r.games))
+        yield rating
+        yield pm
+        yield games
+
+
+def serve_ratings(port: int, store: Any, addr: str = "0.0.0.0") -> CollectorRegistry:
+    registry = CollectorRegistry()
+    registry.register(RatingsCollector(store))
+    start_http_server(port, addr=addr, registry=registry)
+    return registry

@@ -1,0 +1,414 @@
+"""Ratings: Elo for the ladder and OpenSkill (Plackett-Luce) for team-aware skill with uncertainty.
+
+Ratings are a *fold* over the results log: :meth:`Ratings.apply` takes one logged result at a
+time, in log order. The live ratings in Redis are that fold applied incrementally (a worker calls
+:func:`catch_up` after recording); ``sueca-arena ratings rebuild`` is the same fold from nothing
+(:func:`rebuild`). Same inputs, same order, same float operations, and floats stored as their
+``repr`` (which reads back exactly): so the two give identical numbers, bit for bit.
+
+What is rated
+  * A match with a winner: team 0 (seats 0, 2) against team 1 (seats 1, 3). In a 2-bot match
+    (A in seats 0, 2; B in 1, 3) the teams are A,A against B,B.
+  * A match a bot ended by a fault (timeout, disconnect) is a loss for its team, as the referee
+    records it; a renúncia is just a scored deal. Aborted or failed matches never reach the log
+    and a result marked ``rated: false`` is skipped.
+  * The two matches of a duplicate pair (same decks, teams swapped) are rated as **one** game,
+    once both are in the log: the side with more match wins takes it; 1-1 is decided by total
+    game points, and equal points are a draw.
+
+Elo: a side's rating is the mean of its seats' ratings; every distinct bot of a side moves by
+``K * (S - E)`` once per game (not once per seat). Its ± is a 95% interval from the games played
+and the score, ``1.96 * 400/ln 10 / sqrt(n p (1 - p))`` with ``p = (score + 1) / (n + 2)``, the
+usual error margin of a performance rating (as chess engine testers report it).
+OpenSkill: ``mu ± 2 sigma`` (about 95%); the team's strength is the sum of its seats, so A,A
+counts A twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import redis
+
+from .store import Store, text
+
+__all__ = ["Rating", "Ratings", "rated", "pair_outcome", "catch_up", "rebuild", "load",
+           "load_config", "DEFAULT_ELO_K", "DEFAULT_ELO_INITIAL"]
+
+DEFAULT_ELO_K = 24.0
+DEFAULT_ELO_INITIAL = 1500.0
+_Z95 = 1.96
+_ELO_SCALE = 400.0 / math.log(10)
+_UNRATED_ENDS = ("aborted", "failed")
+
+
+@dataclasses.dataclass(slots=True)
+class Rating:
+    elo: float
+    mu: float
+    sigma: float
+    games: int = 0
+    score: float = 0.0
+
+    @property
+    def elo_pm(self) -> float | None:
+        """95% interval half-width of the Elo rating; None before the first game."""
+        if self.games <= 0:
+            return None
+        p = (self.score + 1.0) / (self.games + 2.0)
+        return _Z95 * _ELO_SCALE / math.sqrt(self.games * p * (1.0 - p))
+
+    @property
+    def mu_pm(self) -> float:
+        return 2.0 * self.sigma
+
+    @property
+    def ordinal(self) -> float:
+        """OpenSkill's conservative estimate, mu - 3 sigma."""
+        return self.mu - 3.0 * self.sigma
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"elo": self.elo, "elo_pm": self.elo_pm, "mu": self.mu, "mu_pm": self.mu_pm,
+                "sigma": self.sigma, "ordinal": self.ordinal, "games": self.games,
+                "score": self.score}
+
+
+def rated(result: Mapping[str, Any]) -> bool:
+    return (bool(result.get("rated", True)) and result.get("end") not in _UNRATED_ENDS
+            and result.get("winner") in (0, 1) and len(result.get("seats") or ()) == 4)
+
+
+def _sides(result: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    s = result["seats"]
+    return [s[0], s[2]], [s[1], s[3]]
+
+
+def pair_outcome(first: Mapping[str, Any], second: Mapping[str, Any]) -> float | None:
+    """Score of ``first``'s team 0 over a duplicate pair (1, 1/2 or 0); None if the two matches
+    are not the same sides with the teams swapped."""
+    a0, a1 = _sides(first)
+    b0, b1 = _sides(second)
+    if sorted(a0) != sorted(b1) or sorted(a1) != sorted(b0):
+        return None
+    wins0 = (first["winner"] == 0) + (second["winner"] == 1)
+    wins1 = 2 - wins0
+    if wins0 != wins1:
+        return 1.0 if wins0 > wins1 else 0.0
+    gp0 = first["game_points"][0] + second["game_points"][1]
+    gp1 = first["game_points"][1] + second["game_points"][0]
+    return 1.0 if gp0 > gp1 else 0.0 if gp0 < gp1 else 0.5
+
+
+class Ratings:
+    """The fold state: ratings by bot and duplicate halves waiting for their twin.
+
+    ``dirty`` and ``pending_changed`` say what :meth:`apply` touched, for incremental saving.
+    """
+
+    def __init__(self, elo_k: float = DEFAULT_ELO_K, elo_initial: float = DEFAULT_ELO_INITIAL,
+                 bots: Mapping[str, Rating] | None = None,
+                 pending: Mapping[str, dict[str, Any]] | None = None) -> None:
+        from openskill.models import PlackettLuce
+        self.elo_k = float(elo_k)
+        self.elo_initial = float(elo_initial)
+        self.model = PlackettLuce()
+        self.bots: dict[str, Rating] = dict(bots or {})
+        self.pending: dict[str, dict[str, Any]] = dict(pending or {})
+        self.dirty: set[str] = set()
+        self.pending_changed: set[str] = set()
+
+    def get(self, bot: str) -> Rating:
+        r = self.bots.get(bot)
+        if r is None:
+            r = self.bots[bot] = Rating(self.elo_initial, self.model.mu, self.model.sigma)
+        return r
+
+    def apply(self, result: Mapping[str, Any]) -> None:
+        """Fold one logged result in (results must come in log order)."""
+        if not rated(result):
+            return
+        pair = result.get("pair") or ""
+        if not pair:
+            side0, side1 = _sides(result)
+            self._rate(side0, side1, 1.0 if result["winner"] == 0 else 0.0)
+            return
+        first = self.pending.pop(pair, None)
+        self.pending_changed.add(pair)
+        if first is None:
+            self.pending[pair] = dict(result)
+            return
+        score = pair_outcome(first, result)
+        if score is None:  # not a proper pair: rate both as single games rather than lose them
+            for r in (first, result):
+                s0, s1 = _sides(r)
+                self._rate(s0, s1, 1.0 if r["winner"] == 0 else 0.0)
+            return
+        side0, side1 = _sides(first)
+        self._rate(side0, side1, score)
+
+    def apply_all(self, results: Iterable[Mapping[str, Any]]) -> Ratings:
+        for r in results:
+            self.apply(r)
+        return self
+
+    def _rate(self, side0: list[str], side1: list[str], s0: float) -> None:
+        both = set(side0) & set(side1)  # a bot on both teams neither wins nor loses
+        r0 = [self.get(b) for b in side0]
+        r1 = [self.get(b) for b in side1]
+        # Elo: side rating is the mean of its seats; each distinct bot moves once.
+        e0 = 1.0 / (1.0 + 10.0 ** (((r1[0].elo + r1[1].elo) / 2.0 - (r0[0].elo + r0[1].elo) / 2.0)
+                                   / 400.0))
+        delta = self.elo_k * (s0 - e0)
+        # OpenSkill: Plackett-Luce on the two teams, each seat a player (A,A counts A twice).
+        m = self.model
+        teams = [[m.rating(mu=r.mu, sigma=r.sigma) for r in r0],
+                 [m.rating(mu=r.mu, sigma=r.sigma) for r in r1]]
+        ranks = [0, 1] if s0 == 1.0 else [1, 0] if s0 == 0.0 else [0, 0]
+        new = m.rate(teams, ranks=ranks)
+        for side, ratings, updated, sign, score in ((side0, r0, new[0], 1.0, s0),
+                                                    (side1, r1, new[1], -1.0, 1.0 - s0)):
+            seen: set[str] = set()
+            for bot, rating, upd in zip(side, ratings, updated):
+                if bot in seen or bot in both:
+                    continue
+                seen.add(bot)
+                rating.elo = rating.elo + sign * delta
+                rating.mu = float(upd.mu)
+                rating.sigma = float(upd.sigma)
+                rating.games += 1
+                rating.score += score
+                self.dirty.add(bot)
+
+
+# -- Redis --------------------------------------------------------------------------------------
+def load_config(store: Store) -> tuple[float, float]:
+    """(elo_k, elo_initial) of this arena; the first use fixes them from SUECA_ELO_K."""
+    key = store.keys.ratings_config()
+    raw = store.r.hgetall(key)
+    if not raw:
+        k = float(os.environ.get("SUECA_ELO_K") or DEFAULT_ELO_K)
+        store.r.hsetnx(key, "elo_k", repr(k))
+        store.r.hsetnx(key, "elo_initial", repr(DEFAULT_ELO_INITIAL))
+        raw = store.r.hgetall(key)
+    cfg = {text(k): float(text(v)) for k, v in raw.items()}
+    return cfg["elo_k"], cfg["elo_initial"]
+
+
+def _read_bots(r: Any, store: Store, names: list[str] | None) -> dict[str, Rating]:
+    k = store.keys
+    if names is None:
+        elo = {text(a): text(b) for a, b in r.hgetall(k.ratings("elo")).items()}
+        names = sorted(elo)
+    if not names:
+        return {}
+    elo_v = r.hmget(k.ratings("elo"), names)
+    os_v = r.hmget(k.ratings("openskill"), names)
+    games_v = r.hmget(k.ratings("games"), names)
+    score_v = r.hmget(k.ratings("score"), names)
+    out = {}
+    for name, e, o, g, s in zip(names, elo_v, os_v, games_v, score_v):
+        if e is None or o is None:
+            continue
+        mu_sigma = json.loads(o)
+        out[name] = Rating(float(text(e)), float(mu_sigma["mu"]), float(mu_sigma["sigma"]),
+                           int(text(g) or 0), float(text(s) or 0.0))
+    return out
+
+
+def _write(pipe: Any, store: Store, state: Ratings, bots: Iterable[str]) -> None:
+    k = store.keys
+    bots = list(bots)
+    if bots:
+        pipe.hset(k.ratings("elo"), mapping={b: repr(state.bots[b].elo) for b in bots})
+        pipe.hset(k.ratings("openskill"), mapping={
+            b: json.dumps({"mu": state.bots[b].mu, "sigma": state.bots[b].sigma}) for b in bots})
+        pipe.hset(k.ratings("games"), mapping={b: state.bots[b].games for b in bots})
+        pipe.hset(k.ratings("score"), mapping={b: repr(state.bots[b].score) for b in bots})
+
+
+def _bots_of(results: Iterable[Mapping[str, Any]]) -> list[str]:
+    names: set[str] = set()
+    for r in results:
+        names.update(r.get("seats") or ())
+    return sorted(names)
+
+
+def catch_up(store: Store, batch: int = 500) -> int:
+    """Fold every logged result not yet in the live ratings; returns how many were folded.
+
+    Optimistic: WATCH the cursor, read, compute, write in MULTI; if another process moved the
+    cursor meanwhile, start again from its cursor. Results are always folded in log order, each
+    exactly once, whatever the number of workers.
+    """
+    k = store.keys
+    elo_k, elo_initial = load_config(store)
+    folded = 0
+    while True:
+        with store.r.pipeline() as pipe:
+            try:
+                pipe.watch(k.ratings_cursor())
+                cursor = text(pipe.get(k.ratings_cursor()))
+                start = "-" if cursor is None else f"({cursor}"
+                rows = pipe.xrange(k.results(), start, "+", count=batch)
+                if not rows:
+                    return folded
+                results = [json.loads(f[b"data"]) for _, f in rows]
+                pairs = sorted({r["pair"] for r in results if r.get("pair")})
+                pending = {}
+                if pairs:
+                    for p, v in zip(pairs, pipe.hmget(k.ratings_pending(), pairs)):
+                        if v is not None:
+                            pending[p] = json.loads(v)
+                state = Ratings(elo_k, elo_initial,
+                                _read_bots(pipe, store, _bots_of(results + list(pending.values()))),
+                                pending)
+                state.apply_all(results)
+                pipe.multi()
+                _write(pipe, store, state, sorted(state.dirty))
+                for p in state.pending_changed:
+                    if p in state.pending:
+                        pipe.hset(k.ratings_pending(), p, json.dumps(state.pending[p]))
+                    else:
+                        pipe.hdel(k.ratings_pending(), p)
+                pipe.set(k.ratings_cursor(), text(rows[-1][0]))
+                pipe.execute()
+                folded += len(rows)
+            except redis.WatchError:
+                continue
+
+
+def load(store: Store) -> dict[str, Rating]:
+    """The live ratings of every rated bot."""
+    return _read_bots(store.r, store, None)
+
+
+def rebuild(store: Store, elo_k: float | None = None, write: bool = True) -> dict[str, Any]:
+    """Recompute every rating from the results log; with ``write``, replace the live ones.
+
+    Returns a report: ``results``, ``bots``, ``max_diff`` (largest absolute difference between
+    the rebuilt and the live numbers, over Elo, mu, sigma, games, score; 0.0 means identical,
+    measured after the live ratings caught up with the log) and ``ratings``.
+    """
+    k = store.keys
+    catch_up(store)
+    cfg_k, elo_initial = load_config(store)
+    new_k = cfg_k if elo_k is None else float(elo_k)
+    while True:
+        with store.r.pipeline() as pipe:
+            try:
+                pipe.watch(k.ratings_cursor())
+                live = _read_bots(pipe, store, None)
+                live_pending = {text(a): json.loads(b)
+                                for a, b in pipe.hgetall(k.ratings_pending()).items()}
+                state = Ratings(new_k, elo_initial)
+                last = None
+                n = 0
+                for eid, res in store.results():
+                    state.apply(res)
+                    last = eid
+                    n += 1
+                max_diff = _max_diff(live, state.bots)
+                if live_pending.keys() != state.pending.keys():
+                    max_diff = math.inf
+                if write:
+                    pipe.multi()
+                    for system in ("elo", "openskill", "games", "score"):
+                        pipe.delete(k.ratings(system))
+                    pipe.delete(k.ratings_pending())
+                    _write(pipe, store, state, sorted(state.bots))
+                    for p, v in state.pending.items():
+                        pipe.hset(k.ratings_pending(), p, json.dumps(v))
+                    if last is None:
+                        pipe.delete(k.ratings_cursor())
+                    else:
+                        pipe.set(k.ratings_cursor(), last)
+                    pipe.hset(k.ratings_config(), "elo_k", repr(new_k))
+                    pipe.execute()
+                else:
+                    pipe.unwatch()
+                return {"results": n, "bots": len(state.bots), "max_diff": max_diff,
+                        "elo_k": new_k, "ratings": state.bots}
+            except redis.WatchError:
+                continue
+
+
+def _max_diff(a: Mapping[str, Rating], b: Mapping[str, Rating]) -> float:
+    if a.keys() != b.keys():
+        return math.inf
+    worst = 0.0
+    for name, ra in a.items():
+        rb = b[name]
+        for f in ("elo", "mu", "sigma", "games", "score"):
+            worst = max(worst, abs(float(getattr(ra, f)) - float(getattr(rb, f))))
+    return worst
+
+
+# -- standings ---------------------------------------------------------------------------------
+def standings(results: Iterable[Mapping[str, Any]], elo_k: float = DEFAULT_ELO_K) -> list[dict[str, Any]]:
+    """A tournament table from its results (in log order), best first.
+
+    A scoring unit is a match, or a duplicate pair once both halves are in (scored together by
+    :func:`pair_outcome`): ``points`` adds 1 per unit won and 1/2 per unit drawn, ``win_pct`` is
+    points per unit. ``matches``, ``gp_for``/``gp_against`` (game points) and ``faults`` (matches
+    the bot ended by a timeout or disconnect) count matches. Ratings are this tournament's alone:
+    the same fold as the league's, over these results only.
+    """
+    results = [r for r in results if rated(r)]
+    rows: dict[str, dict[str, Any]] = {}
+
+    def row(bot: str) -> dict[str, Any]:
+        if bot not in rows:
+            rows[bot] = {"bot": bot, "units": 0, "won": 0, "drawn": 0, "lost": 0, "points": 0.0,
+                         "matches": 0, "gp_for": 0, "gp_against": 0, "faults": 0}
+        return rows[bot]
+
+    def score(side0: list[str], side1: list[str], s0: float) -> None:
+        for side, s in ((side0, s0), (side1, 1.0 - s0)):
+            for bot in set(side) - (set(side0) & set(side1)):
+                r = row(bot)
+                r["units"] += 1
+                r["points"] += s
+                r["won" if s == 1.0 else "lost" if s == 0.0 else "drawn"] += 1
+
+    halves: dict[str, dict[str, Any]] = {}
+    for res in results:
+        side0, side1 = _sides(res)
+        for team, side in ((0, side0), (1, side1)):
+            for bot in set(side):
+                r = row(bot)
+                r["matches"] += 1
+                r["gp_for"] += res["game_points"][team]
+                r["gp_against"] += res["game_points"][1 - team]
+        if res.get("fault_bot") and res.get("end") in ("timeout", "disconnect"):
+            row(res["fault_bot"])["faults"] += 1
+        pair = res.get("pair") or ""
+        if not pair:
+            score(side0, side1, 1.0 if res["winner"] == 0 else 0.0)
+        elif pair in halves:
+            first = halves.pop(pair)
+            s = pair_outcome(first, res)
+            if s is None:
+                for x in (first, res):
+                    a, b = _sides(x)
+                    score(a, b, 1.0 if x["winner"] == 0 else 0.0)
+            else:
+                a, b = _sides(first)
+                score(a, b, s)
+        else:
+            halves[pair] = dict(res)
+    fold = Ratings(elo_k).apply_all(results)
+    out = []
+    for bot, r in rows.items():
+        rating = fold.get(bot)
+        r["win_pct"] = 100.0 * r["points"] / r["units"] if r["units"] else None
+        r["incomplete_pairs"] = sum(1 for h in halves.values() if bot in h["seats"])
+        r.update({k: v for k, v in rating.as_dict().items()
+                  if k in ("elo", "elo_pm", "mu", "mu_pm", "sigma")})
+        out.append(r)
+    out.sort(key=lambda r: (-r["points"], -(r["gp_for"] - r["gp_against"]), -r["elo"], r["bot"]))
+    return out

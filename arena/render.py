@@ -1,0 +1,169 @@
+"""Terminal output shared by the commands: progress bars, result tables, a match trick by trick.
+
+Everything here uses rich and is imported only by commands that print, so the engine, the SDK
+and the workers never pay for it. :func:`render_match` takes a ``sueca-replay/1`` record (a
+dict), wherever it came from: a replay file now, Redis later.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+SUIT_WORDS = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+RED = {"D", "H"}
+
+
+def stdout() -> Console:
+    return Console(highlight=False)
+
+
+def stderr() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+@contextmanager
+def progress(total: int, label: str) -> Iterator[Callable[[int], None]]:
+    """Yield ``advance(n)``; a bar is drawn on stderr only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield lambda n=1: None
+        return
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), TimeRemainingColumn(), console=stderr(), transient=True)
+    with bar:
+        task = bar.add_task(label, total=total)
+        yield lambda n=1: bar.advance(task, n)
+
+
+def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]],
+          right: Sequence[str] = ()) -> Table:
+    """A plain result table; columns named in ``right`` are right-aligned (numbers). Only the
+    first column (names) and the last (free text) wrap on a narrow terminal."""
+    t = Table(title=title, title_justify="left", header_style="bold")
+    for i, name in enumerate(columns):
+        t.add_column(name, justify="right" if name in right else "left",
+                     no_wrap=0 < i < len(columns) - 1)
+    for row in rows:
+        t.add_row(*(x if isinstance(x, Text) else str(x) for x in row))
+    return t
+
+
+def card_text(name: str, style: str = "") -> Text:
+    """``"AS"`` -> ``A♠``; hearts and diamonds in red."""
+    rank, suit = name[:-1], name[-1:]
+    colour = "red" if suit in RED else ""
+    return Text(rank + SUIT_SYMBOLS.get(suit, suit), style=" ".join(s for s in (colour, style) if s))
+
+
+def _seat_label(seats: Sequence[str], seat: int | None) -> str:
+    if seat is None:
+        return "-"
+    name = seats[seat] if 0 <= seat < len(seats) else "?"
+    return f"{seat} {name}"
+
+
+def _team_label(seats: Sequence[str], team: int) -> str:
+    names = [seats[s] for s in (team, team + 2) if s < len(seats)]
+    same = len(set(names)) == 1
+    return f"team {team} ({names[0] if same and names else ' & '.join(names)})"
+
+
+def _variant_words(variant: dict[str, Any]) -> str:
+    """The variant's non-default rules as key=value words ("default rules" if none)."""
+    from referee.engine import DEFAULT
+
+    default = DEFAULT.to_dict()
+    words = [f"{k}={v}" for k, v in variant.items() if default.get(k) != v and k != "direction"]
+    return " ".join(words) or "default rules"
+
+
+def render_match(record: dict[str, Any]) -> RenderableType:
+    """A ``sueca-replay/1`` record shown trick by trick: cards by seat, who took each trick and
+    its points, then per deal the card points, the game points and the running cross score."""
+    seats = [str(s) for s in record.get("seats") or ["?"] * 4]
+    variant = record.get("variant") or {}
+    parts: list[RenderableType] = []
+    head = Text()
+    head.append(f"match {record.get('match_id', '?')}", style="bold")
+    head.append(f"  seed {record.get('seed')!s}  ")
+    head.append(_variant_words(variant), style="dim")
+    parts.append(head)
+    parts.append(Text("seats " + ", ".join(_seat_label(seats, s) for s in range(4))
+                      + "  (team 0: seats 0 and 2)"))
+    cross = [0, 0]
+    for k, deal in enumerate(record.get("deals") or []):
+        parts.append(Text(""))
+        parts.append(_render_deal(k, deal, seats, cross))
+    winner = record.get("winner")
+    gp = record.get("game_points") or cross
+    end = record.get("end")
+    final = Text()
+    if winner is None:
+        final.append(f"no winner ({end})", style="bold")
+    else:
+        final.append(f"{_team_label(seats, winner)} wins the match {gp[0]}-{gp[1]}", style="bold")
+        final.append(f" (end: {end})")
+    parts.append(Text(""))
+    parts.append(final)
+    return Group(*parts)
+
+
+def _render_deal(k: int, deal: dict[str, Any], seats: Sequence[str], cross: list[int]) -> RenderableType:
+    dealer = deal.get("dealer")
+    trump = str(deal.get("trump", "??"))
+    title = Text()
+    title.append(f"deal {k + 1}", style="bold")
+    title.append(f"  dealer {_seat_label(seats, dealer)}  trump ")
+    title.append_text(card_text(trump))
+    title.append(f" ({SUIT_WORDS.get(trump[-1:], '?')})")
+    end = deal.get("end")
+    if end == "redeal":
+        title.append("  thrown in: weak-hand redeal", style="yellow")
+        return title
+    t = Table(title=title, title_justify="left", header_style="bold", show_edge=False)
+    t.add_column("#", justify="right")
+    for s in range(4):
+        t.add_column(f"{s} {seats[s] if s < len(seats) else '?'}")
+    t.add_column("taken by")
+    t.add_column("pts", justify="right")
+    fault_seat = deal.get("fault_seat")
+    for n, trick in enumerate(deal.get("tricks") or [], 1):
+        leader = trick.get("leader", 0)
+        winner = trick.get("winner")
+        cells: list[Text] = [Text("")] * 4
+        for i, c in enumerate(trick.get("cards") or []):
+            seat = (leader + i) & 3
+            style = "bold reverse" if seat == winner else ""
+            if winner is None and end == "renuncia" and seat == fault_seat and i == len(trick["cards"]) - 1:
+                style = "bold red"
+            cell = card_text(str(c), style)
+            if i == 0:
+                cell = Text("›", style="dim") + cell
+            cells[seat] = cell
+        if winner is None:
+            taken = Text(end or "-", style="red")
+        else:
+            taken = Text(_seat_label(seats, winner))
+        t.add_row(str(n), *cells, taken, str(trick.get("points", 0)))
+    pts = deal.get("points") or [0, 0]
+    gp = deal.get("game_points") or [0, 0]
+    cross[0] += gp[0]
+    cross[1] += gp[1]
+    foot = Text()
+    foot.append(f"card points {pts[0]}-{pts[1]}")
+    foot.append(f"  game points +{gp[0]}/+{gp[1]}")
+    foot.append(f"  cross {cross[0]}-{cross[1]}", style="bold")
+    if end and end != "normal":
+        foot.append(f"  ended by {end}", style="red")
+        if fault_seat is not None:
+            foot.append(f" of seat {_seat_label(seats, fault_seat)}", style="red")
+    return Group(t, foot)

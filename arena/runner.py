@@ -1,0 +1,283 @@
+"""Running one match for the league, and recording it: the domain behind the Celery task.
+
+Two ways to run a match:
+
+``referee`` (production)
+    Place the match on a referee replica where every bot has free capacity (``ListBots`` on
+    each known replica: ``SUECA_REFEREES`` plus replicas that heartbeat into Redis), then
+    ``RunMatch`` through :func:`referee.control.run_match`.
+``local`` (tests, laptops without a referee)
+    Play the example bots in-process, the same engine and the same replay record. A bot name
+    maps to an example (``random``, ``heuristic``, ``reckless``) or, through
+    ``SUECA_LOCAL_BOTS="name=module:Class,..."``, to any class.
+
+:func:`play_and_record` is the whole job of one task run; it raises :class:`Transient` for
+what is worth retrying (no replica reachable, no free capacity, Redis lost) and
+:class:`Permanent` for what is not (a bad spec, an unknown bot). The task decides about retries.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .store import TRANSIENT_REDIS_ERRORS, Store
+
+__all__ = ["Transient", "Permanent", "run_match", "run_local", "run_on_referee", "place",
+           "play_and_record", "replicas", "outcome_to_result"]
+
+#: gRPC status codes worth another try: the replica is down or busy, a bot is (re)connecting.
+TRANSIENT_CODES = {"UNAVAILABLE", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "DEADLINE_EXCEEDED",
+                   "ABORTED", "ALREADY_EXISTS", "CANCELLED", "INTERNAL", "UNKNOWN"}
+
+
+class Transient(Exception):
+    """Worth retrying later: the message says what was missing."""
+
+
+class Permanent(Exception):
+    """Retrying cannot help: the match is recorded as failed with this message."""
+
+
+# -- local -------------------------------------------------------------------------------------
+def _local_bots() -> dict[str, str]:
+    out = {}
+    for item in (os.environ.get("SUECA_LOCAL_BOTS") or "").split(","):
+        name, sep, target = item.partition("=")
+        if sep:
+            out[name.strip()] = target.strip()
+    return out
+
+
+def run_local(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Play ``spec`` in-process (:func:`sdk.local.play_local`); returns the outcome (see
+    :func:`run_match`)."""
+    from referee.engine import Variant, replay
+    from referee.engine.errors import SuecaError
+    from sdk.bots import BotLoadError, load_bot
+    from sdk.local import play_local
+    mapping = _local_bots()
+    seats = list(spec["bots"])
+    mid = spec.get("match_id", "")
+    fd = spec.get("first_dealer")
+    try:
+        factories = [load_bot(mapping.get(name, name)) for name in seats]
+        variant = Variant.from_dict(spec.get("variant") or {})
+        match = play_local(factories, variant, spec.get("seed"), mid, seats,
+                           spec.get("decks") or (), None if fd is None or fd < 0 else fd)
+    except (BotLoadError, SuecaError, ValueError) as err:
+        raise Permanent(str(err)) from None
+    fault_seat = match.fault_seat
+    return {"match_id": mid, "end": match.end, "winner": match.winner,
+            "game_points": list(match.game_points), "fault_seat": fault_seat,
+            "fault_bot": seats[fault_seat] if fault_seat is not None else None,
+            "replay": replay.record(match, mid, seats), "referee": "local"}
+
+
+# -- referee -----------------------------------------------------------------------------------
+def replicas(store: Store | None) -> list[str]:
+    """Known referee replicas: ``SUECA_REFEREES`` (comma-separated) and live heartbeats."""
+    found = [a.strip() for a in (os.environ.get("SUECA_REFEREES") or "").split(",") if a.strip()]
+    if store is not None:
+        try:
+            for a in store.referees():
+                if a not in found:
+                    found.append(a)
+        except TRANSIENT_REDIS_ERRORS:
+            pass
+    return found
+
+
+def _code(err: BaseException) -> str | None:
+    code = getattr(err, "code", None)
+    if callable(code):
+        try:
+            return code().name
+        except Exception:
+            return None
+    return None
+
+
+def place(bots: Sequence[str], addresses: Sequence[str], list_bots: Callable[[str], Any],
+          wait: float = 20.0, poll: float = 0.1, exclude: Sequence[str] = ()) -> str:
+    """A replica where every bot has a free seat for each seat it takes, the least loaded one.
+
+    Waits up to ``wait`` seconds for capacity to free up; :class:`Transient` if none does.
+    """
+    need = Counter(bots)
+    deadline = time.monotonic() + wait
+    problems: dict[str, str] = {}
+    while True:
+        best, best_slack = None, -1
+        for addr in addresses:
+            if addr in exclude:
+                continue
+            try:
+                status = {b["bot"]: b for b in list_bots(addr)}
+            except Exception as err:  # an unreachable replica: try the others
+                problems[addr] = f"unreachable ({_code(err) or type(err).__name__})"
+                continue
+            missing = [n for n in need if n not in status]
+            short = [n for n, c in need.items() if n in status and int(status[n]["free"]) < c]
+            if missing:
+                problems[addr] = f"{', '.join(missing)} not connected"
+                continue
+            if short:
+                problems[addr] = f"no free capacity for {', '.join(short)}"
+                continue
+            slack = min(int(status[n]["free"]) - c for n, c in need.items())
+            if slack > best_slack:
+                best, best_slack = addr, slack
+        if best is not None:
+            return best
+        if time.monotonic() >= deadline:
+            detail = "; ".join(f"{a}: {p}" for a, p in problems.items()) or "no replica known"
+            raise Transient(f"no referee replica can host bots {', '.join(sorted(need))} "
+                            f"({detail})")
+        time.sleep(poll)
+
+
+def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: float,
+                   wait: float = 20.0) -> dict[str, Any]:
+    """Place and run ``spec``; adds ``referee`` and ``timing`` (place, run seconds) to the result.
+
+    With several replicas the match goes where ListBots shows free capacity for every seat.
+    With one there is nothing to choose: RunMatch itself reserves the seats atomically (no race
+    between a ListBots answer and the run), and a busy or absent bot is waited for the same way.
+    """
+    from referee import control
+    if not addresses:
+        raise Transient("no referee replica known: give --referee ADDR or start a referee "
+                        "with --redis so that it announces itself")
+    deadline = time.monotonic() + wait
+    t0 = time.perf_counter()
+    last_busy = ""
+    while True:
+        if len(addresses) == 1:
+            addr = addresses[0]
+        else:
+            addr = place(spec["bots"], addresses, control.list_bots,
+                         wait=max(0.0, deadline - time.monotonic()))
+        t1 = time.perf_counter()
+        try:
+            out = dict(control.run_match(addr, dict(spec), timeout))
+        except Exception as err:
+            code = _code(err)
+            msg = getattr(err, "details", lambda: str(err))() if code else str(err)
+            if code in ("RESOURCE_EXHAUSTED", "FAILED_PRECONDITION"):
+                last_busy = msg
+                if time.monotonic() < deadline:  # busy, or lost a race for a seat: again
+                    time.sleep(0.05 + random.random() * 0.1)
+                    continue
+                raise Transient(f"no referee replica can host bots "
+                                f"{', '.join(sorted(set(spec['bots'])))} ({addr}: {last_busy})") from None
+            if code is None and isinstance(err, (ValueError, TypeError)):
+                raise Permanent(f"referee {addr} refused the match: {err}") from None
+            if code is None or code in TRANSIENT_CODES:
+                raise Transient(f"referee {addr}: {code or type(err).__name__}: {msg}") from None
+            raise Permanent(f"referee {addr}: {code}: {msg}") from None
+        out["referee"] = addr
+        out["replicas"] = len(addresses)
+        out["timing"] = {"place": round(t1 - t0, 4), "run": round(time.perf_counter() - t1, 4)}
+        return out
+
+
+def run_match(spec: Mapping[str, Any], mode: str | None = None, store: Store | None = None,
+              timeout: float | None = None) -> dict[str, Any]:
+    """Run ``spec``; the outcome has ``match_id, end, winner (team or None), game_points,
+    fault_seat, fault_bot, replay (dict), referee``."""
+    mode = mode or os.environ.get("SUECA_RUNNER") or "referee"
+    if mode == "local":
+        return run_local(spec)
+    if mode != "referee":
+        raise Permanent(f"bad runner {mode!r}: local or referee")
+    timeout = timeout or float(os.environ.get("SUECA_MATCH_TIMEOUT") or 300)
+    wait = float(os.environ.get("SUECA_PLACE_WAIT") or 20)
+    return normalise(run_on_referee(spec, replicas(store), timeout, wait))
+
+
+def normalise(out: dict[str, Any]) -> dict[str, Any]:
+    """Referee results use -1 for "none"; the league uses None."""
+    import json
+    if out.get("winner") is not None and int(out["winner"]) < 0:
+        out["winner"] = None
+    if out.get("fault_seat") is not None and int(out["fault_seat"]) < 0:
+        out["fault_seat"] = None
+    if not out.get("fault_bot"):
+        out["fault_bot"] = None
+    rep = out.get("replay")
+    if rep is None and out.get("replay_json"):
+        rep = json.loads(out.pop("replay_json"))
+    elif isinstance(rep, str):
+        rep = json.loads(rep) if rep else None
+    out["replay"] = rep
+    out["game_points"] = [int(x) for x in out.get("game_points") or (0, 0)]
+    return out
+
+
+# -- the job of one task run -------------------------------------------------------------------
+def outcome_to_result(match: Mapping[str, Any], out: Mapping[str, Any]) -> dict[str, Any]:
+    """The results-log entry of a finished match."""
+    spec = match["spec"]
+    rep = out.get("replay") or {}
+    return {
+        "match_id": match["id"], "tournament": match.get("tournament") or "",
+        "pair": match.get("pair") or "", "seats": list(spec["bots"]),
+        "end": out["end"], "winner": out["winner"], "game_points": list(out["game_points"]),
+        "fault_seat": out.get("fault_seat"), "fault_bot": out.get("fault_bot"),
+        "deals": len(rep.get("deals") or ()), "referee": out.get("referee", ""),
+        "replicas": out.get("replicas", 0),
+        "variant": spec.get("variant") or {}, "time": round(time.time(), 3),
+        "rated": out["end"] != "aborted",
+    }
+
+
+def play_and_record(store: Store, mid: str, mode: str | None = None,
+                    max_attempts: int | None = None) -> dict[str, Any]:
+    """Run match ``mid`` once and record it; returns ``{"status", "attempt", ...}`` where status
+    is ``recorded``, ``duplicate`` (someone recorded it while we played) or ``skipped`` (it was
+    recorded before we started). Raises Transient / Permanent as described above.
+
+    An ``aborted`` end (the referee shut down under the match) is Transient: the match is played
+    again from the same seed rather than recorded without a result.
+    """
+    try:
+        match = store.match(mid)
+        if match is None:
+            raise Permanent(f"unknown match {mid!r}")
+        if match["status"] == "done":
+            return {"status": "skipped", "match_id": mid}
+        attempt = store.start_attempt(mid)
+        if attempt < 0:
+            return {"status": "skipped", "match_id": mid}
+        if max_attempts is not None and attempt > max_attempts:
+            # every earlier attempt died without an answer (a worker lost each time): a match
+            # that kills its worker must not be re-delivered forever
+            raise Permanent(f"gave up after {attempt - 1} attempts that never finished "
+                            f"(worker lost?); last error: {match.get('error') or 'none'}")
+    except TRANSIENT_REDIS_ERRORS as err:
+        raise Transient(f"Redis unavailable: {err}") from None
+    started = time.monotonic()
+    out = run_match(match["spec"], mode, store)
+    if out["end"] == "aborted":
+        raise Transient(f"match aborted by referee {out.get('referee', '?')}")
+    result = outcome_to_result(match, out)
+    result["seconds"] = round(time.monotonic() - started, 4)
+    timing = dict(out.get("timing") or {})
+    try:
+        t0 = time.perf_counter()
+        new, entry = store.record_result(mid, result, out.get("replay"))
+        t1 = time.perf_counter()
+        if new:
+            from .ratings import catch_up
+            catch_up(store)
+        timing.update(record=round(t1 - t0, 4), ratings=round(time.perf_counter() - t1, 4))
+    except TRANSIENT_REDIS_ERRORS as err:
+        raise Transient(f"Redis unavailable while recording: {err}") from None
+    return {"status": "recorded" if new else "duplicate", "match_id": mid, "entry": entry,
+            "end": result["end"], "attempt": attempt, "referee": result["referee"],
+            "timing": timing}

@@ -1,0 +1,382 @@
+"""The league's records in Redis: tournaments, matches and their status, the results log and
+compressed replays. Key names come from :mod:`arena.keys` only.
+
+Exactly-once recording: a result is written by one Lua script that checks the idempotency key
+``recorded:{id}``, appends to the results stream, stores the replay and marks the match done, all
+atomically (Redis runs a script alone). Whoever runs a match twice — a re-delivered task, two
+racing workers — gets ``(False, first_entry_id)`` the second time and nothing is written.
+
+Every other status change goes through a script too, so a late duplicate can never turn a
+``done`` match back into ``running`` or ``failed``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import redis
+
+from .keys import Keys, default_keys
+
+__all__ = ["Store", "StoreError", "StoreUnavailable", "TournamentConflict", "connect",
+           "PENDING", "QUEUED", "RUNNING", "DONE", "FAILED", "TRANSIENT_REDIS_ERRORS"]
+
+PENDING, QUEUED, RUNNING, DONE, FAILED = "pending", "queued", "running", "done", "failed"
+
+#: Errors that mean "Redis is not reachable right now" (worth a retry), not "bad request".
+TRANSIENT_REDIS_ERRORS = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
+
+
+class StoreError(Exception):
+    """A problem with the records that the user can act on; the message says what."""
+
+
+class StoreUnavailable(StoreError):
+    """Redis cannot be reached at the given URL."""
+
+
+class TournamentConflict(StoreError):
+    """A tournament id that already exists with a different specification."""
+
+
+def connect(url: str | None, timeout: float = 3.0) -> redis.Redis:
+    """A client for ``url``, checked with a PING; :class:`StoreUnavailable` if it does not answer.
+
+    Responses are bytes (replays are binary); :func:`text` decodes the rest.
+    """
+    if not url:
+        raise StoreUnavailable("no Redis URL: pass --redis URL or set SUECA_REDIS_URL")
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=timeout,
+                                      socket_timeout=max(timeout, 10.0),
+                                      health_check_interval=30)
+    except ValueError as err:
+        raise StoreUnavailable(f"bad Redis URL {url!r}: {err}") from None
+    try:
+        client.ping()
+    except (redis.RedisError, OSError) as err:
+        raise StoreUnavailable(f"cannot reach Redis at {url}: {err}") from None
+    return client
+
+
+def text(value: Any) -> Any:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _now() -> str:
+    return f"{time.time():.3f}"
+
+
+# KEYS: recorded, results, replay, match   ARGV: match id, result JSON, replay blob, now, end
+_RECORD = """
+local prev = redis.call('GET', KEYS[1])
+if prev then return {0, prev} end
+local id = redis.call('XADD', KEYS[2], '*', 'match', ARGV[1], 'data', ARGV[2])
+redis.call('SET', KEYS[1], id)
+if ARGV[3] ~= '' then redis.call('SET', KEYS[3], ARGV[3]) end
+redis.call('HSET', KEYS[4], 'status', 'done', 'result', id, 'end', ARGV[5],
+           'updated', ARGV[4], 'error', '')
+return {1, id}
+"""
+
+# KEYS: match, recorded   ARGV: status, now, field, value, ...
+# Refuses (0) once the match is recorded; -1 for an unknown match.
+_SET_STATUS = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'updated', ARGV[2], unpack(ARGV, 3))
+return 1
+"""
+
+# KEYS: match, recorded   ARGV: now, referee
+# A worker starts an attempt: -1 if already recorded, -2 unknown, else the attempt number.
+_START = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return -2 end
+local n = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+redis.call('HSET', KEYS[1], 'status', 'running', 'updated', ARGV[1], 'referee', ARGV[2])
+return n
+"""
+
+# KEYS: match, recorded   ARGV: now, stale_before
+# Claim a match for queueing: only pending or failed ones, or queued/running ones that have not
+# moved since ``stale_before`` (their task was lost). Two schedulers: exactly one claim wins.
+_CLAIM = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local st = redis.call('HGET', KEYS[1], 'status')
+if not st then return 0 end
+local ok = (st == 'pending' or st == 'failed')
+if not ok and (st == 'queued' or st == 'running') then
+  local up = tonumber(redis.call('HGET', KEYS[1], 'updated') or '0')
+  ok = up < tonumber(ARGV[2])
+end
+if not ok then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'queued', 'updated', ARGV[1], 'attempts', 0, 'error', '')
+return 1
+"""
+
+# KEYS: match, matches   ARGV: now, match id, field, value, ...   Creates only a new match.
+_CREATE_MATCH = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'pending', 'attempts', 0, 'updated', ARGV[1],
+           unpack(ARGV, 3))
+redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
+return 1
+"""
+
+
+class Store:
+    """Typed access to the records; one instance per process, safe to share between threads."""
+
+    def __init__(self, client: redis.Redis, keys: Keys | None = None) -> None:
+        self.r = client
+        self.keys = keys or default_keys()
+        self._record = client.register_script(_RECORD)
+        self._set_status = client.register_script(_SET_STATUS)
+        self._start = client.register_script(_START)
+        self._claim = client.register_script(_CLAIM)
+        self._create = client.register_script(_CREATE_MATCH)
+
+    @classmethod
+    def from_url(cls, url: str | None, keys: Keys | None = None) -> Store:
+        return cls(connect(url), keys)
+
+    # -- matches ---------------------------------------------------------------------------
+    def create_match(self, mid: str, spec: Mapping[str, Any], tournament: str = "",
+                     pair: str = "") -> bool:
+        """Store a new match (status pending); False, and nothing changed, if it exists."""
+        fields = ["spec", json.dumps(dict(spec), separators=(",", ":")),
+                  "tournament", tournament, "pair", pair]
+        return bool(self._create(keys=[self.keys.match(mid), self.keys.matches()],
+                                 args=[_now(), mid, *fields]))
+
+    def match(self, mid: str) -> dict[str, Any] | None:
+        raw = self.r.hgetall(self.keys.match(mid))
+        if not raw:
+            return None
+        out = {text(k): text(v) for k, v in raw.items()}
+        out["id"] = mid
+        out["spec"] = json.loads(out.get("spec") or "{}")
+        out["attempts"] = int(out.get("attempts") or 0)
+        return out
+
+    def statuses(self, mids: Sequence[str]) -> list[str | None]:
+        pipe = self.r.pipeline(transaction=False)
+        for mid in mids:
+            pipe.hget(self.keys.match(mid), "status")
+        return [text(s) for s in pipe.execute()]
+
+    def claim(self, mid: str, stale_after: float = 900.0) -> bool:
+        """Atomically mark a match queued if nobody has it: True means "enqueue it now"."""
+        now = time.time()
+        return bool(self._claim(keys=[self.keys.match(mid), self.keys.recorded(mid)],
+                                args=[f"{now:.3f}", f"{now - stale_after:.3f}"]))
+
+    def start_attempt(self, mid: str, referee: str = "") -> int:
+        """Count an attempt and mark the match running; -1 when it is already recorded."""
+        n = int(self._start(keys=[self.keys.match(mid), self.keys.recorded(mid)],
+                            args=[_now(), referee]))
+        if n == -2:
+            raise StoreError(f"unknown match {mid!r}")
+        return n
+
+    def set_status(self, mid: str, status: str, **fields: Any) -> bool:
+        """Change status (and fields) unless the match is recorded; False when refused."""
+        args: list[Any] = [status, _now()]
+        for k, v in fields.items():
+            args += [k, "" if v is None else str(v)]
+        done = int(self._set_status(keys=[self.keys.match(mid), self.keys.recorded(mid)],
+                                    args=args))
+        if done == -1:
+            raise StoreError(f"unknown match {mid!r}")
+        return done == 1
+
+    def record_failure(self, mid: str, reason: str) -> bool:
+        """The match failed for good (not a bot's fault): status failed with the reason."""
+        return self.set_status(mid, FAILED, error=reason[:2000])
+
+    def is_recorded(self, mid: str) -> bool:
+        return bool(self.r.exists(self.keys.recorded(mid)))
+
+    def record_result(self, mid: str, result: Mapping[str, Any],
+                      replay: Mapping[str, Any] | None = None) -> tuple[bool, str]:
+        """Append ``result`` to the results log and store the replay, exactly once per match.
+
+        Returns ``(True, entry id)`` for the write that counted and ``(False, entry id of the
+        first)`` for every later one.
+        """
+        data = json.dumps(dict(result), separators=(",", ":"))
+        blob = compress(replay) if replay is not None else b""
+        new, entry = self._record(
+            keys=[self.keys.recorded(mid), self.keys.results(), self.keys.replay(mid),
+                  self.keys.match(mid)],
+            args=[mid, data, blob, _now(), str(result.get("end", ""))])
+        return bool(new), text(entry)
+
+    def replay(self, mid: str) -> dict[str, Any] | None:
+        blob = self.r.get(self.keys.replay(mid))
+        return None if blob is None else decompress(blob)
+
+    def recent_matches(self, limit: int = 20, tournament: str | None = None) -> list[dict[str, Any]]:
+        """Newest first; with ``tournament``, that tournament's matches in schedule order."""
+        if tournament is not None:
+            mids = self.tournament_matches(tournament)
+        else:
+            mids = [text(m) for m in self.r.zrevrange(self.keys.matches(), 0, limit - 1)]
+        pipe = self.r.pipeline(transaction=False)
+        for mid in mids:
+            pipe.hgetall(self.keys.match(mid))
+        out = []
+        for mid, raw in zip(mids, pipe.execute()):
+            if not raw:
+                continue
+            m = {text(k): text(v) for k, v in raw.items()}
+            m["id"] = mid
+            m["spec"] = json.loads(m.get("spec") or "{}")
+            m["attempts"] = int(m.get("attempts") or 0)
+            out.append(m)
+        return out
+
+    # -- results log -----------------------------------------------------------------------
+    def results(self, after: str | None = None, batch: int = 1000) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every entry of the results log in order (after entry id ``after``, exclusive)."""
+        start = "-" if after is None else f"({after}"
+        while True:
+            chunk = self.r.xrange(self.keys.results(), start, "+", count=batch)
+            for entry, fields in chunk:
+                eid = text(entry)
+                yield eid, json.loads(fields[b"data"])
+            if len(chunk) < batch:
+                return
+            start = f"({text(chunk[-1][0])}"
+
+    def result_of(self, mid: str) -> dict[str, Any] | None:
+        eid = self.r.get(self.keys.recorded(mid))
+        if eid is None:
+            return None
+        eid = text(eid)
+        rows = self.r.xrange(self.keys.results(), eid, eid)
+        return json.loads(rows[0][1][b"data"]) if rows else None
+
+    def results_count(self) -> int:
+        return int(self.r.xlen(self.keys.results()))
+
+    # -- tournaments -----------------------------------------------------------------------
+    def create_tournament(
+            self, tid: str, spec: Mapping[str, Any],
+            schedule: Callable[[str, Mapping[str, Any]], Sequence[Mapping[str, Any]]],
+            same: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
+    ) -> tuple[bool, dict[str, Any]]:
+        """Store a tournament and its matches; returns (created, the stored spec).
+
+        ``schedule(tid, spec)`` gives the matches, ``[{"id", "spec", "pair"}]``. If the id exists,
+        ``same(stored, spec)`` must hold (else :class:`TournamentConflict`) and the schedule is
+        rebuilt from the *stored* spec, whose secret fixes the seeds. Safe to race and to
+        re-run: the first writer's spec wins and an existing match is never overwritten, so a
+        re-run never resets a recorded result.
+        """
+        key = self.keys.tournament(tid)
+        spec_json = json.dumps(dict(spec), sort_keys=True, separators=(",", ":"))
+        created = bool(self.r.hsetnx(key, "spec", spec_json))
+        stored = dict(spec) if created else json.loads(text(self.r.hget(key, "spec")))
+        if not created and not (same or (lambda a, b: a == b))(stored, spec):
+            raise TournamentConflict(
+                f"tournament {tid!r} already exists with a different specification "
+                f"({_spec_diff(stored, dict(spec))}); choose another --id")
+        matches = list(schedule(tid, stored))
+        for m in matches:
+            self.create_match(m["id"], m["spec"], tournament=tid, pair=m.get("pair", ""))
+        ids = [m["id"] for m in matches]
+        if created or self.tournament_matches(tid) != ids:
+            pipe = self.r.pipeline()
+            pipe.delete(self.keys.tournament_matches(tid))
+            if ids:
+                pipe.rpush(self.keys.tournament_matches(tid), *ids)
+            pipe.hset(key, mapping={"total": len(ids), "status": "created"})
+            pipe.hsetnx(key, "created", _now())
+            pipe.zadd(self.keys.tournaments(), {tid: time.time()}, nx=True)
+            pipe.execute()
+        return created, stored
+
+    def tournament(self, tid: str) -> dict[str, Any] | None:
+        raw = self.r.hgetall(self.keys.tournament(tid))
+        if not raw:
+            return None
+        out = {text(k): text(v) for k, v in raw.items()}
+        out["id"] = tid
+        out["spec"] = json.loads(out.get("spec") or "{}")
+        out["total"] = int(out.get("total") or 0)
+        return out
+
+    def tournament_matches(self, tid: str) -> list[str]:
+        return [text(m) for m in self.r.lrange(self.keys.tournament_matches(tid), 0, -1)]
+
+    def set_tournament_status(self, tid: str, status: str) -> None:
+        self.r.hset(self.keys.tournament(tid), mapping={"status": status, "updated": _now()})
+
+    def progress(self, tid: str) -> dict[str, int]:
+        """Counts of the tournament's matches by status (plus ``total``)."""
+        mids = self.tournament_matches(tid)
+        counts = {PENDING: 0, QUEUED: 0, RUNNING: 0, DONE: 0, FAILED: 0, "total": len(mids)}
+        for st in self.statuses(mids):
+            counts[st or PENDING] = counts.get(st or PENDING, 0) + 1
+        return counts
+
+    def tournament_results(self, tid: str) -> list[dict[str, Any]]:
+        """The recorded results of a tournament, in results-log order."""
+        mids = self.tournament_matches(tid)
+        pipe = self.r.pipeline(transaction=False)
+        for mid in mids:
+            pipe.get(self.keys.recorded(mid))
+        entries = sorted((text(e), mid) for e, mid in zip(pipe.execute(), mids) if e is not None)
+        pipe = self.r.pipeline(transaction=False)
+        for eid, _ in entries:
+            pipe.xrange(self.keys.results(), eid, eid)
+        return [json.loads(rows[0][1][b"data"]) for rows in pipe.execute() if rows]
+
+    def tournament_ids(self, limit: int = 20) -> list[str]:
+        return [text(t) for t in self.r.zrevrange(self.keys.tournaments(), 0, limit - 1)]
+
+    # -- referees --------------------------------------------------------------------------
+    def referees(self, max_age: float = 30.0) -> list[str]:
+        """Replica addresses that sent a heartbeat within ``max_age`` seconds."""
+        rows = self.r.zrangebyscore(self.keys.referees(), time.time() - max_age, "+inf")
+        return [text(a) for a in rows]
+
+    def announce_referee(self, address: str) -> None:
+        self.r.zadd(self.keys.referees(), {address: time.time()})
+
+    # -- locks -----------------------------------------------------------------------------
+    def lock(self, name: str, ttl: float) -> str | None:
+        """Take lock ``name`` for ``ttl`` seconds; returns the token to release it, or None."""
+        import secrets
+        token = secrets.token_hex(8)
+        if self.r.set(self.keys.lock(name), token, nx=True, px=max(1, int(ttl * 1000))):
+            return token
+        return None
+
+    def unlock(self, name: str, token: str) -> bool:
+        """Release a lock only if we still hold it (a compare-and-delete)."""
+        script = ("if redis.call('GET', KEYS[1]) == ARGV[1] then "
+                  "return redis.call('DEL', KEYS[1]) else return 0 end")
+        return bool(self.r.eval(script, 1, self.keys.lock(name), token))
+
+
+def compress(rec: Mapping[str, Any]) -> bytes:
+    return zlib.compress(json.dumps(rec, separators=(",", ":")).encode(), 6)
+
+
+def decompress(blob: bytes) -> dict[str, Any]:
+    return json.loads(zlib.decompress(blob))
+
+
+def _spec_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    keys = sorted((set(old) | set(new)) - {"secret"})
+    diffs = [f"{k}: {old.get(k)!r} there, {new.get(k)!r} asked" for k in keys
+             if old.get(k) != new.get(k)]
+    return "; ".join(diffs) or "same fields"
+

@@ -1,0 +1,118 @@
+"""Celery tasks: thin wrappers around :mod:`arena.runner` (one task per match, never per move).
+
+``run_match(match_id)`` is idempotent by match id: the spec comes from Redis and the result is
+recorded exactly once (:meth:`arena.store.Store.record_result`), so a re-delivered, duplicated
+or raced task records nothing twice. Retries are only for transient trouble, with exponential
+back-off and jitter; after ``SUECA_MATCH_ATTEMPTS`` attempts (default 5, counted in Redis across
+retries *and* re-deliveries after a worker died) the match is recorded as failed with the
+reason. A permanent error (bad spec, unknown bot) fails it at once.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from typing import Any
+
+from celery.exceptions import Reject
+
+from .celery_app import app
+from .runner import Permanent, Transient, play_and_record
+from .store import TRANSIENT_REDIS_ERRORS, Store
+
+_store: Store | None = None
+
+
+def store() -> Store:
+    """One Store per process (pool processes are forked: each makes its own connection)."""
+    global _store
+    if _store is None or _store_pid != os.getpid():
+        _set_store(Store.from_url(app.conf.broker_url))
+    assert _store is not None
+    return _store
+
+
+_store_pid = -1
+
+
+def _set_store(s: Store) -> None:
+    global _store, _store_pid
+    _store, _store_pid = s, os.getpid()
+
+
+def max_attempts() -> int:
+    return max(1, int(os.environ.get("SUECA_MATCH_ATTEMPTS") or 5))
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before retry number ``attempt`` (1, 2, ...): 0.5, 1, 2, 4 ... capped at 30, with
+    jitter so that retries of many matches do not arrive together."""
+    base = float(os.environ.get("SUECA_RETRY_BASE") or 0.5)
+    return min(30.0, base * 2 ** (attempt - 1)) * (0.75 + random.random() * 0.5)
+
+
+def _reason(message: str) -> str:
+    m = message.lower()
+    if "redis" in m:
+        return "redis"
+    if "capacity" in m or "not connected" in m or "host bots" in m:
+        return "capacity"
+    if "aborted" in m:
+        return "aborted"
+    return "referee"
+
+
+@app.task(bind=True, name="arena.run_match", acks_late=True, reject_on_worker_lost=True,
+          max_retries=None)
+def run_match(self: Any, match_id: str, mode: str | None = None) -> dict[str, Any]:
+    from . import metrics
+    started = time.monotonic()
+    outcome = "error"
+    try:
+        try:
+            result = play_and_record(store(), match_id, mode, max_attempts())
+        except Transient as err:
+            try:
+                attempts = int(store().match(match_id)["attempts"])  # type: ignore[index]
+            except TRANSIENT_REDIS_ERRORS:
+                attempts = self.request.retries + 1
+            if attempts >= max_attempts():
+                store().record_failure(match_id, f"gave up after {attempts} attempts: {err}")
+                metrics.MATCHES_RECORDED.labels("failed").inc()
+                outcome = "failed"
+                return {"status": "failed", "match_id": match_id, "error": str(err)}
+            try:
+                store().set_status(match_id, "queued", error=f"attempt {attempts}: {err}")
+            except TRANSIENT_REDIS_ERRORS:
+                pass
+            metrics.RETRIES.labels(_reason(str(err))).inc()
+            outcome = "retry"
+            try:
+                retry = self.retry(exc=err, countdown=backoff(attempts), max_retries=None,
+                                   throw=False)
+            except Reject as lost:
+                # the retry could not be published (Redis is down: the broker too). Celery
+                # would drop the message; keep it instead — re-queued, or restored from the
+                # unacked set after the visibility timeout once Redis is back.
+                raise Reject(f"could not re-queue: {lost.reason}", requeue=True) from None
+            raise retry
+        except Permanent as err:
+            store().record_failure(match_id, str(err))
+            metrics.MATCHES_RECORDED.labels("failed").inc()
+            outcome = "failed"
+            return {"status": "failed", "match_id": match_id, "error": str(err)}
+        outcome = result["status"]
+        if result["status"] == "recorded":
+            metrics.MATCHES_RECORDED.labels(result["end"]).inc()
+        return result
+    finally:
+        metrics.TASK_SECONDS.labels(outcome).observe(time.monotonic() - started)
+
+
+def enqueue(match_ids: list[str], mode: str | None = None) -> None:
+    """Send one task per match over one broker connection."""
+    with app.producer_or_acquire() as producer:
+        for mid in match_ids:
+            run_match.apply_async(args=[mid], kwargs={"mode": mode} if mode else {},
+                                  producer=producer)

@@ -1,0 +1,408 @@
+"""One match on the referee: asks seats for cards, with clocks and faults.
+
+The runner is the only writer of its :class:`~referee.engine.Match`. It is driven by callbacks,
+not by a task per turn: asking a seat queues a TurnRequest (encoded straight from engine state)
+on the seat's bot session and arms a timer; the session's reader checks an incoming action
+against the seat (request id, card in hand, lenient renúncia) and only a valid answer reaches
+:meth:`MatchRunner.answer`, which plays it and asks the next seat in the same call. A protocol
+fault therefore never touches the game, and a card costs no task switch: when a bot's batch of
+twenty answers arrives, twenty matches move on and their next turns leave in the next batch.
+:meth:`MatchRunner.run` is the coroutine a caller awaits for the result.
+
+Clocks: a turn may take ``move_ms``; beyond that it spends the seat's bank for the match. When
+both are gone the match ends as ``timeout``. A seat whose connection is lost has ``grace_ms`` to
+come back on a new stream of the same bot, or the match ends as ``disconnect``. The clock never
+stops: a seat still away when its time runs out also ends the match as ``disconnect``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from referee import metrics
+from referee import proto_convert as conv
+from referee.engine import CARDS, Match, replay
+from referee.engine.cards import cards_of
+from referee.engine.game import ABORTED, DISCONNECT, RENUNCIA, TIMEOUT
+from sdk.bot import bot_seed
+from sueca.v1 import sueca_pb2 as pb
+
+if TYPE_CHECKING:
+    from referee.sessions import Session, SessionHub
+
+log = logging.getLogger("sueca.referee.match")
+
+_GameEvent = pb.GameEvent
+_MatchEvent = pb.MatchEvent
+
+# ActionError codes (the proto lists them)
+UNKNOWN_GAME, NOT_YOUR_SEAT, NOT_IN_HAND, OUT_OF_TURN = (
+    "unknown_game", "not_your_seat", "not_in_hand", "out_of_turn")
+STALE_REQUEST, RENUNCIA_REFUSED, MALFORMED = "stale_request", "renuncia_refused", "malformed"
+
+
+class Seat:
+    """One seat of a running match: what its bot calls a *game* (``game_id``)."""
+
+    __slots__ = ("runner", "seat", "game_id", "gid", "bot", "session", "request_id", "open",
+                 "redeal", "request", "deadline_ms", "asked_at", "timer", "bank", "grace_timer",
+                 "start_event")
+
+    def __init__(self, runner: MatchRunner, seat: int, bot: str, session: Session) -> None:
+        self.runner = runner
+        self.seat = seat
+        self.game_id = f"{runner.match_id}/{seat}"
+        self.gid = conv.game_id_field(self.game_id)
+        self.bot = bot
+        self.session: Session | None = session
+        self.request_id = 0
+        self.open = False           # a turn request is waiting for this seat's answer
+        self.redeal = False
+        self.request = b""          # the open request, encoded (re-sent after a reconnect)
+        self.deadline_ms = 0
+        self.asked_at = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+        self.bank = runner.bank_s
+        self.grace_timer: asyncio.TimerHandle | None = None
+        self.start_event = b""
+
+    # -- the runner's side ----------------------------------------------------------------------
+    def ask(self, redeal: bool) -> None:
+        runner = self.runner
+        self.redeal = redeal
+        self.open = True
+        self.asked_at = now = runner.loop.time()
+        allowed = runner.move_s + self.bank
+        self.timer = runner.loop.call_at(now + allowed, self._expire)
+        self.deadline_ms = int((time.time() + allowed) * 1000)
+        self._send_turn()
+
+    def _send_turn(self) -> None:
+        runner = self.runner
+        self.request_id += 1
+        self.request = req = conv.turn_request_bytes(
+            self.gid, self.request_id, self.redeal,
+            conv.observation_bytes(runner.match, self.seat, b"".join(runner.tricks)),
+            self.deadline_ms, runner.move_ms, int(self.bank * 1000))
+        if self.session is not None:
+            self.session.push(req)
+        # else: away; the request is re-sent when the bot comes back (reattach)
+
+    def settle(self) -> float:
+        """The turn is answered: stop its timer, charge the time beyond the move limit to the
+        bank. Returns the seconds the turn took."""
+        self.open = False
+        self.timer.cancel()  # type: ignore[union-attr]
+        used = self.runner.loop.time() - self.asked_at
+        over = used - self.runner.move_s
+        if over > 0:
+            self.bank = max(0.0, self.bank - over)
+        return used
+
+    def _expire(self) -> None:
+        if self.open:
+            self.runner.stop(DISCONNECT if self.session is None else TIMEOUT, self.seat)
+
+    # -- the session reader's side ---------------------------------------------------------------
+    def offer(self, action: pb.Action) -> tuple[str, str] | None:
+        """Check an action against this seat: play it if valid, else (code, message)."""
+        rid = action.request_id
+        if not self.open:
+            if rid and rid <= self.request_id:
+                return STALE_REQUEST, (f"request {rid} of game {self.game_id!r} is no longer "
+                                       "open: it was answered or the game moved on")
+            turn = self.runner.match.turn
+            return OUT_OF_TURN, (f"it is not your turn in game {self.game_id!r}: you are seat "
+                                 f"{self.seat}, seat {turn} is to act")
+        if rid != self.request_id:
+            return STALE_REQUEST, (f"request {rid} of game {self.game_id!r} is not the open one; "
+                                   f"answer request {self.request_id}")
+        which = action.WhichOneof("choice")
+        if self.redeal:
+            if which != "redeal":
+                return MALFORMED, (f"request {rid} of game {self.game_id!r} asks whether to call "
+                                   f"a redeal: answer with redeal true or false, not "
+                                   f"{which or 'nothing'}")
+            self.runner.answer(self, action.redeal)
+            return None
+        if which != "card":
+            return MALFORMED, (f"request {rid} of game {self.game_id!r} asks for a card: answer "
+                               f"with card, not {which or 'nothing'}")
+        c = action.card
+        if c >= 40:
+            return MALFORMED, f"card {c} is not a card number: cards are 0..39"
+        deal = self.runner.match.deal
+        hand = deal.hands[self.seat]
+        if not hand >> c & 1:
+            return NOT_IN_HAND, (f"card {CARDS[c]} ({c}) is not in your hand in game "
+                                 f"{self.game_id!r}: you hold "
+                                 f"{' '.join(map(str, cards_of(hand)))}")
+        if (self.runner.lenient and deal.trick and hand & deal.led_mask
+                and not deal.led_mask >> c & 1):
+            self._send_turn()  # asked again, with the same deadline: the same clock
+            return RENUNCIA_REFUSED, (
+                f"card {CARDS[c]} does not follow the led suit {'CDHS'[deal.led]} although you "
+                f"hold {' '.join(map(str, cards_of(hand & deal.led_mask)))}; play again "
+                f"(request {self.request_id})")
+        self.runner.answer(self, c)
+        return None
+
+    # -- connection loss ------------------------------------------------------------------------
+    def detach(self) -> None:
+        """The seat's session is gone: wait ``grace_ms`` for the bot to come back."""
+        self.session = None
+        runner = self.runner
+        if runner.match.end is None and self.grace_timer is None:
+            self.grace_timer = runner.loop.call_later(runner.grace_s, self._grace_over)
+
+    def _grace_over(self) -> None:
+        self.grace_timer = None
+        if self.session is None:
+            self.runner.stop(DISCONNECT, self.seat)
+
+    def reattach(self, session: Session) -> None:
+        """The bot is back on ``session``: tell it the match again and re-send an open turn."""
+        if self.grace_timer is not None:
+            self.grace_timer.cancel()
+            self.grace_timer = None
+        self.session = session
+        session.games[self.game_id] = self
+        session.push(self.start_event)
+        if self.open:
+            session.push(self.request)
+
+    def close(self) -> None:
+        self.open = False
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.grace_timer is not None:
+            self.grace_timer.cancel()
+            self.grace_timer = None
+
+
+class Listener:
+    """A consumer of a match's public events: the RunMatch caller or a spectator (Watch)."""
+
+    __slots__ = ("queue", "cards", "replay", "limit", "overflowed")
+
+    def __init__(self, cards: bool, replay: bool, limit: int = 0) -> None:
+        self.queue: asyncio.Queue[pb.MatchEvent] = asyncio.Queue()
+        self.cards = cards      # every card and trick, not only deals and the result
+        self.replay = replay    # the result carries the replay (RunMatch only)
+        self.limit = limit      # spectators are cut off rather than let the queue grow
+        self.overflowed = False
+
+    def put(self, event: pb.MatchEvent) -> None:
+        if self.limit and self.queue.qsize() >= self.limit:
+            self.overflowed = True
+            return
+        self.queue.put_nowait(event)
+
+
+class MatchRunner:
+    """Runs one match; seats are bound to the sessions :meth:`SessionHub.reserve` chose."""
+
+    def __init__(self, plan: conv.MatchPlan, sessions: Sequence[Session], hub: SessionHub) -> None:
+        self.plan = plan
+        self.match_id = plan.match_id
+        self.hub = hub
+        self.loop = asyncio.get_running_loop()
+        self.match = Match(plan.variant, seed=plan.seed, decks=plan.decks,
+                           first_dealer=plan.first_dealer)
+        self.move_ms = plan.move_ms
+        self.move_s = plan.move_ms / 1000
+        self.bank_s = plan.bank_ms / 1000
+        self.grace_s = plan.grace_ms / 1000
+        self.lenient = plan.lenient
+        self.seats = [Seat(self, s, plan.bots[s], sessions[s]) for s in range(4)]
+        self.tricks: list[bytes] = []  # this deal's finished tricks, encoded as Observation field
+        self.listeners: list[Listener] = []
+        self._want_cards = False
+        self.started = False
+        self._finishing = False
+        self.result: pb.MatchResult | None = None
+        self.done = asyncio.Event()
+        for seat in self.seats:
+            hub.bind(seat, seat.session)  # type: ignore[arg-type]
+
+    # -- listeners -------------------------------------------------------------------------------
+    def listen(self, cards: bool, replay: bool, limit: int = 0) -> Listener:
+        listener = Listener(cards, replay, limit)
+        self.listeners.append(listener)
+        self._want_cards = any(x.cards for x in self.listeners)
+        listener.put(self._started_event())
+        if self.started and self.match.end is None:
+            listener.put(self._deal_start_event())
+        return listener
+
+    def unlisten(self, listener: Listener) -> None:
+        if listener in self.listeners:
+            self.listeners.remove(listener)
+            self._want_cards = any(x.cards for x in self.listeners)
+
+    def _publish(self, event: pb.MatchEvent, cards: bool = False) -> None:
+        for listener in self.listeners:
+            if listener.cards or not cards:
+                listener.put(event)
+
+    def _started_event(self) -> pb.MatchEvent:
+        p = self.plan
+        return _MatchEvent(match_id=self.match_id, started=pb.MatchStart(
+            match_id=self.match_id, seats=p.bots, variant=conv.variant_to_pb(p.variant)))
+
+    def _deal_start_event(self) -> pb.MatchEvent:
+        deal = self.match.deal
+        return _MatchEvent(match_id=self.match_id, deal_start=pb.DealStart(
+            number=deal.number, dealer=deal.dealer, trump=deal.trump))
+
+    def _tell(self, field: str, value: Any, now: bool = False) -> None:
+        """Send a GameEvent built from ``field=value`` to every seat still connected: with
+        the seat's next batch, or ``now``."""
+        for s in self.seats:
+            if s.session is not None:
+                event = conv.event_bytes(_GameEvent(game_id=s.game_id, **{field: value}))
+                if now:
+                    s.session.push(event)
+                else:
+                    s.session.push_lazy(event)
+
+    # -- the game -------------------------------------------------------------------------------
+    async def run(self) -> pb.MatchResult:
+        """Start the match and wait for its end; the result carries the replay."""
+        self.start()
+        await self.done.wait()
+        return self.result  # type: ignore[return-value]
+
+    def start(self) -> None:
+        plan = self.plan
+        metrics.ACTIVE_MATCHES.inc()
+        for seat in self.seats:
+            seat.start_event = conv.event_bytes(_GameEvent(
+                game_id=seat.game_id, match_start=conv.match_start(
+                    self.match_id, seat.seat, plan.bots, plan.variant,
+                    bot_seed(plan.seed, seat.seat))))
+            seat.session.push(seat.start_event)  # type: ignore[union-attr]
+        self.started = True
+        self._publish(self._deal_start_event())
+        self._guard(self._ask)
+
+    def _ask(self) -> None:
+        match = self.match
+        self.seats[match.deal.turn].ask(match.awaiting_redeal)
+
+    def _guard(self, fn: Any, *args: Any) -> None:
+        """A bug must end this match as aborted, never the session or the referee."""
+        try:
+            fn(*args)
+        except Exception:
+            log.exception("match %s failed; ending it as aborted", self.match_id)
+            if self.match.end is None:
+                self.match.stop(ABORTED)
+            try:
+                self._finish()
+            except Exception:  # even the record failed: still release everything
+                log.exception("match %s could not be finished cleanly", self.match_id)
+                self._finished_anyway()
+
+    def _finished_anyway(self) -> None:
+        for seat in self.seats:
+            seat.close()
+            self.hub.unbind(seat)
+        result = pb.MatchResult(match_id=self.match_id, end=ABORTED, winner=-1, fault_seat=-1)
+        self.result = result
+        for listener in self.listeners:
+            listener.queue.put_nowait(_MatchEvent(match_id=self.match_id, result=result))
+        self.done.set()
+
+    def answer(self, seat: Seat, value: Any) -> None:
+        """A valid answer from the seat to act: apply it and ask the next seat."""
+        self._guard(self._answer, seat, value)
+
+    def _answer(self, seat: Seat, value: Any) -> None:
+        match = self.match
+        metrics.MOVE_RTT.observe(seat.settle())
+        metrics.MOVES.inc()
+        if seat.redeal:
+            result = match.redeal(value, seat.seat)
+            if result is not None:
+                self._deal_over(result)
+            self._ask()
+            return
+        play = match.play(CARDS[value])
+        if self._want_cards:
+            self._publish(_MatchEvent(match_id=self.match_id, card=pb.PlayedCard(
+                seat=play.seat, card=play.card)), cards=True)
+        trick = play.trick
+        if trick is not None:
+            tb = conv.trick_bytes(trick)
+            self.tricks.append(conv.field_bytes(0x52, tb))
+            for s in self.seats:
+                if s.session is not None:
+                    s.session.push_lazy(conv.trick_event_bytes(s.gid, tb))
+            if self._want_cards:
+                self._publish(_MatchEvent(match_id=self.match_id,
+                                          trick_end=conv.trick_to_pb(trick)), cards=True)
+        if play.deal is not None:
+            self._deal_over(play.deal)
+        if match.end is None:
+            self._ask()
+        else:
+            self._finish()
+
+    def _deal_over(self, result: Any) -> None:
+        dpb = conv.deal_end_to_pb(result)
+        self.tricks = []
+        self._tell("deal_end", dpb)
+        self._publish(_MatchEvent(match_id=self.match_id, deal_end=dpb))
+        if result.end == RENUNCIA:
+            metrics.FAULTS.labels(RENUNCIA).inc()
+        if self.match.end is None:
+            self._publish(self._deal_start_event())
+
+    def stop(self, end: str, seat: int | None = None) -> None:
+        """End the match from outside the game (timeout, disconnect, aborted); the first reason
+        wins; a match that is over stays as it ended."""
+        if self.match.end is not None or self.done.is_set():
+            return
+        self.match.stop(end, seat)
+        self._finish()
+
+    def _finish(self) -> None:
+        if self.done.is_set() or self._finishing:
+            return
+        self._finishing = True
+        match = self.match
+        if match.end is None:  # defensive: never leave a match without an end
+            match.stop(ABORTED)
+        bots = self.plan.bots
+        for seat in self.seats:
+            seat.close()
+        last = match.results[-1] if match.results else None
+        if last is not None and last.end in (TIMEOUT, DISCONNECT, ABORTED):
+            dpb = conv.deal_end_to_pb(last)
+            self._tell("deal_end", dpb)
+            self._publish(_MatchEvent(match_id=self.match_id, deal_end=dpb))
+        end_pb = conv.match_end(match, bots)
+        self._tell("match_end", end_pb, now=True)
+        for seat in self.seats:
+            self.hub.unbind(seat)
+        if match.end in (TIMEOUT, DISCONNECT):
+            metrics.FAULTS.labels(match.end).inc()
+            seat_no = match.fault_seat
+            log.info("match %s ended by %s of seat %s (bot %r)", self.match_id, match.end,
+                     seat_no, bots[seat_no])  # type: ignore[index]
+        metrics.MATCHES.labels(match.end).inc()
+        if self.started:
+            metrics.ACTIVE_MATCHES.dec()
+        rec = replay.record(match, self.match_id, bots)
+        self.result = conv.result_to_pb(self.match_id, match, bots, rec)
+        public = conv.result_to_pb(self.match_id, match, bots, None)
+        full_event = _MatchEvent(match_id=self.match_id, result=self.result)
+        public_event = _MatchEvent(match_id=self.match_id, result=public)
+        for listener in self.listeners:
+            listener.queue.put_nowait(full_event if listener.replay else public_event)
+        self.done.set()

@@ -1,0 +1,426 @@
+"""The referee's gRPC service: BotService (bot streams), MatchService (run, watch, list), health
+and reflection, on one grpc.aio server.
+
+Start it with :func:`start` inside an event loop, or :class:`ServerThread` from synchronous code
+(tests, benchmarks); ``sueca-arena referee`` (:mod:`referee.cli`) wraps both with signals,
+metrics and Redis. Every error a caller can cause comes back as a gRPC status whose message
+names the problem; nothing a bot sends can crash the referee or touch a game it does not hold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import socket
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol
+
+import grpc
+from google.protobuf.message import DecodeError
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+
+from referee import metrics
+from referee import proto_convert as conv
+from referee.match_runner import MatchRunner
+from referee.sessions import MAX_CAPACITY, PlacementError, Session, SessionHub
+from sueca.v1 import sueca_pb2 as pb
+
+log = logging.getLogger("sueca.referee")
+
+MAX_RECEIVE_BYTES = 64 * 1024  # bots and callers never need more; bigger messages are refused
+WATCH_QUEUE_LIMIT = 10_000     # a spectator this far behind is cut off, never the match slowed
+
+SERVER_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    ("grpc.http2.max_pings_without_data", 0),
+]
+
+
+# -- authentication ------------------------------------------------------------------------------
+
+class Authenticator(Protocol):
+    async def verify(self, bot: str, token: str) -> bool: ...
+
+    async def known(self, bot: str) -> bool | None:
+        """Is the bot registered? None when this authenticator cannot tell."""
+
+
+class RegistryAuth:
+    """Tokens checked against the bot registry in Redis (salted hashes), once per connection."""
+
+    def __init__(self, redis_url: str) -> None:
+        import redis
+
+        from arena.bots import BotRegistry
+        self.client = redis.Redis.from_url(redis_url, socket_timeout=5)
+        self.registry = BotRegistry(self.client)
+
+    async def verify(self, bot: str, token: str) -> bool:
+        return await asyncio.to_thread(self.registry.verify, bot, token)
+
+    async def known(self, bot: str) -> bool | None:
+        try:
+            return await asyncio.to_thread(self.registry.exists, bot)
+        except Exception:  # Redis trouble must not hide the real answer: "not connected"
+            return None
+
+
+class StaticAuth:
+    """Tokens from a dict (tests, embedded use); ``None`` accepts any token (``--insecure``)."""
+
+    def __init__(self, tokens: dict[str, str] | None) -> None:
+        self.tokens = tokens
+
+    async def verify(self, bot: str, token: str) -> bool:
+        if self.tokens is None:
+            return True
+        expected = self.tokens.get(bot)
+        return expected is not None and expected == token
+
+    async def known(self, bot: str) -> bool | None:
+        return None if self.tokens is None else bot in self.tokens
+
+
+# -- wire helpers --------------------------------------------------------------------------------
+
+class _Malformed:
+    __slots__ = ("error",)
+
+    def __init__(self, error: str) -> None:
+        self.error = error
+
+
+def _decode_bot_message(data: bytes) -> pb.BotMessage | _Malformed:
+    """Decode without failing the stream: a message that does not parse is a protocol fault
+    the bot is told about, not a reason to drop every game it plays."""
+    try:
+        return pb.BotMessage.FromString(data)
+    except DecodeError as err:
+        return _Malformed(f"could not decode BotMessage ({len(data)} bytes): {err}")
+    except Exception as err:  # any parser complaint
+        return _Malformed(f"could not decode BotMessage ({len(data)} bytes): {err}")
+
+
+def _SERIALIZE(msg: bytes) -> bytes:
+    """RefereeMessages are encoded by the sessions (see proto_convert's hot-path encoders)."""
+    return msg
+
+
+# -- the service ---------------------------------------------------------------------------------
+
+class Referee:
+    """The state of one referee: sessions, running matches, and the services over them."""
+
+    def __init__(self, auth: Authenticator, referee_id: str | None = None) -> None:
+        self.auth = auth
+        self.referee_id = referee_id or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
+        self.hub = SessionHub()
+        self.matches: dict[str, MatchRunner] = {}
+        self.accepting = True
+        self.health = HealthServicer()
+        self.server: grpc.aio.Server | None = None
+        self.port = 0
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- BotService.Connect ---------------------------------------------------------------------
+    async def connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:
+        first = await context.read()
+        if first is grpc.aio.EOF:
+            return
+        if isinstance(first, _Malformed):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, first.error)
+        if not first.HasField("hello"):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "the first BotMessage must carry hello (bot, token, capacity)")
+        hello = first.hello
+        if not hello.token:
+            metrics.FAULTS.labels("unauthenticated").inc()
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                                f"no token for bot {hello.bot!r}: pass the token "
+                                "`sueca-arena bots add NAME` printed")
+        if not hello.bot:
+            metrics.FAULTS.labels("unauthenticated").inc()
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "hello names no bot")
+        try:
+            ok = await self.auth.verify(hello.bot, hello.token)
+        except Exception as err:
+            log.error("cannot check the token of bot %r: %s", hello.bot, err)
+            await context.abort(grpc.StatusCode.UNAVAILABLE,
+                                f"the referee cannot check tokens right now: {err}")
+        if not ok:
+            metrics.FAULTS.labels("unauthenticated").inc()
+            log.warning("refused bot %r from %s: wrong token", hello.bot, context.peer())
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                                f"wrong token for bot {hello.bot!r}: a token plays only as the "
+                                "bot it was issued to")
+        if not 1 <= hello.capacity <= MAX_CAPACITY:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                f"bad capacity {hello.capacity}: a bot process plays 1.."
+                                f"{MAX_CAPACITY} games at once")
+        if not self.accepting:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")
+        session = Session(hello.bot, hello.capacity, context.peer(), hello.sdk_version)
+        await context.write(conv.welcome_bytes(self.referee_id, hello.capacity))
+        self.hub.add(session)
+        log.info("bot %r connected from %s (capacity %d, sdk %s)", session.bot, session.peer,
+                 session.capacity, session.sdk_version or "?")
+        reader = asyncio.create_task(self._read(session, context))
+        try:
+            await session.write_loop(context.write)
+        finally:
+            reader.cancel()
+            self.hub.remove(session)
+            log.info("bot %r disconnected (%s): %d messages in (%.1f answers each), %d out "
+                     "(%.1f items each)", session.bot, session.peer, session.received,
+                     session.actions_received / max(session.received, 1), session.sent,
+                     session.items_sent / max(session.sent, 1))
+
+    async def _read(self, session: Session, context: grpc.aio.ServicerContext) -> None:
+        hub = self.hub
+        try:
+            while True:
+                msg = await context.read()
+                if msg is grpc.aio.EOF:
+                    break
+                if msg.__class__ is _Malformed:
+                    hub.malformed(session, msg.error)
+                    continue
+                if msg.actions:
+                    hub.dispatch(session, msg.actions)
+                if msg.drain and not session.draining:
+                    session.draining = True
+                    log.info("bot %r (%s) is draining: no new games", session.bot, session.peer)
+                if msg.HasField("hello"):
+                    hub.malformed(session, "hello was already sent on this stream; "
+                                  "send it only in the first message")
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # the stream broke: the write loop ends the session
+            log.debug("read from bot %r ended: %s", session.bot, err)
+        session.close()
+
+    # -- MatchService ---------------------------------------------------------------------------
+    async def RunMatch(self, request: pb.MatchSpec,
+                       context: grpc.aio.ServicerContext) -> AsyncIterator[pb.MatchEvent]:
+        if not self.accepting:
+            await context.abort(grpc.StatusCode.UNAVAILABLE,
+                                "the referee is shutting down: run the match on another one")
+        try:
+            plan = conv.check_spec(request)
+        except conv.SpecError as err:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
+        if not plan.match_id:
+            plan = plan._replace(match_id=uuid.uuid4().hex)
+        if plan.seed is None:  # a match is always reproducible from its replay's seed
+            plan = plan._replace(seed=secrets.randbits(64))
+        if plan.match_id in self.matches:
+            await context.abort(grpc.StatusCode.ALREADY_EXISTS,
+                                f"match {plan.match_id!r} is already running on this referee")
+        if "/" in plan.match_id or len(plan.match_id) > 200:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                f"bad match_id {plan.match_id!r}: at most 200 characters, no '/'")
+        try:
+            sessions = self.hub.reserve(plan.bots)
+        except PlacementError as err:
+            code = getattr(grpc.StatusCode, err.code)
+            message = str(err)
+            if err.code == "FAILED_PRECONDITION":
+                name = next(b for b in plan.bots if b not in self.hub.sessions)
+                if await self.auth.known(name) is False:
+                    code = grpc.StatusCode.NOT_FOUND
+                    message = f"unknown bot {name!r}: no bot of that name is registered"
+            await context.abort(code, message)
+        runner = MatchRunner(plan, sessions, self.hub)
+        self.matches[plan.match_id] = runner
+        listener = runner.listen(cards=not plan.quiet, replay=True)
+        task = asyncio.create_task(runner.run(), name=f"match {plan.match_id}")
+        self._tasks.add(task)
+        task.add_done_callback(lambda t, mid=plan.match_id: self._match_done(t, mid))
+        try:
+            while True:
+                event = await listener.queue.get()
+                yield event
+                if event.HasField("result"):
+                    break
+        finally:
+            runner.unlisten(listener)
+            if runner.match.end is None:  # the caller went away: free the bots
+                log.warning("caller of match %s went away; aborting it", plan.match_id)
+                runner.stop("aborted")
+
+    def _match_done(self, task: asyncio.Task[Any], match_id: str) -> None:
+        self._tasks.discard(task)
+        self.matches.pop(match_id, None)
+
+    async def Watch(self, request: pb.WatchRequest,
+                    context: grpc.aio.ServicerContext) -> AsyncIterator[pb.MatchEvent]:
+        runner = self.matches.get(request.match_id)
+        if runner is None or runner.done.is_set():
+            await context.abort(grpc.StatusCode.NOT_FOUND,
+                                f"no match {request.match_id!r} is running on this referee")
+        listener = runner.listen(cards=True, replay=False, limit=WATCH_QUEUE_LIMIT)
+        try:
+            while True:
+                if listener.overflowed:
+                    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                        "spectator too slow: more than "
+                                        f"{WATCH_QUEUE_LIMIT} events behind")
+                event = await listener.queue.get()
+                yield event
+                if event.HasField("result"):
+                    break
+        finally:
+            runner.unlisten(listener)
+
+    async def ListBots(self, request: pb.ListBotsRequest,
+                       context: grpc.aio.ServicerContext) -> pb.ListBotsResponse:
+        return pb.ListBotsResponse(referee_id=self.referee_id, bots=self.hub.status())
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    async def shutdown(self, drain_seconds: float = 30.0, grace: float = 2.0) -> None:
+        """Stop taking matches and bots; let running matches finish for ``drain_seconds``;
+        end the rest as ``aborted`` (never a result); close every stream; stop the server."""
+        self.accepting = False
+        await self.health.enter_graceful_shutdown()
+        running = [r for r in self.matches.values() if not r.done.is_set()]
+        if running:
+            log.info("shutting down: waiting up to %.0fs for %d running match(es)",
+                     drain_seconds, len(running))
+            deadline = time.monotonic() + drain_seconds
+            for r in running:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    await asyncio.wait_for(r.done.wait(), left)
+                except asyncio.TimeoutError:
+                    break
+            late = [r for r in running if not r.done.is_set()]
+            if late:
+                log.warning("aborting %d match(es) still running", len(late))
+            for r in late:
+                r.stop("aborted")
+            for r in late:
+                await r.done.wait()
+        await asyncio.sleep(0.05)  # let RunMatch callers and bots receive the final events
+        self.hub.close_all()
+        if self.server is not None:
+            await self.server.stop(grace)
+
+
+def _handlers(ref: Referee) -> list[grpc.GenericRpcHandler]:
+    bot = grpc.method_handlers_generic_handler("sueca.v1.BotService", {
+        "Connect": grpc.stream_stream_rpc_method_handler(
+            ref.connect, request_deserializer=_decode_bot_message,
+            response_serializer=_SERIALIZE),
+    })
+    match = grpc.method_handlers_generic_handler("sueca.v1.MatchService", {
+        "RunMatch": grpc.unary_stream_rpc_method_handler(
+            ref.RunMatch, request_deserializer=pb.MatchSpec.FromString,
+            response_serializer=pb.MatchEvent.SerializeToString),
+        "Watch": grpc.unary_stream_rpc_method_handler(
+            ref.Watch, request_deserializer=pb.WatchRequest.FromString,
+            response_serializer=pb.MatchEvent.SerializeToString),
+        "ListBots": grpc.unary_unary_rpc_method_handler(
+            ref.ListBots, request_deserializer=pb.ListBotsRequest.FromString,
+            response_serializer=pb.ListBotsResponse.SerializeToString),
+    })
+    return [bot, match]
+
+
+async def start(auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
+                referee_id: str | None = None) -> Referee:
+    """Start a referee on ``host:port`` (0: a free port, see ``Referee.port``) in this loop."""
+    ref = Referee(auth, referee_id)
+    server = grpc.aio.server(options=SERVER_OPTIONS)
+    server.add_generic_rpc_handlers(_handlers(ref))
+    health_pb2_grpc.add_HealthServicer_to_server(ref.health, server)
+    names = (
+        pb.DESCRIPTOR.services_by_name["BotService"].full_name,
+        pb.DESCRIPTOR.services_by_name["MatchService"].full_name,
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+        reflection.SERVICE_NAME,
+    )
+    reflection.enable_server_reflection(names, server)
+    address = f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+    ref.port = server.add_insecure_port(address)
+    if not ref.port:
+        raise OSError(f"cannot listen on {address}")
+    await server.start()
+    ref.server = server
+    for name in ("", "sueca.v1.BotService", "sueca.v1.MatchService"):
+        await ref.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return ref
+
+
+class ServerThread:
+    """A referee in a background thread with its own event loop (tests, benchmarks)::
+
+        with ServerThread(StaticAuth({"alice": "alice.secret"})) as srv:
+            control.list_bots(srv.address)
+    """
+
+    def __init__(self, auth: Authenticator, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.auth, self.host, self.want_port = auth, host, port
+        self.loop = asyncio.new_event_loop()
+        self.referee: Referee | None = None
+        self._thread = threading.Thread(target=self._main, name="referee", daemon=True)
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._stopped: asyncio.Event | None = None
+
+    @property
+    def address(self) -> str:
+        assert self.referee is not None
+        return f"{self.host}:{self.referee.port}"
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_until_complete(self._serve())
+
+    async def _serve(self) -> None:
+        self._stopped = asyncio.Event()
+        try:
+            self.referee = await start(self.auth, self.host, self.want_port)
+        except BaseException as err:
+            self._error = err
+            self._ready.set()
+            return
+        self._ready.set()
+        await self._stopped.wait()
+
+    def start(self) -> ServerThread:
+        self._thread.start()
+        self._ready.wait(30)
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def call(self, fn: Callable[[], Awaitable[Any]], timeout: float = 60) -> Any:
+        """Run a coroutine function in the referee's loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(fn(), self.loop).result(timeout)
+
+    def stop(self, drain_seconds: float = 0.0) -> None:
+        if self.referee is not None and self._thread.is_alive():
+            self.call(lambda: self.referee.shutdown(drain_seconds, grace=0.5))  # type: ignore[union-attr]
+            self.loop.call_soon_threadsafe(self._stopped.set)  # type: ignore[union-attr]
+        self._thread.join(10)
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+__all__ = ["Referee", "RegistryAuth", "StaticAuth", "ServerThread", "start", "MAX_RECEIVE_BYTES"]

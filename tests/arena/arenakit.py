@@ -1,0 +1,82 @@
+"""Helpers for the league tests (imported by conftest.py and the tests): worker processes and
+running ``sueca-arena`` as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+VENV_BIN = Path(sys.executable).parent
+SUECA_ARENA = str(VENV_BIN / "sueca-arena")
+
+
+def arena_env(redis_url: str, prefix: str, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"SUECA_REDIS_URL": redis_url, "SUECA_KEY_PREFIX": prefix,
+                "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE), env.get("PYTHONPATH", "")]),
+                "SUECA_LOCAL_BOTS": "slow=slowbots:SlowBot,slow2=slowbots:SlowBot"})
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    env.update(extra)
+    return env
+
+
+class Worker:
+    """A ``sueca-arena worker`` subprocess (its own process group, so a kill takes the pool)."""
+
+    def __init__(self, redis_url: str, prefix: str, *args: str, log: Path, **env: str) -> None:
+        self.log = log
+        self.out = open(log, "ab")
+        self.proc = subprocess.Popen(
+            [SUECA_ARENA, "worker", "--redis", redis_url, *args],
+            env=arena_env(redis_url, prefix, **env), cwd=ROOT, stdout=self.out,
+            stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_ready(self, timeout: float = 30.0) -> Worker:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"worker exited with {self.proc.returncode}:\n{self.text()}")
+            if b" ready." in self.log.read_bytes():
+                return self
+            time.sleep(0.1)
+        raise RuntimeError(f"worker not ready in {timeout}s:\n{self.text()}")
+
+    def text(self) -> str:
+        return self.log.read_bytes().decode(errors="replace")[-6000:]
+
+    def children(self) -> list[int]:
+        out = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True)
+        return [int(p) for p in out.stdout.split()]
+
+    def kill(self) -> None:
+        """SIGKILL the whole worker: main process and pool children."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.out.close()
+
+
+def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
+        check: int | None = 0) -> subprocess.CompletedProcess[str]:
+    """Run ``sueca-arena ARGS``; asserts the exit code when ``check`` is not None."""
+    out = subprocess.run([SUECA_ARENA, *args], capture_output=True, text=True, timeout=timeout,
+                         env=env, cwd=ROOT)
+    if check is not None:
+        assert out.returncode == check, (out.returncode, out.stdout[-3000:], out.stderr[-3000:])
+    return out

@@ -1,0 +1,85 @@
+"""Metrics endpoints of the worker (prefork, multiprocess mode) and the ratings exporter parse
+with prometheus_client's own parser and carry the documented names and labels."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import urllib.request
+
+import pytest
+from arenakit import SUECA_ARENA, cli
+from prometheus_client.parser import text_string_to_metric_families
+
+from arena.redisproc import free_port
+
+pytestmark = pytest.mark.slow
+
+
+def scrape(port: int, timeout: float = 20.0) -> dict[str, object]:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+    return {f.name: f for f in text_string_to_metric_families(text.decode())}
+
+
+def test_worker_metrics_add_up_over_pool_processes(referee_arena):
+    env = referee_arena.cli_env
+    cli("tournament", "run", "--bots", "random,reckless", "-k", "4", "--id", "metrics-t", env=env)
+    fams = scrape(referee_arena.ports["worker0_metrics"])
+    recorded = fams["sueca_worker_matches_recorded"]
+    assert recorded.type == "counter"
+    by_end = {s.labels["end"]: s.value for s in recorded.samples if s.name.endswith("_total")}
+    assert {"normal", "renuncia", "timeout", "disconnect", "failed"} <= set(by_end)
+    store = referee_arena.store
+    # one worker recorded every result in this arena: the pool processes' files add up exactly
+    assert sum(v for e, v in by_end.items() if e != "failed") == store.results_count()
+    hist = fams["sueca_worker_task_seconds"]
+    assert hist.type == "histogram"
+    count = sum(s.value for s in hist.samples if s.name == "sueca_worker_task_seconds_count")
+    assert count >= store.results_count()
+    retries = fams["sueca_worker_retries"]
+    assert retries.type == "counter"
+    assert {"referee", "capacity", "redis", "aborted"} <= {s.labels["reason"] for s in retries.samples}
+    depth = fams["sueca_worker_queue_depth"]
+    assert depth.type == "gauge" and depth.samples[0].labels == {"queue": "sueca.matches"}
+    assert depth.samples[0].value == 0
+
+
+def test_ratings_exporter_only_shows_registered_bots(referee_arena):
+    from arena.ratings import catch_up
+    store = referee_arena.store
+    cli("tournament", "run", "--bots", "random,heuristic", "-k", "2", "--id", "metrics-r",
+        env=referee_arena.cli_env)
+    # a bot that was rated, then removed from the registry: no label for it
+    store.create_match("ghost-1", {})
+    store.record_result("ghost-1", {"match_id": "ghost-1", "seats": ["ghost", "random"] * 2,
+                                    "winner": 1, "game_points": [0, 4], "end": "normal"})
+    catch_up(store)
+    port = free_port()
+    proc = subprocess.Popen([SUECA_ARENA, "ratings", "exporter", "--metrics-port", str(port),
+                             "--addr", "127.0.0.1"], env=referee_arena.cli_env,
+                            stderr=subprocess.PIPE)
+    try:
+        fams = scrape(port)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    rating = fams["sueca_rating"]
+    assert rating.type == "gauge"
+    bots = {s.labels["bot"] for s in rating.samples}
+    systems = {s.labels["system"] for s in rating.samples}
+    assert {"random", "heuristic"} <= bots and "ghost" not in bots
+    assert systems == {"elo", "openskill_mu", "openskill_sigma"}
+    assert bots <= {b.decode() for b in store.r.smembers(store.keys.bots())}
+    pm = {(s.labels["bot"], s.labels["system"]): s.value
+          for s in fams["sueca_rating_uncertainty"].samples}
+    assert pm[("heuristic", "elo")] > 0 and pm[("heuristic", "openskill_mu")] > 0
+    games = {s.labels["bot"]: s.value for s in fams["sueca_rating_games"].samples}
+    assert games["heuristic"] >= 1

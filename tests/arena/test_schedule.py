@@ -1,0 +1,148 @@
+"""Pairings: round-robin shape, duplicate pairs, seeds; the ladder's picks and its lock."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import Counter
+
+import pytest
+
+from arena.schedule import Ladder, pick_pairs, round_robin, tournament_spec
+from referee.engine import Match
+
+
+def _rr(bots, k, duplicate, secret="s3cret"):
+    return round_robin("T", tournament_spec(bots, k, duplicate, {}, secret=secret))
+
+
+def test_every_pair_plays_k_matches_with_seats_and_dealer_rotating():
+    matches = _rr(["a", "b", "c", "d"], 8, False)
+    assert len(matches) == 6 * 8
+    by_pair = Counter(frozenset(m["spec"]["bots"]) for m in matches)
+    assert set(by_pair.values()) == {8}
+    ab = [m["spec"] for m in matches if set(m["spec"]["bots"]) == {"a", "b"}]
+    assert [s["bots"][0] for s in ab] == ["a", "b"] * 4                  # teams alternate
+    assert sorted(s["first_dealer"] for s in ab) == [0, 0, 1, 1, 2, 2, 3, 3]  # every seat deals
+    dealers = Counter(s["bots"][s["first_dealer"]] for s in ab)
+    assert dealers == {"a": 4, "b": 4}                                   # and both bots deal
+    assert len({s["seed"] for s in ab}) == 8
+    assert [m["id"] for m in matches] == [f"T-{i:04d}" for i in range(48)]
+
+
+def test_duplicate_pairs_share_decks_with_teams_swapped():
+    matches = _rr(["a", "b", "c"], 4, True)
+    assert len(matches) == 3 * 4
+    for first, second in zip(matches[::2], matches[1::2]):
+        assert first["pair"] == second["pair"] != ""
+        s1, s2 = first["spec"], second["spec"]
+        assert s1["seed"] == s2["seed"] and s1["first_dealer"] == s2["first_dealer"]
+        assert s2["bots"] == [s1["bots"][1], s1["bots"][0], s1["bots"][3], s1["bots"][2]]
+        m1 = Match(seed=s1["seed"], first_dealer=s1["first_dealer"])
+        m2 = Match(seed=s2["seed"], first_dealer=s2["first_dealer"])
+        assert m1.deal.deck == m2.deal.deck                              # the same cards
+    assert len({m["pair"] for m in matches}) == 6
+
+
+def test_schedule_is_a_function_of_the_spec_and_seeds_of_the_secret():
+    assert _rr(["a", "b"], 2, False) == _rr(["a", "b"], 2, False)
+    other = _rr(["a", "b"], 2, False, secret="another")
+    assert [m["spec"]["seed"] for m in other] != [m["spec"]["seed"] for m in _rr(["a", "b"], 2, False)]
+
+
+@pytest.mark.parametrize("bots, k, dup, message", [
+    (["a"], 2, False, "at least 2 bots"),
+    (["a", "a"], 2, False, "listed twice"),
+    (["a", "b"], 0, False, "at least 1"),
+    (["a", "b"], 3, True, "must be even"),
+])
+def test_bad_specs_are_refused(bots, k, dup, message):
+    with pytest.raises(ValueError, match=message):
+        tournament_spec(bots, k, dup, {})
+
+
+def test_pick_pairs_prefers_few_games_and_close_ratings():
+    stats = {"veteran": (1500.0, 90), "newbie": (1500.0, 0), "close": (1510.0, 40),
+             "far": (1900.0, 40)}
+    free = {b: 4 for b in stats}
+    pairs = pick_pairs(free, stats, 1, random.Random(1))
+    assert pairs[0][0] == "newbie"                       # the bot with fewest games goes first
+    assert pairs[0][1] in ("close", "veteran")           # and meets a close rating, not "far"
+    assert pick_pairs({"a": 1, "b": 4}, {}, 3) == []     # a 2-bot match takes two seats each
+    many = pick_pairs({"a": 4, "b": 4, "c": 4}, {}, 10, random.Random(2))
+    used = Counter(x for p in many for x in p)
+    assert all(used[b] * 2 <= 4 for b in used)           # never more seats than are free
+
+
+def test_two_ladder_schedulers_never_exceed_the_target(store):
+    from arena.bots import BotRegistry
+    reg = BotRegistry(store.r, store.keys)
+    for b in ("a", "b", "c", "d"):
+        reg.add(b)
+    sent: list[str] = []
+    lock = threading.Lock()
+
+    def enqueue(mid: str) -> None:
+        with lock:
+            sent.append(mid)
+
+    ladders = [Ladder(store, 3, lambda: {b: 100 for b in "abcd"}, enqueue,
+                      rng=random.Random(i)) for i in range(2)]
+    barrier = threading.Barrier(2)
+
+    def run(ladder: Ladder) -> None:
+        for _ in range(20):
+            barrier.wait()
+            ladder.tick()
+
+    threads = [threading.Thread(target=run, args=(lad,)) for lad in ladders]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(sent) == 3 and len(set(sent)) == 3        # nothing finished: still just 3
+    assert len(ladders[0].running()) == 3
+    for mid in sent[:2]:                                 # two finish: two more are scheduled
+        store.record_result(mid, {"match_id": mid, "end": "normal", "winner": 0,
+                                  "seats": store.match(mid)["spec"]["bots"],
+                                  "game_points": [4, 0]})
+    new = ladders[1].tick() or ladders[0].tick()
+    assert len(new) == 2 and len(ladders[0].running()) == 3
+    for mid in sent + new:
+        spec = store.match(mid)["spec"]
+        assert len(set(spec["bots"])) == 2 and spec["bots"][0] == spec["bots"][2]
+
+
+def test_ladder_only_pairs_registered_connected_bots(store):
+    from arena.bots import BotRegistry
+    BotRegistry(store.r, store.keys).add("a")
+    BotRegistry(store.r, store.keys).add("b")
+    sent: list[str] = []
+    ladder = Ladder(store, 5, lambda: {"a": 4, "b": 4, "intruder": 4}, sent.append,
+                    rng=random.Random(3))
+    ladder.tick()
+    bots = {b for mid in sent for b in store.match(mid)["spec"]["bots"]}
+    assert bots == {"a", "b"} and len(sent) == 2         # 4 free seats each: two matches
+
+
+def test_place_picks_a_replica_with_a_free_seat_for_every_seat():
+    from arena.runner import Transient, place
+    replicas = {
+        "r1:1": [{"bot": "a", "free": 4}],                                # b not connected
+        "r2:1": [{"bot": "a", "free": 1}, {"bot": "b", "free": 4}],       # a sits twice: 1 < 2
+        "r3:1": [{"bot": "a", "free": 2}, {"bot": "b", "free": 2}],
+        "r4:1": [{"bot": "a", "free": 6}, {"bot": "b", "free": 5}],       # least loaded
+    }
+
+    def list_bots(addr):
+        if addr == "down:1":
+            raise ConnectionError("refused")
+        return replicas[addr]
+
+    assert place(["a", "b", "a", "b"], ["down:1", "r1:1", "r2:1", "r3:1"], list_bots) == "r3:1"
+    assert place(["a", "b", "a", "b"], list(replicas), list_bots) == "r4:1"
+    with pytest.raises(Transient) as err:
+        place(["a", "b", "a", "b"], ["down:1", "r1:1", "r2:1"], list_bots, wait=0.2)
+    msg = str(err.value)
+    assert "down:1: unreachable" in msg and "r1:1: b not connected" in msg
+    assert "r2:1: no free capacity for a" in msg

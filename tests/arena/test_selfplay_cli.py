@@ -1,0 +1,127 @@
+"""``sueca-arena selfplay``: in-process through arena.cli.main, and as the installed command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.cli import main
+from arena.cmd_selfplay import wilson
+from referee.engine import replay as replays
+
+SUECA_ARENA = str(Path(sys.executable).parent / "sueca-arena")
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    assert main(["selfplay", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["selfplay", "--bots", "heuristic,random", "--matches", "12", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    for word in ("heuristic", "random", "win rate", "95% interval", "points/deal", "faults",
+                 "12 matches"):
+        assert word in out
+
+
+def test_json_summary_and_replays(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    s = run_json(capsys, "--bots", "heuristic,reckless", "--matches", "10", "--seed", "5",
+                 "--variant", "tie=double", "target=8", "--replays", str(path))
+    assert s["matches"] == 10 and s["variant"]["tie"] == "double" and s["variant"]["target"] == 8
+    heur, reck = s["bots"]
+    assert (heur["name"], reck["name"]) == ("heuristic", "reckless")
+    assert heur["wins"] + reck["wins"] == 10
+    assert 0 <= heur["ci95"][0] <= heur["win_rate"] <= heur["ci95"][1] <= 1
+    assert reck["faults"] > 0 and heur["faults"] == 0
+    lines = path.read_text().splitlines()
+    assert len(lines) == 10
+    recs = [json.loads(line) for line in lines]
+    assert all(replays.verify(r) == [] for r in recs)
+    # bot A sits in seats 0 and 2 in even matches, 1 and 3 in odd ones
+    assert recs[0]["seats"] == ["heuristic", "reckless"] * 2
+    assert recs[1]["seats"] == ["reckless", "heuristic"] * 2
+    renuncias = sum(d["end"] == "renuncia" for r in recs for d in r["deals"])
+    assert renuncias == reck["faults"]
+
+
+def test_same_seed_same_result(capsys: pytest.CaptureFixture[str]) -> None:
+    runs = [run_json(capsys, "--bots", "random,random", "--matches", "6", "--seed", "x1")
+            for _ in range(2)]
+    for r in runs:
+        r.pop("seconds")
+    assert runs[0] == runs[1]
+    assert [b["name"] for b in runs[0]["bots"]] == ["random#1", "random#2"]
+
+
+def test_duplicate_pairs_share_cards(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    s = run_json(capsys, "--bots", "heuristic,random", "--matches", "4", "--duplicate",
+                 "--replays", str(path))
+    assert s["duplicate"] is True
+    a, b, c, _ = (json.loads(line) for line in path.read_text().splitlines())
+    assert a["seed"] == b["seed"] != c["seed"]
+    assert a["deals"][0]["deck"] == b["deals"][0]["deck"]
+    assert a["deals"][0]["dealer"] == b["deals"][0]["dealer"]
+    assert b["seats"] == [a["seats"][1], a["seats"][0], a["seats"][3], a["seats"][2]]
+
+
+@pytest.mark.parametrize("argv, quoted", [
+    (["--bots", "random,random", "--variant", "tie=sometimes"], "'sometimes'"),
+    (["--bots", "random,random", "--variant", "colour=blue"], "'colour'"),
+    (["--bots", "random,genius"], "'genius'"),
+    (["--bots", "random"], "'random'"),
+    (["--bots", "random,random", "--matches", "3", "--duplicate"], "3"),
+    (["--bots", "random,random", "--matches", "0"], "0"),
+])
+def test_user_errors(capsys: pytest.CaptureFixture[str], argv: list[str], quoted: str) -> None:
+    assert main(["selfplay", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and quoted in err
+
+
+def test_wilson_interval() -> None:
+    lo, hi = wilson(50, 100)
+    assert lo == pytest.approx(0.4038, abs=1e-3) and hi == pytest.approx(0.5962, abs=1e-3)
+    assert wilson(0, 0) == (0.0, 1.0)
+    assert wilson(10, 10)[1] == 1.0
+
+
+def test_installed_command_table_and_json() -> None:
+    table = subprocess.run([SUECA_ARENA, "selfplay", "--bots", "heuristic,random", "--matches",
+                            "8", "--seed", "1"], capture_output=True, text=True, timeout=60)
+    assert table.returncode == 0, table.stderr
+    assert "heuristic" in table.stdout and "win rate" in table.stdout
+    assert table.stderr == ""  # no progress bar when stderr is not a terminal
+    js = subprocess.run([SUECA_ARENA, "selfplay", "--bots", "heuristic,random", "--matches",
+                         "8", "--seed", "1", "--json"], capture_output=True, text=True, timeout=60)
+    assert js.returncode == 0, js.stderr
+    assert json.loads(js.stdout)["matches"] == 8
+
+
+def test_installed_command_bad_variant_is_a_clean_error() -> None:
+    p = subprocess.run([SUECA_ARENA, "selfplay", "--bots", "random,random", "--variant",
+                        "target=5"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert "error: " in p.stderr and "5" in p.stderr and "'target'" in p.stderr
+    assert "Traceback" not in p.stderr
+    p = subprocess.run([SUECA_ARENA, "selfplay", "--bots", "random,nobody"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 2 and "'nobody'" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_weak_hand_redeals_are_recorded_and_verify(capsys: pytest.CaptureFixture[str],
+                                                   tmp_path: Path) -> None:
+    path = tmp_path / "w.jsonl"
+    s = run_json(capsys, "--bots", "heuristic,random", "--matches", "30", "--variant",
+                 "weak_hand_redeal=on", "trump_card=first", "--replays", str(path))
+    recs = [json.loads(line) for line in path.read_text().splitlines()]
+    redeals = sum(d["end"] == "redeal" for r in recs for d in r["deals"])
+    assert redeals > 0
+    assert all(replays.verify(r) == [] for r in recs)
+    assert s["deals"] == sum(len(r["deals"]) for r in recs) - redeals  # redeals are no deals

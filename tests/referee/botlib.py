@@ -1,0 +1,78 @@
+"""Bots for the network tests, loaded by ``sueca-bot run /path/botlib.py:Class``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+from sdk.bot import Bot
+
+
+class FirstLegal(Bot):
+    def play(self, observation: Any) -> Any:
+        return observation.legal[0]
+
+
+class Slow(Bot):
+    """Takes SUECA_TEST_DELAY seconds (default 0.05) per card: matches last a while."""
+
+    delay = float(os.environ.get("SUECA_TEST_DELAY", "0.05"))
+
+    def play(self, observation: Any) -> Any:
+        time.sleep(self.delay)
+        return observation.legal[-1]
+
+
+class AsyncRandom(Bot):
+    """An async bot: play is a coroutine; also checks hooks arrive in order."""
+
+    async def play(self, observation: Any) -> Any:
+        await asyncio.sleep(0)
+        legal = observation.legal
+        return legal[int(self.rng.random() * len(legal))]
+
+
+class Raiser(Bot):
+    """Raises in play: the SDK logs it and the referee's clock ends the match."""
+
+    def play(self, observation: Any) -> Any:
+        raise RuntimeError("boom: this bot is broken on purpose")
+
+
+class HookCheck(Bot):
+    """Checks that hooks arrive before the next turn: the tricks it was told about are the
+    tricks in the observation. Raises (so the match times out) if the SDK got the order wrong;
+    prints one line per match end (the test reads the log)."""
+
+    def on_match_start(self, info: Any) -> None:
+        self.tricks = 0
+
+    def on_trick_end(self, trick: Any) -> None:
+        self.tricks += 1
+
+    def on_deal_end(self, result: Any) -> None:
+        self.tricks = 0
+
+    def on_match_end(self, game_points: Any, winner: Any, end: str) -> None:
+        print(f"HOOKCHECK match end {self.info.match_id} seat {self.info.seat} {end} "
+              f"{winner} {game_points}", flush=True)
+
+    def play(self, observation: Any) -> Any:
+        if len(observation.tricks) != self.tricks:
+            raise AssertionError(f"told of {self.tricks} tricks, observation has "
+                                 f"{len(observation.tricks)}")
+        return observation.legal[0]
+
+
+class Redealer(Bot):
+    """Calls every weak-hand redeal it is offered in the first deals; plays randomly."""
+
+    def redeal(self, observation: Any) -> bool:
+        assert observation.legal == () and len(observation.hand) == 10
+        return observation.deal_number < 4
+
+    def play(self, observation: Any) -> Any:
+        legal = observation.legal
+        return legal[int(self.rng.random() * len(legal))]

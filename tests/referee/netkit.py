@@ -1,0 +1,223 @@
+"""Helpers for the network tests: a real referee process, real SDK bot processes, and a raw
+gRPC bot that sees (and may send) exact wire bytes. Used by tests/referee and tests/sdk."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from arena.redisproc import free_port
+from referee import control
+from sueca.v1 import sueca_pb2 as pb
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+BOTLIB = str(Path(__file__).resolve().parent / "botlib.py")
+# Every process of these tests agrees on the Redis key prefix, whatever another test package
+# left in this process's environment.
+KEY_PREFIX = "sueca:"
+ENV = {"SUECA_KEY_PREFIX": KEY_PREFIX}
+
+
+def wait_for(cond: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = cond()
+        except Exception:
+            value = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+class RefereeProc:
+    """``sueca-arena referee`` as a subprocess on free ports."""
+
+    def __init__(self, redis_url: str | None, drain_seconds: float = 5.0,
+                 log_path: Path | None = None, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.metrics_port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        args = [str(BIN / "sueca-arena"), "referee", "--port", str(self.port),
+                "--metrics-port", str(self.metrics_port), "--drain-seconds", str(drain_seconds)]
+        args += ["--redis", redis_url] if redis_url else ["--insecure"]
+        self.log_path = log_path
+        self.log = open(log_path, "wb") if log_path else subprocess.DEVNULL
+        self.proc = subprocess.Popen(args, cwd=ROOT, stdout=self.log, stderr=self.log,
+                                     env={**os.environ, **ENV})
+        wait_for(self._healthy, 30, f"referee on {self.address}")
+
+    def _healthy(self) -> bool:
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"referee exited with {self.proc.returncode}: {self.logs()}")
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
+        with grpc.insecure_channel(self.address) as ch:
+            resp = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(),
+                                                        timeout=1)
+        return resp.status == health_pb2.HealthCheckResponse.SERVING
+
+    def logs(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path else ""
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.log is not subprocess.DEVNULL:
+            self.log.close()  # type: ignore[union-attr]
+        return self.proc.returncode
+
+
+class BotProc:
+    """``sueca-bot run SPEC`` as a subprocess."""
+
+    def __init__(self, spec: str, server: str, token: str, capacity: int = 4,
+                 extra: tuple[str, ...] = (), log_path: Path | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        args = [str(BIN / "sueca-bot"), "run", spec, "--server", server, "--token", token,
+                "--capacity", str(capacity), "--max-backoff", "1", *extra]
+        self.log_path = log_path
+        self.log = open(log_path, "wb") if log_path else subprocess.DEVNULL
+        self.proc = subprocess.Popen(args, cwd=ROOT, stdout=self.log, stderr=self.log,
+                                     env={**os.environ, **ENV, **(env or {})})
+        self.name = token.split(".", 1)[0]
+
+    def logs(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path else ""
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.log is not subprocess.DEVNULL:
+            self.log.close()  # type: ignore[union-attr]
+        return self.proc.returncode
+
+
+def sessions_of(address: str, bot: str) -> int:
+    for b in control.list_bots(address):
+        if b["bot"] == bot:
+            return int(b["sessions"])
+    return 0
+
+
+def free_of(address: str, bot: str) -> int:
+    for b in control.list_bots(address):
+        if b["bot"] == bot:
+            return int(b["free"])
+    return 0
+
+
+class RawBot:
+    """A bot speaking raw gRPC: every RefereeMessage is kept as the exact bytes received.
+
+    ``send`` takes a BotMessage or raw bytes; ``next_message`` decodes the next one.
+    """
+
+    def __init__(self, address: str, bot: str, token: str, capacity: int = 1,
+                 hello: bool = True) -> None:
+        self.channel = grpc.insecure_channel(address)
+        self.outq: queue.Queue[bytes | None] = queue.Queue()
+        self.inq: queue.Queue[Any] = queue.Queue()
+        self.raw: list[bytes] = []
+        self.bot = bot
+        connect = self.channel.stream_stream(
+            "/sueca.v1.BotService/Connect", request_serializer=lambda b: b,
+            response_deserializer=lambda b: b)
+        if hello:
+            self.send(pb.BotMessage(hello=pb.Hello(bot=bot, token=token, capacity=capacity,
+                                                   sdk_version="raw-test")))
+        self.call = connect(self._requests())
+        self.status: grpc.RpcError | None = None
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _requests(self) -> Iterator[bytes]:
+        while True:
+            item = self.outq.get()
+            if item is None:
+                return
+            yield item
+
+    def _read(self) -> None:
+        try:
+            for data in self.call:
+                self.raw.append(data)
+                self.inq.put(pb.RefereeMessage.FromString(data))
+        except grpc.RpcError as err:
+            self.status = err
+        self.inq.put(None)
+
+    def send(self, msg: pb.BotMessage | bytes) -> None:
+        self.outq.put(msg if isinstance(msg, bytes) else msg.SerializeToString())
+
+    def next_message(self, timeout: float = 10.0) -> pb.RefereeMessage | None:
+        """The next message, or None when the stream has ended."""
+        return self.inq.get(timeout=timeout)
+
+    def expect(self, pred: Callable[[pb.RefereeMessage], Any], timeout: float = 10.0,
+               what: str = "message") -> pb.RefereeMessage:
+        """Skip messages until one matches ``pred``; fail if the stream ends first."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no {what} within {timeout}s")
+            try:
+                msg = self.inq.get(timeout=left)
+            except queue.Empty:
+                raise TimeoutError(f"no {what} within {timeout}s") from None
+            if msg is None:
+                raise AssertionError(f"stream ended before {what}: {self.status}")
+            if pred(msg):
+                return msg
+
+    def next_turn(self, timeout: float = 10.0) -> pb.TurnRequest:
+        msg = self.expect(lambda m: m.turns, timeout, "turn request")
+        assert len(msg.turns) == 1, msg
+        return msg.turns[0]
+
+    def play(self, turn: pb.TurnRequest, card: int | None = None) -> None:
+        c = turn.observation.legal[0] if card is None else card
+        self.send(pb.BotMessage(actions=[pb.Action(game_id=turn.game_id,
+                                                   request_id=turn.request_id, card=c)]))
+
+    def close(self) -> None:
+        self.outq.put(None)
+
+    def cancel(self) -> None:
+        self.call.cancel()
+        self.channel.close()
+
+    def wait_end(self, timeout: float = 10.0) -> grpc.RpcError | None:
+        self._reader.join(timeout)
+        return self.status
+
+
+def rpc_error(fn: Callable[[], Any]) -> grpc.RpcError:
+    try:
+        fn()
+    except grpc.RpcError as err:
+        return err
+    raise AssertionError("expected a gRPC error")

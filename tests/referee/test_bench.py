@@ -1,0 +1,165 @@
+"""``sueca-arena bench grpc-pingpong`` and ``bench referee``: real processes, tiny numbers.
+
+The checks are about the contract (the last line is one JSON object with the documented keys,
+everything is torn down), never about speed: this machine is shared.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from referee import bench
+
+ARENA = [sys.executable, "-m", "arena.cli"]
+
+
+def run_bench(*args: str, timeout: float) -> tuple[dict, subprocess.CompletedProcess[str]]:
+    proc = subprocess.run([*ARENA, "bench", *args], capture_output=True, text=True,
+                          timeout=timeout)
+    lines = proc.stdout.strip().splitlines()
+    assert lines, f"no output; stderr: {proc.stderr[-2000:]}"
+    result = json.loads(lines[-1])
+    assert isinstance(result, dict)
+    return result, proc
+
+
+def test_pingpong_last_line_is_the_result() -> None:
+    result, proc = run_bench("grpc-pingpong", "--seconds", "1", "--streams", "4",
+                             "--warmup", "0.2", timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert set(result) >= {"round_trips", "seconds", "round_trips_per_s", "streams"}
+    assert result["streams"] == 4
+    assert result["round_trips"] > 0
+    assert result["seconds"] == pytest.approx(1.0, abs=0.5)
+    assert result["round_trips_per_s"] == pytest.approx(
+        result["round_trips"] / result["seconds"], rel=0.01)
+
+
+def test_pingpong_refuses_bad_arguments() -> None:
+    from referee import bench_pingpong
+
+    with pytest.raises(ValueError, match="streams"):
+        bench_pingpong.measure(seconds=1, streams=0)
+
+
+# --- the referee bench's pieces, no server needed ----------------------------------------------
+
+HISTOGRAM = """\
+# HELP sueca_referee_move_rtt_seconds rtt
+# TYPE sueca_referee_move_rtt_seconds histogram
+sueca_referee_move_rtt_seconds_bucket{le="0.001"} %d
+sueca_referee_move_rtt_seconds_bucket{le="0.01"} %d
+sueca_referee_move_rtt_seconds_bucket{le="0.1"} %d
+sueca_referee_move_rtt_seconds_bucket{le="+Inf"} %d
+sueca_referee_move_rtt_seconds_count %d
+sueca_referee_move_rtt_seconds_sum 1.0
+# HELP sueca_referee_moves_total moves
+# TYPE sueca_referee_moves_total counter
+sueca_referee_moves_total %d
+"""
+
+
+def test_quantiles_come_from_the_buckets_filled_between_scrapes() -> None:
+    before = bench.parse_samples(HISTOGRAM % (5, 5, 5, 5, 5, 5))
+    after = bench.parse_samples(HISTOGRAM % (15, 95, 105, 105, 105, 105))
+    buckets = bench._histogram_delta(before, after, bench.RTT_METRIC)
+    assert buckets == [(0.001, 10), (0.01, 90), (0.1, 100), (float("inf"), 100)]
+    # rank 50 of 100 lies in (0.001, 0.01]: 40 of its 80 samples in
+    assert bench._quantile(buckets, 0.5) == pytest.approx(0.001 + 0.009 * 40 / 80)
+    assert bench._quantile(buckets, 0.99) == pytest.approx(0.01 + 0.09 * 9 / 10)
+    assert bench._counter_delta(before, after, bench.MOVES_METRIC) == 100
+    assert bench._quantile([], 0.5) is None
+    assert bench._histogram_delta(before, before, bench.RTT_METRIC)[-1][1] == 0
+
+
+def test_moves_and_deals_are_counted_from_the_replay() -> None:
+    replay = {"deals": [
+        {"tricks": [{"cards": ["AS", "2S", "3S", "4S"]}] * 10},
+        {"tricks": [{"cards": ["AS", "2S", "3S", "4S"]}] * 2
+         + [{"cards": ["AS", "2S"], "winner": None}]},
+        {"tricks": [], "end": "redeal"},
+    ]}
+    assert bench.count_replay(replay) == (40 + 8 + 2, 3)
+
+
+# --- the whole referee bench -----------------------------------------------------------------
+
+READY = all(importlib.util.find_spec(m) is not None
+            for m in ("referee.server", "referee.cli", "sdk.cli"))
+needs_referee = pytest.mark.skipif(
+    not READY, reason="bench referee needs referee/server.py, referee/cli.py and sdk/cli.py")
+
+
+def bench_children() -> set[int]:
+    """Live referee / bot processes that a bench started (their command lines say so)."""
+    found = set()
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        bot = b"from sdk.cli import main" in b" ".join(cmd) and any(
+            c.startswith(b"bench-") for c in cmd)
+        referee = b"arena.cli" in cmd and b"referee" in cmd and b"--metrics-port" in cmd
+        if bot or referee:
+            found.add(int(proc.name))
+    return found
+
+
+@needs_referee
+def test_bench_referee_small_run() -> None:
+    before = bench_children()
+    result, proc = run_bench("referee", "--matches", "4", "--bot-processes", "4",
+                             "--concurrency", "2", "--pingpong-seconds", "0.5",
+                             "--pingpong-streams", "4", timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for key in ("moves_per_s", "deals_per_s", "move_rtt_p50_ms", "move_rtt_p99_ms",
+                "pingpong_round_trips_per_s", "ratio"):
+        assert key in result, key
+    assert result["failed"] == 0, result.get("first_error")
+    assert sum(result["ends"].values()) == 4
+    assert result["moves"] >= 4 * 40 and result["deals"] >= 4
+    assert result["moves_per_s"] > 0 and result["pingpong_round_trips_per_s"] > 0
+    assert result["ratio"] == pytest.approx(
+        result["moves_per_s"] / result["pingpong_round_trips_per_s"], rel=0.01)
+    # the referee's histogram was read: one sample per move or redeal answer
+    assert result["move_rtt_samples"] >= result["moves"]
+    assert 0 < result["move_rtt_p50_ms"] <= result["move_rtt_p99_ms"]
+    assert result["referee_moves_metric"] >= result["moves"]
+    assert bench_children() <= before, "the bench left a referee or bot running"
+
+
+@needs_referee
+def test_bench_referee_failure_still_tears_down() -> None:
+    before = bench_children()
+    # a 1 ms limit per RunMatch call: every match fails, after everything has started
+    result, proc = run_bench("referee", "--matches", "2", "--bot-processes", "1",
+                             "--concurrency", "2", "--match-timeout", "0.001",
+                             "--pingpong-seconds", "0.2", timeout=120)
+    assert proc.returncode == 1
+    assert "every match failed" in result["error"]
+    deadline = time.monotonic() + 5
+    while bench_children() - before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert bench_children() <= before, "the bench left a referee or bot running"
+
+
+@needs_referee
+def test_bench_referee_stops_early_on_faults() -> None:
+    # reckless bots commit renúncias: the matches end by a fault, the bench says so and stops
+    # scheduling after a few instead of playing all of them
+    result, proc = run_bench("referee", "--matches", "40", "--bot-processes", "4",
+                             "--concurrency", "2", "--bot", "reckless",
+                             "--pingpong-seconds", "0.2", timeout=180)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert result["abnormal"] >= 4 and result["skipped"] > 0
+    assert result["faults"].get("renuncia", 0) >= 1
+    assert "ended" in result["first_error"]
+    assert "warning:" in proc.stderr

@@ -1,0 +1,179 @@
+"""The SDK client: light import, wire observations equal to the engine's, and real `sueca-bot`
+processes against a real referee (async bots, hooks, reconnect, drain, bad token, several
+referees, a broken bot, a killed bot)."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from referee import control
+from referee import proto_convert as conv
+from referee.engine import Card, Match, Observation, Trick, Variant
+from referee.engine.observation import OBSERVATION_FIELDS
+from sdk import wire
+from sdk.client import resolve
+
+_HERE = Path(__file__).resolve().parents[1] / "referee"
+sys.path.insert(0, str(_HERE))
+_spec = importlib.util.spec_from_file_location("sdk_net_fixtures", _HERE / "conftest.py")
+_fx = importlib.util.module_from_spec(_spec)  # the referee tests' fixtures, shared
+_spec.loader.exec_module(_fx)  # type: ignore[union-attr]
+redis_url, tokens, referee, bot_proc = _fx.redis_url, _fx.tokens, _fx.referee, _fx.bot_proc
+
+from netkit import BOTLIB, BIN, ROOT, BotProc, RefereeProc, free_of, sessions_of, wait_for  # noqa: E402
+
+POOL = ThreadPoolExecutor(4)
+
+
+# -- no server needed ----------------------------------------------------------------------------
+
+def test_sdk_import_does_not_pull_in_the_league():
+    code = ("import sys, sdk, sdk.client, sdk.wire, sdk.cli, sdk.bots\n"
+            "bad = [m for m in ('celery', 'redis', 'prometheus_client', 'kombu') "
+            "if m in sys.modules]\n"
+            "print('LOADED', bad)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "LOADED []" in out.stdout
+
+
+@pytest.mark.parametrize("variant", [Variant(), Variant(trump_card="first", tie="double")])
+def test_wire_observation_is_the_engine_observation(variant):
+    rng = random.Random(3)
+    for seed in range(4):
+        match = Match(variant, seed=seed)
+        checked = 0
+        while match.end is None and checked < 60:
+            seat = match.deal.turn
+            for s in range(4):
+                mine = Observation(match, s)
+                msg = conv.observation(match, s)
+                theirs = wire.Observation(type(msg).FromString(msg.SerializeToString()), variant)
+                for name in (*OBSERVATION_FIELDS, "team"):
+                    assert getattr(theirs, name) == getattr(mine, name), name
+                assert all(type(c) is Card for c in theirs.hand + theirs.legal)
+                assert type(theirs.trump) is Card
+                assert all(type(t) is Trick and all(type(c) is Card for c in t.cards)
+                           for t in theirs.tricks)
+                assert all(type(c) is Card for _, c in theirs.trick)
+                assert theirs.snapshot() == mine.snapshot()
+            match.play(rng.choice(Observation(match, seat).legal))
+            checked += 1
+
+
+def test_resolve_addresses():
+    assert resolve("127.0.0.1:1,localhost:2, [::1]:3") == ["127.0.0.1:1", "localhost:2", "[::1]:3"]
+    assert resolve("a.invalid:5") == ["a.invalid:5"]  # not resolvable now: kept, retried later
+    with pytest.raises(ValueError, match="host:port"):
+        resolve("nohost")
+
+
+# -- real processes ------------------------------------------------------------------------------
+
+def test_async_bot_and_hooks_over_the_network(referee, tokens, bot_proc):
+    bot_proc(f"{BOTLIB}:AsyncRandom", referee.address, tokens["async"], capacity=8)
+    hooks = bot_proc(f"{BOTLIB}:HookCheck", referee.address, tokens["carol"], capacity=8)
+    bots = ["async", "carol", "async", "carol"]
+    results = list(POOL.map(lambda k: control.run_match(
+        referee.address, {"bots": bots, "seed": k, "match_id": f"async-{k}"}), range(4)))
+    assert [r["end"] for r in results] == ["normal"] * 4
+    wait_for(lambda: hooks.logs().count("HOOKCHECK match end") == 8, 5, "match end hooks")
+    assert "Traceback" not in hooks.logs()
+
+
+def test_bad_token_exits_with_a_readable_error(referee):
+    out = subprocess.run([str(BIN / "sueca-bot"), "run", "random", "--server", referee.address,
+                          "--token", "alice.not-the-token"], capture_output=True, text=True,
+                         timeout=60, cwd=ROOT)
+    assert out.returncode == 2
+    assert "refused bot 'alice'" in out.stderr and "wrong token" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_broken_bot_is_logged_and_the_clock_ends_its_match(referee, tokens, bot_proc):
+    broken = bot_proc(f"{BOTLIB}:Raiser", referee.address, tokens["broken"], capacity=2)
+    bot_proc("random", referee.address, tokens["dave"], capacity=4)
+    result = control.run_match(referee.address, {
+        "bots": ["dave", "broken", "dave", "broken"], "seed": 1, "move_ms": 200, "bank_ms": 100})
+    assert result["end"] == "timeout" and result["fault_bot"] == "broken"
+    assert result["winner"] == 0
+    wait_for(lambda: "raised in play" in broken.logs(), 5, "the log line")
+    assert "boom: this bot is broken on purpose" in broken.logs()
+
+
+def test_reconnects_with_backoff_until_the_referee_is_up(redis_url, tokens, tmp_path):
+    from arena.redisproc import free_port
+    port = free_port()
+    bot = BotProc("random", f"127.0.0.1:{port}", tokens["eve"], capacity=4,
+                  log_path=tmp_path / "eve.log")
+    ref = None
+    try:
+        time.sleep(1.5)  # a few failed attempts
+        assert bot.proc.poll() is None
+        ref = RefereeProc(redis_url, port=port, log_path=tmp_path / "referee.log")
+        wait_for(lambda: sessions_of(ref.address, "eve") == 1, 10, "the bot to reconnect")
+        assert "retrying in" in bot.logs()
+        result = control.run_match(ref.address, {"bots": ["eve"] * 4, "seed": 3})
+        assert result["end"] == "normal"
+        # the referee restarts: the bot comes back on its own
+        ref.stop()
+        ref = RefereeProc(redis_url, port=port, log_path=tmp_path / "referee2.log")
+        wait_for(lambda: sessions_of(ref.address, "eve") == 1, 10, "the bot to reconnect")
+    finally:
+        assert bot.stop() == 0
+        if ref is not None:
+            ref.stop()
+
+
+def test_sigterm_drains_running_games(referee, tokens, bot_proc):
+    drainer = bot_proc(f"{BOTLIB}:Slow", referee.address, tokens["drainer"], capacity=4,
+                       env={"SUECA_TEST_DELAY": "0.01"})
+    fut = POOL.submit(control.run_match, referee.address,
+                      {"bots": ["drainer"] * 4, "seed": 4, "match_id": "drained"})
+    wait_for(lambda: free_of(referee.address, "drainer") == 0, 10, "the match to start")
+    drainer.proc.send_signal(signal.SIGTERM)
+    wait_for(lambda: "draining" in drainer.logs(), 5, "drain")
+    # while draining, the bot takes no new game
+    with pytest.raises(control.BotUnavailable):
+        control.run_match(referee.address, {"bots": ["drainer"] * 4})
+    assert fut.result(60)["end"] == "normal"
+    assert drainer.proc.wait(20) == 0
+    assert sessions_of(referee.address, "drainer") == 0
+
+
+def test_one_process_serves_several_referees(redis_url, referee, tokens, bot_proc, tmp_path):
+    other = RefereeProc(redis_url, log_path=tmp_path / "other.log")
+    try:
+        bot_proc("random", f"{referee.address},{other.address}", tokens["dave"], capacity=8,
+                 wait=False)
+        for addr in (referee.address, other.address):
+            wait_for(lambda a=addr: sessions_of(a, "dave") == 1, 15, f"a session on {addr}")
+        for addr in (referee.address, other.address):
+            assert control.run_match(addr, {"bots": ["dave"] * 4, "seed": 8})["end"] == "normal"
+    finally:
+        other.stop()
+
+
+def test_killed_bot_process_ends_its_match_as_disconnect(referee, tokens, bot_proc):
+    bot_proc("random", referee.address, tokens["dave"], capacity=4)
+    sleepy = bot_proc(f"{BOTLIB}:Slow", referee.address, tokens["sleepy"], capacity=1,
+                      env={"SUECA_TEST_DELAY": "0.05"})
+    fut = POOL.submit(control.run_match, referee.address, {
+        "bots": ["dave", "sleepy", "dave", "dave"], "seed": 5, "grace_ms": 300,
+        "move_ms": 5000})
+    wait_for(lambda: free_of(referee.address, "sleepy") == 0, 10, "the match to start")
+    time.sleep(0.2)
+    sleepy.proc.kill()
+    result = fut.result(20)
+    assert result["end"] == "disconnect"
+    assert (result["fault_seat"], result["fault_bot"], result["winner"]) == (1, "sleepy", 0)
