@@ -199,6 +199,8 @@ class Referee:
                     hub.dispatch(session, msg.actions)
                 if msg.drain and not session.draining:
                     session.draining = True
+                    # after every game start already queued: the bot then knows all its games
+                    session.push(conv.welcome_bytes(self.referee_id, 0))
                     log.info("bot %r (%s) is draining: no new games", session.bot, session.peer)
                 if msg.HasField("hello"):
                     hub.malformed(session, "hello was already sent on this stream; "

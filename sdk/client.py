@@ -250,6 +250,7 @@ class Connection:
         self.call: Any = None
         self.referee_id = ""
         self.task: asyncio.Task[None] | None = None
+        self.drain_acked = asyncio.Event()  # the referee will place no new game here
 
     # -- the connection loop ------------------------------------------------------------------
     async def run(self) -> None:
@@ -293,6 +294,7 @@ class Connection:
                 _CONNECT, request_serializer=_identity,
                 response_deserializer=pb.RefereeMessage.FromString)()
             self.call = call
+            self.drain_acked.clear()
             await call.write(pb.BotMessage(hello=pb.Hello(
                 bot=client.name, token=client.token, sdk_version=client.version,
                 capacity=client.capacity)).SerializeToString())
@@ -357,7 +359,10 @@ class Connection:
                 await call.write(_DRAIN)
             except Exception:
                 pass
-            await asyncio.sleep(0.2)  # a match placed just before the drain still announces itself
+            try:  # the acknowledgement follows the start of every game placed before it
+                await asyncio.wait_for(self.drain_acked.wait(), 5.0)
+            except asyncio.TimeoutError:
+                pass
         while self.games and self.call is not None:
             await asyncio.sleep(0.05)
         call = self.call
@@ -371,6 +376,8 @@ class Connection:
 
     # -- incoming messages --------------------------------------------------------------------
     def _handle(self, msg: pb.RefereeMessage) -> None:
+        if msg.HasField("welcome") and msg.welcome.capacity == 0:
+            self.drain_acked.set()
         for err in msg.errors:
             log.warning("referee %s refused an answer in game %r (request %d): %s: %s",
                         self.address, err.game_id, err.request_id, err.code, err.message)

@@ -146,7 +146,8 @@ def test_sigterm_drains_running_games(referee, tokens, bot_proc):
     # while draining, the bot takes no new game
     with pytest.raises(control.BotUnavailable):
         control.run_match(referee.address, {"bots": ["drainer"] * 4})
-    assert fut.result(60)["end"] == "normal"
+    result = fut.result(60)
+    assert result["end"] == "normal", (result, drainer.logs())
     assert drainer.proc.wait(20) == 0
     assert sessions_of(referee.address, "drainer") == 0
 
