@@ -60,4 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # ``python -m arena.cli``: this module runs as ``__main__``, but the command modules raise
+    # ``arena.cli.UserError``, a different class from ``__main__.UserError``; run the real
+    # module's main so that its ``except UserError`` catches them.
+    from arena.cli import main as _main
+
+    sys.exit(_main())

@@ -9,22 +9,14 @@ from .cli import UserError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from .cmd_league import add_redis
+    from .cmd_league import add_redis_action
     p = sub.add_parser("bots", help="register, list and remove bots")
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    add = acts.add_parser("add", help="register a bot and print its token (shown only once)")
-    add_redis(add)
-    add.add_argument("name")
-    add.add_argument("--json", action="store_true")
-    add.set_defaults(func=cmd_add)
-    ls = acts.add_parser("list", help="registered bots with their ratings")
-    add_redis(ls)
-    ls.add_argument("--json", action="store_true")
-    ls.set_defaults(func=cmd_list)
-    rm = acts.add_parser("remove", help="unregister a bot (its results stay in the log)")
-    add_redis(rm)
-    rm.add_argument("name")
-    rm.set_defaults(func=cmd_remove)
+    add_redis_action(acts, "add", "register a bot and print its token (shown only once)",
+                     cmd_add).add_argument("name")
+    add_redis_action(acts, "list", "registered bots with their ratings", cmd_list)
+    add_redis_action(acts, "remove", "unregister a bot (its results stay in the log)", cmd_remove,
+                     with_json=False).add_argument("name")
 
 
 def _registry(args: argparse.Namespace):

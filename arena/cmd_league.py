@@ -32,6 +32,17 @@ def redis_url(args: argparse.Namespace) -> str:
     return url
 
 
+def add_redis_action(actions: argparse._SubParsersAction, name: str, help: str, func: Any,
+                     with_json: bool = True) -> argparse.ArgumentParser:
+    """An ACTION parser taking ``--redis URL`` (and ``--json``) that runs ``func``."""
+    p = actions.add_parser(name, help=help)
+    add_redis(p)
+    if with_json:
+        p.add_argument("--json", action="store_true")
+    p.set_defaults(func=func)
+    return p
+
+
 def open_store(args: argparse.Namespace):  # -> Store
     from .store import Store, StoreUnavailable
     try:
@@ -53,6 +64,14 @@ def _clean(x: Any) -> Any:
     if isinstance(x, list):
         return [_clean(v) for v in x]
     return x
+
+
+def _emit(args: argparse.Namespace, data: Any, show: Any) -> None:
+    """``data`` as JSON with ``--json`` (no inf/nan), else ``show(data)``."""
+    if args.json:
+        print(json.dumps(_clean(data), indent=2))
+    else:
+        show(data)
 
 
 def _console(stderr: bool = False):
@@ -95,15 +114,9 @@ def _add_tournament(sub: argparse._SubParsersAction) -> None:
                      help="re-queue a queued/running match untouched for S seconds (default 900)")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.set_defaults(func=cmd_tournament_run)
-    show = acts.add_parser("show", help="the table of a tournament, as far as it has got")
-    add_redis(show)
-    show.add_argument("tid", metavar="ID")
-    show.add_argument("--json", action="store_true")
-    show.set_defaults(func=cmd_tournament_show)
-    ls = acts.add_parser("list", help="recent tournaments and their progress")
-    add_redis(ls)
-    ls.add_argument("--json", action="store_true")
-    ls.set_defaults(func=cmd_tournament_list)
+    add_redis_action(acts, "show", "the table of a tournament, as far as it has got",
+                     cmd_tournament_show).add_argument("tid", metavar="ID")
+    add_redis_action(acts, "list", "recent tournaments and their progress", cmd_tournament_list)
 
 
 def _new_tid() -> str:
@@ -251,19 +264,13 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
     limits = {"move_ms": args.move_ms, "bank_ms": args.bank_ms}
     report = run_tournament(store, bots, args.matches_per_pair, args.duplicate, args.variant,
                             args.tid, limits, args.timeout, args.requeue_after, quiet=False)
-    if args.json:
-        print(json.dumps(_clean(report), indent=2))
-    else:
-        print_table(report)
+    _emit(args, report, print_table)
     return 1 if report["failed"] else 0
 
 
 def cmd_tournament_show(args: argparse.Namespace) -> int:
     report = tournament_report(open_store(args), args.tid)
-    if args.json:
-        print(json.dumps(_clean(report), indent=2))
-    else:
-        print_table(report)
+    _emit(args, report, print_table)
     return 0
 
 
@@ -328,10 +335,7 @@ def print_leaderboard(rows: Sequence[Mapping[str, Any]], console: Any = None) ->
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     rows = leaderboard(open_store(args), args.by)
-    if args.json:
-        print(json.dumps(_clean(rows), indent=2))
-    else:
-        print_leaderboard(rows)
+    _emit(args, rows, print_leaderboard)
     return 0
 
 
@@ -352,7 +356,7 @@ def cmd_matches(args: argparse.Namespace) -> int:
     if args.show:
         if len(args.show) != 2 or args.show[0] != "show":
             raise UserError(f"expected `matches show ID`, got {' '.join(args.show)!r}")
-        return _show_match(store, args.show[1], args.json)
+        return show_match(store, args.show[1], args.json)
     rows = store.recent_matches(args.limit, tournament=args.tournament)
     if args.tournament is not None and not rows and store.tournament(args.tournament) is None:
         raise UserError(f"unknown tournament {args.tournament!r}")
@@ -384,24 +388,24 @@ def cmd_matches(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show_match(store: Any, mid: str, as_json: bool) -> int:
+def show_match(store: Any, mid: str, as_json: bool, replay_only: bool = False) -> int:
+    """Print match ``mid`` of ``store`` trick by trick (``matches show ID``, ``replay show ID``).
+
+    With ``as_json``: ``{"match", "result", "replay"}``, or only the replay record (``null``
+    when there is none yet) with ``replay_only``. An unknown id is a :class:`UserError`.
+    """
     m = store.match(mid)
     if m is None:
         raise UserError(f"unknown match {mid!r}")
-    result = store.result_of(mid)
     rec = store.replay(mid)
     if as_json:
-        print(json.dumps({"match": {k: v for k, v in m.items()}, "result": result,
-                          "replay": rec}, indent=2))
+        doc = rec if replay_only else {"match": m, "result": store.result_of(mid), "replay": rec}
+        print(json.dumps(doc, indent=2))
         return 0
     if rec is None:
         print(f"match {mid}: {m['status']}" + (f" — {m['error']}" if m.get("error") else ""))
         return 0
-    try:
-        from .render import render_match
-    except ImportError:
-        print(json.dumps(rec, indent=2))
-        return 0
+    from .render import render_match
     _console().print(render_match(rec))
     return 0
 

@@ -1,9 +1,10 @@
-"""``sueca-arena replay verify|show FILE``: check a replay file, or watch one of its matches.
+"""``sueca-arena replay verify FILE | show TARGET``: check a replay file, or watch one match.
 
 ``verify`` re-plays every record (one ``sueca-replay/1`` JSON object per line) through the
 engine and reports each line whose recorded hands, tricks or scores do not follow from its decks
 and cards: exit code 0 when all are right, 1 when any is wrong, 2 when the file cannot be read.
-``show`` prints one match trick by trick.
+``show`` prints one match trick by trick, cards and the cross score: TARGET is a replay file
+(``--match ID`` picks a match in it), or else the id of a match the arena recorded in Redis.
 """
 
 from __future__ import annotations
@@ -20,16 +21,22 @@ SHOWN_PROBLEMS = 3  # problems per bad record in the table (--json has them all)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("replay", help="verify or show a replay file",
+    from arena.cmd_league import add_redis
+
+    p = sub.add_parser("replay", help="verify a replay file, or show a match (file or Redis)",
                        description=(__doc__ or "").split("\n\n", 1)[-1])
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     v = actions.add_parser("verify", help="re-play every record and report the wrong ones")
     v.add_argument("file", metavar="FILE", help="a replay file (JSON lines)")
     v.add_argument("--json", action="store_true", help="print one JSON object instead")
     v.set_defaults(func=run_verify)
-    s = actions.add_parser("show", help="show a match trick by trick")
-    s.add_argument("file", metavar="FILE", help="a replay file (JSON lines)")
-    s.add_argument("--match", metavar="ID", help="the match_id to show (default: the first)")
+    s = actions.add_parser("show", help="show a match trick by trick (from a file or Redis)")
+    s.add_argument("target", metavar="TARGET",
+                   help="a replay file (JSON lines), or the id of a match recorded in Redis")
+    s.add_argument("--match", metavar="ID",
+                   help="with a replay file: the match_id to show (default: the first)")
+    add_redis(s)
+    s.add_argument("--json", action="store_true", help="print the replay record as JSON")
     s.set_defaults(func=run_show)
 
 
@@ -109,8 +116,32 @@ def find_record(path_text: str, match_id: str | None) -> dict[str, Any]:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    if not Path(args.target).exists():
+        return _show_stored(args)
+    rec = find_record(args.target, args.match)
+    if args.json:
+        print(json.dumps(rec, indent=2))
+        return 0
     from arena import render
 
-    rec = find_record(args.file, args.match)
     render.stdout().print(render.render_match(rec))
     return 0
+
+
+def _show_stored(args: argparse.Namespace) -> int:
+    """``replay show ID``: the match recorded in Redis, as ``matches show ID`` shows it."""
+    import os
+
+    from arena.cmd_league import open_store, show_match
+
+    if args.match is not None:
+        raise UserError(f"no replay file {args.target!r} (--match ID picks a match in a file)")
+    if not (args.redis or os.environ.get("SUECA_REDIS_URL")):
+        raise UserError(f"no replay file {args.target!r}; to show a match recorded in Redis, "
+                        "pass --redis URL or set SUECA_REDIS_URL")
+    store = open_store(args)
+    try:
+        return show_match(store, args.target, args.json, replay_only=True)
+    except UserError as err:
+        raise UserError(f"{err}: no replay file by that name, nor a match with that id in "
+                        "Redis") from None

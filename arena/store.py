@@ -154,15 +154,19 @@ class Store:
         return bool(self._create(keys=[self.keys.match(mid), self.keys.matches()],
                                  args=[_now(), mid, *fields]))
 
-    def match(self, mid: str) -> dict[str, Any] | None:
-        raw = self.r.hgetall(self.keys.match(mid))
+    def _hash(self, key: str, ident: str, count: str) -> dict[str, Any] | None:
+        """The hash at ``key`` decoded, with ``id``, ``spec`` parsed and ``count`` an int."""
+        raw = self.r.hgetall(key)
         if not raw:
             return None
         out = {text(k): text(v) for k, v in raw.items()}
-        out["id"] = mid
+        out["id"] = ident
         out["spec"] = json.loads(out.get("spec") or "{}")
-        out["attempts"] = int(out.get("attempts") or 0)
+        out[count] = int(out.get(count) or 0)
         return out
+
+    def match(self, mid: str) -> dict[str, Any] | None:
+        return self._hash(self.keys.match(mid), mid, "attempts")
 
     def statuses(self, mids: Sequence[str]) -> list[str | None]:
         pipe = self.r.pipeline(transaction=False)
@@ -303,14 +307,7 @@ class Store:
         return created, stored
 
     def tournament(self, tid: str) -> dict[str, Any] | None:
-        raw = self.r.hgetall(self.keys.tournament(tid))
-        if not raw:
-            return None
-        out = {text(k): text(v) for k, v in raw.items()}
-        out["id"] = tid
-        out["spec"] = json.loads(out.get("spec") or "{}")
-        out["total"] = int(out.get("total") or 0)
-        return out
+        return self._hash(self.keys.tournament(tid), tid, "total")
 
     def tournament_matches(self, tid: str) -> list[str]:
         return [text(m) for m in self.r.lrange(self.keys.tournament_matches(tid), 0, -1)]

@@ -1,4 +1,5 @@
-"""``sueca-arena replay verify|show``: good files pass, tampered lines are named, matches render."""
+"""``sueca-arena replay verify|show``: good files pass, tampered lines are named, matches render
+(from a replay file or recorded in Redis)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from arenakit import arena_env, cli
 from rich.console import Console
 
 from arena.cli import main
@@ -65,6 +67,8 @@ def test_show_match(replay_file: Path, capsys: pytest.CaptureFixture[str]) -> No
     out = capsys.readouterr().out
     assert rec["match_id"] in out and "heuristic" in out and "reckless" in out
     assert "deal 1" in out and "cross" in out and "wins the match" in out
+    assert main(["replay", "show", str(replay_file), "--match", rec["match_id"], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == rec
     assert main(["replay", "show", str(replay_file), "--match", "no-such-match"]) == 2
     assert "'no-such-match'" in capsys.readouterr().err
 
@@ -77,3 +81,61 @@ def test_render_match_shows_a_renuncia(replay_file: Path) -> None:
     assert "renuncia" in text
     for deal in rec["deals"]:
         assert f"card points {deal['points'][0]}-{deal['points'][1]}" in text
+
+
+# -- a match recorded by the arena in Redis -----------------------------------------------------
+@pytest.fixture
+def recorded(store, redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """A match played and recorded as a worker does it (runner.play_and_record, local runner)."""
+    from arena.runner import play_and_record
+    from arena.schedule import match_spec
+
+    monkeypatch.setenv("SUECA_KEY_PREFIX", prefix)     # the CLI's Store sees this test's keys
+    monkeypatch.delenv("SUECA_REDIS_URL", raising=False)
+    mid = "rs-heur-rand"
+    assert store.create_match(mid, match_spec(mid, ["heuristic", "random"] * 2, "7", 0, {}))
+    assert play_and_record(store, mid, mode="local")["status"] == "recorded"
+    return {"id": mid, "url": redis_url, "prefix": prefix, "replay": store.replay(mid)}
+
+
+def test_show_a_match_recorded_in_redis(recorded: dict,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(["replay", "show", recorded["id"], "--redis", recorded["url"]]) == 0
+    out = capsys.readouterr().out
+    assert recorded["id"] in out and "heuristic" in out and "random" in out
+    assert "deal 1" in out and "taken by" in out and "cross" in out and "wins the match" in out
+    rec = recorded["replay"]
+    for deal in rec["deals"]:
+        assert f"card points {deal['points'][0]}-{deal['points'][1]}" in out
+    # --json is the replay record itself, and `matches show ID` shows the same match
+    assert main(["replay", "show", recorded["id"], "--redis", recorded["url"], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == rec
+    assert main(["matches", "show", recorded["id"], "--redis", recorded["url"]]) == 0
+    assert capsys.readouterr().out == out
+    assert main(["matches", "show", recorded["id"], "--redis", recorded["url"], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["replay"] == rec
+
+
+def test_show_unknown_match_id_is_a_user_error(recorded: dict) -> None:
+    env = arena_env(recorded["url"], recorded["prefix"])
+    out = cli("replay", "show", "no-such-match", "--redis", recorded["url"], check=2, env=env)
+    assert out.stderr.startswith("error: unknown match 'no-such-match'")
+    assert "Traceback" not in out.stderr
+    # the recorded one is found by the same command line
+    shown = cli("replay", "show", recorded["id"], env=env)  # the URL from SUECA_REDIS_URL
+    assert "deal 1" in shown.stdout
+
+
+def test_show_needs_redis_or_a_file(capsys: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.redisproc import free_port
+
+    monkeypatch.delenv("SUECA_REDIS_URL", raising=False)
+    assert main(["replay", "show", "nope.jsonl"]) == 2
+    err = capsys.readouterr().err
+    assert "'nope.jsonl'" in err and "--redis URL" in err
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    out = cli("replay", "show", "some-match", "--redis", url, check=2, timeout=30)
+    assert out.stderr.startswith(f"error: cannot reach Redis at {url}")
+    assert "Traceback" not in out.stderr

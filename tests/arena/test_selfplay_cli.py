@@ -115,6 +115,16 @@ def test_installed_command_bad_variant_is_a_clean_error() -> None:
     assert p.returncode == 2 and "'nobody'" in p.stderr and "Traceback" not in p.stderr
 
 
+
+def test_python_m_arena_cli_user_error_is_clean() -> None:
+    # run as __main__, the command modules' arena.cli.UserError must still be caught
+    p = subprocess.run([sys.executable, "-m", "arena.cli", "selfplay", "--bots", "nope,random"],
+                       capture_output=True, text=True, timeout=60,
+                       cwd=Path(__file__).resolve().parents[2])
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith("error: ") and "'nope'" in p.stderr
+    assert "Traceback" not in p.stderr
+
 def test_weak_hand_redeals_are_recorded_and_verify(capsys: pytest.CaptureFixture[str],
                                                    tmp_path: Path) -> None:
     path = tmp_path / "w.jsonl"

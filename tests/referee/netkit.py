@@ -43,7 +43,32 @@ def wait_for(cond: Callable[[], Any], timeout: float = 20.0, what: str = "condit
         time.sleep(0.05)
 
 
-class RefereeProc:
+class _Proc:
+    """A subprocess of these tests, its output in ``log_path`` (or discarded)."""
+
+    def _spawn(self, args: list[str], log_path: Path | None, env: dict[str, str]) -> None:
+        self.log_path = log_path
+        self.log = open(log_path, "wb") if log_path else subprocess.DEVNULL
+        self.proc = subprocess.Popen(args, cwd=ROOT, stdout=self.log, stderr=self.log,
+                                     env={**os.environ, **ENV, **env})
+
+    def logs(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path else ""
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.log is not subprocess.DEVNULL:
+            self.log.close()  # type: ignore[union-attr]
+        return self.proc.returncode
+
+
+class RefereeProc(_Proc):
     """``sueca-arena referee`` as a subprocess on free ports."""
 
     def __init__(self, redis_url: str | None, drain_seconds: float = 5.0,
@@ -54,10 +79,7 @@ class RefereeProc:
         args = [str(BIN / "sueca-arena"), "referee", "--port", str(self.port),
                 "--metrics-port", str(self.metrics_port), "--drain-seconds", str(drain_seconds)]
         args += ["--redis", redis_url] if redis_url else ["--insecure"]
-        self.log_path = log_path
-        self.log = open(log_path, "wb") if log_path else subprocess.DEVNULL
-        self.proc = subprocess.Popen(args, cwd=ROOT, stdout=self.log, stderr=self.log,
-                                     env={**os.environ, **ENV})
+        self._spawn(args, log_path, {})
         wait_for(self._healthy, 30, f"referee on {self.address}")
 
     def _healthy(self) -> bool:
@@ -69,23 +91,8 @@ class RefereeProc:
                                                         timeout=1)
         return resp.status == health_pb2.HealthCheckResponse.SERVING
 
-    def logs(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path else ""
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.log is not subprocess.DEVNULL:
-            self.log.close()  # type: ignore[union-attr]
-        return self.proc.returncode
-
-
-class BotProc:
+class BotProc(_Proc):
     """``sueca-bot run SPEC`` as a subprocess."""
 
     def __init__(self, spec: str, server: str, token: str, capacity: int = 4,
@@ -93,40 +100,23 @@ class BotProc:
                  env: dict[str, str] | None = None) -> None:
         args = [str(BIN / "sueca-bot"), "run", spec, "--server", server, "--token", token,
                 "--capacity", str(capacity), "--max-backoff", "1", *extra]
-        self.log_path = log_path
-        self.log = open(log_path, "wb") if log_path else subprocess.DEVNULL
-        self.proc = subprocess.Popen(args, cwd=ROOT, stdout=self.log, stderr=self.log,
-                                     env={**os.environ, **ENV, **(env or {})})
+        self._spawn(args, log_path, env or {})
         self.name = token.split(".", 1)[0]
 
-    def logs(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path else ""
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.log is not subprocess.DEVNULL:
-            self.log.close()  # type: ignore[union-attr]
-        return self.proc.returncode
+def _bot_count(address: str, bot: str, field: str) -> int:
+    for b in control.list_bots(address):
+        if b["bot"] == bot:
+            return int(b[field])
+    return 0
 
 
 def sessions_of(address: str, bot: str) -> int:
-    for b in control.list_bots(address):
-        if b["bot"] == bot:
-            return int(b["sessions"])
-    return 0
+    return _bot_count(address, bot, "sessions")
 
 
 def free_of(address: str, bot: str) -> int:
-    for b in control.list_bots(address):
-        if b["bot"] == bot:
-            return int(b["free"])
-    return 0
+    return _bot_count(address, bot, "free")
 
 
 class RawBot:

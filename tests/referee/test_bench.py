@@ -133,6 +133,9 @@ def test_bench_referee_small_run() -> None:
     assert result["move_rtt_samples"] >= result["moves"]
     assert 0 < result["move_rtt_p50_ms"] <= result["move_rtt_p99_ms"]
     assert result["referee_moves_metric"] >= result["moves"]
+    deadline = time.monotonic() + 5
+    while bench_children() - before and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert bench_children() <= before, "the bench left a referee or bot running"
 
 

@@ -174,15 +174,21 @@ def _renuncia_card(turn: pb.TurnRequest) -> int | None:
     return off[0] if off and turn.observation.trick else None
 
 
-def test_renuncia_by_rule_loses_the_deal(referee, random_bots, tokens):
-    bot = connect(referee.address, "mallory", tokens["mallory"])
-    fut = start_match(referee.address, seed=13, match_id="renuncia")
+def _play_until_renuncia_possible(bot: RawBot) -> tuple[pb.TurnRequest, int]:
+    """Play legal cards until a turn where the hand holds an illegal card; returns that turn
+    and the card (not played yet)."""
     while True:
         turn = bot.next_turn()
         bad = _renuncia_card(turn)
         if bad is not None:
-            break
+            return turn, bad
         bot.play(turn)
+
+
+def test_renuncia_by_rule_loses_the_deal(referee, random_bots, tokens):
+    bot = connect(referee.address, "mallory", tokens["mallory"])
+    fut = start_match(referee.address, seed=13, match_id="renuncia")
+    turn, bad = _play_until_renuncia_possible(bot)
     bot.play(turn, bad)
     msg = bot.expect(lambda m: any(e.HasField("deal_end") for e in m.events), 10, "deal end")
     end = next(e.deal_end for e in msg.events if e.HasField("deal_end"))
@@ -199,12 +205,7 @@ def test_renuncia_by_rule_loses_the_deal(referee, random_bots, tokens):
 def test_lenient_renuncia_is_refused_and_asked_again(referee, random_bots, tokens):
     bot = connect(referee.address, "mallory", tokens["mallory"])
     fut = start_match(referee.address, seed=13, match_id="lenient", lenient=True)
-    while True:
-        turn = bot.next_turn()
-        bad = _renuncia_card(turn)
-        if bad is not None:
-            break
-        bot.play(turn)
+    turn, bad = _play_until_renuncia_possible(bot)
     bot.play(turn, bad)
     msg = bot.expect(lambda m: m.errors, 10, "renuncia_refused")
     e = msg.errors[0]
