@@ -8,16 +8,14 @@ without ever juggling game ids, and a synchronous bot never needs a lock.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import random
-from typing import Any
+from typing import Any, NamedTuple
 
 from referee.engine import Card, DealResult, Trick, Variant
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class MatchInfo:
+class MatchInfo(NamedTuple):
     """What a seat is told when a match starts: all public."""
 
     match_id: str
@@ -31,14 +29,29 @@ class MatchInfo:
         return self.seat & 1
 
 
+_sha256 = hashlib.sha256
+_from_bytes = int.from_bytes
+
+
 def bot_seed(match_seed: object, seat: int) -> int:
     """The seed of a seat's ``Bot.rng``, derived from the match seed by a one-way hash.
 
     It must not reveal the match seed (which fixes every deck): rated matches use 64-bit random
     seeds, so inverting this by trying seeds is hopeless.
     """
-    digest = hashlib.sha256(f"sueca-bot:{match_seed}:{seat}".encode()).digest()
-    return int.from_bytes(digest[:8], "big")
+    digest = _sha256(f"sueca-bot:{match_seed}:{seat}".encode()).digest()
+    return _from_bytes(digest[:8], "big")
+
+
+def bot_seeds(match_seed: object) -> tuple[int, int, int, int]:
+    """``bot_seed(match_seed, seat)`` for seats 0..3 (the same values), the prefix hashed once."""
+    h = _sha256(f"sueca-bot:{match_seed}:".encode())
+    seeds = []
+    for tail in (b"0", b"1", b"2", b"3"):
+        c = h.copy()
+        c.update(tail)
+        seeds.append(_from_bytes(c.digest()[:8], "big"))
+    return seeds[0], seeds[1], seeds[2], seeds[3]
 
 
 def _default(fn: Any) -> Any:

@@ -16,11 +16,12 @@ from typing import Any, TypeVar
 
 from referee.engine import DEFAULT, Match, Variant, play_match
 
-from .bot import MatchInfo, bot_seed
+from .bot import MatchInfo, bot_seeds
 
 __all__ = ["play_local", "play_duplicate", "swap_teams"]
 
 T = TypeVar("T")
+_new = tuple.__new__  # a NamedTuple without its Python-level __new__
 
 
 def play_local(bots: Sequence[Callable[[], Any]], variant: Variant = DEFAULT,
@@ -40,10 +41,11 @@ def play_local(bots: Sequence[Callable[[], Any]], variant: Variant = DEFAULT,
         raise ValueError(f"seat_names must name 4 seats; got {len(names)}")
     match = Match(variant, seed, decks, first_dealer)
     players = [make() for make in bots]
+    seeds = bot_seeds(seed)  # bot_seed(seed, seat) for each seat
     for seat, bot in enumerate(players):
         start = getattr(bot, "start", None)
         if start is not None:
-            start(MatchInfo(match_id, seat, names, variant, bot_seed(seed, seat)))
+            start(_new(MatchInfo, (match_id, seat, names, variant, seeds[seat])))
     return play_match(match, players)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Sequence
+from itertools import repeat
+from operator import call as _call
 from typing import NamedTuple
 
 from .cards import (
@@ -226,9 +228,9 @@ class Deal:
         turn = self.turn
         hands = self.hands
         hand = hands[turn]
-        if not hand >> c & 1 or self.end is not None or (seat is not None and seat != turn):
-            self._verify_common(c, seat)  # raises the precise error
         bit = _BITS[c]
+        if not hand & bit or self.end is not None or (seat is not None and seat != turn):
+            self._verify_common(c, seat)  # raises the precise error
         trick = self.trick
         if trick:
             led_mask = self.led_mask
@@ -240,19 +242,8 @@ class Deal:
             if key > self.win_key:
                 self.win_key = key
                 self.win_seat = turn
-            if len(trick) == 4:  # the trick is complete (inlined: this runs 10 times a deal)
-                winner = self.win_seat
-                pts = POINTS[trick[0]] + POINTS[trick[1]] + POINTS[trick[2]] + POINTS[trick[3]]
-                t = _new(Trick, (self.leader, tuple(trick), winner, pts))
-                tricks = self.tricks
-                tricks.append(t)
-                self.points[winner & 1] += pts
-                self.tricks_won[winner & 1] += 1
-                self.trick = []
-                self.turn = self.leader = winner
-                if len(tricks) == 10:
-                    self.end = NORMAL
-                return _new(Play, (turn, c, t, None))
+            if len(trick) == 4:
+                return _new(Play, (turn, c, self._close_trick(), None))
         else:
             self.led = led = c // 10
             self.led_mask = SUIT_MASKS[led]
@@ -263,6 +254,23 @@ class Deal:
             trick.append(c)
         self.turn = (turn + 1) & 3
         return _PLAIN[turn][c]
+
+    def _close_trick(self) -> Trick:
+        """Score the complete trick on the table; its winner leads next (also ends the deal)."""
+        trick = self.trick
+        winner = self.win_seat
+        pts = POINTS[trick[0]] + POINTS[trick[1]] + POINTS[trick[2]] + POINTS[trick[3]]
+        t = _new(Trick, (self.leader, tuple(trick), winner, pts))
+        tricks = self.tricks
+        tricks.append(t)
+        self.points[winner & 1] += pts
+        self.tricks_won[winner & 1] += 1
+        self.trick = []
+        self.led_mask = 0  # nothing to follow: ``hand & led_mask`` is 0 while leading
+        self.turn = self.leader = winner
+        if len(tricks) == 10:
+            self.end = NORMAL
+        return t
 
     def _renuncia(self, seat: int, c: Card) -> Play:
         self.hands[seat] ^= 1 << c
@@ -281,17 +289,13 @@ class Deal:
             self.fault_seat = seat
 
 
-_DECK_ORDER = range(40)
-
-
 def shuffled_deck(rng: random.Random) -> tuple[Card, ...]:
     """A uniformly shuffled deck: the cards sorted by 40 random floats.
 
     Twice as fast as ``rng.shuffle`` (it calls ``random()`` 40 times and sorts in C); a tie
     between two 53-bit floats, the only source of bias, has odds of about 1 in 10**13.
     """
-    rnd = rng.random
-    keys = [rnd() for _ in _DECK_ORDER]
+    keys = list(map(_call, repeat(rng.random, 40)))  # 40 rng.random() calls, no Python loop
     return tuple(sorted(CARDS, key=keys.__getitem__))
 
 
@@ -330,10 +334,14 @@ class Match:
                  decks: Iterable[Iterable[object]] = (), first_dealer: int | None = None) -> None:
         self.variant = variant
         self.seed = seed
-        self.rng = random.Random(seed)
-        self.decks = [validate_deck(d) for d in decks]
+        self.rng = rng = random.Random(seed)
+        self.decks = [validate_deck(d) for d in decks] if decks != () else []
         if first_dealer is None:
-            first_dealer = self.rng.randrange(4)  # RULES.md: the first dealer is drawn at random
+            # RULES.md: the first dealer is drawn at random. This is rng.randrange(4), inlined
+            # (Random._randbelow: 3-bit draws until one is below 4): the same draws, same seat.
+            first_dealer = rng.getrandbits(3)
+            while first_dealer >= 4:
+                first_dealer = rng.getrandbits(3)
         elif first_dealer.__class__ is not int or first_dealer not in (0, 1, 2, 3):
             raise IllegalPlayError(f"bad first dealer {first_dealer!r}: a seat is 0, 1, 2 or 3")
         self.first_dealer = first_dealer

@@ -3,8 +3,12 @@
 A bot is anything with ``play(observation) -> card``; optional are ``redeal(observation) ->
 bool`` and the hooks ``on_trick_end(trick)``, ``on_deal_end(result)``,
 ``on_match_end(game_points, winner, end)`` (the SDK's ``Bot`` documents them). Hooks a bot
-marks ``default_hook`` (the SDK's no-op defaults) are skipped, so a bot that ignores them costs
-nothing: per card the loop is one bot call and one ``Deal.play``.
+marks ``default_hook`` (the SDK's no-op defaults) are skipped. When no bot has a hook, the
+only bot code that runs is the ``play`` (or ``redeal``) of the seat to act, so the loop takes a
+fast path: the seat's view gets ``legal`` as a plain attribute just for that call, and the common
+case of :meth:`Deal.play` (a held card that follows suit) is inlined; anything else goes through
+``Deal.play`` itself. ``tests/referee/engine/test_engine_runner_paths.py`` checks both paths play
+alike.
 """
 
 from __future__ import annotations
@@ -12,8 +16,23 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .game import Match
+from .cards import _CHUNK_MASK, _T0, _T1, _T2, SUIT_MASKS, SUIT_TABLES, Card
+from .game import _BITS, _KEYS, Deal, Match
 from .observation import Observation
+
+
+class _TurnView(Observation):
+    """The runner's view when no bot has hooks: ``legal`` is filled just before the seat is asked
+    for a card and emptied right after, so it reads exactly as :class:`Observation` computes it
+    (the only bot code that runs is the ``play`` or ``redeal`` of the seat to act) without a
+    property call per card."""
+
+    __slots__ = ("legal",)
+
+    def __init__(self, match: Match, seat: int) -> None:
+        self._match = match
+        self.seat = seat
+        self.legal = ()  # type: ignore[misc]
 
 
 def _hooks(bots: Sequence[Any], name: str) -> list[Callable[..., Any]]:
@@ -25,11 +44,69 @@ def _hooks(bots: Sequence[Any], name: str) -> list[Callable[..., Any]]:
     return hooks
 
 
+def _play_deal(deal: Deal, acts: list[Callable[[Any], Any]], views: list[_TurnView]) -> None:
+    """Play ``deal`` to its end for bots without hooks: :meth:`Deal.play` with its common case
+    inlined (a held card that follows suit, or any held card when void or leading).
+
+    Anything else (not a canonical Card, a card not held, a renúncia) goes through ``Deal.play``
+    itself, and a complete trick through ``Deal._close_trick``, so the rules live in one place.
+    """
+    hands = deal.hands
+    play = deal.play
+    keys_for = _KEYS[deal.trump_suit]
+    while deal.end is None:
+        # Deal state kept in locals, reloaded whenever Deal code may have changed it
+        trick, keys, led_mask = deal.trick, deal.keys, deal.led_mask  # led_mask: 0 when leading
+        if led_mask:
+            table, shift = SUIT_TABLES[deal.led], 10 * deal.led
+        while True:  # until a trick closes or Deal.play takes over: the deal may have ended
+            s = deal.turn
+            view = views[s]
+            hand = hands[s]
+            follow = hand & led_mask
+            if follow:
+                view.legal = table[follow >> shift]  # cards of the led suit held
+            else:  # cards_of(hand), inlined
+                view.legal = (_T0[hand & _CHUNK_MASK] + _T1[(hand >> 14) & _CHUNK_MASK]
+                              + _T2[hand >> 28])
+            c = acts[s](view)
+            view.legal = ()
+            if c.__class__ is not Card:
+                play(c)  # coerces the card, or raises
+                break
+            bit = _BITS[c]
+            if not hand & bit or (follow and not follow & bit):
+                play(c)  # raises (not held), or applies the renúncia
+                break
+            hands[s] = hand ^ bit
+            trick.append(c)
+            if led_mask:
+                key = keys[c]
+                if key > deal.win_key:
+                    deal.win_key = key
+                    deal.win_seat = s
+                if len(trick) == 4:
+                    deal._close_trick()
+                    break
+            else:
+                deal.led = led = c // 10
+                deal.led_mask = led_mask = SUIT_MASKS[led]
+                table, shift = SUIT_TABLES[led], 10 * led
+                deal.keys = keys = keys_for[led]
+                deal.win_key = keys[c]
+                deal.win_seat = s
+            deal.turn = (s + 1) & 3
+
+
 def play_match(match: Match, bots: Sequence[Any]) -> Match:
     """Play ``match`` to its end; ``bots[s]`` plays seat ``s``. Returns the match."""
-    views = [Observation(match, s) for s in range(4)]
     acts = [b.play for b in bots]
     on_trick, on_deal = _hooks(bots, "on_trick_end"), _hooks(bots, "on_deal_end")
+    on_end = _hooks(bots, "on_match_end")
+    if on_trick or on_deal or on_end:
+        views: list[Observation] = [Observation(match, s) for s in range(4)]
+    else:
+        views = [_TurnView(match, s) for s in range(4)]
     while match.end is None:
         deal = match.deal
         if match.awaiting_redeal:
@@ -41,7 +118,9 @@ def play_match(match: Match, bots: Sequence[Any]) -> Match:
                     fn(result)
             continue
         play = deal.play
-        if on_trick:
+        if not (on_trick or on_deal or on_end):
+            _play_deal(deal, acts, views)  # type: ignore[arg-type]
+        elif on_trick:
             while deal.end is None:
                 s = deal.turn
                 trick = play(acts[s](views[s])).trick
@@ -55,6 +134,6 @@ def play_match(match: Match, bots: Sequence[Any]) -> Match:
         result = match._finish_deal()
         for fn in on_deal:
             fn(result)
-    for fn in _hooks(bots, "on_match_end"):
+    for fn in _hooks(bots, "on_match_end"):  # looked up again at the end, as it always was
         fn((match.game_points[0], match.game_points[1]), match.winner, match.end)
     return match

@@ -5,6 +5,7 @@ The baseline every other bot must beat.
 
 from __future__ import annotations
 
+from math import floor
 from typing import Any
 
 from referee.engine import Card
@@ -21,7 +22,7 @@ class RandomBot(Bot):
 
     def play(self, observation: Any) -> Card:
         legal = observation.legal
-        return legal[int(self._random() * len(legal))]
+        return legal[floor(self._random() * len(legal))]  # = int(): cheaper to call
 
     def redeal(self, observation: Any) -> bool:
         """Variant weak_hand_redeal: a coin flip."""

@@ -1,0 +1,85 @@
+"""The runner's fast path (bots without hooks) plays exactly as ``Deal.play`` does.
+
+``play_match`` inlines the common case of ``Deal.play`` when no bot has hooks; a bot with a hook
+takes the plain path (one ``Match.play``-equivalent ``Deal.play`` per card). Same seeds and bots
+must give the same matches either way, renúncias, coerced cards and errors included.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from referee.engine import DEFAULT, CARDS, Match, Variant, play_match
+from referee.engine.errors import CardNotInHandError
+from referee.engine.replay import record
+
+
+class Sloppy:
+    """Plays a random legal card, sometimes any held card (a renúncia), sometimes as an int/str."""
+
+    def __init__(self, seed: int, renege: float = 0.02) -> None:
+        self.rng = random.Random(seed)
+        self.renege = renege
+
+    def play(self, obs):  # noqa: ANN001, ANN201
+        r = self.rng.random()
+        cards = obs.hand if r < self.renege else obs.legal
+        c = cards[int(self.rng.random() * len(cards))]
+        form = self.rng.random()
+        return int(c) if form < 0.1 else str(c) if form < 0.2 else c
+
+    def redeal(self, obs):  # noqa: ANN001, ANN201
+        assert obs.legal == ()
+        return self.rng.random() < 0.5
+
+
+class Hooked(Sloppy):
+    def on_trick_end(self, trick):  # noqa: ANN001, ANN201
+        pass
+
+
+def _replay(variant: Variant, seed: int, cls: type) -> object:
+    match = play_match(Match(variant, seed), [cls(seed * 4 + s) for s in range(4)])
+    tricks = [(d.tricks, d.hands, d.points, d.tricks_won, d.end, d.fault_seat) for d in match.deals]
+    return (record(match, "m", ["a", "b", "c", "d"]), match.results, tricks, match.game_points,
+            match.end, match.winner, match.fault_seat)
+
+
+@pytest.mark.parametrize("variant", [DEFAULT, Variant(weak_hand_redeal=True)])
+def test_fast_path_plays_as_deal_play(variant: Variant) -> None:
+    for seed in range(150):
+        assert _replay(variant, seed, Sloppy) == _replay(variant, seed, Hooked), seed
+
+
+def test_fast_path_raises_as_deal_play() -> None:
+    class Cheat:
+        def play(self, obs):  # noqa: ANN001, ANN201
+            held = set(obs.hand)
+            return next(c for c in CARDS if c not in held)
+
+    with pytest.raises(CardNotInHandError):
+        play_match(Match(DEFAULT, 1), [Cheat() for _ in range(4)])
+
+
+def test_turn_view_legal_only_for_the_seat_to_play() -> None:
+    seen = []
+
+    class Peek:
+        views: list = []
+
+        def __init__(self) -> None:
+            self.rng = random.Random(len(Peek.views))
+
+        def play(self, obs):  # noqa: ANN001, ANN201
+            if obs not in Peek.views:
+                Peek.views.append(obs)
+            seen.append([v.legal == () for v in Peek.views if v is not obs])
+            legal = obs.legal
+            assert legal and set(legal) <= set(obs.hand)
+            return legal[int(self.rng.random() * len(legal))]
+
+    m = play_match(Match(DEFAULT, 3), [Peek() for _ in range(4)])
+    assert m.end is not None and all(all(x) for x in seen)
+    assert all(v.legal == () for v in Peek.views)
