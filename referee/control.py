@@ -83,8 +83,15 @@ def _error(err: grpc.RpcError, address: str) -> RefereeError:
     return cls(details, code if code is not None else grpc.StatusCode.UNKNOWN)
 
 
+def channel(address: str) -> grpc.Channel:
+    """A channel to the referee at ``address`` that several :func:`run_match` calls (from any
+    threads) may share: one connection instead of one per match. Close it when done."""
+    return grpc.insecure_channel(address, options=_OPTIONS)
+
+
 def run_match(address: str, spec: Mapping[str, Any], timeout: float | None = 600.0,
-              on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+              on_event: Callable[[dict[str, Any]], None] | None = None,
+              channel: grpc.Channel | None = None) -> dict[str, Any]:
     """Run one match on the referee at ``address`` and return its result::
 
         {"match_id", "end", "winner" (team or None), "game_points", "fault_seat", "fault_bot",
@@ -92,7 +99,9 @@ def run_match(address: str, spec: Mapping[str, Any], timeout: float | None = 600
 
     ``spec`` is a dict (see :func:`referee.proto_convert.spec_to_pb`); unless ``on_event`` is
     given the referee is asked for a quiet stream (no per-card events). ``on_event`` receives
-    every public event as a dict. Raises a :class:`RefereeError` subclass.
+    every public event as a dict. ``channel`` (see :func:`channel`) reuses a connection to
+    ``address``; by default the call opens and closes its own. Raises a :class:`RefereeError`
+    subclass.
     """
     try:
         request = conv.spec_to_pb(spec)
@@ -100,17 +109,54 @@ def run_match(address: str, spec: Mapping[str, Any], timeout: float | None = 600
         raise BadSpec(str(err), grpc.StatusCode.INVALID_ARGUMENT) from None
     if on_event is None and "quiet" not in spec:
         request.quiet = True
-    with grpc.insecure_channel(address, options=_OPTIONS) as channel:
-        stub = pb_grpc.MatchServiceStub(channel)
-        result: dict[str, Any] | None = None
-        try:
-            for event in stub.RunMatch(request, timeout=timeout, wait_for_ready=False):
-                if on_event is not None:
-                    on_event(conv.event_to_dict(event))
-                if event.HasField("result"):
-                    result = conv.result_to_dict(event.result)
-        except grpc.RpcError as err:
-            raise _error(err, address) from None
+    if channel is None:
+        with grpc.insecure_channel(address, options=_OPTIONS) as own:
+            result = _run_match(own, address, request, timeout, on_event)
+    else:
+        result = _run_match(channel, address, request, timeout, on_event)
+    return _checked(result, address)
+
+
+def _run_match(channel: grpc.Channel, address: str, request: pb.MatchSpec,
+               timeout: float | None,
+               on_event: Callable[[dict[str, Any]], None] | None) -> dict[str, Any] | None:
+    stub = pb_grpc.MatchServiceStub(channel)
+    result: dict[str, Any] | None = None
+    try:
+        for event in stub.RunMatch(request, timeout=timeout, wait_for_ready=False):
+            if on_event is not None:
+                on_event(conv.event_to_dict(event))
+            if event.HasField("result"):
+                result = conv.result_to_dict(event.result)
+    except grpc.RpcError as err:
+        raise _error(err, address) from None
+    return result
+
+
+async def run_match_async(channel: grpc.aio.Channel, address: str, spec: Mapping[str, Any],
+                          timeout: float | None = 600.0) -> dict[str, Any]:
+    """:func:`run_match` on a ``grpc.aio`` channel to ``address`` (a quiet stream): for a
+    scheduler that runs many matches at once from one event loop instead of a thread each."""
+    try:
+        request = conv.spec_to_pb(spec)
+    except conv.SpecError as err:
+        raise BadSpec(str(err), grpc.StatusCode.INVALID_ARGUMENT) from None
+    if "quiet" not in spec:
+        request.quiet = True
+    call = channel.unary_stream(
+        "/sueca.v1.MatchService/RunMatch", request_serializer=pb.MatchSpec.SerializeToString,
+        response_deserializer=pb.MatchEvent.FromString)(request, timeout=timeout)
+    result: dict[str, Any] | None = None
+    try:
+        async for event in call:
+            if event.HasField("result"):
+                result = conv.result_to_dict(event.result)
+    except grpc.RpcError as err:
+        raise _error(err, address) from None
+    return _checked(result, address)
+
+
+def _checked(result: dict[str, Any] | None, address: str) -> dict[str, Any]:
     if result is None:
         raise RefereeError(f"referee {address} ended match stream without a result")
     if result["end"] == "aborted":

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("sueca.referee.match")
 
+_CLOCK_SLACK = 1e-6  # the loop may run a timer this early (its clock resolution)
+_observe_rtt = metrics.MOVE_RTT.observe
+_MOVES = metrics.MOVES
 _GameEvent = pb.GameEvent
 _MatchEvent = pb.MatchEvent
 
@@ -49,7 +52,7 @@ class Seat:
     """One seat of a running match: what its bot calls a *game* (``game_id``)."""
 
     __slots__ = ("runner", "seat", "game_id", "gid", "bot", "session", "request_id", "open",
-                 "redeal", "request", "deadline_ms", "asked_at", "timer", "bank", "grace_timer",
+                 "redeal", "request", "deadline_ms", "asked_at", "expires", "bank", "grace_timer",
                  "start_event")
 
     def __init__(self, runner: MatchRunner, seat: int, bot: str, session: Session) -> None:
@@ -65,7 +68,7 @@ class Seat:
         self.request = b""          # the open request, encoded (re-sent after a reconnect)
         self.deadline_ms = 0
         self.asked_at = 0.0
-        self.timer: asyncio.TimerHandle | None = None
+        self.expires = 0.0          # loop time at which the open turn runs out of clock
         self.bank = runner.bank_s
         self.grace_timer: asyncio.TimerHandle | None = None
         self.start_event = b""
@@ -77,8 +80,9 @@ class Seat:
         self.open = True
         self.asked_at = now = runner.loop.time()
         allowed = runner.move_s + self.bank
-        self.timer = runner.loop.call_at(now + allowed, self._expire)
-        self.deadline_ms = int((time.time() + allowed) * 1000)
+        self.expires = expires = now + allowed
+        runner.arm(expires)
+        self.deadline_ms = int((now + allowed + runner.wall) * 1000)
         self._send_turn()
 
     def _send_turn(self) -> None:
@@ -93,10 +97,9 @@ class Seat:
         # else: away; the request is re-sent when the bot comes back (reattach)
 
     def settle(self) -> float:
-        """The turn is answered: stop its timer, charge the time beyond the move limit to the
-        bank. Returns the seconds the turn took."""
+        """The turn is answered (the match's clock now ignores it): charge the time beyond the
+        move limit to the bank. Returns the seconds the turn took."""
         self.open = False
-        self.timer.cancel()  # type: ignore[union-attr]
         used = self.runner.loop.time() - self.asked_at
         over = used - self.runner.move_s
         if over > 0:
@@ -177,8 +180,6 @@ class Seat:
 
     def close(self) -> None:
         self.open = False
-        if self.timer is not None:
-            self.timer.cancel()
         if self.grace_timer is not None:
             self.grace_timer.cancel()
             self.grace_timer = None
@@ -217,6 +218,9 @@ class MatchRunner:
         self.move_s = plan.move_ms / 1000
         self.bank_s = plan.bank_ms / 1000
         self.grace_s = plan.grace_ms / 1000
+        # unix time minus loop time: a deadline in epoch ms without a clock call per move
+        # (refreshed every deal, so a wall-clock step is followed within a deal)
+        self.wall = time.time() - self.loop.time()
         self.lenient = plan.lenient
         self.seats = [Seat(self, s, plan.bots[s], sessions[s]) for s in range(4)]
         self.tricks: list[bytes] = []  # this deal's finished tricks, encoded as Observation field
@@ -226,8 +230,38 @@ class MatchRunner:
         self._finishing = False
         self.result: pb.MatchResult | None = None
         self.done = asyncio.Event()
+        self.timer: asyncio.TimerHandle | None = None
+        self.timer_at = 0.0
         for seat in self.seats:
             hub.bind(seat, seat.session)  # type: ignore[arg-type]
+
+    # -- the clock -----------------------------------------------------------------------------
+    # One timer per match, not one per turn: arming and cancelling a TimerHandle per card cost
+    # more than the rest of the turn's bookkeeping. The timer is moved only to an earlier
+    # deadline; when it fires early (the turn it was armed for was answered), it re-arms for the
+    # open turn's deadline.
+    def arm(self, when: float) -> None:
+        timer = self.timer
+        if timer is None or when < self.timer_at:
+            if timer is not None:
+                timer.cancel()
+            self.timer_at = when
+            self.timer = self.loop.call_at(when, self._clock)
+
+    def _clock(self) -> None:
+        self.timer = None
+        for seat in self.seats:
+            if seat.open:
+                if self.loop.time() >= seat.expires - _CLOCK_SLACK:
+                    seat._expire()
+                else:
+                    self.arm(seat.expires)
+                return
+
+    def _stop_clock(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
     # -- listeners -------------------------------------------------------------------------------
     def listen(self, cards: bool, replay: bool, limit: int = 0) -> Listener:
@@ -309,6 +343,7 @@ class MatchRunner:
                 self._finished_anyway()
 
     def _finished_anyway(self) -> None:
+        self._stop_clock()
         for seat in self.seats:
             seat.close()
             self.hub.unbind(seat)
@@ -324,8 +359,8 @@ class MatchRunner:
 
     def _answer(self, seat: Seat, value: Any) -> None:
         match = self.match
-        metrics.MOVE_RTT.observe(seat.settle())
-        metrics.MOVES.inc()
+        _observe_rtt(seat.settle())
+        _MOVES.value += 1
         if seat.redeal:
             result = match.redeal(value, seat.seat)
             if result is not None:
@@ -354,6 +389,7 @@ class MatchRunner:
             self._finish()
 
     def _deal_over(self, result: Any) -> None:
+        self.wall = time.time() - self.loop.time()
         dpb = conv.deal_end_to_pb(result)
         self.tricks = []
         self._tell("deal_end", dpb)
@@ -379,6 +415,7 @@ class MatchRunner:
         if match.end is None:  # defensive: never leave a match without an end
             match.stop(ABORTED)
         bots = self.plan.bots
+        self._stop_clock()
         for seat in self.seats:
             seat.close()
         last = match.results[-1] if match.results else None

@@ -208,8 +208,8 @@ _U64 = (1 << 64) - 1
 
 def varint(n: int) -> bytes:
     """Protobuf base-128 varint; negative numbers as 64-bit two's complement (int32 -1)."""
-    if 0 <= n < 128:
-        return _V[n]
+    if 0 <= n < 16384:  # cards, points, request ids, clocks in ms: one lookup
+        return _VT[n]
     n &= _U64
     out = bytearray()
     while n > 127:
@@ -217,6 +217,9 @@ def varint(n: int) -> bytes:
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+_VT = _V + tuple(bytes(((n & 127) | 128, n >> 7)) for n in range(128, 16384))
 
 
 def field_bytes(tag: int, payload: bytes) -> bytes:
@@ -237,26 +240,39 @@ def trick_bytes(t: Trick) -> bytes:
             + b"\x18" + varint(-1 if t.winner is None else t.winner) + b"\x20" + _V[t.points])
 
 
+# Cards as bytes straight from masks: a hand by 14-bit chunks, legal cards by suit (10 bits),
+# a card of the current trick by (seat, card) as a whole PlayedCard field (field 9).
+_HAND_BYTES = tuple(
+    tuple(bytes(base + b for b in range(14) if m >> b & 1) for m in range(1 << bits))
+    for base, bits in ((0, 14), (14, 14), (28, 12)))
+_H0, _H1, _H2 = _HAND_BYTES
+_SUIT_BYTES = tuple(tuple(bytes(t) for t in table) for table in SUIT_TABLES)
+_PLAYED = tuple(tuple(b"\x4a\x04\x08" + _V[s] + b"\x10" + _V[c] for c in range(40))
+                for s in range(4))
+
+
 def observation_bytes(match: Match, seat: int, tricks: bytes) -> bytes:
     """:func:`observation`, encoded: ``tricks`` is the deal's finished tricks, each already
     encoded as field 10 (the match runner keeps them as they finish)."""
     deal = match.deal
     hand = deal.hands[seat]
     trick = deal.trick
+    own = _H0[hand & 0x3FFF] + _H1[(hand >> 14) & 0x3FFF] + _H2[hand >> 28]
     if deal.turn != seat or match.end is not None or match.awaiting_redeal:
         legal: bytes = b""
     elif trick and hand & deal.led_mask:
         led = deal.led
-        legal = bytes(SUIT_TABLES[led][(hand & deal.led_mask) >> 10 * led])
+        legal = _SUIT_BYTES[led][(hand & deal.led_mask) >> 10 * led]
     else:
-        legal = bytes(cards_of(hand))
-    own = bytes(cards_of(hand))
+        legal = own
     lead = deal.leader
     trump = deal.trump
     dealer = deal.dealer
     p = deal.points
     g = match.game_points
-    gp = varint(g[0]) + varint(g[1])
+    a, b = g
+    gp = _VT[a] + _VT[b] if a < 16384 and b < 16384 else varint(a) + varint(b)
+    held, number = match.held, deal.number
     parts = [
         b"\x08", _V[seat], b"\x12", _V[len(own)], own, b"\x1a", _V[len(legal)], legal,
         b"\x20", _V[trump], b"\x28", _V[deal.trump_suit],
@@ -264,19 +280,25 @@ def observation_bytes(match: Match, seat: int, tricks: bytes) -> bytes:
         b"\x38", _V[dealer], b"\x40", _V[lead],
     ]
     for i, c in enumerate(trick):
-        parts.append(b"\x4a\x04\x08" + _V[(lead + i) & 3] + b"\x10" + _V[c])
+        parts.append(_PLAYED[(lead + i) & 3][c])
     parts += [tricks, b"\x5a\x02", _V[p[0]], _V[p[1]], b"\x62", _V[len(gp)], gp,
-              b"\x68", varint(match.held), b"\x70", varint(deal.number)]
+              b"\x68", _VT[held] if held < 16384 else varint(held),
+              b"\x70", _VT[number] if number < 16384 else varint(number)]
     return b"".join(parts)
 
 
 def turn_request_bytes(game_id: bytes, request_id: int, redeal: bool, obs: bytes,
                        deadline_ms: int, move_ms: int, bank_ms: int) -> bytes:
     """A TurnRequest as field 2 of RefereeMessage: ready to go into a batch."""
-    body = b"".join((game_id, b"\x10", varint(request_id), b"\x18\x01" if redeal else b"",
-                     field_bytes(0x22, obs), b"\x28", varint(deadline_ms), b"\x30",
-                     varint(move_ms), b"\x38", varint(bank_ms)))
-    return field_bytes(0x12, body)
+    vt = _VT
+    n = len(obs)
+    body = b"".join((
+        game_id, b"\x10", vt[request_id] if request_id < 16384 else varint(request_id),
+        b"\x18\x01" if redeal else b"", b"\x22", vt[n] if n < 16384 else varint(n), obs,
+        b"\x28", varint(deadline_ms), b"\x30", vt[move_ms] if move_ms < 16384 else varint(move_ms),
+        b"\x38", vt[bank_ms] if bank_ms < 16384 else varint(bank_ms)))
+    n = len(body)
+    return b"\x12" + (vt[n] if n < 16384 else varint(n)) + body
 
 
 def trick_event_bytes(game_id: bytes, trick: bytes) -> bytes:

@@ -27,7 +27,7 @@ from grpc_reflection.v1alpha import reflection
 
 from referee import metrics
 from referee import proto_convert as conv
-from referee.match_runner import MatchRunner
+from referee.match_runner import Listener, MatchRunner
 from referee.sessions import MAX_CAPACITY, PlacementError, Session, SessionHub
 from sueca.v1 import sueca_pb2 as pb
 
@@ -109,6 +109,16 @@ def _decode_bot_message(data: bytes) -> pb.BotMessage | _Malformed:
         return _Malformed(f"could not decode BotMessage ({len(data)} bytes): {err}")
     except Exception as err:  # any parser complaint
         return _Malformed(f"could not decode BotMessage ({len(data)} bytes): {err}")
+
+
+async def _events(listener: Listener) -> AsyncIterator[pb.MatchEvent]:
+    """A listener's events as they come, up to and including the result."""
+    queue = listener.queue
+    while True:
+        event = await queue.get()
+        yield event
+        if event.HasField("result"):
+            return
 
 
 def _SERIALIZE(msg: bytes) -> bytes:
@@ -249,11 +259,8 @@ class Referee:
         self._tasks.add(task)
         task.add_done_callback(lambda t, mid=plan.match_id: self._match_done(t, mid))
         try:
-            while True:
-                event = await listener.queue.get()
+            async for event in _events(listener):
                 yield event
-                if event.HasField("result"):
-                    break
         finally:
             runner.unlisten(listener)
             if runner.match.end is None:  # the caller went away: free the bots
@@ -272,15 +279,12 @@ class Referee:
                                 f"no match {request.match_id!r} is running on this referee")
         listener = runner.listen(cards=True, replay=False, limit=WATCH_QUEUE_LIMIT)
         try:
-            while True:
+            async for event in _events(listener):
                 if listener.overflowed:
                     await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
                                         "spectator too slow: more than "
                                         f"{WATCH_QUEUE_LIMIT} events behind")
-                event = await listener.queue.get()
                 yield event
-                if event.HasField("result"):
-                    break
         finally:
             runner.unlisten(listener)
 

@@ -154,21 +154,9 @@ class Game:
         if item.__class__ is tuple:
             kind, value = item
             try:
-                if kind == "start":
-                    self.bot.start(value)
-                elif kind == "trick":
-                    if self.on_trick is not None:
-                        self.on_trick(trick_from_pb(value))
-                elif kind == "deal":
-                    if self.on_deal is not None:
-                        self.on_deal(deal_result_from_pb(value))
-                elif kind == "end":
-                    self.ended = True
-                    if self.on_end is not None:
-                        self.on_end(*_end_args(value))
+                self._hook(kind, value)
             except Exception:
-                log.exception("bot %s raised in its %s hook (game %s)", type(self.bot).__name__,
-                              kind, self.game_id)
+                self._hook_failed(kind)
             return None
         if self.ended:
             return None
@@ -186,22 +174,11 @@ class Game:
         if item.__class__ is tuple:
             kind, value = item
             try:
-                result: Any = None
-                if kind == "start":
-                    result = self.bot.start(value)
-                elif kind == "trick" and self.on_trick is not None:
-                    result = self.on_trick(trick_from_pb(value))
-                elif kind == "deal" and self.on_deal is not None:
-                    result = self.on_deal(deal_result_from_pb(value))
-                elif kind == "end":
-                    self.ended = True
-                    if self.on_end is not None:
-                        result = self.on_end(*_end_args(value))
+                result = self._hook(kind, value)
                 if inspect.isawaitable(result):
                     await result
             except Exception:
-                log.exception("bot %s raised in its %s hook (game %s)", type(self.bot).__name__,
-                              kind, self.game_id)
+                self._hook_failed(kind)
             return None
         if self.ended:
             return None
@@ -216,6 +193,24 @@ class Game:
         except Exception:
             self._failed()
             return None
+
+    def _hook(self, kind: str, value: Any) -> Any:
+        """Call the bot's hook for one event item; returns what it returned (a coroutine for
+        an async hook, which :meth:`apply_async` awaits)."""
+        if kind == "start":
+            return self.bot.start(value)
+        if kind == "trick":
+            return None if self.on_trick is None else self.on_trick(trick_from_pb(value))
+        if kind == "deal":
+            return None if self.on_deal is None else self.on_deal(deal_result_from_pb(value))
+        if kind == "end":
+            self.ended = True
+            return None if self.on_end is None else self.on_end(*_end_args(value))
+        return None
+
+    def _hook_failed(self, kind: str) -> None:
+        log.exception("bot %s raised in its %s hook (game %s)", type(self.bot).__name__,
+                      kind, self.game_id)
 
     def _card_action(self, turn: pb.TurnRequest, value: Any) -> bytes | None:
         if value.__class__ is Card:

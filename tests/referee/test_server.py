@@ -40,6 +40,38 @@ def test_full_match(referee, random_bots):
     wait_for(lambda: free_of(referee.address, "alice") == 32, 5, "capacity back")
 
 
+def test_shared_channel_and_async_run_match(referee, random_bots):
+    """A scheduler's ways to run matches: several on one shared channel, or from an event loop;
+    both give the same record as a match on its own connection."""
+    import asyncio
+
+    spec = {"bots": AB, "seed": 5}
+    alone = control.run_match(referee.address, {**spec, "match_id": "chan-0"})
+    with control.channel(referee.address) as channel:
+        with ThreadPoolExecutor(3) as pool:
+            shared = list(pool.map(
+                lambda k: control.run_match(referee.address, {**spec, "match_id": f"chan-{k}"},
+                                            channel=channel), (1, 2, 3)))
+
+    async def in_loop() -> dict:
+        async with grpc.aio.insecure_channel(referee.address) as aio_channel:
+            return await control.run_match_async(aio_channel, referee.address,
+                                                 {**spec, "match_id": "chan-4"})
+
+    for result in [*shared, asyncio.run(in_loop())]:
+        assert result["end"] == "normal"
+        assert (result["game_points"], result["winner"]) == (alone["game_points"],
+                                                              alone["winner"])
+        assert replay.verify(result["replay"]) == []
+    with pytest.raises(control.BadSpec):
+        asyncio.run(_async_bad_spec(referee.address))
+
+
+async def _async_bad_spec(address: str) -> None:
+    async with grpc.aio.insecure_channel(address) as channel:
+        await control.run_match_async(channel, address, {"bots": ["alice"], "seed": 1})
+
+
 def test_many_games_over_one_stream(referee, random_bots):
     """12 matches at once: alice plays 24 seats, all over her single stream."""
     specs = [{"bots": AB, "seed": 100 + i, "match_id": f"many-{i}"} for i in range(12)]
