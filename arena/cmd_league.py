@@ -164,7 +164,12 @@ def enqueue_missing(store: Any, tid: str, requeue_after: float = 900.0,
     from .tasks import enqueue
     mids = [m for m in store.tournament_matches(tid) if store.claim(m, requeue_after)]
     if mids:
-        enqueue(mids, mode)
+        try:
+            enqueue(mids, mode)
+        except BaseException:  # broker down, Ctrl-C: give the claims back so a re-run queues them
+            for m in mids:
+                store.set_status(m, "pending")
+            raise
     return len(mids)
 
 

@@ -122,6 +122,12 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rec, indent=2))
         return 0
+    from referee.engine import replay as replays
+
+    problems = replays.verify(rec)
+    if problems:  # the renderer trusts the record; a bad one is shown as its problems
+        raise UserError(f"match {rec.get('match_id')!r} in {args.target!r} is not a valid "
+                        f"replay: {problems[0]} (run `sueca-arena replay verify` for all)")
     from arena import render
 
     render.stdout().print(render.render_match(rec))

@@ -18,6 +18,7 @@ what is worth retrying (no replica reachable, no free capacity, Redis lost) and
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import time
@@ -236,6 +237,20 @@ def outcome_to_result(match: Mapping[str, Any], out: Mapping[str, Any]) -> dict[
     }
 
 
+def reseeded(spec: dict[str, Any], attempt: int) -> dict[str, Any]:
+    """The spec to play on ``attempt`` (1, 2, ...): from the second attempt on, a fresh seed.
+
+    An earlier attempt may have got far before it died (timeout, worker lost, referee shut
+    down), and its bots have seen those cards: dealing them again would hand them the hands.
+    The replay records the seed actually played. A duplicate pair whose half is re-seeded is no
+    longer played on identical decks (see the note in the README).
+    """
+    if attempt <= 1 or spec.get("seed") is None:
+        return spec
+    digest = hashlib.sha256(f"sueca-retry:{spec['seed']}:{attempt}".encode()).digest()
+    return {**spec, "seed": str(int.from_bytes(digest[:8], "big"))}
+
+
 def play_and_record(store: Store, mid: str, mode: str | None = None,
                     max_attempts: int | None = None) -> dict[str, Any]:
     """Run match ``mid`` once and record it; returns ``{"status", "attempt", ...}`` where status
@@ -262,7 +277,7 @@ def play_and_record(store: Store, mid: str, mode: str | None = None,
     except TRANSIENT_REDIS_ERRORS as err:
         raise Transient(f"Redis unavailable: {err}") from None
     started = time.monotonic()
-    out = run_match(match["spec"], mode, store)
+    out = run_match(reseeded(match["spec"], attempt), mode, store)
     if out["end"] == "aborted":
         raise Transient(f"match aborted by referee {out.get('referee', '?')}")
     result = outcome_to_result(match, out)

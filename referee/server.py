@@ -359,7 +359,10 @@ async def start(auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
     )
     reflection.enable_server_reflection(names, server)
     address = f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
-    ref.port = server.add_insecure_port(address)
+    try:
+        ref.port = server.add_insecure_port(address)
+    except RuntimeError as err:  # grpcio >= 1.84 raises where it used to return 0
+        raise OSError(f"cannot listen on {address}: {err}") from None
     if not ref.port:
         raise OSError(f"cannot listen on {address}")
     await server.start()

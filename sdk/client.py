@@ -315,7 +315,7 @@ class Connection:
             writer = asyncio.create_task(self._write_loop(call))
             try:
                 if client.draining:
-                    await call.write(_DRAIN)
+                    self._queue_drain()
                 while True:
                     msg = await call.read()
                     if msg is grpc.aio.EOF:
@@ -346,14 +346,18 @@ class Connection:
             self.outbox.extend(actions)
             self.wake.set()
 
+    def _queue_drain(self) -> None:
+        """Send the drain request through the write loop: grpc.aio allows one write at a time
+        on a call, and the loop may be writing answers right now. A serialized BotMessage
+        concatenated with others merges into one, so it may share a message with answers."""
+        self.outbox.append(_DRAIN)
+        self.wake.set()
+
     async def drain(self) -> None:
         """Tell the referee to give no new games, wait for ours to end, close the stream."""
         call = self.call
         if call is not None:
-            try:
-                await call.write(_DRAIN)
-            except Exception:
-                pass
+            self._queue_drain()
             try:  # the acknowledgement follows the start of every game placed before it
                 await asyncio.wait_for(self.drain_acked.wait(), 5.0)
             except asyncio.TimeoutError:
@@ -424,7 +428,7 @@ class Client:
         self.factory = factory
         self.server = server
         self.token = token
-        self.name = name or token.split(".", 1)[0]
+        self.name = name or token.rpartition(".")[0] or token  # bot names may hold dots
         if capacity < 1:
             raise ValueError(f"bad capacity {capacity}: at least 1")
         self.capacity = capacity

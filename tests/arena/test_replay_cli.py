@@ -139,3 +139,16 @@ def test_show_needs_redis_or_a_file(capsys: pytest.CaptureFixture[str],
     out = cli("replay", "show", "some-match", "--redis", url, check=2, timeout=30)
     assert out.stderr.startswith(f"error: cannot reach Redis at {url}")
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("line", [
+    '{"format":"sueca-replay/1","match_id":"m","variant":"x","deals":"x"}',
+    '{"format":"sueca-replay/1","match_id":"m","variant":{},"deals":[{"dealer":9}]}',
+])
+def test_show_malformed_record_is_a_user_error(line: str, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(line + "\n")
+    assert main(["replay", "show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "'m'" in err and "not a valid replay" in err
