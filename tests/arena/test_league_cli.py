@@ -79,7 +79,7 @@ def test_rerunning_a_tournament_replays_nothing(referee_arena):
 def test_a_timeout_is_a_fault_and_a_loss_for_that_bot(referee_arena):
     env = referee_arena.cli_env
     out = _json(cli("tournament", "run", "--bots", "random,sleepy", "-k", "2", "--id", "cli-f",
-                    "--move-ms", "100", "--bank-ms", "100", "--json", env=env))
+                    "--move-ms", "250", "--bank-ms", "250", "--json", env=env))  # sleepy: 1 s
     rows = {r["bot"]: r for r in out["standings"]}
     assert rows["sleepy"]["faults"] == 2 and rows["sleepy"]["points"] == 0
     assert rows["random"]["points"] == 2 and rows["random"]["faults"] == 0

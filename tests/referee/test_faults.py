@@ -225,17 +225,18 @@ def test_lenient_renuncia_is_refused_and_asked_again(referee, random_bots, token
 
 def test_timeout_uses_the_bank_then_ends_the_match(referee, random_bots, tokens):
     bot = connect(referee.address, "mallory", tokens["mallory"])
-    fut = start_match(referee.address, seed=14, match_id="timeout", move_ms=300, bank_ms=400)
+    # margins are wide: a busy 2-core CI machine may add a few hundred ms anywhere
+    fut = start_match(referee.address, seed=14, match_id="timeout", move_ms=300, bank_ms=1000)
     turn = bot.next_turn()
-    assert (turn.move_ms, turn.bank_ms) == (300, 400)
-    assert abs(turn.deadline_ms - (time.time() * 1000 + 700)) < 300
+    assert (turn.move_ms, turn.bank_ms) == (300, 1000)
+    assert abs(turn.deadline_ms - (time.time() * 1000 + 1300)) < 500
     time.sleep(0.5)  # 0.2 s beyond the move limit comes out of the bank
     bot.play(turn)
     turn = bot.next_turn()
-    assert 100 <= turn.bank_ms <= 250, turn.bank_ms
+    assert 400 <= turn.bank_ms <= 850, turn.bank_ms
     t0 = time.monotonic()
     result = fut.result(10)  # never answered: move limit + what is left of the bank
-    assert 0.3 < time.monotonic() - t0 < 2.0
+    assert 0.6 < time.monotonic() - t0 < 4.0
     assert result["end"] == "timeout" and result["winner"] == 1
     assert (result["fault_seat"], result["fault_bot"]) == (0, "mallory")
     assert result["replay"]["end"] == "timeout"

@@ -301,3 +301,17 @@ def _refuses_new_matches(address: str) -> bool:
     except control.RefereeUnavailable as err:
         return "shutting down" in str(err)
     return False
+
+
+def test_a_second_referee_on_a_taken_port_is_refused(referee) -> None:
+    """gRPC would share the port (SO_REUSEPORT) and split the bots between two referees."""
+    import subprocess
+
+    from netkit import BIN
+
+    proc = subprocess.run(
+        [str(BIN / "sueca-arena"), "referee", "--insecure", "--port", str(referee.port),
+         "--metrics-port", "0"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert f"cannot start the referee on 127.0.0.1:{referee.port}" in proc.stderr
+    assert "Traceback" not in proc.stderr
