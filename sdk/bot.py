@@ -13,6 +13,7 @@ import random
 from typing import Any, NamedTuple
 
 from referee.engine import Card, DealResult, Trick, Variant
+from referee.engine.seeding import seeded_random
 
 
 class MatchInfo(NamedTuple):
@@ -74,7 +75,7 @@ class Bot:
     def start(self, info: MatchInfo) -> None:
         """Called by the framework once per match; sets ``info`` and ``rng``."""
         self.info = info
-        self.rng = random.Random(info.bot_seed)
+        self.rng = seeded_random(info.bot_seed)
         self.on_match_start(info)
 
     def play(self, observation: Any) -> Card:

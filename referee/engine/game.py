@@ -28,6 +28,7 @@ from .errors import (
     RenunciaError,
     VariantError,
 )
+from .seeding import seeded_random
 from .variant import DEFAULT, Variant
 
 NORMAL, RENUNCIA, REDEAL, TIMEOUT, DISCONNECT, ABORTED = (
@@ -126,8 +127,7 @@ class Deal:
     __slots__ = (
         "number", "dealer", "deck", "trump", "trump_suit", "start_hands", "hands",
         "turn", "leader", "trick", "led", "led_mask", "keys", "win_key", "win_seat", "tricks",
-        "points",
-        "tricks_won", "end", "fault_seat",
+        "points", "end", "fault_seat",
     )
 
     def __init__(self, deck: Sequence[Card], dealer: int, trump_card: str = "last",
@@ -158,11 +158,19 @@ class Deal:
         self.win_seat = -1
         self.tricks: list[Trick] = []
         self.points = [0, 0]
-        self.tricks_won = [0, 0]
         self.end: str | None = None
         self.fault_seat: int | None = None
 
     # -- questions -------------------------------------------------------------------------
+    @property
+    def tricks_won(self) -> list[int]:
+        """Tricks taken by each team (counted when asked: only a bandeira needs it)."""
+        won = [0, 0]
+        for t in self.tricks:
+            if t.winner is not None:
+                won[t.winner & 1] += 1
+        return won
+
     @property
     def trump_held(self) -> bool:
         """The turned card stays face up in the dealer's hand until he plays it (003)."""
@@ -243,7 +251,7 @@ class Deal:
                 self.win_key = key
                 self.win_seat = turn
             if len(trick) == 4:
-                return _new(Play, (turn, c, self._close_trick(), None))
+                return _new(Play, (turn, c, self._close_trick(self.win_seat), None))
         else:
             self.led = led = c // 10
             self.led_mask = SUIT_MASKS[led]
@@ -255,17 +263,17 @@ class Deal:
         self.turn = (turn + 1) & 3
         return _PLAIN[turn][c]
 
-    def _close_trick(self) -> Trick:
-        """Score the complete trick on the table; its winner leads next (also ends the deal)."""
+    def _close_trick(self, winner: int) -> Trick:
+        """Score the complete trick on the table, taken by ``winner``, who leads next (also ends
+        the deal)."""
         trick = self.trick
-        winner = self.win_seat
-        pts = POINTS[trick[0]] + POINTS[trick[1]] + POINTS[trick[2]] + POINTS[trick[3]]
-        t = _new(Trick, (self.leader, tuple(trick), winner, pts))
+        a, b, c, d = trick
+        pts = POINTS[a] + POINTS[b] + POINTS[c] + POINTS[d]
+        t = _new(Trick, (self.leader, (a, b, c, d), winner, pts))
         tricks = self.tricks
         tricks.append(t)
         self.points[winner & 1] += pts
-        self.tricks_won[winner & 1] += 1
-        self.trick = []
+        trick.clear()
         self.led_mask = 0  # nothing to follow: ``hand & led_mask`` is 0 while leading
         self.turn = self.leader = winner
         if len(tricks) == 10:
@@ -334,7 +342,7 @@ class Match:
                  decks: Iterable[Iterable[object]] = (), first_dealer: int | None = None) -> None:
         self.variant = variant
         self.seed = seed
-        self.rng = rng = random.Random(seed)
+        self.rng = rng = seeded_random(seed)
         self.decks = [validate_deck(d) for d in decks] if decks != () else []
         if first_dealer is None:
             # RULES.md: the first dealer is drawn at random. This is rng.randrange(4), inlined
@@ -426,36 +434,42 @@ class Match:
         return p._replace(deal=self._finish_deal())
 
     def _finish_deal(self) -> DealResult:
+        """Score the deal that just ended, pay or hold over a tie, and deal the next one unless
+        a team reached the target."""
         deal = self.deal
         v = self.variant
-        if deal.end == RENUNCIA:
-            base = [0, 0]
-            base[1 - team_of(deal.fault_seat)] = 4  # type: ignore[arg-type]
+        end = deal.end
+        points = deal.points
+        if end == RENUNCIA:  # the other team scores 4 (RULES.md § Faults)
+            gp = (4, 0) if deal.fault_seat & 1 else (0, 4)  # type: ignore[operator]
         else:
-            base = list(deal_game_points(deal.points, deal.tricks_won, v.bandeira))
-        if base == [0, 0]:
+            # only a team with all 120 points can have all ten tricks: count them only then
+            gp = deal_game_points(points, deal.tricks_won if 120 in points else (0, 0),
+                                  v.bandeira)
+        held = self.held
+        if gp == (0, 0):
             if v.tie != "none":  # tie=none (003): nothing is held over
-                self.held += 1
-            gp = (0, 0)
-        else:
+                self.held = held + 1
+        elif held:
+            base = list(gp)
             team = 0 if base[0] else 1
             if v.tie == "carry":
-                base[team] += self.held
+                base[team] += held
             elif v.tie == "double":
-                base[team] <<= self.held
+                base[team] <<= held
             self.held = 0
             gp = (base[0], base[1])
-        self.game_points[0] += gp[0]
-        self.game_points[1] += gp[1]
-        result = _new(DealResult, (deal.number, deal.dealer, deal.end,
-                                   (deal.points[0], deal.points[1]), gp, deal.fault_seat))
+        game_points = self.game_points
+        g0 = game_points[0] = game_points[0] + gp[0]
+        g1 = game_points[1] = game_points[1] + gp[1]
+        result = _new(DealResult, (deal.number, deal.dealer, end, (points[0], points[1]), gp,
+                                   deal.fault_seat))
         self.results.append(result)
-        for team in (0, 1):
-            if self.game_points[team] >= v.target:
-                self.winner = team
-                self.end = deal.end
-                self.fault_seat = deal.fault_seat
-                return result
+        if g0 >= v.target or g1 >= v.target:
+            self.winner = 0 if g0 >= v.target else 1
+            self.end = end
+            self.fault_seat = deal.fault_seat
+            return result
         self._start((deal.dealer + 1) & 3)
         return result
 

@@ -6,8 +6,8 @@ bool`` and the hooks ``on_trick_end(trick)``, ``on_deal_end(result)``,
 marks ``default_hook`` (the SDK's no-op defaults) are skipped. When no bot has a hook, the
 only bot code that runs is the ``play`` (or ``redeal``) of the seat to act, so the loop takes a
 fast path: the seat's view gets ``legal`` as a plain attribute just for that call, and the common
-case of :meth:`Deal.play` (a held card that follows suit) is inlined; anything else goes through
-``Deal.play`` itself. ``tests/referee/engine/test_engine_runner_paths.py`` checks both paths play
+case of :meth:`Deal.play` (a held card that follows suit) is inlined, a trick at a time; anything
+else goes through ``Deal.play`` itself. ``tests/referee/engine/test_engine_runner_paths.py`` checks both paths play
 alike.
 """
 
@@ -44,58 +44,71 @@ def _hooks(bots: Sequence[Any], name: str) -> list[Callable[..., Any]]:
     return hooks
 
 
-def _play_deal(deal: Deal, acts: list[Callable[[Any], Any]], views: list[_TurnView]) -> None:
+def _play_deal(deal: Deal, acts: list[Callable[[Any], Any]], views: list[_TurnView],
+               after: list[tuple[tuple[int, _TurnView, Callable[[Any], Any]], ...]]) -> None:
     """Play ``deal`` to its end for bots without hooks: :meth:`Deal.play` with its common case
-    inlined (a held card that follows suit, or any held card when void or leading).
+    inlined, one trick at a time (a lead, then three followers that must follow suit if they
+    can). The winning key and seat live in locals until the trick closes; everything a view
+    shows is up to date whenever a bot runs.
 
     Anything else (not a canonical Card, a card not held, a renúncia) goes through ``Deal.play``
-    itself, and a complete trick through ``Deal._close_trick``, so the rules live in one place.
+    itself, with the deal's state brought up to date first, and a complete trick through
+    ``Deal._close_trick``, so the rules live in one place.
     """
     hands = deal.hands
-    play = deal.play
     keys_for = _KEYS[deal.trump_suit]
+    bits = _BITS
     while deal.end is None:
-        # Deal state kept in locals, reloaded whenever Deal code may have changed it
-        trick, keys, led_mask = deal.trick, deal.keys, deal.led_mask  # led_mask: 0 when leading
-        if led_mask:
-            table, shift = SUIT_TABLES[deal.led], 10 * deal.led
-        while True:  # until a trick closes or Deal.play takes over: the deal may have ended
+        if deal.trick:  # a trick that Deal.play carried on (a card given as text or int)
             s = deal.turn
             view = views[s]
+            view.legal = deal.legal_cards()
+            c = acts[s](view)
+            view.legal = ()
+            deal.play(c)
+            continue
+        s = deal.turn  # the lead: any held card
+        view = views[s]
+        hand = hands[s]
+        view.legal = legal = (_T0[hand & _CHUNK_MASK] + _T1[(hand >> 14) & _CHUNK_MASK]
+                              + _T2[hand >> 28])
+        c = acts[s](view)
+        view.legal = ()
+        if c.__class__ is not Card or c not in legal:
+            deal.play(c)  # coerces the card, or raises
+            continue
+        hands[s] = hand ^ bits[c]
+        trick = deal.trick
+        trick.append(c)
+        deal.led = led = c // 10
+        deal.led_mask = led_mask = SUIT_MASKS[led]
+        deal.keys = keys = keys_for[led]
+        win_key = keys[c]
+        win_seat = s
+        table, shift = SUIT_TABLES[led], 10 * led
+        for s, view, act in after[s]:
+            deal.turn = s
             hand = hands[s]
             follow = hand & led_mask
             if follow:
-                view.legal = table[follow >> shift]  # cards of the led suit held
+                view.legal = legal = table[follow >> shift]  # cards of the led suit held
             else:  # cards_of(hand), inlined
-                view.legal = (_T0[hand & _CHUNK_MASK] + _T1[(hand >> 14) & _CHUNK_MASK]
-                              + _T2[hand >> 28])
-            c = acts[s](view)
+                view.legal = legal = (_T0[hand & _CHUNK_MASK] + _T1[(hand >> 14) & _CHUNK_MASK]
+                                      + _T2[hand >> 28])
+            c = act(view)
             view.legal = ()
-            if c.__class__ is not Card:
-                play(c)  # coerces the card, or raises
+            if c.__class__ is not Card or c not in legal:
+                deal.win_key, deal.win_seat = win_key, win_seat
+                deal.play(c)  # coerces, raises (not held), or applies the renúncia
                 break
-            bit = _BITS[c]
-            if not hand & bit or (follow and not follow & bit):
-                play(c)  # raises (not held), or applies the renúncia
-                break
-            hands[s] = hand ^ bit
+            hands[s] = hand ^ bits[c]
             trick.append(c)
-            if led_mask:
-                key = keys[c]
-                if key > deal.win_key:
-                    deal.win_key = key
-                    deal.win_seat = s
-                if len(trick) == 4:
-                    deal._close_trick()
-                    break
-            else:
-                deal.led = led = c // 10
-                deal.led_mask = led_mask = SUIT_MASKS[led]
-                table, shift = SUIT_TABLES[led], 10 * led
-                deal.keys = keys = keys_for[led]
-                deal.win_key = keys[c]
-                deal.win_seat = s
-            deal.turn = (s + 1) & 3
+            key = keys[c]
+            if key > win_key:
+                win_key = key
+                win_seat = s
+        else:
+            deal._close_trick(win_seat)
 
 
 def play_match(match: Match, bots: Sequence[Any]) -> Match:
@@ -107,6 +120,9 @@ def play_match(match: Match, bots: Sequence[Any]) -> Match:
         views: list[Observation] = [Observation(match, s) for s in range(4)]
     else:
         views = [_TurnView(match, s) for s in range(4)]
+    # the three seats after each seat, in playing order, with their views and play methods
+    a, b, c, d = [(s, views[s], acts[s]) for s in range(4)]
+    after = [(b, c, d), (c, d, a), (d, a, b), (a, b, c)]
     while match.end is None:
         deal = match.deal
         if match.awaiting_redeal:
@@ -119,7 +135,7 @@ def play_match(match: Match, bots: Sequence[Any]) -> Match:
             continue
         play = deal.play
         if not (on_trick or on_deal or on_end):
-            _play_deal(deal, acts, views)  # type: ignore[arg-type]
+            _play_deal(deal, acts, views, after)  # type: ignore[arg-type]
         elif on_trick:
             while deal.end is None:
                 s = deal.turn
