@@ -273,8 +273,7 @@ class Deal:
         tricks = self.tricks
         tricks.append(t)
         self.points[winner & 1] += pts
-        trick.clear()
-        self.led_mask = 0  # nothing to follow: ``hand & led_mask`` is 0 while leading
+        trick.clear()  # led, led_mask and keys mean nothing until the next lead sets them
         self.turn = self.leader = winner
         if len(tricks) == 10:
             self.end = NORMAL

@@ -42,7 +42,8 @@ class Hooked(Sloppy):
 
 def _replay(variant: Variant, seed: int, cls: type) -> object:
     match = play_match(Match(variant, seed), [cls(seed * 4 + s) for s in range(4)])
-    tricks = [(d.tricks, d.hands, d.points, d.tricks_won, d.end, d.fault_seat) for d in match.deals]
+    tricks = [(d.tricks, d.hands, d.points, d.tricks_won, d.end, d.fault_seat, d.turn, d.leader,
+               list(d.trick)) for d in match.deals]
     return (record(match, "m", ["a", "b", "c", "d"]), match.results, tricks, match.game_points,
             match.end, match.winner, match.fault_seat)
 
