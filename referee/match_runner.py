@@ -49,16 +49,22 @@ STALE_REQUEST, RENUNCIA_REFUSED, MALFORMED = "stale_request", "renuncia_refused"
 
 
 class Seat:
-    """One seat of a running match: what its bot calls a *game* (``game_id``)."""
+    """One seat of a running match: what its bot calls a *game* (``game_id``).
+
+    The game id is opaque (see :meth:`SessionHub.new_game_ids`): the bot is never told which
+    match a game belongs to, so two seats of one match held by the same program are not linked
+    by anything the referee says. Only the referee maps a game id to its match and seat.
+    """
 
     __slots__ = ("runner", "seat", "game_id", "gid", "bot", "session", "request_id", "open",
                  "redeal", "request", "deadline_ms", "asked_at", "expires", "bank", "grace_timer",
                  "start_event")
 
-    def __init__(self, runner: MatchRunner, seat: int, bot: str, session: Session) -> None:
+    def __init__(self, runner: MatchRunner, seat: int, bot: str, session: Session,
+                 game_id: str) -> None:
         self.runner = runner
         self.seat = seat
-        self.game_id = f"{runner.match_id}/{seat}"
+        self.game_id = game_id
         self.gid = conv.game_id_field(self.game_id)
         self.bot = bot
         self.session: Session | None = session
@@ -222,7 +228,8 @@ class MatchRunner:
         # (refreshed every deal, so a wall-clock step is followed within a deal)
         self.wall = time.time() - self.loop.time()
         self.lenient = plan.lenient
-        self.seats = [Seat(self, s, plan.bots[s], sessions[s]) for s in range(4)]
+        self.seats = [Seat(self, s, plan.bots[s], sessions[s], gid)
+                      for s, gid in enumerate(hub.new_game_ids(4))]
         self.tricks: list[bytes] = []  # this deal's finished tricks, encoded as Observation field
         self.listeners: list[Listener] = []
         self._want_cards = False
@@ -286,7 +293,7 @@ class MatchRunner:
     def _started_event(self) -> pb.MatchEvent:
         p = self.plan
         return _MatchEvent(match_id=self.match_id, started=pb.MatchStart(
-            match_id=self.match_id, seats=p.bots, variant=conv.variant_to_pb(p.variant)))
+            seats=p.bots, variant=conv.variant_to_pb(p.variant)))
 
     def _deal_start_event(self) -> pb.MatchEvent:
         deal = self.match.deal
@@ -317,8 +324,7 @@ class MatchRunner:
         for seat in self.seats:
             seat.start_event = conv.event_bytes(_GameEvent(
                 game_id=seat.game_id, match_start=conv.match_start(
-                    self.match_id, seat.seat, plan.bots, plan.variant,
-                    bot_seed(plan.seed, seat.seat))))
+                    seat.seat, plan.bots, plan.variant, bot_seed(plan.seed, seat.seat))))
             seat.session.push(seat.start_event)  # type: ignore[union-attr]
         self.started = True
         self._publish(self._deal_start_event())

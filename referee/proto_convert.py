@@ -133,10 +133,12 @@ def turn_request(game_id: str, request_id: int, redeal: bool, obs: pb.Observatio
                         observation=obs, deadline_ms=deadline_ms, move_ms=move_ms, bank_ms=bank_ms)
 
 
-def match_start(match_id: str, seat: int, seats: Sequence[str], variant: Variant,
+def match_start(seat: int, seats: Sequence[str], variant: Variant,
                 bot_seed: int) -> pb.MatchStart:
-    return pb.MatchStart(match_id=match_id, seat=seat, seats=seats,
-                         variant=variant_to_pb(variant), bot_seed=bot_seed)
+    """A seat's match start: public facts and its own bot seed, never the match id (the seats
+    of one match must not be linkable by what they are told)."""
+    return pb.MatchStart(seat=seat, seats=seats, variant=variant_to_pb(variant),
+                         bot_seed=bot_seed)
 
 
 def match_end(match: Match, seats: Sequence[str]) -> pb.MatchEnd:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,7 @@ MAX_BATCH = 512
 # per move 40-45 us instead of ~48 (noisy), the median move round trip no worse.
 WRITE_GAP = 0.005
 BUSY_GAMES = 8
+GAME_ID_BYTES = 8  # 64 random bits per game id: unguessable, and never derived from the match
 _ids = itertools.count(1)
 
 
@@ -185,18 +187,43 @@ class SessionHub:
                 s.close()
 
     # -- placing matches ------------------------------------------------------------------------
+    def new_game_ids(self, count: int) -> list[str]:
+        """``count`` fresh game ids, distinct from each other and from every live game.
+
+        Random, not derived from the match id or the seat: the seats of one match get unrelated
+        ids, so a bot program seated twice in a match (round-robin seats a program as both
+        partners) cannot tell from the protocol which of its games belong together.
+        """
+        ids: list[str] = []
+        while len(ids) < count:
+            gid = secrets.token_hex(GAME_ID_BYTES)
+            if gid not in self.games and gid not in ids:
+                ids.append(gid)
+        return ids
+
     def reserve(self, bots: Sequence[str]) -> list[Session]:
         """A session with free capacity for each seat (the same bot may sit twice), or
-        PlacementError naming the first bot that cannot play. Takes nothing: the runner binds."""
+        PlacementError naming the first bot that cannot play. Takes nothing: the runner binds.
+
+        The two seats of a team go to different sessions of their bot when it has another
+        session with room (two processes of one program then share nothing through the
+        referee); with a single session, or no room elsewhere, both seats share one session.
+        Otherwise the session with the most room wins, which spreads the load.
+        """
         taken: dict[int, int] = {}
         chosen: list[Session] = []
-        for name in bots:
+
+        def room(s: Session) -> int:
+            return s.free - taken.get(s.id, 0)
+
+        for seat, name in enumerate(bots):
             sessions = self.sessions.get(name)
             if not sessions:
                 raise PlacementError("FAILED_PRECONDITION",
                                      f"bot {name!r} is not connected to this referee")
-            best = max(sessions, key=lambda s: s.free - taken.get(s.id, 0))
-            if best.free - taken.get(best.id, 0) <= 0:
+            partner = chosen[seat - 2] if seat >= 2 else None
+            best = max(sessions, key=lambda s: (room(s) > 0, s is not partner, room(s)))
+            if room(best) <= 0:
                 cap = sum(s.capacity for s in sessions)
                 raise PlacementError(
                     "RESOURCE_EXHAUSTED",
@@ -235,11 +262,10 @@ class SessionHub:
                                    f"unknown game {gid!r}: no such game is running on this "
                                    "referee (it may have ended)")
                 continue
-            if seat.bot != bot:
+            if seat.bot != bot:  # says nothing of the game's match, seat or bot
                 session.push_error(gid, action.request_id, NOT_YOUR_SEAT,
-                                   f"game {gid!r} is seat {seat.seat} of match "
-                                   f"{seat.runner.match_id!r}, held by bot {seat.bot!r}, not "
-                                   f"by {bot!r}")
+                                   f"game {gid!r} is not held by bot {bot!r}: answer only the "
+                                   "games this stream was given")
                 continue
             fault = seat.offer(action)
             if fault is not None:

@@ -17,7 +17,12 @@ from referee.engine.seeding import seeded_random
 
 
 class MatchInfo(NamedTuple):
-    """What a seat is told when a match starts: all public."""
+    """What a seat is told when a match starts: all public.
+
+    Over the network ``match_id`` is the seat's opaque game id: the referee never names the
+    match, which would tell a program seated as both partners which of its games belong
+    together. In-process it is the match id.
+    """
 
     match_id: str
     seat: int

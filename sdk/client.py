@@ -390,7 +390,9 @@ class Connection:
                     continue  # a resumed game after a reconnect: this process already plays it
                 s = ev.match_start
                 variant = variant_from_pb(s.variant)
-                info = MatchInfo(s.match_id, s.seat, tuple(s.seats), variant, s.bot_seed)
+                # the referee names no match (that would link the seats of one match): the
+                # bot's match id is this seat's opaque game id
+                info = MatchInfo(gid, s.seat, tuple(s.seats), variant, s.bot_seed)
                 try:
                     bot = self.client.factory()
                 except Exception:

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from netkit import KEY_PREFIX, BotProc, RefereeProc, sessions_of, wait_for  # noqa: E402
 
 BOT_NAMES = ("alice", "bob", "carol", "dave", "mallory", "eve", "sleepy", "renegade", "spy",
-             "drainer", "async", "broken", "ghost")
+             "drainer", "async", "broken", "ghost", "north", "east", "twin")
 
 
 @pytest.fixture(scope="session")

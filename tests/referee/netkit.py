@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import queue
+import random
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +205,33 @@ class RawBot:
     def wait_end(self, timeout: float = 10.0) -> grpc.RpcError | None:
         self._reader.join(timeout)
         return self.status
+
+
+def play_until_done(bots: Sequence[RawBot], futures: Sequence[Future],
+                    rng: random.Random | None = None, timeout: float = 120.0) -> None:
+    """Answer every turn the raw bots are sent until every match (``futures``) is over: a
+    random legal card with ``rng``, else the first; no redeal. Each bot still keeps every
+    message it received in ``raw``."""
+    deadline = time.monotonic() + timeout
+    while not all(f.done() for f in futures):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"matches not over within {timeout}s")
+        for bot in bots:
+            try:
+                msg = bot.next_message(timeout=0.05)
+            except queue.Empty:
+                continue
+            assert msg is not None, f"the stream of {bot.bot!r} ended: {bot.status}"
+            if msg.turns:
+                bot.send(pb.BotMessage(actions=[_answer(t, rng) for t in msg.turns]))
+
+
+def _answer(turn: pb.TurnRequest, rng: random.Random | None) -> pb.Action:
+    if turn.kind == pb.TurnRequest.REDEAL:
+        return pb.Action(game_id=turn.game_id, request_id=turn.request_id, redeal=False)
+    legal = turn.observation.legal
+    card = rng.choice(legal) if rng is not None else legal[0]
+    return pb.Action(game_id=turn.game_id, request_id=turn.request_id, card=card)
 
 
 def rpc_error(fn: Callable[[], Any]) -> grpc.RpcError:

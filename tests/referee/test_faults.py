@@ -9,7 +9,7 @@ from typing import Any
 
 import grpc
 import pytest
-from netkit import RawBot, sessions_of, wait_for
+from netkit import RawBot, play_until_done, sessions_of, wait_for
 
 from referee import control
 from referee.engine import CARDS, replay
@@ -34,14 +34,9 @@ def connect(address: str, name: str, token: str, capacity: int = 1) -> RawBot:
 
 
 def play_to_end(bot: RawBot, fut: Future, turn: pb.TurnRequest | None = None) -> dict:
-    while not fut.done():
-        if turn is not None:
-            bot.play(turn)
-            turn = None
-        try:
-            turn = bot.next_turn(timeout=1)
-        except TimeoutError:
-            continue
+    if turn is not None:
+        bot.play(turn)
+    play_until_done([bot], [fut])
     return fut.result(10)
 
 
@@ -87,10 +82,16 @@ def test_hello_must_come_first_and_be_sane(referee, tokens):
 
 def test_protocol_faults_are_answered_and_never_touch_the_game(referee, random_bots, tokens):
     bot = connect(referee.address, "mallory", tokens["mallory"])
+    # eve holds a seat of another match: her game id is the one mallory may not answer
+    eve = connect(referee.address, "eve", tokens["eve"])
+    other = start_match(referee.address, bots=["eve", "alice", "bob", "alice"], seed=10,
+                        match_id="faults-other", move_ms=30000, grace_ms=300)
+    msg = eve.expect(lambda m: m.events, 10, "eve's match start")
+    eve_gid = msg.events[0].game_id
     fut = start_match(referee.address, seed=11, match_id="faults", move_ms=30000)
     turn = bot.next_turn()
     gid, rid = turn.game_id, turn.request_id
-    assert gid == "faults/0"
+    assert "faults" not in gid and gid != eve_gid  # opaque: it names no match
     hand = list(turn.observation.hand)
     not_mine = next(c for c in range(40) if c not in hand)
 
@@ -98,9 +99,13 @@ def test_protocol_faults_are_answered_and_never_touch_the_game(referee, random_b
     e = error_of(bot)
     assert (e.code, e.game_id) == ("unknown_game", "nope/0") and "'nope/0'" in e.message
 
-    bot.send(pb.BotMessage(actions=[pb.Action(game_id="faults/1", request_id=rid, card=hand[0])]))
+    bot.send(pb.BotMessage(actions=[pb.Action(game_id=eve_gid, request_id=1, card=hand[0])]))
     e = error_of(bot)
-    assert e.code == "not_your_seat" and "'alice'" in e.message and "'mallory'" in e.message
+    assert (e.code, e.game_id) == ("not_your_seat", eve_gid) and "'mallory'" in e.message
+    # ...and it tells nothing of that game: not its match, seat or bot
+    assert "faults-other" not in e.message and "eve" not in e.message
+    eve.cancel()
+    assert other.result(10)["end"] == "disconnect"
 
     bot.send(action(turn, card=not_mine))
     e = error_of(bot)
@@ -158,7 +163,7 @@ def test_oversized_message_is_refused_and_the_bot_may_come_back(referee, random_
     again = connect(referee.address, "mallory", tokens["mallory"])
     msg = again.expect(lambda m: m.turns, 10, "the open turn again")
     starts = [e for e in msg.events if e.HasField("match_start")]
-    assert starts and starts[0].game_id == "oversized/0"
+    assert starts and starts[0].game_id == turn.game_id  # the same game, under the same id
     assert msg.turns[0].request_id == turn.request_id
     assert list(msg.turns[0].observation.hand) == list(turn.observation.hand)
     result = play_to_end(again, fut, msg.turns[0])

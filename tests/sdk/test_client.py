@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -89,6 +90,11 @@ def test_async_bot_and_hooks_over_the_network(referee, tokens, bot_proc):
     assert [r["end"] for r in results] == ["normal"] * 4
     wait_for(lambda: hooks.logs().count("HOOKCHECK match end") == 8, 5, "match end hooks")
     assert "Traceback" not in hooks.logs()
+    # over the network a bot's match id is its seat's opaque game id: one per seat, and
+    # nothing that names the match or pairs carol's two seats of one match
+    # (pool threads print concurrently: a message is one write, its newline another)
+    ids = re.findall(r"HOOKCHECK match end (\S+)", hooks.logs())
+    assert len(set(ids)) == 8 and not any("async" in i for i in ids), ids
 
 
 def test_bad_token_exits_with_a_readable_error(referee):

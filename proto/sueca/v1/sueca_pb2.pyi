@@ -154,18 +154,16 @@ class TurnRequest(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., request_id: _Optional[int] = ..., kind: _Optional[_Union[TurnRequest.Kind, str]] = ..., observation: _Optional[_Union[Observation, _Mapping]] = ..., deadline_ms: _Optional[int] = ..., move_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ...) -> None: ...
 
 class MatchStart(_message.Message):
-    __slots__ = ("match_id", "seat", "seats", "variant", "bot_seed")
-    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("seat", "seats", "variant", "bot_seed")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
     VARIANT_FIELD_NUMBER: _ClassVar[int]
     BOT_SEED_FIELD_NUMBER: _ClassVar[int]
-    match_id: str
     seat: int
     seats: _containers.RepeatedScalarFieldContainer[str]
     variant: Variant
     bot_seed: int
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., seats: _Optional[_Iterable[str]] = ..., variant: _Optional[_Union[Variant, _Mapping]] = ..., bot_seed: _Optional[int] = ...) -> None: ...
+    def __init__(self, seat: _Optional[int] = ..., seats: _Optional[_Iterable[str]] = ..., variant: _Optional[_Union[Variant, _Mapping]] = ..., bot_seed: _Optional[int] = ...) -> None: ...
 
 class DealEnd(_message.Message):
     __slots__ = ("number", "dealer", "end", "points", "game_points", "fault_seat")
