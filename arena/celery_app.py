@@ -12,6 +12,9 @@ Delivery guarantees (why each setting):
   never sits on matches that an idle one could play.
 * Every broker and backend key lives under ``{prefix}celery:`` (kombu ``global_keyprefix``), next
   to the arena's own keys (:mod:`arena.keys`).
+* The broker and backend get the URL in Celery's spelling (:func:`arena.redisurl.for_celery`:
+  ``unix://`` becomes ``redis+socket://``); code of ours that talks to the same Redis through
+  redis-py reads the URL as the user gave it from :func:`redis_url`.
 
 Metrics: a worker started with a metrics port (``sueca-arena worker --metrics-port P`` or
 ``SUECA_METRICS_PORT``) serves them from its main process; pool processes write to
@@ -27,6 +30,7 @@ import tempfile
 from celery import Celery, signals
 
 from .keys import default_keys
+from .redisurl import for_celery
 
 QUEUE = "sueca.matches"
 
@@ -47,8 +51,10 @@ def _transport_options() -> dict[str, object]:
 
 def make_app(url: str | None = None) -> Celery:
     url = url or _url()
-    app = Celery("sueca_arena", broker=url, backend=url, include=["arena.tasks"])
+    app = Celery("sueca_arena", broker=for_celery(url), backend=for_celery(url),
+                 include=["arena.tasks"])
     app.conf.update(
+        sueca_redis_url=url,
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
@@ -72,12 +78,18 @@ def make_app(url: str | None = None) -> Celery:
 def configure(url: str) -> Celery:
     """Point the app at ``url`` (before its first use), re-reading SUECA_KEY_PREFIX and
     SUECA_VISIBILITY_TIMEOUT: the CLI's ``--redis`` option. The environment is left alone."""
-    app.conf.broker_url = url
-    app.conf.result_backend = url
+    app.conf.sueca_redis_url = url
+    app.conf.broker_url = for_celery(url)
+    app.conf.result_backend = for_celery(url)
     app.conf.broker_transport_options = _transport_options()
     app.conf.result_backend_transport_options = {
         "global_keyprefix": default_keys().celery_prefix()}
     return app
+
+
+def redis_url(celery_app: Celery | None = None) -> str:
+    """The Redis URL of the app as redis-py takes it (the broker URL is Celery's spelling)."""
+    return str((celery_app or app).conf.sueca_redis_url)
 
 
 app = make_app()

@@ -4,8 +4,9 @@ Every command module exposes ``add_parser(subparsers)`` and sets ``func`` on its
 module imports its heavy dependencies (grpc, celery, redis) inside functions, so ``sueca-arena
 selfplay`` starts in milliseconds and works without any server.
 
-User errors (bad variant, unknown bot, unreachable Redis) are :class:`UserError`: the message is
-printed on stderr and the exit code is 2, with no stack trace.
+User errors (bad variant, unknown bot, unreachable Redis, a number option out of range) are
+:class:`UserError`: the message is printed on stderr and the exit code is 2, with no stack trace.
+Number options are checked while parsing (:class:`sdk.cli.Bounded`), before any command runs.
 """
 
 from __future__ import annotations
@@ -14,6 +15,11 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+
+from sdk.cli import Bounded
+from sdk.cli import UserError as CommandLineError
+
+__all__ = ["UserError", "Bounded", "build_parser", "main"]
 
 # (module, command) pairs; the module's add_parser() defines the command.
 COMMANDS = (
@@ -27,8 +33,12 @@ COMMANDS = (
 )
 
 
-class UserError(Exception):
-    """A mistake in what the user asked for; shown as ``error: <message>``, exit code 2."""
+class UserError(CommandLineError):
+    """A mistake in what the user asked for; shown as ``error: <message>``, exit code 2.
+
+    A subclass of the SDK's command-line error, so that one ``except`` serves both: a
+    :class:`~sdk.cli.Bounded` option raises the SDK's own while parsing.
+    """
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,10 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
         return int(args.func(args) or 0)
-    except UserError as err:
+    except CommandLineError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

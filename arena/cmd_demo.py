@@ -250,6 +250,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     from .celery_app import configure
     from .cmd_league import _clean, _console, leaderboard, print_leaderboard, run_tournament
+    from .redisurl import masked
     console = _console(stderr=True)
     started = time.monotonic()
     shared = args.redis is not None
@@ -265,7 +266,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     try:
         with console.status("starting Redis, a referee, a worker and 3 bots..."):
             arena.start()
-        console.print(f"arena up in {time.monotonic() - started:.1f}s — Redis {arena.redis_url}, "
+        console.print(f"arena up in {time.monotonic() - started:.1f}s — "
+                      f"Redis {masked(arena.redis_url)}, "
                       f"referee {arena.referee}, logs in {arena.log_dir}")
         configure(arena.redis_url)
         t0 = time.monotonic()
@@ -276,7 +278,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         rows = [r for r in leaderboard(arena.store) if r["bot"] in names]
         if args.json:
             print(json.dumps(_clean({"tournament": report["tournament"],
-                                     "redis": arena.redis_url, "referee": arena.referee,
+                                     "redis": masked(arena.redis_url), "referee": arena.referee,
                                      "matches": report["recorded"], "seconds": elapsed,
                                      "failed": report["failed"], "leaderboard": rows}), indent=2))
         else:

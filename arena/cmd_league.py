@@ -15,13 +15,18 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .cli import UserError
+from .cli import Bounded, UserError
 
 
 # -- shared helpers ----------------------------------------------------------------------------
 def add_redis(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--redis", metavar="URL", default=None,
                         help="Redis URL (default: $SUECA_REDIS_URL)")
+
+
+def add_port(parser: argparse.ArgumentParser, flag: str, **kwargs: Any) -> None:
+    """A TCP port option to listen on: 1..65535 (0, "any free port", would be unknowable)."""
+    parser.add_argument(flag, action=Bounded, kind=int, low=1, high=65535, **kwargs)
 
 
 def redis_url(args: argparse.Namespace) -> str:
@@ -99,18 +104,22 @@ def _add_tournament(sub: argparse._SubParsersAction) -> None:
     run = acts.add_parser("run", help="schedule what is missing, show progress, print the table")
     add_redis(run)
     run.add_argument("--bots", required=True, help="comma-separated registered bot names")
-    run.add_argument("--matches-per-pair", "-k", type=int, default=2, metavar="K",
+    run.add_argument("--matches-per-pair", "-k", action=Bounded, kind=int, low=1, default=2,
+                     metavar="K",
                      help="matches each pair of bots plays (even with --duplicate; default 2)")
     run.add_argument("--duplicate", action="store_true",
                      help="play matches in pairs with the same decks and the teams swapped")
     run.add_argument("--variant", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
                      help="rule variants, e.g. tie=double target=8")
     run.add_argument("--id", dest="tid", help="tournament id; re-run an id to finish it")
-    run.add_argument("--move-ms", type=int, help="per-move time limit on the referee")
-    run.add_argument("--bank-ms", type=int, help="per-seat time bank on the referee")
-    run.add_argument("--timeout", type=float, default=None,
+    run.add_argument("--move-ms", action=Bounded, kind=int, low=1,
+                     help="per-move time limit on the referee")
+    run.add_argument("--bank-ms", action=Bounded, kind=int, low=1,
+                     help="per-seat time bank on the referee")
+    run.add_argument("--timeout", action=Bounded, kind=float, low=0, above=True, default=None,
                      help="give up waiting after this many seconds (the matches stay queued)")
-    run.add_argument("--requeue-after", type=float, default=900.0, metavar="S",
+    run.add_argument("--requeue-after", action=Bounded, kind=float, low=0, above=True,
+                     default=900.0, metavar="S",
                      help="re-queue a queued/running match untouched for S seconds (default 900)")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.set_defaults(func=cmd_tournament_run)
@@ -351,7 +360,7 @@ def _add_matches(sub: argparse._SubParsersAction) -> None:
     p.add_argument("show", nargs="*", metavar="show ID",
                    help="show one match: its result and replay")
     p.add_argument("--tournament", metavar="ID", help="only this tournament's matches")
-    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--limit", action=Bounded, kind=int, low=1, default=20)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_matches)
 
@@ -419,14 +428,15 @@ def show_match(store: Any, mid: str, as_json: bool, replay_only: bool = False) -
 def _add_worker(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("worker", help="a Celery worker that plays and records matches")
     add_redis(p)
-    p.add_argument("--concurrency", "-c", type=int, default=2, help="pool processes (default 2)")
+    p.add_argument("--concurrency", "-c", action=Bounded, kind=int, low=1, default=2,
+                   help="pool processes (default 2)")
     p.add_argument("--referee", action="append", default=[], metavar="ADDR",
                    help="a referee replica (repeatable; replicas that heartbeat into Redis are "
                         "found without it)")
     p.add_argument("--runner", choices=("referee", "local"), default=None,
                    help="referee (default) or local: play example bots in-process, no referee")
-    p.add_argument("--metrics-port", type=int, default=None,
-                   help="serve Prometheus metrics of all pool processes on this port")
+    add_port(p, "--metrics-port", default=None,
+             help="serve Prometheus metrics of all pool processes on this port")
     p.add_argument("--queues", "-Q", default=None,
                    help="comma-separated queues to consume (default: sueca.matches)")
     p.add_argument("--loglevel", default="INFO")
@@ -461,8 +471,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def _add_scheduler(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scheduler", help="the continuous ladder: keep N matches running")
     add_redis(p)
-    p.add_argument("--target", type=int, default=4, help="matches to keep in flight (default 4)")
-    p.add_argument("--interval", type=float, default=1.0, help="seconds between checks")
+    p.add_argument("--target", action=Bounded, kind=int, low=1, default=4,
+                   help="matches to keep in flight (default 4)")
+    p.add_argument("--interval", action=Bounded, kind=float, low=0, above=True, default=1.0,
+                   help="seconds between checks")
     p.add_argument("--referee", action="append", default=[], metavar="ADDR",
                    help="a referee replica to find connected bots on (repeatable)")
     p.add_argument("--bots", default=None,
@@ -533,14 +545,15 @@ def _add_ratings(sub: argparse._SubParsersAction) -> None:
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     rb = acts.add_parser("rebuild", help="recompute every rating from the results log")
     add_redis(rb)
-    rb.add_argument("--elo-k", type=float, default=None, help="use (and keep) this Elo K")
+    rb.add_argument("--elo-k", action=Bounded, kind=float, low=0, above=True, default=None,
+                    help="use (and keep) this Elo K")
     rb.add_argument("--check", action="store_true",
                     help="only compare with the live ratings; exit 1 if they differ")
     rb.add_argument("--json", action="store_true")
     rb.set_defaults(func=cmd_ratings_rebuild)
     ex = acts.add_parser("exporter", help="serve sueca_rating{bot,system} for Prometheus")
     add_redis(ex)
-    ex.add_argument("--metrics-port", type=int, required=True)
+    add_port(ex, "--metrics-port", required=True)
     ex.add_argument("--addr", default="0.0.0.0")
     ex.set_defaults(func=cmd_ratings_exporter)
 

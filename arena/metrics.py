@@ -68,14 +68,14 @@ class QueueDepthCollector(Collector):
         self._client = None
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from .celery_app import QUEUE
+        from .celery_app import QUEUE, redis_url
         from .keys import default_keys
         g = GaugeMetricFamily("sueca_worker_queue_depth",
                               "Match tasks waiting in the broker queue", labels=["queue"])
         try:
             if self._client is None:
                 import redis
-                self._client = redis.Redis.from_url(self.app.conf.broker_url, socket_timeout=2)
+                self._client = redis.Redis.from_url(redis_url(self.app), socket_timeout=2)
             base = default_keys().celery_prefix() + QUEUE
             # kombu keeps one list per priority step: QUEUE, QUEUE\x06\x163, ...
             names = [base] + [f"{base}\x06\x16{p}" for p in (3, 6, 9)]

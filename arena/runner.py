@@ -221,13 +221,21 @@ def normalise(out: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- the job of one task run -------------------------------------------------------------------
-def outcome_to_result(match: Mapping[str, Any], out: Mapping[str, Any]) -> dict[str, Any]:
-    """The results-log entry of a finished match."""
+def outcome_to_result(match: Mapping[str, Any], out: Mapping[str, Any],
+                      played: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The results-log entry of a finished match.
+
+    ``played`` is the spec actually played (:func:`reseeded`; default the scheduled one): its
+    ``seed`` goes into the entry, so that scoring can tell a duplicate pair whose halves were
+    dealt the same decks from one whose half was re-played on fresh ones.
+    """
     spec = match["spec"]
+    seed = (played or spec).get("seed")
     rep = out.get("replay") or {}
     return {
         "match_id": match["id"], "tournament": match.get("tournament") or "",
         "pair": match.get("pair") or "", "seats": list(spec["bots"]),
+        "seed": None if seed is None else str(seed),
         "end": out["end"], "winner": out["winner"], "game_points": list(out["game_points"]),
         "fault_seat": out.get("fault_seat"), "fault_bot": out.get("fault_bot"),
         "deals": len(rep.get("deals") or ()), "referee": out.get("referee", ""),
@@ -242,8 +250,11 @@ def reseeded(spec: dict[str, Any], attempt: int) -> dict[str, Any]:
 
     An earlier attempt may have got far before it died (timeout, worker lost, referee shut
     down), and its bots have seen those cards: dealing them again would hand them the hands.
-    The replay records the seed actually played. A duplicate pair whose half is re-seeded is no
-    longer played on identical decks (see the note in the README).
+    The cost falls on duplicate pairs: a re-seeded half is no longer dealt its twin's decks, so
+    the pair no longer cancels the luck of the cards. The results-log entry therefore records
+    the seed actually played (:func:`outcome_to_result`), and scoring and ratings
+    (:func:`arena.ratings.pair_outcome`) take two halves played on different seeds as two
+    single games, not as one duplicate game (see the league section of the README).
     """
     if attempt <= 1 or spec.get("seed") is None:
         return spec
@@ -258,7 +269,7 @@ def play_and_record(store: Store, mid: str, mode: str | None = None,
     recorded before we started). Raises Transient / Permanent as described above.
 
     An ``aborted`` end (the referee shut down under the match) is Transient: the match is played
-    again from the same seed rather than recorded without a result.
+    again (on a fresh seed, see :func:`reseeded`) rather than recorded without a result.
     """
     try:
         match = store.match(mid)
@@ -277,10 +288,11 @@ def play_and_record(store: Store, mid: str, mode: str | None = None,
     except TRANSIENT_REDIS_ERRORS as err:
         raise Transient(f"Redis unavailable: {err}") from None
     started = time.monotonic()
-    out = run_match(reseeded(match["spec"], attempt), mode, store)
+    played = reseeded(match["spec"], attempt)
+    out = run_match(played, mode, store)
     if out["end"] == "aborted":
         raise Transient(f"match aborted by referee {out.get('referee', '?')}")
-    result = outcome_to_result(match, out)
+    result = outcome_to_result(match, out, played)
     result["seconds"] = round(time.monotonic() - started, 4)
     timing = dict(out.get("timing") or {})
     try:

@@ -21,6 +21,7 @@ from typing import Any
 import redis
 
 from .keys import Keys, default_keys
+from .redisurl import masked
 
 __all__ = ["Store", "StoreError", "StoreUnavailable", "TournamentConflict", "connect",
            "PENDING", "QUEUED", "RUNNING", "DONE", "FAILED", "TRANSIENT_REDIS_ERRORS"]
@@ -55,11 +56,11 @@ def connect(url: str | None, timeout: float = 3.0) -> redis.Redis:
                                       socket_timeout=max(timeout, 10.0),
                                       health_check_interval=30)
     except ValueError as err:
-        raise StoreUnavailable(f"bad Redis URL {url!r}: {err}") from None
+        raise StoreUnavailable(f"bad Redis URL {masked(url)!r}: {err}") from None
     try:
         client.ping()
     except (redis.RedisError, OSError) as err:
-        raise StoreUnavailable(f"cannot reach Redis at {url}: {err}") from None
+        raise StoreUnavailable(f"cannot reach Redis at {masked(url)}: {err}") from None
     return client
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from celery.exceptions import Reject
 
-from .celery_app import app
+from .celery_app import app, redis_url
 from .runner import Permanent, Transient, play_and_record
 from .store import TRANSIENT_REDIS_ERRORS, Store
 
@@ -28,7 +28,7 @@ def store() -> Store:
     """One Store per process (pool processes are forked: each makes its own connection)."""
     global _store
     if _store is None or _store_pid != os.getpid():
-        _set_store(Store.from_url(app.conf.broker_url))
+        _set_store(Store.from_url(redis_url()))
     assert _store is not None
     return _store
 

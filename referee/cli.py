@@ -46,6 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from arena.cli import UserError
+    from arena.redisurl import masked
 
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             auth.client.ping()
         except Exception as err:
-            raise UserError(f"cannot reach Redis at {redis_url}: {err}") from None
+            raise UserError(f"cannot reach Redis at {masked(redis_url)}: {err}") from None
     else:
         auth = StaticAuth(None)
         log.warning("--insecure: any token is accepted; never expose this referee")

@@ -14,14 +14,80 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import logging
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 
-class _UserError(Exception):
-    pass
+class UserError(Exception):
+    """A mistake on the command line: printed as one line ``error: <message>``, exit code 2.
+
+    ``sueca-arena``'s own user error (:class:`arena.cli.UserError`) is a subclass.
+    """
+
+
+class Bounded(argparse.Action):
+    """An option whose value must be a number within bounds: ``--capacity`` at least 1, a
+    timeout above 0. ``add_argument("--x", action=Bounded, kind=int, low=1)``; ``above=True``
+    makes ``low`` exclusive, ``high`` is an inclusive upper bound, NaN and infinities are refused.
+
+    Checked while the command line is parsed, before anything starts or is written: a bad value
+    raises :class:`UserError` quoting the value as typed (argparse's own error would print the
+    whole usage first, and would not catch ``-1`` where only positive numbers make sense).
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str, kind: type = int,
+                 low: float | None = None, above: bool = False, high: float | None = None,
+                 **kwargs: Any) -> None:
+        kwargs.setdefault("metavar", "N" if kind is int else "X")
+        super().__init__(option_strings, dest, **kwargs)
+        self.kind, self.low, self.above, self.high = kind, low, above, high
+
+    def rule(self) -> str:
+        what = "a whole number" if self.kind is int else "a number"
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'above' if self.above else 'at least'} {self.low:g}")
+        if self.high is not None:
+            parts.append(f"at most {self.high:g}")
+        return f"{what} {' and '.join(parts)}".strip()
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        try:
+            value = self.kind(values)
+            ok = math.isfinite(value)
+        except (TypeError, ValueError):
+            ok = False
+        if ok and self.low is not None:
+            ok = value > self.low if self.above else value >= self.low
+        if ok and self.high is not None:
+            ok = value <= self.high
+        if not ok:
+            raise UserError(f"bad {option_string or self.dest} {values!r}: must be {self.rule()}")
+        setattr(namespace, self.dest, value)
+
+
+def check_bot(spec: str, factory: Callable[[], Any]) -> None:
+    """Make one bot with ``factory`` now and check it is an :class:`sdk.Bot`.
+
+    Without this, a spec naming any callable (``json:dumps``, a class that is not a bot, a
+    class whose ``__init__`` needs arguments) would connect fine and fail only when the first
+    game begins, far from the command that caused it.
+    """
+    from sdk.bot import Bot
+    name = getattr(factory, "__qualname__", None) or repr(factory)
+    try:
+        made = factory()
+    except Exception as err:
+        raise UserError(f"bot {spec!r}: {name}() cannot make a bot: "
+                        f"{type(err).__name__}: {err}") from None
+    if not isinstance(made, Bot):
+        raise UserError(f"bot {spec!r}: {name}() made a {type(made).__name__}, not a Bot: "
+                        f"give a subclass of sdk.Bot, or a function returning an instance of "
+                        f"one") from None
 
 
 def load(spec: str) -> Callable[[], Any]:
@@ -30,21 +96,21 @@ def load(spec: str) -> Callable[[], Any]:
     path, sep, attr = spec.rpartition(":")
     if sep and (path.endswith(".py") or os.sep in path):
         if not os.path.isfile(path):
-            raise _UserError(f"bot {spec!r}: no file {path!r}")
+            raise UserError(f"bot {spec!r}: no file {path!r}")
         name = "sueca_bot_" + os.path.splitext(os.path.basename(path))[0]
         module_spec = importlib.util.spec_from_file_location(name, path)
         if module_spec is None or module_spec.loader is None:
-            raise _UserError(f"bot {spec!r}: cannot load {path!r}")
+            raise UserError(f"bot {spec!r}: cannot load {path!r}")
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[name] = module
         try:
             module_spec.loader.exec_module(module)
         except Exception as err:
-            raise _UserError(f"bot {spec!r}: {path!r} failed to import: "
+            raise UserError(f"bot {spec!r}: {path!r} failed to import: "
                              f"{type(err).__name__}: {err}") from None
         found = getattr(module, attr, None)
         if found is None or not callable(found):
-            raise _UserError(f"bot {spec!r}: {path!r} has no class or factory {attr!r}")
+            raise UserError(f"bot {spec!r}: {path!r} has no class or factory {attr!r}")
         return found  # type: ignore[no-any-return]
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # like `python -m`: the bot author's modules import
@@ -52,7 +118,7 @@ def load(spec: str) -> Callable[[], Any]:
     try:
         return load_bot(spec)
     except BotLoadError as err:
-        raise _UserError(str(err)) from None
+        raise UserError(str(err)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,43 +133,42 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default $SUECA_SERVER)")
     p.add_argument("--token", default=os.environ.get("SUECA_TOKEN"),
                    help="the token `sueca-arena bots add NAME` printed (default $SUECA_TOKEN)")
-    p.add_argument("--capacity", type=int, default=4,
+    p.add_argument("--capacity", action=Bounded, kind=int, low=1, default=4,
                    help="games this process plays at once, per referee (default 4)")
     p.add_argument("--name", default=None,
                    help="bot name (default: the token's part before the first '.')")
-    p.add_argument("--threads", type=int, default=None,
+    p.add_argument("--threads", action=Bounded, kind=int, low=0, default=None,
                    help="threads for a synchronous bot (default min(capacity, 8); 0 runs it in "
                         "the event loop, fastest for bots that take microseconds)")
-    p.add_argument("--max-backoff", type=float, default=30.0,
+    p.add_argument("--max-backoff", action=Bounded, kind=float, low=0, above=True, default=30.0,
                    help="longest wait between reconnection attempts, seconds (default 30)")
-    p.add_argument("--drain-timeout", type=float, default=60.0,
+    p.add_argument("--drain-timeout", action=Bounded, kind=float, low=0, default=60.0,
                    help="on Ctrl-C, how long running games may take to finish (default 60)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
+        args = build_parser().parse_args(argv)
+        logging.basicConfig(level=args.log_level.upper(),
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         if not args.server:
-            raise _UserError("no referee address: pass --server HOST:PORT or set SUECA_SERVER")
+            raise UserError("no referee address: pass --server HOST:PORT or set SUECA_SERVER")
         if not args.token:
-            raise _UserError("no token: pass --token or set SUECA_TOKEN (`sueca-arena bots add "
-                             "NAME` prints one)")
-        if args.capacity < 1:
-            raise _UserError(f"bad --capacity {args.capacity}: at least 1")
+            raise UserError("no token: pass --token or set SUECA_TOKEN (`sueca-arena bots add "
+                            "NAME` prints one)")
         factory = load(args.bot)
+        check_bot(args.bot, factory)
         from sdk.client import resolve, run
         try:
             resolve(args.server)
         except ValueError as err:
-            raise _UserError(str(err)) from None
+            raise UserError(str(err)) from None
         return run(factory, args.server, args.token, args.capacity, name=args.name,
                    threads=args.threads, max_backoff=args.max_backoff,
                    drain_timeout=args.drain_timeout)
-    except _UserError as err:
+    except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

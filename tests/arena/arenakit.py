@@ -16,6 +16,37 @@ VENV_BIN = Path(sys.executable).parent
 SUECA_ARENA = str(VENV_BIN / "sueca-arena")
 
 
+def _parents() -> dict[int, int]:
+    """Parent pid of every live (not zombie) process in /proc. The kernel here has no
+    /proc/PID/task/TID/children, so the tree is built from each process's stat line."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # ended meanwhile
+            continue
+        state, ppid = stat[stat.rindex(b")") + 2:].split()[:2]  # the name may hold spaces, ')'
+        if state != b"Z":
+            found[int(entry.name)] = int(ppid)
+    return found
+
+
+def children(pid: int) -> list[int]:
+    """The live child processes of ``pid``, which must be this test process or one of its
+    descendants: on a shared machine a test must never find (let alone kill) processes of
+    another test run, which a system-wide ``pgrep`` could."""
+    parents = _parents()
+    me, up = os.getpid(), pid
+    while up != me:
+        if up not in parents or up <= 1:
+            raise AssertionError(f"process {pid} is not a descendant of this test process ({me})")
+        up = parents[up]
+    return sorted(child for child, parent in parents.items() if parent == pid)
+
+
 def arena_env(redis_url: str, prefix: str, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update({"SUECA_REDIS_URL": redis_url, "SUECA_KEY_PREFIX": prefix,
@@ -51,8 +82,8 @@ class Worker:
         return self.log.read_bytes().decode(errors="replace")[-6000:]
 
     def children(self) -> list[int]:
-        out = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True)
-        return [int(p) for p in out.stdout.split()]
+        """The worker's pool processes."""
+        return children(self.proc.pid)
 
     def kill(self) -> None:
         """SIGKILL the whole worker: main process and pool children."""

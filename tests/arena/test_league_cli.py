@@ -14,7 +14,7 @@ import pytest
 from arena.redisproc import free_port
 from referee.engine import replay
 
-from arenakit import SUECA_ARENA, cli
+from arenakit import SUECA_ARENA, children, cli
 
 pytestmark = pytest.mark.slow
 
@@ -65,11 +65,11 @@ def test_rerunning_a_tournament_replays_nothing(referee_arena):
     store = referee_arena.store
     cli("tournament", "run", "--bots", "random,heuristic", "-k", "2", "--id", "cli-r", env=env)
     before = store.results_count()
-    t0 = time.monotonic()
     out = _json(cli("tournament", "run", "--bots", "random,heuristic", "-k", "2", "--id", "cli-r",
                     "--json", env=env))
+    # nothing played again: no new result, no new attempt (what matters, rather than how long
+    # the re-run took on a shared machine)
     assert out["recorded"] == 2 and store.results_count() == before
-    assert time.monotonic() - t0 < 15
     assert [store.match(m)["attempts"] for m in store.tournament_matches("cli-r")] == [1, 1]
     clash = cli("tournament", "run", "--bots", "random,heuristic", "-k", "4", "--id", "cli-r",
                 env=env, check=2)
@@ -147,11 +147,10 @@ def test_worker_pool_killed_mid_match_with_a_real_referee(referee_arena):
             time.sleep(0.05)
         assert mid, "the match never started"
         time.sleep(0.5)
-        children = subprocess.run(["pgrep", "-P", str(worker.popen.pid)], capture_output=True,
-                                  text=True).stdout.split()
-        assert children
-        for c in children:
-            os.kill(int(c), signal.SIGKILL)       # every pool process: the match dies with them
+        pool = children(worker.popen.pid)
+        assert pool
+        for c in pool:
+            os.kill(c, signal.SIGKILL)            # every pool process: the match dies with them
         out, err = run.communicate(timeout=90)
     finally:
         if run.poll() is None:

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from arena.ratings import Ratings, catch_up, load, pair_outcome, rated, rebuild
+from arena.ratings import Ratings, catch_up, load, pair_outcome, rated, rebuild, same_decks
 
 
 def res(mid, seats, winner, gp=None, end="normal", pair="", **kw):
@@ -71,6 +71,26 @@ def test_duplicate_pair_is_rated_once_when_both_halves_are_in():
     assert (r.bots["A"].elo, r.bots["A"].games) == (1516.0, 1)
 
 
+@pytest.mark.parametrize("seeds, proper", [
+    (("7", "7"), True),          # both halves dealt from the pair's seed
+    (("7", None), True),         # a log entry from before the seed was recorded: assume same
+    ((None, None), True),
+    (("7", "8"), False),         # one half re-played on a fresh seed: other decks
+])
+def test_a_pair_is_a_pair_only_when_played_on_one_seed(seeds, proper):
+    first = res("p1", AB, 0, [4, 0], pair="P")
+    second = res("p2", BA, 1, [0, 4], pair="P")
+    for r, seed in zip((first, second), seeds):
+        if seed is not None:
+            r["seed"] = seed
+    assert same_decks(first, second) is proper
+    assert pair_outcome(first, second) == (1.0 if proper else None)
+    r = Ratings(elo_k=32).apply_all([first, second])
+    assert r.pending == {}
+    # A won both halves: one duplicate game won, or two single games won
+    assert (r.bots["A"].games, r.bots["A"].score) == ((1, 1.0) if proper else (2, 2.0))
+
+
 def test_plus_minus_shrinks_with_games():
     r = Ratings()
     results = [res(f"m{i}", AB if i % 2 else BA, i % 3 == 0) for i in range(40)]
@@ -84,28 +104,45 @@ def test_plus_minus_shrinks_with_games():
     assert Ratings().get("new").elo_pm is None
 
 
-def _random_results(n, seed=7):
+def _random_results(n, seed=7, games=None):
+    """``n`` logged results in a shuffled log order. Duplicate pairs come with the seeds a log
+    can hold: both the pair's seed, one half re-seeded, or no seed at all (older entries).
+    ``games``, if given, is filled with the games each bot must end up with, counted here
+    independently of the fold: a proper pair is one game, a re-seeded pair two."""
     rng = random.Random(seed)
     bots = ["A", "B", "C", "D", "E"]
     out = []
     k = 0
+    count = games if games is not None else {}
     while len(out) < n:
         a, b = rng.sample(bots, 2)
         if rng.random() < 0.5:      # a duplicate pair, halves possibly far apart in the log
             pair = f"pair{k}"
-            out.append(res(f"m{k}a", (a, b, a, b), rng.randrange(2), [rng.randrange(5), 4], pair=pair))
-            out.insert(rng.randrange(len(out) + 1),
-                       res(f"m{k}b", (b, a, b, a), rng.randrange(2), [4, rng.randrange(5)], pair=pair))
+            seeds = rng.choice([("s", "s"), ("s", "retry"), (None, None), ("s", None)])
+            first = res(f"m{k}a", (a, b, a, b), rng.randrange(2), [rng.randrange(5), 4], pair=pair)
+            second = res(f"m{k}b", (b, a, b, a), rng.randrange(2), [4, rng.randrange(5)], pair=pair)
+            for r, s in zip((first, second), seeds):
+                if s is not None:
+                    r["seed"] = f"{s}{k}"
+            out.append(first)
+            out.insert(rng.randrange(len(out) + 1), second)
+            for bot in (a, b):
+                count[bot] = count.get(bot, 0) + (2 if seeds == ("s", "retry") else 1)
         else:
             c, d = rng.sample([x for x in bots if x not in (a, b)], 2)
             end = rng.choice(["normal", "normal", "renuncia", "timeout"])
-            out.append(res(f"m{k}", (a, c, b, d), rng.randrange(2), end=end))
+            out.append(res(f"m{k}", (a, c, b, d), rng.randrange(2), end=end, seed=f"s{k}"))
+            for bot in (a, b, c, d):
+                count[bot] = count.get(bot, 0) + 1
         k += 1
     return out
 
 
 def test_live_ratings_equal_a_rebuild_bit_for_bit(store):
-    results = _random_results(60)
+    games = {}
+    results = _random_results(60, games=games)
+    assert any(r.get("seed", "").startswith("retry") for r in results)   # re-seeded halves
+    assert any(r["pair"] and "seed" not in r for r in results)           # seedless old entries
     for i, r in enumerate(results):
         store.create_match(r["match_id"], {})
         store.record_result(r["match_id"], r)
@@ -121,6 +158,8 @@ def test_live_ratings_equal_a_rebuild_bit_for_bit(store):
     # and both equal the plain in-memory fold
     mem = Ratings().apply_all(results)
     assert {b: x.elo for b, x in mem.bots.items()} == {b: x.elo for b, x in live.items()}
+    # re-seeded pairs were rated as two games, proper ones as one
+    assert {b: x.games for b, x in live.items()} == games
 
 
 def test_concurrent_catch_up_folds_each_result_once(store):

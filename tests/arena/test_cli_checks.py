@@ -1,0 +1,43 @@
+"""Bad numbers on the league's command line: one line quoting the value, exit code 2, no stack
+trace, and nothing written to Redis (the check happens while parsing, before any command)."""
+
+from __future__ import annotations
+
+import pytest
+from arenakit import arena_env, cli
+
+BAD = [
+    (["tournament", "run", "--bots", "random,heuristic", "--id", "bad-t", "--move-ms", "-5"],
+     "--move-ms", "-5"),
+    (["tournament", "run", "--bots", "random,heuristic", "--id", "bad-t", "--move-ms=0"],
+     "--move-ms", "0"),
+    (["tournament", "run", "--bots", "random,heuristic", "--id", "bad-t", "--bank-ms", "-1"],
+     "--bank-ms", "-1"),
+    (["tournament", "run", "--bots", "random,heuristic", "--id", "bad-t", "-k", "0"], "-k", "0"),
+    (["tournament", "run", "--bots", "random,heuristic", "--id", "bad-t", "--timeout", "-2"],
+     "--timeout", "-2"),
+    (["tournament", "run", "--bots", "random,heuristic", "--id", "bad-t", "--requeue-after",
+      "nan"], "--requeue-after", "nan"),
+    (["matches", "--limit", "-3"], "--limit", "-3"),
+    (["worker", "--concurrency", "0"], "--concurrency", "0"),
+    (["worker", "--metrics-port", "70000"], "--metrics-port", "70000"),
+    (["scheduler", "--once", "--target", "0"], "--target", "0"),
+    (["scheduler", "--once", "--interval", "-1"], "--interval", "-1"),
+    (["ratings", "rebuild", "--elo-k", "0"], "--elo-k", "0"),
+    (["ratings", "exporter", "--metrics-port", "-9"], "--metrics-port", "-9"),
+]
+
+
+@pytest.mark.parametrize("argv, option, value", BAD, ids=[f"{a[0]} {o} {v}" for a, o, v in BAD])
+def test_a_bad_number_is_one_clear_line_and_changes_nothing(store, redis_url, prefix, argv,
+                                                            option, value):
+    from arena.bots import BotRegistry
+    registry = BotRegistry(store.r, store.keys)
+    for bot in ("random", "heuristic"):
+        registry.add(bot)
+    before = sorted(store.r.keys(prefix + "*"))
+    out = cli(*argv, env=arena_env(redis_url, prefix), check=2, timeout=60)
+    assert out.stderr.startswith(f"error: bad {option} '{value}': must be ")
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert out.stdout == ""
+    assert sorted(store.r.keys(prefix + "*")) == before          # nothing queued or written

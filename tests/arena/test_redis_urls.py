@@ -1,0 +1,114 @@
+"""Redis URLs: ``unix://`` works for the whole league (Celery calls it ``redis+socket://``), and
+a password in a URL never shows in what our commands print or log."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from arenakit import Worker, arena_env, cli
+
+from arena.redisproc import RedisServer, free_port
+from arena.redisurl import for_celery, masked
+
+SECRET = "s3cret-Pw"
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("redis://localhost:6379/0", "redis://localhost:6379/0"),
+    (f"redis://:{SECRET}@host:6379/0", "redis://:***@host:6379/0"),
+    (f"redis://user:{SECRET}@host:6379/0", "redis://user:***@host:6379/0"),
+    ("redis://user@host:6379/0", "redis://user@host:6379/0"),          # a name is no secret
+    (f"rediss://:{SECRET}@host/2?ssl_cert_reqs=none", "rediss://:***@host/2?ssl_cert_reqs=none"),
+    (f"unix://:{SECRET}@/run/redis.sock?db=1", "unix://:***@/run/redis.sock?db=1"),
+    (f"unix:///run/redis.sock?db=1&password={SECRET}", "unix:///run/redis.sock?db=1&password=***"),
+    ("redis://:p@ss:w@rd@host:6379/0", "redis://:***@host:6379/0"),    # unescaped '@' and ':'
+    (f"redis+socket://:{SECRET}@/run/redis.sock", "redis+socket://:***@/run/redis.sock"),
+    ("not a url", "not a url"),
+])
+def test_masked_hides_the_password_only(url, shown):
+    assert masked(url) == shown
+
+
+@pytest.mark.parametrize("url, celery", [
+    ("redis://h:6379/0", "redis://h:6379/0"),
+    ("rediss://:pw@h:6380/1", "rediss://:pw@h:6380/1"),
+    ("unix:///run/redis.sock", "redis+socket:///run/redis.sock"),
+    ("unix:///run/redis.sock?db=3", "redis+socket:///run/redis.sock?virtual_host=3"),
+    ("unix://:pw@/run/redis.sock?db=2&socket_timeout=5",
+     "redis+socket://:pw@/run/redis.sock?virtual_host=2&socket_timeout=5"),
+])
+def test_for_celery_spells_unix_sockets_the_kombu_way(url, celery):
+    assert for_celery(url) == celery
+
+
+@pytest.fixture(scope="module")
+def unix_redis() -> Iterator[RedisServer]:
+    """A real Redis listening only on a unix socket, with a password."""
+    server = RedisServer(unix_socket=True, password=SECRET).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _no_secret(*texts: str) -> None:
+    for text in texts:
+        assert SECRET not in text, text[-3000:]
+
+
+def test_the_league_runs_over_a_unix_socket_with_a_password(unix_redis: RedisServer,
+                                                            tmp_path: Path) -> None:
+    """bots add, a worker, tournament run, scheduler and ratings over ``unix://``, in database 3
+    (so a database lost in translation would show); no output carries the password."""
+    from arena.keys import Keys
+    from arena.store import Store
+    url = unix_redis.url.replace("?db=0", "?db=3")
+    prefix = "ux:"
+    env = arena_env(url, prefix)
+    outputs = []
+    for bot in ("random", "heuristic"):
+        outputs.append(cli("bots", "add", bot, "--redis", url, env=env).stdout)
+    worker = Worker(url, prefix, "--runner", "local", "-c", "1", log=tmp_path / "worker.log")
+    try:
+        worker.wait_ready()
+        run = cli("tournament", "run", "--redis", url, "--bots", "random,heuristic", "-k", "2",
+                  "--duplicate", "--id", "ux-t", "--json", "--timeout", "120", env=env,
+                  timeout=180)
+        report = json.loads(run.stdout)
+        assert report["recorded"] == 2 and report["failed"] == []
+        sched = cli("scheduler", "--redis", url, "--once", "--target", "1", "--bots",
+                    "random,heuristic", env=env)
+        outputs += [run.stdout, run.stderr, sched.stdout, sched.stderr]
+        store = Store.from_url(url, Keys(prefix))
+        (mid,) = [m.decode() for m in store.r.smembers(store.keys.ladder_running())]
+        assert store.r.connection_pool.connection_kwargs["db"] == 3
+        deadline = time.monotonic() + 60
+        while not store.is_recorded(mid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert store.is_recorded(mid)                          # queued and played over the socket
+        assert store.r.keys(f"{prefix}celery*")                # Celery's keys are in database 3 too
+        rebuilt = cli("ratings", "rebuild", "--redis", url, "--check", env=env)
+        assert "identical to the live ratings" in rebuilt.stdout
+        outputs += [rebuilt.stdout, rebuilt.stderr]
+    finally:
+        worker.stop()
+    log = worker.text()
+    assert "redis+socket://:***@" in log or "redis+socket://:**@" in log   # Celery's banner
+    _no_secret(*outputs, log)
+
+
+@pytest.mark.parametrize("argv", [["leaderboard"], ["tournament", "run", "--bots", "a,b"],
+                                  ["worker"], ["scheduler", "--once"], ["ratings", "rebuild"],
+                                  ["referee"]])
+def test_a_password_in_the_url_is_masked_in_errors(unix_redis: RedisServer, argv) -> None:
+    unreachable = f"redis://:{SECRET}@127.0.0.1:{free_port()}/0"
+    wrong = unix_redis.url.replace(SECRET, SECRET + "-wrong")
+    for url, shown in ((unreachable, unreachable.replace(SECRET, "***")),
+                       (wrong, wrong.replace(SECRET + "-wrong", "***"))):
+        out = cli(*argv, "--redis", url, check=2, timeout=60)
+        assert out.stderr.startswith(f"error: cannot reach Redis at {shown}: "), out.stderr
+        _no_secret(out.stdout, out.stderr)
