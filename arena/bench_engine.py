@@ -15,6 +15,8 @@ import json
 import random
 import time
 
+from sdk.cli import Bounded
+
 BLOCKS = 10  # engine and baseline alternate this many times
 
 _POINTS = tuple((0, 0, 0, 0, 0, 2, 3, 4, 10, 11)[c % 10] for c in range(40))
@@ -22,7 +24,7 @@ _SUIT = tuple(((1 << 10) - 1) << (10 * s) for s in range(4))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--deals", type=int, default=100_000, metavar="N",
+    parser.add_argument("--deals", action=Bounded, kind=int, low=1, default=100_000,
                         help="deals to play on each side (100000)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed (0)")
 
@@ -117,10 +119,6 @@ def measure(deals: int, seed: int) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from arena.cli import UserError
-
-    if args.deals < 1:
-        raise UserError(f"bad --deals {args.deals}: play at least one deal")
     result = measure(args.deals, args.seed)
     print(f"engine: {result['deals']} deals in {result['seconds']:.2f} s = "
           f"{result['deals_per_s']} deals/s (random bots, full matches); bitmask sketch: "

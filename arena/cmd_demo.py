@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from .cli import UserError
+from .cli import Bounded, UserError
 
 EXAMPLE_BOTS = ("random", "heuristic", "reckless")
 
@@ -237,10 +237,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="use this Redis instead of starting a private one")
     p.add_argument("--referee", metavar="ADDR", default=None,
                    help="use this referee instead of starting one")
-    p.add_argument("--matches-per-pair", "-k", type=int, default=6,
+    p.add_argument("--matches-per-pair", "-k", action=Bounded, kind=int, low=1, default=6,
                    help="matches per pair of bots, played as duplicate pairs (default 6)")
-    p.add_argument("--concurrency", type=int, default=2, help="worker pool processes")
-    p.add_argument("--timeout", type=float, default=120.0, help="give up after this long")
+    p.add_argument("--concurrency", action=Bounded, kind=int, low=1, default=2,
+                   help="worker pool processes")
+    p.add_argument("--timeout", action=Bounded, kind=float, low=0, above=True, default=120.0,
+                   help="give up after this long")
     p.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
     p.set_defaults(func=cmd_demo)
 

@@ -434,7 +434,8 @@ def _add_worker(sub: argparse._SubParsersAction) -> None:
                    help="a referee replica (repeatable; replicas that heartbeat into Redis are "
                         "found without it)")
     p.add_argument("--runner", choices=("referee", "local"), default=None,
-                   help="referee (default) or local: play example bots in-process, no referee")
+                   help="referee (default) or local: play bots in-process, no referee (trusted "
+                        "code only: an in-process bot can read the engine's hidden state)")
     add_port(p, "--metrics-port", default=None,
              help="serve Prometheus metrics of all pool processes on this port")
     p.add_argument("--queues", "-Q", default=None,

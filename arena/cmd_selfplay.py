@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from arena.cli import UserError
+from arena.cli import Bounded, UserError
 
 BATCH = 200  # replay records written per file append
 
@@ -30,7 +30,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description=(__doc__ or "").split("\n\n", 1)[-1])
     p.add_argument("--bots", required=True, metavar="A,B",
                    help="two bots: example names (random, heuristic, reckless) or module:Class")
-    p.add_argument("--matches", type=int, default=100, metavar="N", help="matches to play (100)")
+    p.add_argument("--matches", action=Bounded, kind=int, low=1, default=100,
+                   help="matches to play (100)")
     p.add_argument("--seed", default="0", metavar="S", help="seed of the whole run (0)")
     p.add_argument("--variant", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                    help="rule variants, e.g. tie=double target=8")

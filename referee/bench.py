@@ -38,35 +38,37 @@ _BOT = [sys.executable, "-c", "import sys; from sdk.cli import main; sys.exit(ma
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from sdk.cli import Bounded
+
     # The defaults are the arena's shape: a bot is one process holding many games (capacity),
     # and a referee runs many matches at once, so every message carries a batch of turns. Two
     # bot processes, not one per seat: this machine has 2 cores, and more processes than cores
     # only split the batches (measured: 4 processes give half the moves/s of 2 here).
-    parser.add_argument("--matches", type=int, default=512,
+    parser.add_argument("--matches", action=Bounded, kind=int, low=1, default=512,
                         help="matches to play (default 512)")
-    parser.add_argument("--bot-processes", type=int, default=2,
+    parser.add_argument("--bot-processes", action=Bounded, kind=int, low=1, default=2,
                         help="`sueca-bot run BOT` processes (default 2)")
-    parser.add_argument("--concurrency", type=int, default=128,
+    parser.add_argument("--concurrency", action=Bounded, kind=int, low=1, default=128,
                         help="matches running at once (default 128)")
-    parser.add_argument("--bots", type=int, default=None,
+    parser.add_argument("--bots", action=Bounded, kind=int, low=1, default=None,
                         help="distinct bot names, processes shared round-robin among them "
                              "(default: one per process from 4 processes up, else 1)")
-    parser.add_argument("--capacity", type=int, default=None,
+    parser.add_argument("--capacity", action=Bounded, kind=int, low=1, default=None,
                         help="games per bot process (default: 4 x concurrency, never a limit)")
     parser.add_argument("--bot", default="random",
                         help="the example bot every process runs (default random; reckless "
                              "exercises the fault path)")
-    parser.add_argument("--bot-threads", type=int, default=None,
+    parser.add_argument("--bot-threads", action=Bounded, kind=int, low=0, default=None,
                         help="passed to `sueca-bot run --threads` (default: the SDK's; 0 plays "
                              "in the event loop)")
-    parser.add_argument("--move-ms", type=int, default=2000,
+    parser.add_argument("--move-ms", action=Bounded, kind=int, low=1, default=2000,
                         help="per-move limit, and the seat's time bank, in the match spec "
                              "(default 2000: random bots answer in milliseconds)")
-    parser.add_argument("--match-timeout", type=float, default=120.0,
+    parser.add_argument("--match-timeout", action=Bounded, kind=float, low=0, above=True, default=120.0,
                         help="seconds one RunMatch call may take (default 120)")
-    parser.add_argument("--pingpong-seconds", type=float, default=2.0,
+    parser.add_argument("--pingpong-seconds", action=Bounded, kind=float, low=0, above=True, default=2.0,
                         help="measured seconds of the ping-pong baseline (default 2)")
-    parser.add_argument("--pingpong-streams", type=int, default=64,
+    parser.add_argument("--pingpong-streams", action=Bounded, kind=int, low=1, default=64,
                         help="streams of the ping-pong baseline (default 64)")
     parser.add_argument("--keep-logs", action="store_true",
                         help="keep the referee and bot logs and print where they are")

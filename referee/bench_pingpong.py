@@ -24,11 +24,13 @@ _START_TIMEOUT = 20.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seconds", type=float, default=3.0,
+    from sdk.cli import Bounded
+
+    parser.add_argument("--seconds", action=Bounded, kind=float, low=0, above=True, default=3.0,
                         help="measured time after the warm-up (default 3)")
-    parser.add_argument("--streams", type=int, default=64,
+    parser.add_argument("--streams", action=Bounded, kind=int, low=1, default=64,
                         help="concurrent bidi streams (default 64)")
-    parser.add_argument("--warmup", type=float, default=1.0,
+    parser.add_argument("--warmup", action=Bounded, kind=float, low=0, default=1.0,
                         help="seconds of traffic before measuring (default 1)")
 
 

@@ -41,3 +41,28 @@ def test_a_bad_number_is_one_clear_line_and_changes_nothing(store, redis_url, pr
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     assert out.stdout == ""
     assert sorted(store.r.keys(prefix + "*")) == before          # nothing queued or written
+
+
+# commands that touch no Redis: self-play, the demo and the benchmarks
+LOCAL_BAD = [
+    (["selfplay", "--bots", "random,random", "--matches", "0"], "--matches", "0"),
+    (["demo", "-k", "-1"], "-k", "-1"),
+    (["demo", "--concurrency", "0"], "--concurrency", "0"),
+    (["demo", "--timeout", "inf"], "--timeout", "inf"),
+    (["bench", "engine", "--deals", "-10"], "--deals", "-10"),
+    (["bench", "tournament", "--bots", "1"], "--bots", "1"),
+    (["bench", "tournament", "--rounds", "0"], "--rounds", "0"),
+    (["bench", "referee", "--concurrency", "0"], "--concurrency", "0"),
+    (["bench", "referee", "--match-timeout", "0"], "--match-timeout", "0"),
+    (["bench", "grpc-pingpong", "--seconds", "-1"], "--seconds", "-1"),
+    (["bench", "grpc-pingpong", "--streams", "x"], "--streams", "x"),
+]
+
+
+@pytest.mark.parametrize("argv, option, value", LOCAL_BAD,
+                         ids=[f"{a[0]} {o} {v}" for a, o, v in LOCAL_BAD])
+def test_a_bad_number_stops_local_commands_before_they_start(argv, option, value) -> None:
+    out = cli(*argv, check=2, timeout=60)
+    assert out.stderr.startswith(f"error: bad {option} '{value}': must be ")
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert out.stdout == ""
