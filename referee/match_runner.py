@@ -20,12 +20,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from referee import metrics
 from referee import proto_convert as conv
-from referee.engine import CARDS, Match, replay
+from referee.engine import CARDS, Deal, Match, replay
 from referee.engine.cards import cards_of
 from referee.engine.game import ABORTED, DISCONNECT, RENUNCIA, TIMEOUT
 from sdk.bot import bot_seed
@@ -272,13 +272,37 @@ class MatchRunner:
 
     # -- listeners -------------------------------------------------------------------------------
     def listen(self, cards: bool, replay: bool, limit: int = 0) -> Listener:
+        """A new consumer of the match's events. One that joins a running match first gets what
+        it missed, as the very events a consumer from the start received (every deal so far
+        with its result and, with ``cards``, every card and trick: all public once played),
+        then the live ones; nothing runs in between, so nothing is lost or sent twice."""
         listener = Listener(cards, replay, limit)
         self.listeners.append(listener)
         self._want_cards = any(x.cards for x in self.listeners)
         listener.put(self._started_event())
-        if self.started and self.match.end is None:
-            listener.put(self._deal_start_event())
+        if self.started:
+            for event in self._history(cards):
+                listener.put(event)
         return listener
+
+    def _history(self, cards: bool) -> Iterator[pb.MatchEvent]:
+        """The public events of the match so far, in the order they were published."""
+        mid = self.match_id
+        results = self.match.results  # one per finished deal, in deal order
+        for n, deal in enumerate(self.match.deals):
+            yield self._deal_start_event(deal)
+            if cards:
+                for trick in deal.tricks:
+                    yield from self._card_events(trick.leader, trick.cards)
+                    yield _MatchEvent(match_id=mid, trick_end=conv.trick_to_pb(trick))
+                yield from self._card_events(deal.leader, deal.trick)  # cards on the table
+            if n < len(results):
+                yield _MatchEvent(match_id=mid, deal_end=conv.deal_end_to_pb(results[n]))
+
+    def _card_events(self, leader: int, cards: Sequence[int]) -> Iterator[pb.MatchEvent]:
+        for k, c in enumerate(cards):
+            yield _MatchEvent(match_id=self.match_id,
+                              card=pb.PlayedCard(seat=(leader + k) & 3, card=c))
 
     def unlisten(self, listener: Listener) -> None:
         if listener in self.listeners:
@@ -295,8 +319,8 @@ class MatchRunner:
         return _MatchEvent(match_id=self.match_id, started=pb.MatchStart(
             seats=p.bots, variant=conv.variant_to_pb(p.variant)))
 
-    def _deal_start_event(self) -> pb.MatchEvent:
-        deal = self.match.deal
+    def _deal_start_event(self, deal: Deal | None = None) -> pb.MatchEvent:
+        deal = deal or self.match.deal
         return _MatchEvent(match_id=self.match_id, deal_start=pb.DealStart(
             number=deal.number, dealer=deal.dealer, trump=deal.trump))
 
