@@ -265,7 +265,8 @@ class Deal:
 
     def _close_trick(self, winner: int) -> Trick:
         """Score the complete trick on the table, taken by ``winner``, who leads next (also ends
-        the deal)."""
+        the deal). ``runner._play_deal`` inlines this: change both (the runner-paths test
+        compares them)."""
         trick = self.trick
         a, b, c, d = trick
         pts = POINTS[a] + POINTS[b] + POINTS[c] + POINTS[d]
@@ -284,7 +285,7 @@ class Deal:
         self.trick.append(c)
         t = Trick(self.leader, tuple(self.trick), None, 0)
         self.tricks.append(t)
-        self.trick = []
+        self.trick.clear()
         self.end = RENUNCIA
         self.fault_seat = seat
         return Play(seat, c, t)

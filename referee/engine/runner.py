@@ -7,8 +7,8 @@ marks ``default_hook`` (the SDK's no-op defaults) are skipped. When no bot has a
 only bot code that runs is the ``play`` (or ``redeal``) of the seat to act, so the loop takes a
 fast path: the seat's view gets ``legal`` as a plain attribute just for that call, and the common
 case of :meth:`Deal.play` (a held card that follows suit) is inlined, a trick at a time; anything
-else goes through ``Deal.play`` itself. ``tests/referee/engine/test_engine_runner_paths.py`` checks both paths play
-alike.
+else goes through ``Deal.play`` itself. ``tests/referee/engine/test_engine_runner_paths.py``
+checks both paths play alike, and leave the same state behind when a bot raises.
 """
 
 from __future__ import annotations
@@ -73,8 +73,10 @@ def _play_deal(deal: Deal, acts: list[Callable[[Any], Any]], views: list[_TurnVi
         hand = hands[s]
         view.legal = legal = (_T0[hand & _CHUNK_MASK] + _T1[(hand >> 14) & _CHUNK_MASK]
                               + _T2[hand >> 28])
-        c = acts[s](view)
-        view.legal = ()
+        try:
+            c = acts[s](view)
+        finally:
+            view.legal = ()
         if c.__class__ is not Card or c not in legal:
             deal.play(c)  # coerces the card, or raises
             continue
@@ -96,8 +98,13 @@ def _play_deal(deal: Deal, acts: list[Callable[[Any], Any]], views: list[_TurnVi
             else:  # cards_of(hand), inlined
                 view.legal = legal = (_T0[hand & _CHUNK_MASK] + _T1[(hand >> 14) & _CHUNK_MASK]
                                       + _T2[hand >> 28])
-            c = act(view)
-            view.legal = ()
+            try:
+                c = act(view)
+            except BaseException:  # a bot that raises leaves the deal as Deal.play would
+                deal.win_key, deal.win_seat = win_key, win_seat
+                raise
+            finally:
+                view.legal = ()
             if c.__class__ is not Card or c not in legal:
                 deal.win_key, deal.win_seat = win_key, win_seat
                 deal.play(c)  # coerces, raises (not held), or applies the renúncia

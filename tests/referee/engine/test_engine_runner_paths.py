@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from referee.engine import DEFAULT, CARDS, Match, Variant, play_match
+from referee.engine import CARDS, DEFAULT, Match, Observation, Variant, play_match
 from referee.engine.errors import CardNotInHandError
 from referee.engine.replay import record
 
@@ -40,18 +40,65 @@ class Hooked(Sloppy):
         pass
 
 
-def _replay(variant: Variant, seed: int, cls: type) -> object:
-    match = play_match(Match(variant, seed), [cls(seed * 4 + s) for s in range(4)])
-    tricks = [(d.tricks, d.hands, d.points, d.tricks_won, d.end, d.fault_seat, d.turn, d.leader,
-               list(d.trick)) for d in match.deals]
-    return (record(match, "m", ["a", "b", "c", "d"]), match.results, tricks, match.game_points,
+def _state(match: Match) -> object:
+    deals = [(d.tricks, d.hands, d.points, d.end, d.fault_seat, d.turn, d.leader, list(d.trick),
+              (d.win_key, d.win_seat) if d.trick else None) for d in match.deals]
+    return (record(match, "m", ["a", "b", "c", "d"]), match.results, deals, match.game_points,
             match.end, match.winner, match.fault_seat)
+
+
+def _replay(variant: Variant, seed: int, cls: type) -> object:
+    return _state(play_match(Match(variant, seed), [cls(seed * 4 + s) for s in range(4)]))
 
 
 @pytest.mark.parametrize("variant", [DEFAULT, Variant(weak_hand_redeal=True)])
 def test_fast_path_plays_as_deal_play(variant: Variant) -> None:
     for seed in range(150):
         assert _replay(variant, seed, Sloppy) == _replay(variant, seed, Hooked), seed
+
+
+class Boom(Exception):
+    pass
+
+
+def _after_a_bot_raises(seed: int, cls: type) -> object | None:
+    """Bots that raise on the match's n-th card (a lead or a follow); then the match is played
+    on through Match.play, as a caller that catches a bot's error might."""
+    calls = [0]
+    limit = 2 + seed * 2
+
+    class Raising(cls):  # type: ignore[valid-type, misc]
+        def play(self, obs):  # noqa: ANN001, ANN201
+            calls[0] += 1
+            if calls[0] == limit:
+                raise Boom
+            return super().play(obs)
+
+    match = Match(DEFAULT, seed)
+    try:
+        play_match(match, [Raising(seed * 4 + s) for s in range(4)])
+    except Boom:
+        pass
+    else:
+        return None  # the match ended first (a renúncia can end it within a few cards)
+    views = [Observation(match, s) for s in range(4)]
+    during = _state(match)
+    rng = random.Random(seed)
+    while not match.over:
+        if match.awaiting_redeal:
+            match.redeal(False)
+        else:
+            match.play(rng.choice(views[match.deal.turn].legal))
+    return during, _state(match)
+
+
+def test_a_bot_that_raises_leaves_the_state_deal_play_would() -> None:
+    raised = 0
+    for seed in range(40):
+        fast = _after_a_bot_raises(seed, Sloppy)
+        assert fast == _after_a_bot_raises(seed, Hooked), seed
+        raised += fast is not None
+    assert raised >= 25
 
 
 def test_fast_path_raises_as_deal_play() -> None:
