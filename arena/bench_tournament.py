@@ -25,14 +25,18 @@ from sdk.cli import Bounded
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bots", action=Bounded, kind=int, low=2, default=4, help="random bots, each its own process")
-    p.add_argument("--matches", action=Bounded, kind=int, low=1, default=60, help="matches in each of the two runs")
+    p.add_argument("--bots", action=Bounded, kind=int, low=2, default=4,
+                   help="random bots, each its own process")
+    p.add_argument("--matches", action=Bounded, kind=int, low=1, default=60,
+                   help="matches in each of the two runs")
     p.add_argument("--concurrency", action=Bounded, kind=int, low=1, default=2,
                    help="worker pool processes, and threads of the direct run (default 2)")
-    p.add_argument("--capacity", action=Bounded, kind=int, low=1, default=8, help="games each bot plays at once")
+    p.add_argument("--capacity", action=Bounded, kind=int, low=1, default=8,
+                   help="games each bot plays at once")
     p.add_argument("--redis", metavar="URL", default=None, help="use this Redis")
     p.add_argument("--referee", metavar="ADDR", default=None, help="use this referee")
-    p.add_argument("--warmup", action=Bounded, kind=int, low=0, default=4, help="matches played first, not counted")
+    p.add_argument("--warmup", action=Bounded, kind=int, low=0, default=4,
+                   help="matches played first, not counted")
     p.add_argument("--rounds", action=Bounded, kind=int, low=1, default=10,
                    help="alternate the two runs in this many rounds (each plays matches/rounds), "
                         "so that load from other processes on the machine hits both alike")

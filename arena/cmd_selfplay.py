@@ -142,8 +142,6 @@ def run(args: argparse.Namespace) -> int:
         factories = [load_bot(s) for s in specs]
     except BotLoadError as err:
         raise UserError(str(err)) from None
-    if args.matches < 1:
-        raise UserError(f"bad --matches {args.matches}: play at least one match")
     if args.duplicate and args.matches % 2:
         raise UserError(f"bad --matches {args.matches}: duplicate play needs an even number "
                         "(pairs of matches)")

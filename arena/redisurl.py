@@ -10,32 +10,41 @@ hence :func:`for_celery`.
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, unquote, urlencode
 
 __all__ = ["masked", "for_celery", "MASK"]
 
 MASK = "***"
 
-# a password given as a query parameter (redis-py reads ``?password=`` too)
-_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+# a query parameter (``key=value``) in a URL
+_QUERY_PARAM = re.compile(r"([?&;])([^=&#;]*)=([^&#;]*)")
 
 
 def masked(url: str) -> str:
-    """``url`` with its password (userinfo or ``password=`` query) replaced by ``***``.
+    """``url`` with every password replaced by ``***``: the one in the userinfo, and the value
+    of any query parameter whose name (percent-decoded) contains ``password`` (redis-py passes
+    query parameters on as keywords: ``password``, ``ssl_password``...).
 
-    Deliberately generous: whatever sits between ``user:`` and the last ``@`` before the path
-    is hidden, so a password with an unescaped ``@`` is hidden whole, not partly.
+    The userinfo is everything before the *last* ``@`` after the scheme, so a password with an
+    unescaped ``@``, ``#``, ``?`` or ``/`` is hidden whole; it is masked only if it holds a
+    ``:`` (a name alone is no secret, and ``unix:///run/a@b.sock`` stays as it is). A URL
+    without a scheme (``user:pw@host:6379``) is read the same way. Wrong in the safe direction:
+    an odd URL may lose more than its password, never less.
     """
     scheme, sep, rest = url.partition("://")
     if not sep:
-        return _QUERY_PASSWORD.sub(rf"\g<1>{MASK}", url)
-    head, query_sep, query = _split_query(rest)
-    if "@" in head:
-        userinfo, _, where = head.rpartition("@")
+        scheme, rest = "", url
+    if "@" in rest:
+        userinfo, _, where = rest.rpartition("@")
         user, colon, _ = userinfo.partition(":")
         if colon:
-            head = f"{user}:{MASK}@{where}"
-    return _QUERY_PASSWORD.sub(rf"\g<1>{MASK}", f"{scheme}://{head}{query_sep}{query}")
+            rest = f"{user}:{MASK}@{where}"
+    return _QUERY_PARAM.sub(_mask_param, f"{scheme}{sep}{rest}")
+
+
+def _mask_param(m: re.Match[str]) -> str:
+    sep, key, _ = m.groups()
+    return f"{sep}{key}={MASK}" if "password" in unquote(key).lower() else m.group(0)
 
 
 def _split_query(rest: str) -> tuple[str, str, str]:

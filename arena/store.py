@@ -56,7 +56,11 @@ def connect(url: str | None, timeout: float = 3.0) -> redis.Redis:
                                       socket_timeout=max(timeout, 10.0),
                                       health_check_interval=30)
     except ValueError as err:
-        raise StoreUnavailable(f"bad Redis URL {masked(url)!r}: {err}") from None
+        shown = masked(url)
+        # redis-py's message may quote a piece of a malformed password: only without one
+        why = str(err) if shown == url else ("expected redis://[user:password@]host:port/db, "
+                                              "rediss://... or unix:///path/to.sock")
+        raise StoreUnavailable(f"bad Redis URL {shown!r}: {why}") from None
     try:
         client.ping()
     except (redis.RedisError, OSError) as err:

@@ -28,6 +28,13 @@ SECRET = "s3cret-Pw"
     ("redis://:p@ss:w@rd@host:6379/0", "redis://:***@host:6379/0"),    # unescaped '@' and ':'
     (f"redis+socket://:{SECRET}@/run/redis.sock", "redis+socket://:***@/run/redis.sock"),
     ("not a url", "not a url"),
+    ("redis://:ab#cd@host:6379/0", "redis://:***@host:6379/0"),        # '#', '?', '/' in it
+    ("redis://:ab?cd@host/0", "redis://:***@host/0"),
+    ("redis://:a/b@host/0", "redis://:***@host/0"),
+    (f"rediss://host/0?ssl_password={SECRET}", "rediss://host/0?ssl_password=***"),
+    (f"redis://host/0?db=1&pass%77ord={SECRET}", "redis://host/0?db=1&pass%77ord=***"),
+    (f"user:{SECRET}@127.0.0.1:6379", "user:***@127.0.0.1:6379"),      # no scheme
+    ("unix:///run/a@b.sock?db=1", "unix:///run/a@b.sock?db=1"),         # '@' in a path
 ])
 def test_masked_hides_the_password_only(url, shown):
     assert masked(url) == shown
@@ -112,3 +119,13 @@ def test_a_password_in_the_url_is_masked_in_errors(unix_redis: RedisServer, argv
         out = cli(*argv, "--redis", url, check=2, timeout=60)
         assert out.stderr.startswith(f"error: cannot reach Redis at {shown}: "), out.stderr
         _no_secret(out.stdout, out.stderr)
+
+
+def test_a_malformed_url_with_a_password_is_refused_without_quoting_any_of_it() -> None:
+    from arena.store import StoreUnavailable, connect
+    head, tail = SECRET[:4], SECRET[4:]
+    url = f"redis://:{head}#{tail}@127.0.0.1:{free_port()}/0"  # redis-py reads 'head' as a port
+    with pytest.raises(StoreUnavailable) as err:
+        connect(url)
+    assert str(err.value).startswith("bad Redis URL 'redis://:***@127.0.0.1:")
+    assert head not in str(err.value) and tail not in str(err.value)
