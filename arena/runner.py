@@ -59,16 +59,20 @@ def run_local(spec: Mapping[str, Any]) -> dict[str, Any]:
     :func:`run_match`)."""
     from referee.engine import Variant, replay
     from referee.engine.errors import SuecaError
+    from referee.proto_convert import parse_seed
     from sdk.bots import BotLoadError, load_bot
     from sdk.local import play_local
     mapping = _local_bots()
+    seed = spec.get("seed")
+    if seed is not None:  # as the referee reads it: "42" deals what Match(seed=42) deals
+        seed = parse_seed(str(seed))
     seats = list(spec["bots"])
     mid = spec.get("match_id", "")
     fd = spec.get("first_dealer")
     try:
         factories = [load_bot(mapping.get(name, name)) for name in seats]
         variant = Variant.from_dict(spec.get("variant") or {})
-        match = play_local(factories, variant, spec.get("seed"), mid, seats,
+        match = play_local(factories, variant, seed, mid, seats,
                            spec.get("decks") or (), None if fd is None or fd < 0 else fd)
     except (BotLoadError, SuecaError, ValueError) as err:
         raise Permanent(str(err)) from None

@@ -62,3 +62,16 @@ def test_a_pair_whose_half_was_reseeded_is_rated_as_two_games(store) -> None:
     assert rebuild(store, write=False)["max_diff"] == 0.0              # rebuild == live
     table = {r["bot"]: r for r in tournament_report(store, "pair-retried")["standings"]}
     assert table["random"]["units"] == 2 and table["random"]["incomplete_pairs"] == 0
+
+
+def test_the_local_runner_reads_a_seed_as_the_referee_does() -> None:
+    """A spec's seed is text; the referee reads "42" as the int 42 (proto_convert.parse_seed),
+    and so must the local runner, or the two would deal different decks from one spec."""
+    from referee.engine import Match
+    from referee.proto_convert import parse_seed
+
+    from arena.runner import run_local
+    out = run_local({"bots": ["random"] * 4, "seed": "42", "match_id": "m", "first_dealer": 1})
+    dealt = Match(seed=parse_seed("42"), first_dealer=1).deals[0].deck
+    assert out["replay"]["deals"][0]["deck"] == [str(c) for c in dealt]
+    assert Match(seed="42", first_dealer=1).deals[0].deck != dealt  # the text would differ
