@@ -191,8 +191,9 @@ class SessionHub:
         """``count`` fresh game ids, distinct from each other and from every live game.
 
         Random, not derived from the match id or the seat: the seats of one match get unrelated
-        ids, so a bot program seated twice in a match (round-robin seats a program as both
-        partners) cannot tell from the protocol which of its games belong together.
+        ids, so no identifier links two seats of a bot program seated twice in a match
+        (round-robin seats a program as both partners). Its seats still see the same public
+        play, which is why :meth:`reserve` also splits partners across sessions when it can.
         """
         ids: list[str] = []
         while len(ids) < count:

@@ -20,8 +20,8 @@ class MatchInfo(NamedTuple):
     """What a seat is told when a match starts: all public.
 
     Over the network ``match_id`` is the seat's opaque game id: the referee never names the
-    match, which would tell a program seated as both partners which of its games belong
-    together. In-process it is the match id.
+    match (an identifier that would link the games of a program seated as both partners).
+    In-process it is the match id.
     """
 
     match_id: str
