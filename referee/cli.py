@@ -4,18 +4,26 @@ Bot tokens are checked against the registry in Redis (``--redis`` or ``SUECA_RED
 referee also publishes its connected bots and their free capacity there every few seconds, so
 schedulers can place matches. SIGTERM or Ctrl-C drains: no new matches, running ones get
 ``--drain-seconds`` to finish, the rest end as ``aborted``.
+
+Security: ``--tls-cert``/``--tls-key`` serve TLS on the same port (bots then connect with
+``sueca-bot run --tls`` or ``--tls-ca``); ``--operator-token-file`` (or ``SUECA_OPERATOR_TOKEN``)
+lets only callers with that token run, watch or list (league workers and the CLI send
+``SUECA_OPERATOR_TOKEN``). Health checking and reflection stay open for probes.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import logging
 import os
 import signal
 import socket
 import time
 from typing import Any
+
+from sdk.cli import Bounded, add_tls_flags, tls_from_args
 
 HEARTBEAT_SECONDS = 2.0
 HEARTBEAT_TTL = 10  # seconds a replica's bot list outlives its last heartbeat
@@ -40,13 +48,82 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="on SIGTERM, how long running matches may take to finish (default 30)")
     p.add_argument("--insecure", action="store_true",
                    help="accept any token (no Redis needed): only on a private machine")
+    p.add_argument("--tls-cert", default=os.environ.get("SUECA_TLS_CERT"), metavar="FILE",
+                   help="PEM certificate (chain) to serve TLS with, with --tls-key "
+                        "(default $SUECA_TLS_CERT; without it the port is plaintext)")
+    p.add_argument("--tls-key", default=os.environ.get("SUECA_TLS_KEY"), metavar="FILE",
+                   help="PEM private key of --tls-cert (default $SUECA_TLS_KEY)")
+    p.add_argument("--operator-token-file", default=None, metavar="FILE",
+                   help="file holding the token RunMatch, Watch and ListBots callers must send "
+                        "(default: $SUECA_OPERATOR_TOKEN; without either, anyone may call them)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.set_defaults(func=run)
+
+    h = sub.add_parser("health", help="ask a referee's gRPC health service (exit 0 if serving)",
+                       description="Exit 0 when the referee at ADDRESS reports SERVING, 1 "
+                                   "otherwise: a container probe that also speaks TLS, which "
+                                   "the kubelet's own gRPC probe cannot.")
+    h.add_argument("address", nargs="?", default="127.0.0.1:50051", metavar="ADDRESS",
+                   help="host:port (default 127.0.0.1:50051)")
+    h.add_argument("--timeout", action=Bounded, kind=float, low=0, above=True, default=2.0,
+                   help="seconds to wait for the answer (default 2)")
+    add_tls_flags(h)
+    h.set_defaults(func=health)
+
+
+def health(args: argparse.Namespace) -> int:
+    """Print the referee's health status; 0 when SERVING."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from sdk.channels import open_channel
+    tls = tls_from_args(args)
+    try:
+        with open_channel(args.address, tls) as channel:
+            status = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=args.timeout).status
+    except grpc.RpcError as err:
+        print(f"referee {args.address} unreachable: {err.code().name}: {err.details()}")
+        return 1
+    name = health_pb2.HealthCheckResponse.ServingStatus.Name(status)
+    print(f"referee {args.address}: {name}")
+    return 0 if status == health_pb2.HealthCheckResponse.SERVING else 1
+
+
+def is_loopback(host: str) -> bool:
+    """Does ``host`` (a --host value) listen on this machine only?"""
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to anything
+
+
+def security(args: argparse.Namespace) -> tuple[Any, str | None]:
+    """Server credentials (None: plaintext) and the operator token (None: none required), from
+    the flags and environment; a bad file is a UserError quoting its path, before anything
+    starts."""
+    from arena.cli import UserError
+    from sdk.channels import (
+        CredentialsError, operator_token_from_env, read_token_file, server_credentials,
+    )
+    if bool(args.tls_cert) != bool(args.tls_key):
+        given, missing = (("--tls-cert", "--tls-key") if args.tls_cert
+                          else ("--tls-key", "--tls-cert"))
+        raise UserError(f"{given} needs {missing} too (or set SUECA_TLS_CERT and SUECA_TLS_KEY)")
+    try:
+        credentials = (server_credentials(args.tls_cert, args.tls_key) if args.tls_cert
+                       else None)
+        token = (read_token_file(args.operator_token_file) if args.operator_token_file
+                 else operator_token_from_env())
+    except CredentialsError as err:
+        raise UserError(str(err)) from None
+    return credentials, token
 
 
 def run(args: argparse.Namespace) -> int:
     from arena.cli import UserError
-    from arena.redisurl import masked
 
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -56,35 +133,45 @@ def run(args: argparse.Namespace) -> int:
                         "SUECA_REDIS_URL), or --insecure to accept any token on a private machine")
     if not 0 < args.port < 65536:
         raise UserError(f"bad --port {args.port}: 1..65535")
+    credentials, operator_token = security(args)
     from referee.server import RegistryAuth, StaticAuth
     auth: Any
     if redis_url:
-        auth = RegistryAuth(redis_url)
+        from arena.store import StoreUnavailable, connect
         try:
-            auth.client.ping()
-        except Exception as err:
-            raise UserError(f"cannot reach Redis at {masked(redis_url)}: {err}") from None
+            auth = RegistryAuth(connect(redis_url, timeout=5.0))
+        except StoreUnavailable as err:  # says what is wrong, the password masked
+            raise UserError(str(err)) from None
     else:
         auth = StaticAuth(None)
         log.warning("--insecure: any token is accepted; never expose this referee")
     host = socket.gethostname() if args.host in ("0.0.0.0", "::", "[::]") else args.host
     advertise = args.advertise or f"{host}:{args.port}"
     try:
-        asyncio.run(_serve(args, auth, advertise, redis_url is not None))
+        asyncio.run(_serve(args, auth, advertise, redis_url is not None, credentials,
+                           operator_token))
     except OSError as err:
         raise UserError(f"cannot start the referee on {args.host}:{args.port}: {err}") from None
     return 0
 
 
-async def _serve(args: argparse.Namespace, auth: Any, advertise: str, publish: bool) -> None:
+async def _serve(args: argparse.Namespace, auth: Any, advertise: str, publish: bool,
+                 credentials: Any = None, operator_token: str | None = None) -> None:
     from referee import metrics
     from referee.server import start
 
     if args.metrics_port:
         metrics.serve(args.metrics_port, args.host)
-    ref = await start(auth, args.host, args.port, referee_id=advertise)
-    log.info("referee %s listening on %s:%d%s", advertise, args.host, ref.port,
+    ref = await start(auth, args.host, args.port, referee_id=advertise, credentials=credentials,
+                      operator_token=operator_token)
+    log.info("referee %s listening on %s:%d (%s, %s)%s", advertise, args.host, ref.port,
+             "TLS" if credentials is not None else "plaintext",
+             "operator token required" if operator_token else "no operator token",
              f", metrics on :{args.metrics_port}/metrics" if args.metrics_port else "")
+    if operator_token is None and not is_loopback(args.host):
+        log.warning("listening on %s without an operator token: anyone who reaches this port "
+                    "can run matches and list bots; pass --operator-token-file FILE or set "
+                    "SUECA_OPERATOR_TOKEN", args.host)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

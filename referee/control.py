@@ -8,6 +8,11 @@ bot, field or value at fault); like ``grpc.RpcError`` they answer ``code()`` (a
 ``grpc.StatusCode``) and ``details()``. A match the referee had to
 abort (shutdown, caller gone) raises :class:`MatchAborted`: an aborted match is never a result,
 the caller runs it again.
+
+Transport security comes from the environment (:mod:`sdk.channels`): ``SUECA_TLS_CA`` or
+``SUECA_TLS=1`` for a TLS referee, ``SUECA_OPERATOR_TOKEN`` sent with every call to a referee
+that requires it. League workers and the CLI therefore reach a secured referee without any
+flag; a bad CA file raises :class:`sdk.channels.CredentialsError` (a ``ValueError``).
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ from typing import Any
 import grpc
 
 from referee import proto_convert as conv
+from sdk.channels import client_tls_from_env, open_aio_channel, open_channel, operator_metadata
 from sueca.v1 import sueca_pb2 as pb
 from sueca.v1 import sueca_pb2_grpc as pb_grpc
 
 __all__ = ["RefereeError", "BadSpec", "BotUnavailable", "RefereeUnavailable", "MatchAborted",
-           "run_match", "list_bots", "watch"]
+           "channel", "aio_channel", "run_match", "run_match_async", "list_bots", "watch"]
 
 _OPTIONS = [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
 
@@ -72,6 +78,7 @@ _BY_CODE = {
     grpc.StatusCode.DEADLINE_EXCEEDED: RefereeUnavailable,
     grpc.StatusCode.CANCELLED: RefereeUnavailable,
 }
+# UNAUTHENTICATED (no or wrong operator token) stays a plain RefereeError: do not retry
 
 
 def _error(err: grpc.RpcError, address: str) -> RefereeError:
@@ -85,8 +92,20 @@ def _error(err: grpc.RpcError, address: str) -> RefereeError:
 
 def channel(address: str) -> grpc.Channel:
     """A channel to the referee at ``address`` that several :func:`run_match` calls (from any
-    threads) may share: one connection instead of one per match. Close it when done."""
-    return grpc.insecure_channel(address, options=_OPTIONS)
+    threads) may share: one connection instead of one per match. Close it when done. TLS when
+    the environment asks for it (see the module's notes)."""
+    return _open(address)
+
+
+def _open(address: str) -> grpc.Channel:
+    # run_match's ``channel`` parameter hides the public name there
+    return open_channel(address, client_tls_from_env(), _OPTIONS)
+
+
+def aio_channel(address: str) -> grpc.aio.Channel:
+    """:func:`channel` for ``grpc.aio`` (:func:`run_match_async`); open it in the event loop
+    that will use it."""
+    return open_aio_channel(address, client_tls_from_env(), _OPTIONS)
 
 
 def run_match(address: str, spec: Mapping[str, Any], timeout: float | None = 600.0,
@@ -110,7 +129,7 @@ def run_match(address: str, spec: Mapping[str, Any], timeout: float | None = 600
     if on_event is None and "quiet" not in spec:
         request.quiet = True
     if channel is None:
-        with grpc.insecure_channel(address, options=_OPTIONS) as own:
+        with _open(address) as own:
             result = _run_match(own, address, request, timeout, on_event)
     else:
         result = _run_match(channel, address, request, timeout, on_event)
@@ -123,7 +142,8 @@ def _run_match(channel: grpc.Channel, address: str, request: pb.MatchSpec,
     stub = pb_grpc.MatchServiceStub(channel)
     result: dict[str, Any] | None = None
     try:
-        for event in stub.RunMatch(request, timeout=timeout, wait_for_ready=False):
+        for event in stub.RunMatch(request, timeout=timeout, wait_for_ready=False,
+                                   metadata=operator_metadata()):
             if on_event is not None:
                 on_event(conv.event_to_dict(event))
             if event.HasField("result"):
@@ -145,7 +165,8 @@ async def run_match_async(channel: grpc.aio.Channel, address: str, spec: Mapping
         request.quiet = True
     call = channel.unary_stream(
         "/sueca.v1.MatchService/RunMatch", request_serializer=pb.MatchSpec.SerializeToString,
-        response_deserializer=pb.MatchEvent.FromString)(request, timeout=timeout)
+        response_deserializer=pb.MatchEvent.FromString)(request, timeout=timeout,
+                                                        metadata=operator_metadata())
     result: dict[str, Any] | None = None
     try:
         async for event in call:
@@ -167,10 +188,11 @@ def _checked(result: dict[str, Any] | None, address: str) -> dict[str, Any]:
 
 def list_bots(address: str, timeout: float = 5.0) -> list[dict[str, Any]]:
     """Bots connected to the referee: ``[{"bot", "sessions", "capacity", "free", "referee"}]``."""
-    with grpc.insecure_channel(address, options=_OPTIONS) as channel:
-        stub = pb_grpc.MatchServiceStub(channel)
+    with _open(address) as own:
+        stub = pb_grpc.MatchServiceStub(own)
         try:
-            resp = stub.ListBots(pb.ListBotsRequest(), timeout=timeout)
+            resp = stub.ListBots(pb.ListBotsRequest(), timeout=timeout,
+                                 metadata=operator_metadata())
         except grpc.RpcError as err:
             raise _error(err, address) from None
     return [{"bot": b.bot, "sessions": b.sessions, "capacity": b.capacity, "free": b.free,
@@ -180,10 +202,11 @@ def list_bots(address: str, timeout: float = 5.0) -> list[dict[str, Any]]:
 def watch(address: str, match_id: str, timeout: float | None = None) -> Iterator[dict[str, Any]]:
     """Public events of a running match as dicts (``type``: started, deal_start, card,
     trick_end, deal_end, result), live, until it ends. The result carries no replay."""
-    with grpc.insecure_channel(address, options=_OPTIONS) as channel:
-        stub = pb_grpc.MatchServiceStub(channel)
+    with _open(address) as own:
+        stub = pb_grpc.MatchServiceStub(own)
         try:
-            for event in stub.Watch(pb.WatchRequest(match_id=match_id), timeout=timeout):
+            for event in stub.Watch(pb.WatchRequest(match_id=match_id), timeout=timeout,
+                                    metadata=operator_metadata()):
                 yield conv.event_to_dict(event)
         except grpc.RpcError as err:
             raise _error(err, address) from None

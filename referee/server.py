@@ -10,6 +10,7 @@ names the problem; nothing a bot sends can crash the referee or touch a game it 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 import secrets
 import socket
@@ -29,6 +30,7 @@ from referee import metrics
 from referee import proto_convert as conv
 from referee.match_runner import Listener, MatchRunner
 from referee.sessions import MAX_CAPACITY, PlacementError, Session, SessionHub
+from sdk.channels import AUTHORIZATION, BEARER
 from sueca.v1 import sueca_pb2 as pb
 
 log = logging.getLogger("sueca.referee")
@@ -61,11 +63,9 @@ class Authenticator(Protocol):
 class RegistryAuth:
     """Tokens checked against the bot registry in Redis (salted hashes), once per connection."""
 
-    def __init__(self, redis_url: str) -> None:
-        import redis
-
+    def __init__(self, client: Any) -> None:
         from arena.bots import BotRegistry
-        self.client = redis.Redis.from_url(redis_url, socket_timeout=5)
+        self.client = client  # a redis.Redis (arena.store.connect checks the URL and pings)
         self.registry = BotRegistry(self.client)
 
     async def verify(self, bot: str, token: str) -> bool:
@@ -134,8 +134,11 @@ def _SERIALIZE(msg: bytes) -> bytes:
 class Referee:
     """The state of one referee: sessions, running matches, and the services over them."""
 
-    def __init__(self, auth: Authenticator, referee_id: str | None = None) -> None:
+    def __init__(self, auth: Authenticator, referee_id: str | None = None,
+                 operator_token: str | None = None) -> None:
         self.auth = auth
+        # MatchService callers must send it (None: anyone may, as on a private network)
+        self.operator_token = operator_token.encode() if operator_token else None
         self.referee_id = referee_id or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
         self.hub = SessionHub()
         self.matches: dict[str, MatchRunner] = {}
@@ -225,8 +228,33 @@ class Referee:
         session.close()
 
     # -- MatchService ---------------------------------------------------------------------------
+    async def _check_operator(self, context: grpc.aio.ServicerContext) -> None:
+        """Abort with UNAUTHENTICATED unless the call carries the operator token. The message
+        says what was wrong and never repeats what was sent (it may be a real secret)."""
+        if self.operator_token is None:
+            return
+        sent = [v for k, v in (context.invocation_metadata() or ()) if k == AUTHORIZATION]
+        problem = None
+        if not sent:
+            problem = ("this referee runs matches only for operators: send the metadata "
+                       f"'{AUTHORIZATION}: {BEARER}<operator token>' (set SUECA_OPERATOR_TOKEN)")
+        elif len(sent) > 1:
+            problem = f"more than one '{AUTHORIZATION}' metadata entry: send exactly one"
+        else:
+            value = sent[0].encode() if isinstance(sent[0], str) else bytes(sent[0])
+            if not value.startswith(BEARER.encode()):
+                problem = (f"'{AUTHORIZATION}' metadata must read '{BEARER}<operator token>'")
+            elif not hmac.compare_digest(value[len(BEARER):].strip(), self.operator_token):
+                problem = "wrong operator token"
+        if problem is not None:
+            metrics.FAULTS.labels("unauthenticated").inc()
+            log.warning("refused a MatchService call from %s: %s", context.peer(),
+                        problem.split(":")[0])
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
+
     async def RunMatch(self, request: pb.MatchSpec,
                        context: grpc.aio.ServicerContext) -> AsyncIterator[pb.MatchEvent]:
+        await self._check_operator(context)
         if not self.accepting:
             await context.abort(grpc.StatusCode.UNAVAILABLE,
                                 "the referee is shutting down: run the match on another one")
@@ -276,6 +304,7 @@ class Referee:
 
     async def Watch(self, request: pb.WatchRequest,
                     context: grpc.aio.ServicerContext) -> AsyncIterator[pb.MatchEvent]:
+        await self._check_operator(context)
         runner = self.matches.get(request.match_id)
         if runner is None or runner.done.is_set():
             await context.abort(grpc.StatusCode.NOT_FOUND,
@@ -293,6 +322,7 @@ class Referee:
 
     async def ListBots(self, request: pb.ListBotsRequest,
                        context: grpc.aio.ServicerContext) -> pb.ListBotsResponse:
+        await self._check_operator(context)
         return pb.ListBotsResponse(referee_id=self.referee_id, bots=self.hub.status())
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -348,9 +378,16 @@ def _handlers(ref: Referee) -> list[grpc.GenericRpcHandler]:
 
 
 async def start(auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
-                referee_id: str | None = None) -> Referee:
-    """Start a referee on ``host:port`` (0: a free port, see ``Referee.port``) in this loop."""
-    ref = Referee(auth, referee_id)
+                referee_id: str | None = None,
+                credentials: grpc.ServerCredentials | None = None,
+                operator_token: str | None = None) -> Referee:
+    """Start a referee on ``host:port`` (0: a free port, see ``Referee.port``) in this loop.
+
+    ``credentials`` (:func:`sdk.channels.server_credentials`) serve TLS instead of plaintext
+    on the same port; ``operator_token`` makes every MatchService call prove it is an operator
+    (bots keep their own tokens; health and reflection stay open for probes and grpcurl).
+    """
+    ref = Referee(auth, referee_id, operator_token)
     server = grpc.aio.server(options=SERVER_OPTIONS)
     server.add_generic_rpc_handlers(_handlers(ref))
     health_pb2_grpc.add_HealthServicer_to_server(ref.health, server)
@@ -363,7 +400,8 @@ async def start(auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
     reflection.enable_server_reflection(names, server)
     address = f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
     try:
-        ref.port = server.add_insecure_port(address)
+        ref.port = (server.add_insecure_port(address) if credentials is None
+                    else server.add_secure_port(address, credentials))
     except RuntimeError as err:  # grpcio >= 1.84 raises where it used to return 0
         raise OSError(f"cannot listen on {address}: {err}") from None
     if not ref.port:

@@ -7,6 +7,8 @@
 The token and server may come from ``SUECA_TOKEN`` and ``SUECA_SERVER``; the bot's name is the
 part of the token before the first '.', unless ``--name`` says otherwise. Ctrl-C (or SIGTERM)
 drains: no new games, running ones finish, then it exits; a second Ctrl-C exits at once.
+A referee serving TLS needs ``--tls`` (its certificate checked against the system's roots) or
+``--tls-ca FILE`` (against that CA; ``SUECA_TLS_CA``), so the token never travels in clear.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ class UserError(Exception):
 
     ``sueca-arena``'s own user error (:class:`arena.cli.UserError`) is a subclass.
     """
+
+
+INT_LIMIT = 2**31 - 1  # no whole-number option means more; wire fields are 32-bit
 
 
 class Bounded(argparse.Action):
@@ -58,9 +63,12 @@ class Bounded(argparse.Action):
                  values: Any, option_string: str | None = None) -> None:
         try:
             value = self.kind(values)
-            ok = math.isfinite(value)
+            ok = math.isfinite(value) if self.kind is float else True
         except (TypeError, ValueError):
             ok = False
+        if ok and self.kind is int and abs(value) > INT_LIMIT:  # protobuf and C want it smaller
+            raise UserError(f"bad {option_string or self.dest} {values!r}: too large (at most "
+                            f"{INT_LIMIT})")
         if ok and self.low is not None:
             ok = value > self.low if self.above else value >= self.low
         if ok and self.high is not None:
@@ -121,6 +129,31 @@ def load(spec: str) -> Callable[[], Any]:
         raise UserError(str(err)) from None
 
 
+def add_tls_flags(p: argparse.ArgumentParser) -> None:
+    """``--tls`` and ``--tls-ca`` (and ``--tls-server-name``) for a command that connects to a
+    referee; :func:`tls_from_args` turns them into :class:`sdk.channels.ClientTLS`."""
+    p.add_argument("--tls", action="store_true", default=None,
+                   help="connect with TLS, checking the referee's certificate against the "
+                        "system's root certificates (default $SUECA_TLS)")
+    p.add_argument("--tls-ca", default=os.environ.get("SUECA_TLS_CA"), metavar="FILE",
+                   help="connect with TLS, checking the referee's certificate against this PEM "
+                        "CA file (default $SUECA_TLS_CA)")
+    p.add_argument("--tls-server-name", default=os.environ.get("SUECA_TLS_SERVER_NAME"),
+                   metavar="NAME",
+                   help="the name the referee's certificate must carry, when it is not the host "
+                        "dialled (default $SUECA_TLS_SERVER_NAME)")
+
+
+def tls_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`sdk.channels.ClientTLS` the flags of :func:`add_tls_flags` ask for; a bad
+    CA file is a :class:`UserError` quoting its path."""
+    from sdk.channels import CredentialsError, client_tls, tls_requested
+    try:
+        return client_tls(bool(args.tls) or tls_requested(), args.tls_ca, args.tls_server_name)
+    except CredentialsError as err:
+        raise UserError(str(err)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sueca-bot", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -144,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="longest wait between reconnection attempts, seconds (default 30)")
     p.add_argument("--drain-timeout", action=Bounded, kind=float, low=0, default=60.0,
                    help="on Ctrl-C, how long running games may take to finish (default 60)")
+    add_tls_flags(p)
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return parser
 
@@ -158,6 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.token:
             raise UserError("no token: pass --token or set SUECA_TOKEN (`sueca-arena bots add "
                             "NAME` prints one)")
+        tls = tls_from_args(args)
         factory = load(args.bot)
         check_bot(args.bot, factory)
         from sdk.client import resolve, run
@@ -167,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UserError(str(err)) from None
         return run(factory, args.server, args.token, args.capacity, name=args.name,
                    threads=args.threads, max_backoff=args.max_backoff,
-                   drain_timeout=args.drain_timeout)
+                   drain_timeout=args.drain_timeout, tls=tls)
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -36,6 +36,7 @@ from referee.proto_convert import (
     action_bytes, deal_result_from_pb, game_id_field, trick_from_pb, variant_from_pb,
 )
 from sdk.bot import Bot, MatchInfo
+from sdk.channels import PLAINTEXT, ClientTLS, open_aio_channel
 from sdk.wire import Observation
 from sueca.v1 import sueca_pb2 as pb
 
@@ -117,6 +118,13 @@ def _is_ip(host: str) -> bool:
         except OSError:
             pass
     return False
+
+
+def _dns_name(item: str) -> str | None:
+    """The host of one ``host:port`` item when it is a name DNS may expand (not an IP literal,
+    not ``localhost``), else None."""
+    host = item.strip().rpartition(":")[0].strip("[]")
+    return host if host and host != "localhost" and not _is_ip(host) else None
 
 
 def _is_default(fn: Any) -> bool:
@@ -284,7 +292,8 @@ class Connection:
 
     async def _session(self) -> bool:
         client = self.client
-        async with grpc.aio.insecure_channel(self.address, options=CHANNEL_OPTIONS) as channel:
+        async with open_aio_channel(self.address, client.tls, CHANNEL_OPTIONS,
+                                    client.names.get(self.address)) as channel:
             call = channel.stream_stream(
                 _CONNECT, request_serializer=_identity,
                 response_deserializer=pb.RefereeMessage.FromString)()
@@ -423,7 +432,8 @@ class Client:
     """Sessions to every referee address, a pool for synchronous bots, and the drain."""
 
     def __init__(self, factory: Callable[[], Any], server: str, token: str, capacity: int,
-                 name: str | None, threads: int | None, max_backoff: float) -> None:
+                 name: str | None, threads: int | None, max_backoff: float,
+                 tls: ClientTLS = PLAINTEXT) -> None:
         if not token:
             raise AuthenticationError("no token: pass --token or set SUECA_TOKEN "
                                       "(`sueca-arena bots add NAME` prints one)")
@@ -441,6 +451,10 @@ class Client:
         self.pool = (concurrent.futures.ThreadPoolExecutor(self.threads, "bot")
                      if self.threads > 0 else None)
         self.max_backoff = max_backoff
+        self.tls = tls
+        # address -> the host name it was resolved from: under TLS the referee's certificate is
+        # checked against that name, not against the IP the SDK dialled
+        self.names: dict[str, str] = {}
         self.version = sdk_version()
         self.connections: dict[str, Connection] = {}
         self.draining = False
@@ -542,13 +556,12 @@ class Client:
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def run(self) -> None:
-        addresses = resolve(self.server)
+        addresses = self._resolve()
         if not addresses:
             raise ValueError(f"no server address in {self.server!r}")
         for address in addresses:
             self._open(address)
-        hosts = [item.strip().rpartition(":")[0].strip("[]") for item in self.server.split(",")]
-        expanding = any(h and h != "localhost" and not _is_ip(h) for h in hosts)
+        expanding = any(_dns_name(item) for item in self.server.split(","))
         sweeper = asyncio.create_task(self._housekeeping(expanding))
         drain_wait = asyncio.ensure_future(self.drain_event.wait())
         try:
@@ -567,6 +580,20 @@ class Client:
                     if c.task is not None:
                         c.task.cancel()
 
+    def _resolve(self) -> list[str]:
+        """:func:`resolve` of ``server``, noting the name each resolved address came from."""
+        found: list[str] = []
+        for item in self.server.split(","):
+            if not item.strip():
+                continue
+            host = _dns_name(item)
+            for address in resolve(item):
+                if host and address != item.strip():
+                    self.names[address] = host
+                if address not in found:
+                    found.append(address)
+        return found
+
     def _open(self, address: str) -> None:
         conn = Connection(self, address)
         conn.task = asyncio.get_running_loop().create_task(conn.run(), name=f"session {address}")
@@ -584,7 +611,7 @@ class Client:
             if expanding and now - last_resolve > RESOLVE_EVERY:
                 last_resolve = now
                 try:
-                    found = await asyncio.to_thread(resolve, self.server)
+                    found = await asyncio.to_thread(self._resolve)
                 except Exception:
                     continue
                 for address in found:
@@ -616,10 +643,11 @@ class Client:
 
 async def serve(bot_factory: Callable[[], Bot], server: str, token: str, capacity: int = 1, *,
                 name: str | None = None, threads: int | None = None, max_backoff: float = 30.0,
-                drain_timeout: float = 60.0, stop: asyncio.Event | None = None) -> None:
+                drain_timeout: float = 60.0, stop: asyncio.Event | None = None,
+                tls: ClientTLS = PLAINTEXT) -> None:
     """The coroutine behind :func:`run`: serve until ``stop`` is set (then drain) or a
     referee refuses the token (:class:`AuthenticationError`)."""
-    client = Client(bot_factory, server, token, capacity, name, threads, max_backoff)
+    client = Client(bot_factory, server, token, capacity, name, threads, max_backoff, tls)
     main = asyncio.create_task(client.run())
     waits = [main]
     if stop is not None:
@@ -638,7 +666,7 @@ async def serve(bot_factory: Callable[[], Bot], server: str, token: str, capacit
 
 def run(bot_factory: Callable[[], Bot], server: str, token: str, capacity: int = 1, *,
         name: str | None = None, threads: int | None = None, max_backoff: float = 30.0,
-        drain_timeout: float = 60.0) -> int:
+        drain_timeout: float = 60.0, tls: ClientTLS = PLAINTEXT) -> int:
     """Serve games until SIGINT/SIGTERM, then drain. Returns an exit code: 0 after a clean
     drain, 2 when a referee refused the token.
 
@@ -646,7 +674,8 @@ def run(bot_factory: Callable[[], Bot], server: str, token: str, capacity: int =
     ``server`` is ``host:port`` or a comma list; ``capacity`` is how many games this process
     plays at once (per referee); ``threads`` sizes the pool for synchronous bots (0 runs them in
     the event loop: fastest for bots that take microseconds); the bot's name is the part of the
-    token before the first '.', unless ``name`` is given.
+    token before the first '.', unless ``name`` is given; ``tls``
+    (:func:`sdk.channels.client_tls`) connects with TLS instead of plaintext.
     """
 
     async def main() -> int:
@@ -670,7 +699,8 @@ def run(bot_factory: Callable[[], Bot], server: str, token: str, capacity: int =
                 pass
         try:
             await serve(bot_factory, server, token, capacity, name=name, threads=threads,
-                        max_backoff=max_backoff, drain_timeout=drain_timeout, stop=stop)
+                        max_backoff=max_backoff, drain_timeout=drain_timeout, stop=stop,
+                        tls=tls)
         except AuthenticationError as err:
             log.error("%s", err)
             return 2

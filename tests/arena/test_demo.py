@@ -36,8 +36,11 @@ def _env() -> dict[str, str]:
 def test_demo_runs_end_to_end_and_heuristic_beats_random():
     # No timing assertion: nothing promises how long the demo takes on a shared 2-core machine;
     # the subprocess timeout only catches a demo that hangs.
+    # TLS settings meant for a real cluster must not reach the demo's own loopback referee
+    env = {**_env(), "SUECA_TLS": "1", "SUECA_TLS_CA": "/nonexistent/ca.pem",
+           "SUECA_TLS_CERT": "/nonexistent/cert.pem", "SUECA_TLS_KEY": "/nonexistent/key.pem"}
     out = subprocess.run([SUECA_ARENA, "demo", "--json"], capture_output=True, text=True,
-                         timeout=240, env=_env(), cwd=ROOT)
+                         timeout=240, env=env, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-3000:]
     report = json.loads(out.stdout)
     assert report["matches"] == 18 and report["failed"] == []

@@ -129,3 +129,12 @@ def test_a_malformed_url_with_a_password_is_refused_without_quoting_any_of_it() 
         connect(url)
     assert str(err.value).startswith("bad Redis URL 'redis://:***@127.0.0.1:")
     assert head not in str(err.value) and tail not in str(err.value)
+
+
+def test_the_referee_refuses_a_malformed_url_in_one_line_without_the_password() -> None:
+    head, tail = SECRET[:4], SECRET[4:]
+    out = cli("referee", "--redis", f"redis://:{head}#{tail}@127.0.0.1:{free_port()}/0",
+              check=2, timeout=60)
+    assert out.stderr.startswith("error: bad Redis URL 'redis://:***@127.0.0.1:")
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert head not in out.stderr and tail not in out.stderr

@@ -77,6 +77,14 @@ def test_a_bad_number_is_refused_before_connecting(tmp_path, option, value, rule
     assert _one_line_error(out) == f"error: bad {option} '{value}': must be {rule}\n"
 
 
+@pytest.mark.parametrize("value", [str(2**31), "1" + "0" * 400])
+def test_a_huge_number_is_refused_in_one_line(tmp_path, value):
+    out = _run("random", "--server", _closed_port(), "--token", "bot.x", "--capacity", value,
+               cwd=tmp_path)
+    assert _one_line_error(out) == f"error: bad --capacity '{value}': too large (at most " \
+                                   f"{2**31 - 1})\n"
+
+
 @pytest.mark.parametrize("target, says", [
     ("json:dumps", "dumps() cannot make a bot: TypeError"),
     ("os:getcwd", "getcwd() made a str, not a Bot"),

@@ -1,0 +1,181 @@
+"""The operator token: a real ``sueca-arena referee --operator-token-file`` process refuses
+RunMatch, Watch and ListBots without ``authorization: Bearer <token>``, while bots keep playing
+with their own tokens and health checking and reflection stay open for probes.
+
+Operator calls go through :mod:`referee.control`, which sends ``SUECA_OPERATOR_TOKEN``: each test
+sets (or clears) that variable in this process only.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from netkit import BIN, BotProc, sessions_of, wait_for
+from test_tls import ConfiguredReferee, assert_clean_error, clean_env, run_cli
+
+from referee import control
+from sueca.v1 import sueca_pb2 as pb
+from sueca.v1 import sueca_pb2_grpc as pb_grpc
+
+pytestmark = pytest.mark.slow
+
+TOKEN = "op-" + secrets.token_hex(16)
+SPEC = {"bots": ["north", "east", "north", "east"], "seed": 5}
+
+
+@pytest.fixture(scope="module")
+def guarded(redis_url: str, tokens: dict[str, str],
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConfiguredReferee]:
+    """A referee that wants TOKEN (from a file), with bots north and east connected."""
+    folder = tmp_path_factory.mktemp("operator")
+    token_file = folder / "operator-token"
+    token_file.write_text(TOKEN + "\n")
+    ref = ConfiguredReferee(redis_url, ("--operator-token-file", str(token_file)),
+                            log_path=folder / "referee.log")
+    bots = [BotProc("random", ref.address, tokens[name], capacity=4,
+                    log_path=folder / f"{name}.log") for name in ("north", "east")]
+    with pytest.MonkeyPatch.context() as mp:
+        clean_env(mp)
+        mp.setenv("SUECA_OPERATOR_TOKEN", TOKEN)
+        for b in bots:
+            wait_for(lambda b=b: sessions_of(ref.address, b.name) >= 1, 30, f"bot {b.name}")
+    yield ref
+    for b in bots:
+        b.stop()
+    ref.stop()
+
+
+@pytest.fixture(params=["missing", "wrong"])
+def bad_token(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """This process calls as a stranger: no token at all, or a wrong one (returned)."""
+    clean_env(monkeypatch)
+    wrong = "guess-" + secrets.token_hex(8) if request.param == "wrong" else ""
+    if wrong:
+        monkeypatch.setenv("SUECA_OPERATOR_TOKEN", wrong)
+    return wrong
+
+
+def check_refusal(err: control.RefereeError, wrong: str) -> None:
+    assert err.code() is grpc.StatusCode.UNAUTHENTICATED, err
+    message = err.details()
+    assert TOKEN not in message
+    if wrong:
+        assert message == "wrong operator token"
+        assert wrong not in message
+    else:
+        assert "authorization: Bearer <operator token>" in message
+        assert "SUECA_OPERATOR_TOKEN" in message
+
+
+def test_run_match_needs_the_operator_token(guarded: ConfiguredReferee, bad_token: str) -> None:
+    with pytest.raises(control.RefereeError) as err:
+        control.run_match(guarded.address, SPEC, timeout=30)
+    check_refusal(err.value, bad_token)
+
+
+def test_list_bots_needs_the_operator_token(guarded: ConfiguredReferee, bad_token: str) -> None:
+    with pytest.raises(control.RefereeError) as err:
+        control.list_bots(guarded.address)
+    check_refusal(err.value, bad_token)
+
+
+def test_watch_needs_the_operator_token(guarded: ConfiguredReferee, bad_token: str) -> None:
+    with pytest.raises(control.RefereeError) as err:
+        list(control.watch(guarded.address, "no-such-match", timeout=10))
+    check_refusal(err.value, bad_token)
+
+
+def test_operator_runs_matches_and_bots_still_play(guarded: ConfiguredReferee,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    clean_env(monkeypatch)
+    monkeypatch.setenv("SUECA_OPERATOR_TOKEN", TOKEN)
+    listed = {b["bot"] for b in control.list_bots(guarded.address)}
+    assert {"north", "east"} <= listed
+    result = control.run_match(guarded.address, SPEC, timeout=120)
+    assert result["end"] == "normal" and result["replay"]["deals"]
+    # with the token, Watch gets past the check to the real answer
+    with pytest.raises(control.BotUnavailable) as err:
+        list(control.watch(guarded.address, "no-such-match", timeout=10))
+    assert err.value.code() is grpc.StatusCode.NOT_FOUND
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("Basic " + TOKEN, "must read 'Bearer <operator token>'"),
+    ("Bearer", "must read 'Bearer <operator token>'"),
+    (TOKEN, "must read 'Bearer <operator token>'"),
+    ("Bearer " + TOKEN[:-1], "wrong operator token"),
+    ("Bearer " + TOKEN + "x", "wrong operator token"),
+])
+def test_malformed_authorization_is_refused(guarded: ConfiguredReferee, value: str,
+                                            expected: str) -> None:
+    with grpc.insecure_channel(guarded.address) as ch:
+        with pytest.raises(grpc.RpcError) as err:
+            pb_grpc.MatchServiceStub(ch).ListBots(pb.ListBotsRequest(), timeout=5,
+                                                  metadata=(("authorization", value),))
+    assert err.value.code() is grpc.StatusCode.UNAUTHENTICATED
+    assert expected in err.value.details() and TOKEN not in err.value.details()
+
+
+def test_health_and_reflection_stay_open(guarded: ConfiguredReferee) -> None:
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+    with grpc.insecure_channel(guarded.address) as ch:
+        health = health_pb2_grpc.HealthStub(ch).Check(
+            health_pb2.HealthCheckRequest(service="sueca.v1.MatchService"), timeout=5)
+        assert health.status == health_pb2.HealthCheckResponse.SERVING
+        answers = reflection_pb2_grpc.ServerReflectionStub(ch).ServerReflectionInfo(
+            iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=5)
+        services = {s.name for a in answers for s in a.list_services_response.service}
+    assert "sueca.v1.MatchService" in services
+
+
+def test_public_bind_without_token_warns(redis_url: str, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """On every interface without a token: a warning at start-up, and anyone may list bots.
+    The same with SUECA_OPERATOR_TOKEN in the referee's environment: no warning, locked."""
+    clean_env(monkeypatch)
+    open_ref = ConfiguredReferee(redis_url, ("--host", "0.0.0.0"), log_path=tmp_path / "a.log")
+    try:
+        assert isinstance(control.list_bots(open_ref.address), list)
+        wait_for(lambda: "without an operator token" in open_ref.logs(), 10, "the warning")
+    finally:
+        open_ref.stop()
+    locked = ConfiguredReferee(redis_url, ("--host", "0.0.0.0"),
+                               env={"SUECA_OPERATOR_TOKEN": TOKEN}, log_path=tmp_path / "b.log")
+    try:
+        with pytest.raises(control.RefereeError) as err:
+            control.list_bots(locked.address)
+        assert err.value.code() is grpc.StatusCode.UNAUTHENTICATED
+        monkeypatch.setenv("SUECA_OPERATOR_TOKEN", TOKEN)
+        assert isinstance(control.list_bots(locked.address), list)
+        assert "operator token required" in locked.logs()
+        assert "without an operator token" not in locked.logs()
+    finally:
+        locked.stop()
+
+
+def test_loopback_without_token_does_not_warn(redis_url: str, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    clean_env(monkeypatch)
+    ref = ConfiguredReferee(redis_url, log_path=tmp_path / "c.log")
+    try:
+        wait_for(lambda: "listening on" in ref.logs(), 10, "the start-up line")
+        assert "without an operator token" not in ref.logs()
+    finally:
+        ref.stop()
+
+
+@pytest.mark.parametrize("content,problem", [(None, "does not exist"), ("", "is empty"),
+                                             ("two words\n", "more than one word")])
+def test_bad_operator_token_file(content: str | None, problem: str, tmp_path: Path) -> None:
+    path = tmp_path / "token"
+    if content is not None:
+        path.write_text(content)
+    out = run_cli(str(BIN / "sueca-arena"), "referee", "--insecure", "--metrics-port", "0",
+                  "--operator-token-file", str(path))
+    assert_clean_error(out, str(path))
+    assert problem in out.stderr
