@@ -34,9 +34,11 @@ def test_a_late_spectator_gets_the_match_so_far_then_the_live_events(referee, ra
             joined[name].set()
 
     with ThreadPoolExecutor(3) as pool:
+        caller: list[dict[str, Any]] = []  # RunMatch's own stream: live from before the start
         fut = pool.submit(control.run_match, referee.address,
                           {"bots": ["spy", "alice", "bob", "alice"], "seed": 11,
-                           "match_id": "watched-late", "variant": {"target": 8}})
+                           "match_id": "watched-late", "variant": {"target": 8}},
+                          on_event=caller.append)
         turn = spy.next_turn()  # running, and waiting for the spy
         first = pool.submit(spectate, "early", early)
         assert joined["early"].wait(10)
@@ -61,6 +63,7 @@ def test_a_late_spectator_gets_the_match_so_far_then_the_live_events(referee, ra
     spy.close()
     assert turns > LATE_AFTER_TURNS and result["end"] == "normal"
     assert late == early                               # the same story, event for event
+    assert late == [dict(e, replay=None) if e["type"] == "result" else e for e in caller]
     kinds = [e["type"] for e in late]
     assert kinds.count("deal_end") == len(result["replay"]["deals"]) >= 2
     played = [c for d in result["replay"]["deals"] for t in d["tricks"] for c in t["cards"]]
