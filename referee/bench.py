@@ -97,9 +97,12 @@ def run(args: argparse.Namespace) -> int:
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     from arena.redisproc import RedisServer, free_port
+    from sdk.channels import TLS_ENV
 
     from . import bench_pingpong
 
+    for name in TLS_ENV:  # its own referee is plaintext on loopback, whatever the shell says
+        os.environ.pop(name, None)
     n, procs_n, conc = args.matches, args.bot_processes, args.concurrency
     if n < 1 or procs_n < 1 or conc < 1:
         raise ValueError(f"need --matches, --bot-processes and --concurrency >= 1, got "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -20,9 +21,10 @@ from referee import bench
 ARENA = [sys.executable, "-m", "arena.cli"]
 
 
-def run_bench(*args: str, timeout: float) -> tuple[dict, subprocess.CompletedProcess[str]]:
+def run_bench(*args: str, timeout: float,
+              env: dict[str, str] | None = None) -> tuple[dict, subprocess.CompletedProcess[str]]:
     proc = subprocess.run([*ARENA, "bench", *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
     lines = proc.stdout.strip().splitlines()
     assert lines, f"no output; stderr: {proc.stderr[-2000:]}"
     result = json.loads(lines[-1])
@@ -116,9 +118,11 @@ def bench_children() -> set[int]:
 @needs_referee
 def test_bench_referee_small_run() -> None:
     before = bench_children()
+    # TLS settings for a real cluster must not reach the bench's own loopback referee
+    tls = {"SUECA_TLS": "1", "SUECA_TLS_CA": "/nonexistent/ca.pem"}
     result, proc = run_bench("referee", "--matches", "4", "--bot-processes", "4",
                              "--concurrency", "2", "--pingpong-seconds", "0.5",
-                             "--pingpong-streams", "4", timeout=240)
+                             "--pingpong-streams", "4", timeout=240, env={**os.environ, **tls})
     assert proc.returncode == 0, proc.stderr[-3000:]
     for key in ("moves_per_s", "deals_per_s", "move_rtt_p50_ms", "move_rtt_p99_ms",
                 "pingpong_round_trips_per_s", "ratio"):
