@@ -34,10 +34,11 @@ log = logging.getLogger("sueca.referee")
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("referee", help="run a referee: bots connect to it, matches run on it",
                        description=__doc__)
-    p.add_argument("--port", type=int, default=50051, help="gRPC port (default 50051)")
+    p.add_argument("--port", action=Bounded, kind=int, low=1, high=65535, default=50051,
+                   help="gRPC port (default 50051)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)")
-    p.add_argument("--metrics-port", type=int, default=9464,
+    p.add_argument("--metrics-port", action=Bounded, kind=int, low=0, high=65535, default=9464,
                    help="Prometheus /metrics port (default 9464; 0 disables)")
     p.add_argument("--redis", default=None, metavar="URL",
                    help="Redis holding the bot registry (default: $SUECA_REDIS_URL)")
@@ -131,8 +132,6 @@ def run(args: argparse.Namespace) -> int:
     if not redis_url and not args.insecure:
         raise UserError("the referee checks bot tokens in Redis: pass --redis URL (or set "
                         "SUECA_REDIS_URL), or --insecure to accept any token on a private machine")
-    if not 0 < args.port < 65536:
-        raise UserError(f"bad --port {args.port}: 1..65535")
     credentials, operator_token = security(args)
     from referee.server import RegistryAuth, StaticAuth
     auth: Any

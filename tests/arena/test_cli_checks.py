@@ -56,6 +56,8 @@ LOCAL_BAD = [
     (["bench", "referee", "--match-timeout", "0"], "--match-timeout", "0"),
     (["bench", "grpc-pingpong", "--seconds", "-1"], "--seconds", "-1"),
     (["bench", "grpc-pingpong", "--streams", "x"], "--streams", "x"),
+    (["referee", "--insecure", "--port", "70000"], "--port", "70000"),
+    (["referee", "--insecure", "--metrics-port", "-1"], "--metrics-port", "-1"),
 ]
 
 
