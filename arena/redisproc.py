@@ -30,6 +30,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _quoted(value: str) -> str:
+    """A value for a redis.conf line: double-quoted, backslashes and quotes escaped."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 class RedisServer:
     """Start with :meth:`start`, use :attr:`url`, stop with :meth:`stop` (or as a context).
 
@@ -53,13 +58,18 @@ class RedisServer:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 10.0) -> RedisServer:
-        argv = [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+        argv = [redis_binary()]
+        if self.password:  # from a file only we can read: argv is visible to every user (ps)
+            conf = os.path.join(self.dir, "secret.conf")
+            fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(f"requirepass {_quoted(self.password)}\n")
+            argv.append(conf)  # a config file must come first; the options below add to it
+        argv += ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no", "--dir", self.dir, "--daemonize", "no",
                 "--protected-mode", "no", "--loglevel", "warning"]
         if self.socket is not None:
             argv += ["--unixsocket", self.socket, "--unixsocketperm", "700"]
-        if self.password:
-            argv += ["--requirepass", self.password]
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

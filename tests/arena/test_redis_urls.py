@@ -138,3 +138,10 @@ def test_the_referee_refuses_a_malformed_url_in_one_line_without_the_password() 
     assert out.stderr.startswith("error: bad Redis URL 'redis://:***@127.0.0.1:")
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     assert head not in out.stderr and tail not in out.stderr
+
+
+def test_the_password_is_not_on_redis_servers_command_line(unix_redis: RedisServer) -> None:
+    """Every user of the machine can read a process's arguments (ps, /proc/PID/cmdline)."""
+    assert unix_redis.proc is not None
+    cmdline = Path(f"/proc/{unix_redis.proc.pid}/cmdline").read_bytes().decode()
+    assert "redis" in cmdline and SECRET not in cmdline
