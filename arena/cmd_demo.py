@@ -148,10 +148,11 @@ class LocalArena:
             self.ports.update(referee=port, referee_metrics=mport)
             self.referee = f"127.0.0.1:{port}"
             self._spawn("referee", [_bin("sueca-arena"), "referee", "--port", str(port),
-                                    "--metrics-port", str(mport), "--redis", self.redis_url,
+                                    "--metrics-port", str(mport),
                                     "--drain-seconds", "2", "--log-level", "warning"])
         for n in range(self.workers):
-            args = [_bin("sueca-arena"), "worker", "--redis", self.redis_url, "--referee",
+            # the Redis URL (perhaps with a password) travels in SUECA_REDIS_URL, never in argv
+            args = [_bin("sueca-arena"), "worker", "--referee",
                     self.referee, "-c", str(self.concurrency), "--loglevel", "INFO",
                     "-n", f"demo{n}-{os.getpid()}@%h"]
             if self.metrics:

@@ -209,3 +209,14 @@ def test_user_mistakes_are_clear_errors(referee_arena):
     bad = cli("tournament", "run", "--bots", "random,heuristic", "-k", "3", "--duplicate",
               env=env, check=2)
     assert "must be even" in bad.stderr
+
+
+def test_no_child_of_the_arena_has_the_redis_url_in_its_arguments(referee_arena) -> None:
+    """The URL (it may carry a password) travels in SUECA_REDIS_URL: argv is public (ps)."""
+    from pathlib import Path
+    procs = [p for p in referee_arena.procs if p.alive()]
+    assert any(p.name == "referee" for p in procs) and any(p.name.startswith("worker")
+                                                         for p in procs)
+    for p in procs:
+        argv = Path(f"/proc/{p.popen.pid}/cmdline").read_bytes().split(b"\0")
+        assert not any(b"redis://" in a or b"unix://" in a for a in argv), (p.name, argv)
