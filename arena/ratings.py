@@ -203,11 +203,15 @@ def load_config(store: Store) -> tuple[float, float]:
     """(elo_k, elo_initial) of this arena; the first use fixes them from SUECA_ELO_K."""
     key = store.keys.ratings_config()
     raw = store.r.hgetall(key)
-    if not raw:
+    if len(raw) < 2:
+        # both fields in one MULTI: a reader between two separate writes saw elo_k alone
+        # (KeyError in a concurrent catch_up, seen once in CI)
         k = float(os.environ.get("SUECA_ELO_K") or DEFAULT_ELO_K)
-        store.r.hsetnx(key, "elo_k", repr(k))
-        store.r.hsetnx(key, "elo_initial", repr(DEFAULT_ELO_INITIAL))
-        raw = store.r.hgetall(key)
+        with store.r.pipeline(transaction=True) as pipe:
+            pipe.hsetnx(key, "elo_k", repr(k))
+            pipe.hsetnx(key, "elo_initial", repr(DEFAULT_ELO_INITIAL))
+            pipe.hgetall(key)
+            raw = pipe.execute()[-1]
     cfg = {text(k): float(text(v)) for k, v in raw.items()}
     return cfg["elo_k"], cfg["elo_initial"]
 

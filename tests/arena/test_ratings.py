@@ -196,3 +196,13 @@ def test_rebuild_with_another_k_replaces_live_ratings(store):
     after = load(store)
     assert after.keys() == before.keys()
     assert rebuild(store, write=False)["max_diff"] == 0.0      # live == rebuilt with K=40
+
+
+def test_config_half_written_by_another_process_is_completed_not_a_key_error(store) -> None:
+    """Another catch_up may have written elo_k but not yet elo_initial (two writes); a reader
+    in between must not fail (seen once in CI as a KeyError in a concurrent catch_up)."""
+    from arena.ratings import DEFAULT_ELO_INITIAL, load_config
+    key = store.keys.ratings_config()
+    store.r.delete(key)
+    store.r.hset(key, "elo_k", "32.0")
+    assert load_config(store) == (32.0, DEFAULT_ELO_INITIAL)
