@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import signal
@@ -447,6 +448,7 @@ def _add_worker(sub: argparse._SubParsersAction) -> None:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     url = redis_url(args)
+    check_operator_settings()
     open_store(args)  # a clear error now rather than a reconnect loop
     os.environ["SUECA_REDIS_URL"] = url
     if args.referee:
@@ -499,15 +501,28 @@ def connected_bots(store: Any, static: Sequence[str] | None) -> dict[str, int]:
         try:
             for b in control.list_bots(addr):
                 free[b["bot"]] = free.get(b["bot"], 0) + int(b["free"])
-        except Exception:
+        except Exception as err:  # an unreachable replica must not stop the ladder: say so
+            logging.getLogger("sueca.scheduler").warning("referee %s: %s", addr, err)
             continue
     return free
+
+
+def check_operator_settings() -> None:
+    """TLS and operator-token settings are read now, once, so that a bad CA path or a blank
+    token stops a worker or scheduler with one line instead of failing every match later."""
+    from sdk.channels import CredentialsError, client_tls_from_env, operator_token_from_env
+    try:
+        client_tls_from_env()
+        operator_token_from_env()
+    except CredentialsError as err:
+        raise UserError(str(err)) from None
 
 
 def cmd_scheduler(args: argparse.Namespace) -> int:
     from referee.engine import Variant, VariantError
 
     from .schedule import Ladder
+    check_operator_settings()
     store = open_store(args)
     from .celery_app import configure
     from .tasks import enqueue

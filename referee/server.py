@@ -242,7 +242,7 @@ class Referee:
             problem = f"more than one '{AUTHORIZATION}' metadata entry: send exactly one"
         else:
             value = sent[0].encode() if isinstance(sent[0], str) else bytes(sent[0])
-            if not value.startswith(BEARER.encode()):
+            if value[:len(BEARER)].lower() != BEARER.lower().encode():  # RFC 7235: any case
                 problem = (f"'{AUTHORIZATION}' metadata must read '{BEARER}<operator token>'")
             elif not hmac.compare_digest(value[len(BEARER):].strip(), self.operator_token):
                 problem = "wrong operator token"

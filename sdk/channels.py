@@ -1,7 +1,7 @@
 """Channels to a referee with the configured transport security, for bots and operators alike.
 
-One place decides how a connection is made: plaintext, or TLS checked against the system roots
-or a CA file; and, for operators (league workers, the CLI), the ``authorization: Bearer
+One place decides how a connection is made: plaintext, or TLS checked against grpcio's bundled
+roots or a CA file; and, for operators (league workers, the CLI), the ``authorization: Bearer
 <token>`` metadata that ``MatchService`` asks for when the referee was given an operator token.
 The bot's ``sueca-bot`` and the operator's :mod:`referee.control` both call
 :func:`open_channel` / :func:`open_aio_channel`, so TLS works the same on both sides.
@@ -13,7 +13,7 @@ quotes the path (the command lines print it as one line and exit 2).
 Environment (operators; ``sueca-bot`` takes flags that default to the same variables):
 
 ``SUECA_TLS_CA``           CA file to check the referee's certificate with (implies TLS)
-``SUECA_TLS=1``            TLS with the system's root certificates
+``SUECA_TLS=1``            TLS checked against grpcio's bundled roots
 ``SUECA_TLS_SERVER_NAME``  the name the referee's certificate is issued for, when referees are
                            reached by an address it does not name (a pod IP from a heartbeat)
 ``SUECA_OPERATOR_TOKEN``   the token sent with every ``MatchService`` call
@@ -41,6 +41,7 @@ TLS_ENV = ("SUECA_TLS", "SUECA_TLS_CA", "SUECA_TLS_SERVER_NAME", "SUECA_TLS_CERT
 AUTHORIZATION = "authorization"  # gRPC metadata keys are lower case
 BEARER = "Bearer "
 _TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"", "0", "false", "no", "off"}
 
 Options = Sequence[tuple[str, Any]]
 
@@ -115,29 +116,50 @@ def _reason(err: Exception) -> str:
 def client_tls(tls: bool = False, ca_file: str | None = None,
                server_name: str | None = None) -> ClientTLS:
     """Plaintext unless ``tls`` or ``ca_file``; with ``ca_file`` the referee's certificate
-    must chain to it, otherwise to the system's roots."""
+    must chain to it, otherwise to grpcio's bundled roots (``GRPC_DEFAULT_SSL_ROOTS_FILE_PATH``
+    replaces them; the operating system's store is not read). A server name without TLS is
+    refused: it can only mean TLS was meant, and a token must not go out in clear by mistake."""
     if not tls and not ca_file:
+        if server_name:
+            raise CredentialsError(f"TLS server name {server_name!r} given without TLS: add "
+                                   "--tls or --tls-ca FILE (SUECA_TLS=1 or SUECA_TLS_CA)")
         return PLAINTEXT
     roots = _read_certificates(ca_file, "TLS CA file") if ca_file else None
     return ClientTLS(grpc.ssl_channel_credentials(root_certificates=roots), server_name or None)
 
 
 def tls_requested(environ: Mapping[str, str] | None = None) -> bool:
-    """Does ``SUECA_TLS`` ask for TLS (1, true, yes, on)?"""
+    """Does ``SUECA_TLS`` ask for TLS (1, true, yes, on; 0, false, no, off or empty do not)?
+    Anything else is refused rather than read as plaintext."""
     env = os.environ if environ is None else environ
-    return (env.get("SUECA_TLS") or "").strip().lower() in _TRUE
+    value = (env.get("SUECA_TLS") or "").strip().lower()
+    if value not in _TRUE | _FALSE:
+        raise CredentialsError(f"bad SUECA_TLS {env.get('SUECA_TLS')!r}: 1, true, yes or on "
+                               "for TLS; 0, false, no, off or empty for plaintext")
+    return value in _TRUE
 
 
 def client_tls_from_env(environ: Mapping[str, str] | None = None) -> ClientTLS:
     """:func:`client_tls` from ``SUECA_TLS_CA``, ``SUECA_TLS`` and ``SUECA_TLS_SERVER_NAME``.
     Cached per value, so that callers may ask before every call without re-reading the CA."""
     env = os.environ if environ is None else environ
-    return _cached_tls(tls_requested(env), env.get("SUECA_TLS_CA") or None,
-                       env.get("SUECA_TLS_SERVER_NAME") or None)
+    ca_file = env.get("SUECA_TLS_CA") or None
+    return _cached_tls(tls_requested(env), ca_file, env.get("SUECA_TLS_SERVER_NAME") or None,
+                       _version(ca_file))
+
+
+def _version(path: str | None) -> tuple[int, int] | None:
+    """What tells a rewritten file from the one cached (a CA rotated in place)."""
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        return None  # client_tls says what is wrong with it
+    return (st.st_mtime_ns, st.st_size) if st else None
 
 
 @lru_cache(maxsize=8)
-def _cached_tls(tls: bool, ca_file: str | None, server_name: str | None) -> ClientTLS:
+def _cached_tls(tls: bool, ca_file: str | None, server_name: str | None,
+                version: tuple[int, int] | None) -> ClientTLS:
     return client_tls(tls, ca_file, server_name)
 
 
@@ -180,20 +202,31 @@ def server_credentials(cert_file: str, key_file: str) -> grpc.ServerCredentials:
 
 
 def read_token_file(path: str) -> str:
-    """The operator token in ``path`` (surrounding whitespace ignored; it must not be empty)."""
-    token = _read(path, "operator token file").decode("utf-8", "replace").strip()
+    """The operator token in ``path`` (surrounding whitespace ignored)."""
+    raw = _read(path, "operator token file").decode("utf-8", "replace")
+    return _checked_token(raw, f"operator token file {path!r}")
+
+
+def _checked_token(raw: str, where: str) -> str:
+    """A usable token: not empty, one word of printable ASCII (gRPC metadata can carry no
+    more; a token the referee accepted but no client could send would lock operators out)."""
+    token = raw.strip()
     if not token:
-        raise CredentialsError(f"operator token file {path!r} is empty")
+        raise CredentialsError(f"{where} is empty")
     if any(c.isspace() for c in token):
-        raise CredentialsError(f"operator token file {path!r} holds more than one word: a "
-                               "token is one line without spaces")
+        raise CredentialsError(f"{where} holds more than one word: a token is one line "
+                               "without spaces")
+    if not (token.isascii() and token.isprintable()):
+        raise CredentialsError(f"{where} holds characters other than printable ASCII")
     return token
 
 
 def operator_token_from_env(environ: Mapping[str, str] | None = None) -> str | None:
-    """``SUECA_OPERATOR_TOKEN``, stripped; None when unset or blank."""
+    """``SUECA_OPERATOR_TOKEN``, checked like a token file; None only when unset. Set but
+    blank is an error, not "no token": a referee would otherwise run open by mistake."""
     env = os.environ if environ is None else environ
-    return (env.get("SUECA_OPERATOR_TOKEN") or "").strip() or None
+    raw = env.get("SUECA_OPERATOR_TOKEN")
+    return None if raw is None else _checked_token(raw, "SUECA_OPERATOR_TOKEN")
 
 
 def operator_metadata(token: str | None = None) -> tuple[tuple[str, str], ...]:

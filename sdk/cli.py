@@ -7,7 +7,7 @@
 The token and server may come from ``SUECA_TOKEN`` and ``SUECA_SERVER``; the bot's name is the
 part of the token before the first '.', unless ``--name`` says otherwise. Ctrl-C (or SIGTERM)
 drains: no new games, running ones finish, then it exits; a second Ctrl-C exits at once.
-A referee serving TLS needs ``--tls`` (its certificate checked against the system's roots) or
+A referee serving TLS needs ``--tls`` (its certificate checked against grpcio's bundled roots) or
 ``--tls-ca FILE`` (against that CA; ``SUECA_TLS_CA``), so the token never travels in clear.
 """
 
@@ -134,7 +134,7 @@ def add_tls_flags(p: argparse.ArgumentParser) -> None:
     referee; :func:`tls_from_args` turns them into :class:`sdk.channels.ClientTLS`."""
     p.add_argument("--tls", action="store_true", default=None,
                    help="connect with TLS, checking the referee's certificate against the "
-                        "system's root certificates (default $SUECA_TLS)")
+                        "root certificates bundled with grpcio (default $SUECA_TLS)")
     p.add_argument("--tls-ca", default=os.environ.get("SUECA_TLS_CA"), metavar="FILE",
                    help="connect with TLS, checking the referee's certificate against this PEM "
                         "CA file (default $SUECA_TLS_CA)")

@@ -68,3 +68,20 @@ def test_a_bad_number_stops_local_commands_before_they_start(argv, option, value
     assert out.stderr.startswith(f"error: bad {option} '{value}': must be ")
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     assert out.stdout == ""
+
+
+@pytest.mark.parametrize("argv", [["worker"], ["scheduler", "--once"]], ids=["worker",
+                                                                             "scheduler"])
+@pytest.mark.parametrize("setting, says", [
+    ({"SUECA_TLS_CA": "/nonexistent/ca.pem"}, "TLS CA file '/nonexistent/ca.pem' does not exist"),
+    ({"SUECA_TLS": "maybe"}, "bad SUECA_TLS 'maybe': 1, true, yes or on for TLS; 0, false, no, "
+                             "off or empty for plaintext"),
+    ({"SUECA_OPERATOR_TOKEN": " "}, "SUECA_OPERATOR_TOKEN is empty"),
+], ids=["ca", "tls", "token"])
+def test_bad_operator_settings_stop_workers_and_schedulers_at_once(store, redis_url, prefix,
+                                                                   argv, setting, says) -> None:
+    """Not later, as a failed match per queued match (or an idle ladder)."""
+    before = sorted(store.r.keys(prefix + "*"))
+    out = cli(*argv, env=arena_env(redis_url, prefix, **setting), check=2, timeout=60)
+    assert out.stderr == f"error: {says}\n"
+    assert sorted(store.r.keys(prefix + "*")) == before

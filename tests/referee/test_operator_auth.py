@@ -8,14 +8,16 @@ sets (or clears) that variable in this process only.
 
 from __future__ import annotations
 
+import os
 import secrets
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 from netkit import BIN, BotProc, sessions_of, wait_for
-from test_tls import ConfiguredReferee, assert_clean_error, clean_env, run_cli
+from test_tls import TLS_ENV, ConfiguredReferee, assert_clean_error, clean_env, run_cli
 
 from referee import control
 from sueca.v1 import sueca_pb2 as pb
@@ -179,3 +181,45 @@ def test_bad_operator_token_file(content: str | None, problem: str, tmp_path: Pa
                   "--operator-token-file", str(path))
     assert_clean_error(out, str(path))
     assert problem in out.stderr
+
+
+def test_the_scheme_is_case_insensitive(guarded: ConfiguredReferee) -> None:
+    """RFC 7235: 'bearer' is 'Bearer'."""
+    with grpc.insecure_channel(guarded.address) as ch:
+        answer = pb_grpc.MatchServiceStub(ch).ListBots(
+            pb.ListBotsRequest(), timeout=5, metadata=(("authorization", "bearer " + TOKEN),))
+    assert {b.bot for b in answer.bots} >= {"north", "east"}
+
+
+def test_every_match_service_method_wants_the_token(guarded: ConfiguredReferee,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Walks the service as declared, so a method added later cannot be open by mistake."""
+    clean_env(monkeypatch)
+    methods = pb.DESCRIPTOR.services_by_name["MatchService"].methods
+    assert {m.name for m in methods} >= {"RunMatch", "Watch", "ListBots"}
+    with grpc.insecure_channel(guarded.address) as ch:
+        for m in methods:
+            request_cls = getattr(pb, m.input_type.name)
+            path = f"/sueca.v1.MatchService/{m.name}"
+            call = (ch.unary_stream if m.server_streaming else ch.unary_unary)(
+                path, request_serializer=request_cls.SerializeToString,
+                response_deserializer=lambda b: b)
+            with pytest.raises(grpc.RpcError) as err:
+                answer = call(request_cls(), timeout=5)
+                if m.server_streaming:
+                    list(answer)
+            assert err.value.code() is grpc.StatusCode.UNAUTHENTICATED, m.name
+    assert "refused a MatchService call" in guarded.logs() and TOKEN not in guarded.logs()
+
+
+@pytest.mark.parametrize("value,problem", [("   ", "is empty"), ("tok\u00e9n", "printable ASCII")])
+def test_a_blank_or_unsendable_token_in_the_environment_stops_the_referee(
+        value: str, problem: str) -> None:
+    """Set but blank must not mean 'no token' (the referee would run open); a token gRPC
+    cannot carry would lock every operator out."""
+    env = {k: v for k, v in os.environ.items() if k not in TLS_ENV}
+    out = subprocess.run([str(BIN / "sueca-arena"), "referee", "--insecure", "--metrics-port",
+                          "0"], capture_output=True, text=True, timeout=30,
+                         env={**env, "SUECA_OPERATOR_TOKEN": value})
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert out.stderr.startswith("error: SUECA_OPERATOR_TOKEN ") and problem in out.stderr

@@ -20,11 +20,12 @@ import pytest
 from netkit import BIN, ROOT, BotProc, RefereeProc, sessions_of, wait_for
 
 from referee import control
+from sdk.channels import TLS_ENV as CHANNEL_TLS_ENV
 from sdk.channels import client_tls, open_channel
 
 pytestmark = pytest.mark.slow
 
-TLS_ENV = ("SUECA_TLS", "SUECA_TLS_CA", "SUECA_TLS_SERVER_NAME", "SUECA_OPERATOR_TOKEN")
+TLS_ENV = (*CHANNEL_TLS_ENV, "SUECA_OPERATOR_TOKEN")  # every setting a caller's shell may hold
 
 
 def _openssl(*args: str, cwd: Path) -> None:
@@ -260,3 +261,37 @@ def test_operator_side_refuses_bad_ca_file(pki: dict[str, Path],
     monkeypatch.setenv("SUECA_TLS_CA", str(pki["not-pem"]))
     with pytest.raises(ValueError, match=repr(str(pki["not-pem"])).replace(".", r"\.")):
         control.list_bots("127.0.0.1:1")
+
+
+# -- settings that must not quietly mean plaintext, and a CA rotated in place ---------------------
+
+@pytest.mark.parametrize("value", ["2", "enabled", "y"])
+def test_an_unknown_sueca_tls_value_is_refused_not_read_as_plaintext(value: str) -> None:
+    from sdk.channels import CredentialsError, client_tls_from_env
+    with pytest.raises(CredentialsError, match=f"bad SUECA_TLS '{value}'"):
+        client_tls_from_env({"SUECA_TLS": value})
+    for off in ("", "0", "off", "No"):
+        assert not client_tls_from_env({"SUECA_TLS": off}).enabled
+
+
+def test_a_server_name_without_tls_is_refused() -> None:
+    """--tls-server-name alone can only mean TLS was meant: never send a token in clear."""
+    from sdk.channels import CredentialsError, client_tls, client_tls_from_env
+    with pytest.raises(CredentialsError, match="given without TLS"):
+        client_tls(False, None, "referee.test")
+    with pytest.raises(CredentialsError, match="given without TLS"):
+        client_tls_from_env({"SUECA_TLS_SERVER_NAME": "referee.test"})
+    out = run_cli(str(BIN / "sueca-bot"), "run", "random", "--server", "127.0.0.1:1",
+                  "--token", "x.y", "--tls-server-name", "referee.test")
+    assert out.returncode == 2 and "given without TLS" in out.stderr, out.stderr
+
+
+def test_a_ca_file_rewritten_in_place_is_read_again(pki: dict[str, Path], tmp_path: Path) -> None:
+    from sdk.channels import CredentialsError, client_tls_from_env
+    ca = tmp_path / "ca.pem"
+    ca.write_bytes(pki["ca"].read_bytes())
+    env = {"SUECA_TLS_CA": str(ca)}
+    assert client_tls_from_env(env).enabled
+    ca.write_text("not a certificate any more\n")
+    with pytest.raises(CredentialsError, match="not a PEM file"):
+        client_tls_from_env(env)
