@@ -119,7 +119,9 @@ def bench_children() -> set[int]:
 def test_bench_referee_small_run() -> None:
     before = bench_children()
     # TLS settings for a real cluster must not reach the bench's own loopback referee
-    tls = {"SUECA_TLS": "1", "SUECA_TLS_CA": "/nonexistent/ca.pem"}
+    tls = {"SUECA_TLS": "1", "SUECA_TLS_CA": "/nonexistent/ca.pem",
+           "SUECA_TLS_SERVER_NAME": "elsewhere", "SUECA_TLS_CERT": "/nonexistent/cert.pem",
+           "SUECA_TLS_KEY": "/nonexistent/key.pem"}
     result, proc = run_bench("referee", "--matches", "4", "--bot-processes", "4",
                              "--concurrency", "2", "--pingpong-seconds", "0.5",
                              "--pingpong-streams", "4", timeout=240, env={**os.environ, **tls})

@@ -145,7 +145,7 @@ def test_bots_play_a_full_match_over_tls(tls_referee: ConfiguredReferee, tls_env
                 return await control.run_match_async(
                     channel, tls_referee.address,
                     {"bots": ["dave", "carol", "dave", "carol"], "seed": 12}, timeout=120)
-        assert asyncio.run(over_aio())["end"] == "normal"  # the scheduler's aio path too
+        assert asyncio.run(over_aio())["end"] == "normal"  # control.run_match_async too
         assert all(b.proc.poll() is None for b in bots)
     finally:
         for b in bots:
