@@ -34,6 +34,9 @@ __all__ = ["Transient", "Permanent", "run_match", "run_local", "run_on_referee",
 #: gRPC status codes worth another try: the replica is down or busy, a bot is (re)connecting.
 TRANSIENT_CODES = {"UNAVAILABLE", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "DEADLINE_EXCEEDED",
                    "ABORTED", "ALREADY_EXISTS", "CANCELLED", "INTERNAL", "UNKNOWN"}
+# the referee refused this worker's operator token: the worker's configuration, not the match
+REFUSED_CODES = {"UNAUTHENTICATED", "PERMISSION_DENIED"}
+TOKEN_HINT = "check SUECA_OPERATOR_TOKEN on this worker"
 
 
 class Transient(Exception):
@@ -124,7 +127,10 @@ def place(bots: Sequence[str], addresses: Sequence[str], list_bots: Callable[[st
             try:
                 status = {b["bot"]: b for b in list_bots(addr)}
             except Exception as err:  # an unreachable replica: try the others
-                problems[addr] = f"unreachable ({_code(err) or type(err).__name__})"
+                code = _code(err)
+                problems[addr] = (f"refused our operator token ({code}; {TOKEN_HINT})"
+                                  if code in REFUSED_CODES
+                                  else f"unreachable ({code or type(err).__name__})")
                 continue
             missing = [n for n in need if n not in status]
             short = [n for n, c in need.items() if n in status and int(status[n]["free"]) < c]
@@ -155,6 +161,7 @@ def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: f
     between a ListBots answer and the run), and a busy or absent bot is waited for the same way.
     """
     from referee import control
+    from sdk.channels import CredentialsError
     if not addresses:
         raise Transient("no referee replica known: give --referee ADDR or start a referee "
                         "with --redis so that it announces itself")
@@ -180,6 +187,11 @@ def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: f
                     continue
                 raise Transient(f"no referee replica can host bots "
                                 f"{', '.join(sorted(set(spec['bots'])))} ({addr}: {last_busy})") from None
+            if code in REFUSED_CODES:  # retried like a lost replica, the same with one or many
+                raise Transient(f"referee {addr} refused our operator token ({code}; "
+                                f"{TOKEN_HINT}): {msg}") from None
+            if isinstance(err, CredentialsError):  # our TLS files changed since start-up
+                raise Transient(f"this worker's TLS settings: {err}") from None
             if code is None and isinstance(err, (ValueError, TypeError)):
                 raise Permanent(f"referee {addr} refused the match: {err}") from None
             if code is None or code in TRANSIENT_CODES:

@@ -37,6 +37,7 @@ log = logging.getLogger("sueca.referee")
 
 MAX_RECEIVE_BYTES = 64 * 1024  # bots and callers never need more; bigger messages are refused
 WATCH_QUEUE_LIMIT = 10_000     # a spectator this far behind is cut off, never the match slowed
+REFUSED_LOG_SECONDS = 10.0     # refused operator calls: one log line per window (scanners)
 
 SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
@@ -139,6 +140,8 @@ class Referee:
         self.auth = auth
         # MatchService callers must send it (None: anyone may, as on a private network)
         self.operator_token = operator_token.encode() if operator_token else None
+        self._refused_quiet = 0      # refusals not logged since the last line
+        self._refused_logged = -REFUSED_LOG_SECONDS
         self.referee_id = referee_id or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
         self.hub = SessionHub()
         self.matches: dict[str, MatchRunner] = {}
@@ -248,8 +251,14 @@ class Referee:
                 problem = "wrong operator token"
         if problem is not None:
             metrics.FAULTS.labels("unauthenticated").inc()
-            log.warning("refused a MatchService call from %s: %s", context.peer(),
-                        problem.split(":")[0])
+            now = time.monotonic()
+            if now - self._refused_logged >= REFUSED_LOG_SECONDS:
+                log.warning("refused a MatchService call from %s: %s (%d more refused since the "
+                            "last line)", context.peer(), problem.split(":")[0],
+                            self._refused_quiet)
+                self._refused_logged, self._refused_quiet = now, 0
+            else:
+                self._refused_quiet += 1
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
 
     async def RunMatch(self, request: pb.MatchSpec,

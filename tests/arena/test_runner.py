@@ -75,3 +75,48 @@ def test_the_local_runner_reads_a_seed_as_the_referee_does() -> None:
     dealt = Match(seed=parse_seed("42"), first_dealer=1).deals[0].deck
     assert out["replay"]["deals"][0]["deck"] == [str(c) for c in dealt]
     assert Match(seed="42", first_dealer=1).deals[0].deck != dealt  # the text would differ
+
+
+def test_a_refused_operator_token_is_retried_and_named_the_same_with_one_or_many_replicas(
+        monkeypatch, tmp_path) -> None:
+    """A wrong SUECA_OPERATOR_TOKEN on a worker is its configuration, not the match: Transient
+    (retried with back-off, failed with the reason after the last attempt) whether placement
+    asked ListBots (several replicas) or RunMatch was called straight (one)."""
+    import os
+    import socket
+    import subprocess
+    import time
+
+    import pytest
+    from arenakit import SUECA_ARENA
+
+    from arena.redisproc import free_port
+    from arena.runner import Transient, run_on_referee
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
+    proc = subprocess.Popen([SUECA_ARENA, "referee", "--insecure", "--port", str(port),
+                             "--metrics-port", "0", "--log-level", "error"],
+                            env={**env, "SUECA_OPERATOR_TOKEN": "the-right-one"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and proc.poll() is None, "referee not up"
+                time.sleep(0.1)
+        addr = f"127.0.0.1:{port}"
+        monkeypatch.setenv("SUECA_OPERATOR_TOKEN", "a-wrong-one")
+        spec = {"match_id": "m", "seed": "1", "bots": ["a", "b", "a", "b"]}
+        for addresses in ([addr], [addr, addr]):
+            with pytest.raises(Transient) as err:
+                run_on_referee(spec, addresses, timeout=10, wait=0.5)
+            assert "refused our operator token (UNAUTHENTICATED; check SUECA_OPERATOR_TOKEN" \
+                in str(err.value), str(err.value)
+            assert "a-wrong-one" not in str(err.value) and "the-right-one" not in str(err.value)
+    finally:
+        proc.terminate()
+        proc.wait(10)

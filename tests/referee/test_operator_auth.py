@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -223,3 +224,15 @@ def test_a_blank_or_unsendable_token_in_the_environment_stops_the_referee(
                          env={**env, "SUECA_OPERATOR_TOKEN": value})
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert out.stderr.startswith("error: SUECA_OPERATOR_TOKEN ") and problem in out.stderr
+
+
+def test_refusals_are_logged_once_per_window_not_once_each(guarded: ConfiguredReferee) -> None:
+    """A scanner must not be able to flood the referee's log."""
+    before = guarded.logs().count("refused a MatchService call")
+    with grpc.insecure_channel(guarded.address) as ch:
+        stub = pb_grpc.MatchServiceStub(ch)
+        for _ in range(30):
+            with pytest.raises(grpc.RpcError):
+                stub.ListBots(pb.ListBotsRequest(), timeout=5)
+    time.sleep(0.5)  # the referee's log is written by another process
+    assert guarded.logs().count("refused a MatchService call") - before <= 1
