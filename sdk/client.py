@@ -82,11 +82,16 @@ def sdk_version() -> str:
 def resolve(server: str) -> list[str]:
     """``host:port[,host:port...]`` to the addresses to keep a session with. A name that
     resolves to several addresses (a headless service, round-robin DNS) gives one per address,
-    so every replica behind it gets a session; literals and ``localhost`` are kept as given."""
+    so every replica behind it gets a session; literals and ``localhost`` are kept as given.
+    gRPC's ``dns:///host:port`` spelling is read as ``host:port`` (it means the same)."""
     out: list[str] = []
     for item in (s.strip() for s in server.split(",")):
+        item = item.removeprefix("dns:///").removeprefix("dns:")
         if not item:
             continue
+        if item.startswith("//"):
+            raise ValueError(f"bad server address 'dns:{item}': a DNS authority is not "
+                             "supported, give dns:///host:port or host:port")
         host, sep, port = item.rpartition(":")
         if not sep or not port.isdigit():
             raise ValueError(f"bad server address {item!r}: expected host:port")

@@ -75,6 +75,9 @@ def test_wire_observation_is_the_engine_observation(variant):
 def test_resolve_addresses():
     assert resolve("127.0.0.1:1,localhost:2, [::1]:3") == ["127.0.0.1:1", "localhost:2", "[::1]:3"]
     assert resolve("a.invalid:5") == ["a.invalid:5"]  # not resolvable now: kept, retried later
+    assert resolve("dns:///127.0.0.1:1, dns:localhost:2") == ["127.0.0.1:1", "localhost:2"]
+    with pytest.raises(ValueError, match="DNS authority"):
+        resolve("dns://8.8.8.8/referee:50051")
     with pytest.raises(ValueError, match="host:port"):
         resolve("nohost")
 
