@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from sdk.channels import TLS_ENV
+from sdk.channels import drop_tls_settings
 
 from .cli import Bounded, UserError
 
@@ -140,10 +140,7 @@ class LocalArena:
             raise UserError(str(err)) from None
         self._register()
         if self.referee is None:
-            # its own referee is plaintext on loopback: TLS settings in the environment are
-            # for a real cluster (this process and every child read them from there)
-            for name in TLS_ENV:
-                os.environ.pop(name, None)
+            drop_tls_settings()  # its own referee is plaintext on loopback
             port, mport = free_port(), free_port()
             self.ports.update(referee=port, referee_metrics=mport)
             self.referee = f"127.0.0.1:{port}"

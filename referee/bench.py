@@ -97,12 +97,11 @@ def run(args: argparse.Namespace) -> int:
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     from arena.redisproc import RedisServer, free_port
-    from sdk.channels import TLS_ENV
+    from sdk.channels import drop_tls_settings
 
     from . import bench_pingpong
 
-    for name in TLS_ENV:  # its own referee is plaintext on loopback, whatever the shell says
-        os.environ.pop(name, None)
+    drop_tls_settings()  # its own referee is plaintext on loopback
     n, procs_n, conc = args.matches, args.bot_processes, args.concurrency
     if n < 1 or procs_n < 1 or conc < 1:
         raise ValueError(f"need --matches, --bot-processes and --concurrency >= 1, got "

@@ -33,7 +33,7 @@ import grpc
 __all__ = ["CredentialsError", "ClientTLS", "client_tls", "client_tls_from_env", "tls_requested",
            "PLAINTEXT", "open_channel", "open_aio_channel", "server_credentials",
            "read_token_file", "operator_token_from_env", "operator_metadata", "AUTHORIZATION",
-           "BEARER", "TLS_ENV"]
+           "BEARER", "TLS_ENV", "drop_tls_settings"]
 
 # every variable that turns TLS on: clients' (above) and a referee's certificate and key
 TLS_ENV = ("SUECA_TLS", "SUECA_TLS_CA", "SUECA_TLS_SERVER_NAME", "SUECA_TLS_CERT",
@@ -161,6 +161,17 @@ def _version(path: str | None) -> tuple[int, int] | None:
 def _cached_tls(tls: bool, ca_file: str | None, server_name: str | None,
                 version: tuple[int, int] | None) -> ClientTLS:
     return client_tls(tls, ca_file, server_name)
+
+
+def drop_tls_settings() -> None:
+    """Forget every TLS setting of this process's environment (children inherit that).
+
+    For the commands that start their own referee on loopback in plaintext (the demo, the
+    referee bench): TLS settings in the caller's shell are meant for a real cluster, and would
+    make this process and its children dial TLS, or the referee serve it, with files meant for
+    elsewhere."""
+    for name in TLS_ENV:
+        os.environ.pop(name, None)
 
 
 def open_channel(address: str, tls: ClientTLS, options: Options = (),
