@@ -157,10 +157,12 @@ class LocalArena:
                 args += ["--metrics-port", str(mp)]
             self._spawn(f"worker{n}", args, **self.worker_env)
         for name, spec in self.bot_specs.items():
+            # a bot's token in its environment (argv is public), and nothing of the operators'
             self._spawn(f"bot {name}", [_bin("sueca-bot"), "run", spec, "--server", self.referee,
-                                        "--token", self.tokens[name], "--name", name,
-                                        "--capacity", str(self.capacity), "--threads", "0",
-                                        "--max-backoff", "1", "--log-level", "warning"])
+                                        "--name", name, "--capacity", str(self.capacity),
+                                        "--threads", "0", "--max-backoff", "1",
+                                        "--log-level", "warning"],
+                        operator=False, SUECA_TOKEN=self.tokens[name])
         self._wait_bots(deadline)
         self._wait_workers(deadline)
         return self
@@ -188,9 +190,15 @@ class LocalArena:
         self.stop()
 
     # -- helpers -----------------------------------------------------------------------------
-    def _spawn(self, name: str, argv: list[str], **extra: str) -> Proc:
+    def _spawn(self, name: str, argv: list[str], operator: bool = True, **extra: str) -> Proc:
+        """Start a child; ``operator=False`` (bots) leaves out the Redis URL and the operator
+        token, which only the arena's own processes may hold."""
         log = self.log_dir / (name.replace(" ", "-") + ".log")
-        p = Proc(name, argv, self.env(**extra), log)
+        env = self.env(**extra)
+        if not operator:
+            for secret in ("SUECA_REDIS_URL", "SUECA_OPERATOR_TOKEN"):
+                env.pop(secret, None)
+        p = Proc(name, argv, env, log)
         self.procs.append(p)
         return p
 

@@ -501,10 +501,17 @@ def connected_bots(store: Any, static: Sequence[str] | None) -> dict[str, int]:
         try:
             for b in control.list_bots(addr):
                 free[b["bot"]] = free.get(b["bot"], 0) + int(b["free"])
-        except Exception as err:  # an unreachable replica must not stop the ladder: say so
-            logging.getLogger("sueca.scheduler").warning("referee %s: %s", addr, err)
+        except Exception as err:  # an unreachable replica must not stop the ladder: say so,
+            problem = str(err)    # once per replica and problem, not once a tick
+            if _LIST_PROBLEMS.get(addr) != problem:
+                _LIST_PROBLEMS[addr] = problem
+                logging.getLogger("sueca.scheduler").warning("referee %s: %s", addr, problem)
             continue
+        _LIST_PROBLEMS.pop(addr, None)
     return free
+
+
+_LIST_PROBLEMS: dict[str, str] = {}  # replica -> the problem last logged for it
 
 
 def check_operator_settings() -> None:

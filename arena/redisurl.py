@@ -16,8 +16,9 @@ __all__ = ["masked", "for_celery", "MASK"]
 
 MASK = "***"
 
-# a query parameter (``key=value``) in a URL
-_QUERY_PARAM = re.compile(r"([?&;])([^=&#;]*)=([^&#;]*)")
+# a query parameter (``key=value``) in a URL: redis-py splits the query on ``&`` only, so a
+# value runs to the next ``&`` (a ``;`` belongs to it), and ``a=1;password=x`` is one piece
+_QUERY_PARAM = re.compile(r"([?&])([^&#]*)")
 
 
 def masked(url: str) -> str:
@@ -43,8 +44,11 @@ def masked(url: str) -> str:
 
 
 def _mask_param(m: re.Match[str]) -> str:
-    sep, key, _ = m.groups()
-    return f"{sep}{key}={MASK}" if "password" in unquote(key).lower() else m.group(0)
+    sep, piece = m.groups()
+    key, eq, _ = piece.partition("=")
+    if eq and "password" in unquote(piece).lower():  # in the name, or after a ';' in it
+        return f"{sep}{key}={MASK}"
+    return m.group(0)
 
 
 def _split_query(rest: str) -> tuple[str, str, str]:

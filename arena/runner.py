@@ -116,6 +116,7 @@ def place(bots: Sequence[str], addresses: Sequence[str], list_bots: Callable[[st
 
     Waits up to ``wait`` seconds for capacity to free up; :class:`Transient` if none does.
     """
+    from sdk.channels import CredentialsError
     need = Counter(bots)
     deadline = time.monotonic() + wait
     problems: dict[str, str] = {}
@@ -126,6 +127,8 @@ def place(bots: Sequence[str], addresses: Sequence[str], list_bots: Callable[[st
                 continue
             try:
                 status = {b["bot"]: b for b in list_bots(addr)}
+            except CredentialsError as err:  # our TLS files, not the replica: say so now
+                raise Transient(f"this worker's TLS settings: {err}") from None
             except Exception as err:  # an unreachable replica: try the others
                 code = _code(err)
                 problems[addr] = (f"refused our operator token ({code}; {TOKEN_HINT})"

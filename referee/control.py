@@ -78,7 +78,8 @@ _BY_CODE = {
     grpc.StatusCode.DEADLINE_EXCEEDED: RefereeUnavailable,
     grpc.StatusCode.CANCELLED: RefereeUnavailable,
 }
-# UNAUTHENTICATED (no or wrong operator token) stays a plain RefereeError: do not retry
+# UNAUTHENTICATED (no or wrong operator token) stays a plain RefereeError: control does not
+# retry it; the league's runner treats it as the worker's configuration (Transient, named).
 
 
 def _error(err: grpc.RpcError, address: str) -> RefereeError:

@@ -67,8 +67,9 @@ class Bounded(argparse.Action):
         except (TypeError, ValueError):
             ok = False
         if ok and self.kind is int and abs(value) > INT_LIMIT:  # protobuf and C want it smaller
-            raise UserError(f"bad {option_string or self.dest} {values!r}: too large (at most "
-                            f"{INT_LIMIT})")
+            if value > 0 or self.low is None:  # else the lower bound below says it better
+                raise UserError(f"bad {option_string or self.dest} {values!r}: out of range "
+                                f"(-{INT_LIMIT}..{INT_LIMIT})")
         if ok and self.low is not None:
             ok = value > self.low if self.above else value >= self.low
         if ok and self.high is not None:

@@ -85,8 +85,7 @@ def resolve(server: str) -> list[str]:
     so every replica behind it gets a session; literals and ``localhost`` are kept as given.
     gRPC's ``dns:///host:port`` spelling is read as ``host:port`` (it means the same)."""
     out: list[str] = []
-    for item in (s.strip() for s in server.split(",")):
-        item = item.removeprefix("dns:///").removeprefix("dns:")
+    for item in map(_plain, server.split(",")):
         if not item:
             continue
         if item.startswith("//"):
@@ -125,10 +124,15 @@ def _is_ip(host: str) -> bool:
     return False
 
 
+def _plain(item: str) -> str:
+    """One ``--server`` item without gRPC's ``dns:///`` (or ``dns:``) prefix: same meaning."""
+    return item.strip().removeprefix("dns:///").removeprefix("dns:")
+
+
 def _dns_name(item: str) -> str | None:
     """The host of one ``host:port`` item when it is a name DNS may expand (not an IP literal,
     not ``localhost``), else None."""
-    host = item.strip().rpartition(":")[0].strip("[]")
+    host = _plain(item).rpartition(":")[0].strip("[]")
     return host if host and host != "localhost" and not _is_ip(host) else None
 
 
@@ -593,7 +597,7 @@ class Client:
                 continue
             host = _dns_name(item)
             for address in resolve(item):
-                if host and address != item.strip():
+                if host and address != _plain(item):
                     self.names[address] = host
                 if address not in found:
                     found.append(address)

@@ -211,12 +211,19 @@ def test_user_mistakes_are_clear_errors(referee_arena):
     assert "must be even" in bad.stderr
 
 
-def test_no_child_of_the_arena_has_the_redis_url_in_its_arguments(referee_arena) -> None:
+def test_children_keep_secrets_out_of_argv_and_bots_get_only_their_token(referee_arena) -> None:
     """The URL (it may carry a password) travels in SUECA_REDIS_URL: argv is public (ps)."""
     from pathlib import Path
     procs = [p for p in referee_arena.procs if p.alive()]
     assert any(p.name == "referee" for p in procs) and any(p.name.startswith("worker")
                                                          for p in procs)
+    tokens = [t.encode() for t in referee_arena.tokens.values()]
     for p in procs:
         argv = Path(f"/proc/{p.popen.pid}/cmdline").read_bytes().split(b"\0")
         assert not any(b"redis://" in a or b"unix://" in a for a in argv), (p.name, argv)
+        assert not any(t in a for t in tokens for a in argv), (p.name, "a bot token in argv")
+        if p.name.startswith("bot "):  # a bot holds its own token, nothing of the operators'
+            env = dict(kv.split(b"=", 1) for kv in
+                       Path(f"/proc/{p.popen.pid}/environ").read_bytes().split(b"\0") if kv)
+            assert env[b"SUECA_TOKEN"] in tokens
+            assert b"SUECA_REDIS_URL" not in env and b"SUECA_OPERATOR_TOKEN" not in env

@@ -35,6 +35,8 @@ SECRET = "s3cret-Pw"
     (f"redis://host/0?db=1&pass%77ord={SECRET}", "redis://host/0?db=1&pass%77ord=***"),
     (f"user:{SECRET}@127.0.0.1:6379", "user:***@127.0.0.1:6379"),      # no scheme
     ("unix:///run/a@b.sock?db=1", "unix:///run/a@b.sock?db=1"),         # '@' in a path
+    (f"redis://h/0?password=ab;{SECRET}", "redis://h/0?password=***"),  # ';' is in the value
+    (f"redis://h/0?db=0;password={SECRET}&x=1", "redis://h/0?db=***&x=1"),  # one piece
 ])
 def test_masked_hides_the_password_only(url, shown):
     assert masked(url) == shown

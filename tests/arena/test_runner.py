@@ -120,3 +120,35 @@ def test_a_refused_operator_token_is_retried_and_named_the_same_with_one_or_many
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_placement_names_a_broken_tls_setting_at_once() -> None:
+    """A CA file that broke after start-up is this worker's problem, not the replicas': said
+    with its path at once, not after waiting for capacity as 'unreachable'."""
+    import time
+
+    import pytest
+
+    from arena.runner import Transient, place
+    from sdk.channels import CredentialsError
+
+    def list_bots(addr: str) -> list:
+        raise CredentialsError("TLS CA file '/gone/ca.pem' does not exist")
+
+    started = time.monotonic()
+    with pytest.raises(Transient, match="this worker's TLS settings: TLS CA file '/gone/ca.pem'"):
+        place(["a", "b", "a", "b"], ["r1:1", "r2:2"], list_bots, wait=5.0)
+    assert time.monotonic() - started < 1.0
+
+
+def test_the_scheduler_logs_an_unreachable_replica_once_not_every_tick(monkeypatch,
+                                                                        caplog) -> None:
+    import logging
+
+    from arena.cmd_league import connected_bots
+    from arena.redisproc import free_port
+    monkeypatch.setenv("SUECA_REFEREES", f"127.0.0.1:{free_port()}")
+    with caplog.at_level(logging.WARNING, logger="sueca.scheduler"):
+        for _ in range(3):
+            assert connected_bots(None, None) == {}
+    assert len([r for r in caplog.records if r.name == "sueca.scheduler"]) == 1

@@ -21,6 +21,7 @@ from netkit import BIN, BotProc, sessions_of, wait_for
 from test_tls import TLS_ENV, ConfiguredReferee, assert_clean_error, clean_env, run_cli
 
 from referee import control
+from referee.server import REFUSED_LOG_SECONDS
 from sueca.v1 import sueca_pb2 as pb
 from sueca.v1 import sueca_pb2_grpc as pb_grpc
 
@@ -236,3 +237,12 @@ def test_refusals_are_logged_once_per_window_not_once_each(guarded: ConfiguredRe
                 stub.ListBots(pb.ListBotsRequest(), timeout=5)
     time.sleep(0.5)  # the referee's log is written by another process
     assert guarded.logs().count("refused a MatchService call") - before <= 1
+    # the next window's first refusal reports how many went unlogged
+    time.sleep(REFUSED_LOG_SECONDS)
+    with grpc.insecure_channel(guarded.address) as ch, pytest.raises(grpc.RpcError):
+        pb_grpc.MatchServiceStub(ch).ListBots(pb.ListBotsRequest(), timeout=5)
+    time.sleep(0.5)
+    last = [line for line in guarded.logs().splitlines()
+            if "refused a MatchService call" in line][-1]
+    quiet = int(last.split("(")[-1].split()[0])
+    assert quiet >= 29, last

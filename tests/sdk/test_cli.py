@@ -81,8 +81,8 @@ def test_a_bad_number_is_refused_before_connecting(tmp_path, option, value, rule
 def test_a_huge_number_is_refused_in_one_line(tmp_path, value):
     out = _run("random", "--server", _closed_port(), "--token", "bot.x", "--capacity", value,
                cwd=tmp_path)
-    assert _one_line_error(out) == f"error: bad --capacity '{value}': too large (at most " \
-                                   f"{2**31 - 1})\n"
+    assert _one_line_error(out) == f"error: bad --capacity '{value}': out of range " \
+                                   f"(-{2**31 - 1}..{2**31 - 1})\n"
 
 
 @pytest.mark.parametrize("target, says", [

@@ -78,6 +78,17 @@ def test_resolve_addresses():
     assert resolve("dns:///127.0.0.1:1, dns:localhost:2") == ["127.0.0.1:1", "localhost:2"]
     with pytest.raises(ValueError, match="DNS authority"):
         resolve("dns://8.8.8.8/referee:50051")
+
+
+def test_the_name_a_certificate_is_checked_against_ignores_the_dns_prefix():
+    """With TLS, an address a name resolved to is checked against that name: never against
+    'dns:///name', and never for an IP literal or localhost (their own names are dialled)."""
+    from sdk.client import _dns_name
+    assert _dns_name("dns:///referee.example:50051") == "referee.example"
+    assert _dns_name("dns:referee.example:50051") == "referee.example"
+    assert _dns_name("referee.example:50051") == "referee.example"
+    for item in ("dns:///127.0.0.1:1", "dns:///localhost:2", "[::1]:3"):
+        assert _dns_name(item) is None, item
     with pytest.raises(ValueError, match="host:port"):
         resolve("nohost")
 
