@@ -3,10 +3,12 @@
 Every YAML and JSON file must parse; alert rules and the dashboard may only use the metric names
 the referee, the workers and the exporter document; every command a container runs must be a
 real ``sueca-arena`` / ``sueca-bot`` command line that the CLI's own parser accepts; Prometheus
-must scrape the ports those commands open; the Kubernetes objects must fit together.
+must scrape the ports those commands open; the Kubernetes objects must fit together, and
+``kubectl kustomize`` (no cluster needed) must build deploy/k8s/base and its overlays.
 
 YAML needs PyYAML (the ``test`` extra). Without it the YAML tests are *skipped with a reason*
-that names the missing dependency; the text-level metric checks still run.
+that names the missing dependency; the text-level metric checks still run. Without kubectl
+the kustomize builds are skipped the same way.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
-K8S = DEPLOY / "k8s"
+K8S = DEPLOY / "k8s" / "base"  # the base manifests
+K8S_TLS = DEPLOY / "k8s" / "overlays" / "tls"  # the base plus TLS patches
 IMAGE = "sueca-arena"
 
 needs_yaml = pytest.mark.skipif(
@@ -91,7 +94,8 @@ def test_deploy_has_the_expected_files() -> None:
     for name in ("Dockerfile", "compose.yaml", "prometheus/prometheus.yml",
                  "prometheus/alerts.yml", "grafana/dashboard.json"):
         assert (DEPLOY / name).is_file(), f"deploy/{name} is missing"
-    assert sorted(K8S.glob("*.yaml")), "deploy/k8s has no manifests"
+    assert sorted(K8S.glob("*.yaml")), "deploy/k8s/base has no manifests"
+    assert (K8S_TLS / "kustomization.yaml").is_file(), "deploy/k8s/overlays/tls is missing"
 
 
 @needs_yaml
@@ -418,7 +422,7 @@ def test_referee_is_headless_and_probed_by_grpc_health() -> None:
     for probe in ("readinessProbe", "livenessProbe"):
         assert container[probe]["grpc"]["port"] == flag(argv, "--port"), probe
     bot_args = [argv_of(c["args"]) for _, c in containers() if argv_of(c["args"])[0] == "sueca-bot"]
-    # a plain name: the SDK resolves it to every replica itself (a dns:/// target would not be)
+    # a name the SDK resolves itself: one session per replica the headless Service returns
     assert bot_args and all(a[a.index("--server") + 1] == f"referee:{ports['grpc']}"
                             for a in bot_args)
 
@@ -536,12 +540,10 @@ def test_k8s_gives_the_operator_token_from_a_secret_to_operators_only() -> None:
         "kustomization.yaml must say how to create the operator token secret"
 
 
-K8S_TLS = K8S / "tls"
-
-
 def k8s_tls_patches() -> list[dict[str, Any]]:
     kust = load_yaml(K8S_TLS / "kustomization.yaml")[0]
-    assert kust["resources"] == [".."], "the TLS overlay is the base plus patches"
+    # kustomize refuses an overlay inside its own base ("cycle detected"): a sibling tree
+    assert kust["resources"] == ["../../base"], "the TLS overlay is the base plus patches"
     return [d for p in kust["patches"] for d in load_yaml(K8S_TLS / p["path"])]
 
 
@@ -559,7 +561,7 @@ def test_k8s_tls_overlay_patches_real_commands_and_mounts() -> None:
         base_spec = base[name]["spec"]["template"]["spec"]
         volumes = {v["name"] for v in spec.get("volumes", []) + base_spec.get("volumes", [])}
         for c in spec["containers"]:
-            where = f"k8s/tls {name}/{c['name']}"
+            where = f"k8s/overlays/tls {name}/{c['name']}"
             original = next(b for b in base_spec["containers"] if b["name"] == c["name"])
             argv = argv_of(c.get("args", original["args"]))
             check_argv(argv, where)
@@ -646,7 +648,7 @@ def test_compose_keeps_bots_off_the_redis_network(services: Any) -> None:
 
 
 def k8s_pods() -> dict[str, tuple[dict[str, str], list[dict[str, Any]]]]:
-    """Every pod template in deploy/k8s: name -> (labels, containers)."""
+    """Every pod template in deploy/k8s/base: name -> (labels, containers)."""
     return {d["metadata"]["name"]: (d["spec"]["template"]["metadata"]["labels"],
                                     d["spec"]["template"]["spec"]["containers"])
             for _, d in k8s_docs() if d["kind"] in ("Deployment", "StatefulSet", "Job")}
@@ -694,7 +696,7 @@ def test_k8s_network_policy_lets_only_redis_clients_reach_redis() -> None:
     # the TLS overlay does not relabel pods
     for patch in k8s_tls_patches():
         assert "metadata" not in patch["spec"]["template"], \
-            f"k8s/tls patch of {patch['metadata']['name']} changes pod labels"
+            f"k8s/overlays/tls patch of {patch['metadata']['name']} changes pod labels"
 
 
 # --- security: no token on a command line ------------------------------------------------------
@@ -718,7 +720,8 @@ def compose_commands() -> Iterator[tuple[str, dict[str, Any], Any]]:
 def k8s_commands() -> Iterator[tuple[str, dict[str, Any], list[str]]]:
     """(where, container, command) for every container and exec probe, base and TLS overlay."""
     base = {d["metadata"]["name"]: d for _, d in k8s_docs() if d["kind"] == "Deployment"}
-    patched = [("k8s", d) for d in base.values()] + [("k8s/tls", d) for d in k8s_tls_patches()]
+    patched = [("k8s", d) for d in base.values()] + [("k8s/overlays/tls", d)
+                                                     for d in k8s_tls_patches()]
     for label, d in patched:
         name = d["metadata"]["name"]
         for c in d["spec"]["template"]["spec"]["containers"]:
@@ -930,10 +933,10 @@ def test_k8s_tls_secrets_are_mounted_narrowly_and_readable_by_the_image_user() -
         pod_security = {**base[name]["spec"]["template"]["spec"].get("securityContext", {}),
                         **spec.get("securityContext", {})}
         uid = pod_security.get("runAsUser")
-        assert uid == 10001, f"k8s/tls {name}: runs as {uid}, not the image's user"
+        assert uid == 10001, f"k8s/overlays/tls {name}: runs as {uid}, not the image's user"
         for volume in spec.get("volumes", []):
             source = volume.get("secret") or volume.get("configMap")
-            where = f"k8s/tls {name} volume {volume['name']}"
+            where = f"k8s/overlays/tls {name} volume {volume['name']}"
             assert source and source.get("items"), f"{where}: mount only the listed items"
             keys = {item["key"] for item in source["items"]}
             if "secret" in volume:
@@ -950,3 +953,119 @@ def test_k8s_tls_secrets_are_mounted_narrowly_and_readable_by_the_image_user() -
             else:
                 assert keys == {"ca.crt"}, f"{where}: clients need ca.crt only, not {keys}"
     assert seen_key, "the referee gets no tls.key from a Secret"
+
+
+# --- kustomize: the layout really builds -------------------------------------------------------
+# The checks above read the manifests and the TLS patches as files; these build them the way
+# `kubectl apply -k` does (no cluster needed), so a layout kustomize refuses (an overlay inside
+# its own base: "cycle detected"), a patch it merges differently than the files suggest, or a
+# probe left with two handlers fails here.
+
+KUSTOMIZATIONS = {"base": K8S, "overlays/tls": K8S_TLS}
+POD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job")
+PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
+PROBE_HANDLERS = {"exec", "grpc", "httpGet", "tcpSocket"}
+
+
+def kustomize(path: Path) -> list[dict[str, Any]]:
+    """The objects `kubectl kustomize PATH` builds; skips when kubectl is not installed."""
+    import shutil
+    import subprocess
+
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not on PATH: cannot run `kubectl kustomize` on deploy/k8s "
+                    "(install kubectl, which has kustomize built in, to run this check)")
+    run = subprocess.run([kubectl, "kustomize", str(path)], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, (f"`kubectl kustomize {rel(path)}` fails "
+                                 f"(exit {run.returncode}): {run.stderr.strip()}")
+    assert yaml is not None
+    built = [d for d in yaml.safe_load_all(run.stdout) if d is not None]
+    assert built, f"`kubectl kustomize {rel(path)}` builds nothing"
+    return built
+
+
+def built_containers(built: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any],
+                                                                    dict[str, Any]]]:
+    """(name/container, container, pod spec) for every container of a built pod template."""
+    for d in built:
+        if d["kind"] in POD_KINDS:
+            spec = d["spec"]["template"]["spec"]
+            for c in spec["containers"]:
+                yield f"{d['metadata']['name']}/{c['name']}", c, spec
+
+
+@needs_yaml
+@pytest.mark.parametrize("name", list(KUSTOMIZATIONS))
+def test_kustomize_builds_real_commands_and_the_network_policy(name: str) -> None:
+    built = kustomize(KUSTOMIZATIONS[name])
+    label = f"`kubectl kustomize deploy/k8s/{name}`"
+    source = {(d["kind"], d["metadata"]["name"]): d for _, d in k8s_docs()}
+    objects = {(d["kind"], d["metadata"]["name"]): d for d in built}
+    assert objects.keys() == source.keys(), \
+        f"{label} builds {sorted(objects.keys() ^ source.keys())} differently from the base files"
+
+    # the NetworkPolicy that keeps bots out of Redis survives the build unchanged
+    policies = [k for k in objects if k[0] == "NetworkPolicy"]
+    assert policies, f"{label} has no NetworkPolicy"
+    for key in policies:
+        assert objects[key]["spec"] == source[key]["spec"], f"{label}: {key[1]} changed"
+
+    roles: dict[str, dict[str, Any]] = {}
+    for where, c, spec in built_containers(built):
+        where = f"{label} {where}"
+        volumes = {v["name"] for v in spec.get("volumes", [])}
+        mounts = [m["mountPath"] for m in c.get("volumeMounts", [])]
+        assert {m["name"] for m in c.get("volumeMounts", [])} <= volumes, \
+            f"{where} mounts a volume its pod does not declare"
+        if c["image"].startswith("redis"):
+            continue
+        assert c["image"].split(":")[0] == IMAGE, f"{where}: image {c['image']}"
+        command = c.get("command", []) + c.get("args", [])
+        env = env_of(c)
+        assert_no_token(where, command, {k for k, v in env.items()
+                                         if isinstance(v, dict) and "secretKeyRef" in v})
+        argv = argv_of(command)
+        check_argv(argv, where)
+        roles[argv[1] if argv[0] == "sueca-arena" else "bot"] = c
+        assert all(under(p, mounts) for p in files_named(argv, env)), \
+            f"{where}: {files_named(argv, env)} not all mounted at {mounts}"
+        for probe in PROBES:
+            if probe not in c:
+                continue
+            handlers = set(c[probe]) & PROBE_HANDLERS
+            assert len(handlers) == 1, f"{where} {probe}: one handler, not {sorted(handlers)}"
+            if "exec" in c[probe]:
+                probe_argv = argv_of(c[probe]["exec"]["command"])
+                check_argv(probe_argv, f"{where} {probe}")
+                assert all(under(p, mounts) for p in files_named(probe_argv, {})), \
+                    f"{where} {probe}: {files_named(probe_argv, {})} not all mounted"
+    assert {"referee", "worker", "scheduler", "ratings", "bot"} <= roles.keys(), sorted(roles)
+
+    referee = roles["referee"]
+    argv = argv_of(referee["args"])
+    if name == "base":
+        assert not files_named(argv, env_of(referee)), f"{label}: the base referee is plaintext"
+        for probe in ("readinessProbe", "livenessProbe"):
+            assert referee[probe]["grpc"]["port"] == flag(argv, "--port"), f"{label} {probe}"
+        return
+    # TLS: the referee serves the Secret's certificate and key, mounted from it ...
+    spec = objects[("Deployment", "referee")]["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    mounted = {m["mountPath"]: m["name"] for m in referee["volumeMounts"]}
+    for tls_flag in ("--tls-cert", "--tls-key"):
+        path = flag_value(argv, tls_flag)
+        assert path, f"{label}: the referee has no {tls_flag}"
+        volume = next((v for at, v in mounted.items() if under(path, [at])), None)
+        assert volume and "secret" in volumes[volume], f"{label}: {path} is not from a Secret"
+    # ... and its probes check health over TLS with `sueca-arena health` (no gRPC probe left)
+    for probe in PROBES:
+        assert "grpc" not in referee[probe], f"{label}: the referee's {probe} is still gRPC"
+        command = argv_of(referee[probe]["exec"]["command"])
+        assert command[:2] == ["sueca-arena", "health"] and files_named(command, {}), \
+            f"{label}: the referee's {probe} is not a TLS health check: {command}"
+    for role in ("worker", "scheduler", "bot"):
+        c = roles[role]
+        assert files_named(argv_of(c.get("command", []) + c["args"]), env_of(c)), \
+            f"{label}: the {role} trusts no CA"
