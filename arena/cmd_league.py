@@ -185,8 +185,13 @@ def enqueue_missing(store: Any, tid: str, requeue_after: float = 900.0,
 
 def wait_for(store: Any, tid: str, timeout: float | None = None, quiet: bool = False,
              label: str | None = None) -> dict[str, int]:
-    """Progress bar (on stderr) until no match of ``tid`` is pending, queued or running."""
+    """Progress bar (on stderr) until no match of ``tid`` is pending, queued or running.
+
+    Redis not answering for a while (a restart, a failover, a pause) is waited out with a note,
+    not a traceback: the matches are in Redis and the workers carry on when it is back."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .store import TRANSIENT_REDIS_ERRORS
     deadline = None if timeout is None else time.monotonic() + timeout
     last_change, last_done, hinted = time.monotonic(), -1, False
     console = _console(stderr=True)
@@ -196,7 +201,16 @@ def wait_for(store: Any, tid: str, timeout: float | None = None, quiet: bool = F
         progress = store.progress(tid)
         task = bar.add_task(label or f"tournament {tid}", total=progress["total"], extra="")
         while True:
-            progress = store.progress(tid)
+            try:
+                progress = store.progress(tid)
+            except TRANSIENT_REDIS_ERRORS as err:
+                if deadline is not None and time.monotonic() > deadline:
+                    raise UserError(f"tournament {tid}: Redis stopped answering ({err}); the "
+                                    f"matches stay queued — re-run with --id {tid} to wait for "
+                                    "them") from None
+                bar.update(task, extra="[yellow]Redis not answering: waiting[/]")
+                time.sleep(0.5)
+                continue
             finished = progress["done"] + progress["failed"]
             extra = f"[red]{progress['failed']} failed[/]" if progress["failed"] else ""
             bar.update(task, completed=finished, extra=extra)

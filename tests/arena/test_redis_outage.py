@@ -1,0 +1,71 @@
+"""Nothing lost when Redis stops answering mid-match: the result is recorded exactly once.
+
+A dedicated Redis (this test freezes it with SIGSTOP), a real ``sueca-arena worker`` playing a
+~2 s match in-process, and ``sueca-arena tournament run`` waiting for it. Redis is frozen half a
+second into the match and for longer than the clients' 10 s socket timeout, so the worker's
+recording call gives up although its request is already queued inside Redis: when Redis
+resumes it runs the recording anyway, and the retried task must find it done, not record again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from arenakit import SUECA_ARENA, Worker, arena_env, cli
+
+from arena.keys import Keys
+from arena.redisproc import RedisServer
+from arena.store import Store, connect
+from referee.engine import replay
+
+pytestmark = pytest.mark.slow
+
+FROZEN_SECONDS = 14.0  # longer than the 10 s socket timeout of the worker's Redis client
+
+
+def test_redis_frozen_mid_match_loses_nothing_and_records_once(tmp_path: Path) -> None:
+    prefix = "outage:"
+    with RedisServer() as server:
+        env = arena_env(server.url, prefix, SUECA_VISIBILITY_TIMEOUT="5",
+                        SUECA_RETRY_BASE="0.05")
+        for bot in ("slow", "slow2"):
+            cli("bots", "add", bot, env=env)
+        worker = Worker(server.url, prefix, "--runner", "local", "-c", "1",
+                        log=tmp_path / "worker.log", SUECA_VISIBILITY_TIMEOUT="5",
+                        SUECA_RETRY_BASE="0.05").wait_ready()
+        run = subprocess.Popen([SUECA_ARENA, "tournament", "run", "--bots", "slow,slow2",
+                                "-k", "1", "--id", "outage-t", "--json"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            store = Store(connect(server.url), Keys(prefix))
+            deadline = time.monotonic() + 60
+            mids: list[str] = []
+            while not mids or store.match(mids[0])["status"] != "running":
+                assert time.monotonic() < deadline and run.poll() is None, run.stderr
+                mids = store.tournament_matches("outage-t") if not mids else mids
+                time.sleep(0.05)
+            time.sleep(0.5)                              # well inside the ~2 s match
+            os.kill(server.proc.pid, signal.SIGSTOP)
+            time.sleep(FROZEN_SECONDS)
+            os.kill(server.proc.pid, signal.SIGCONT)
+            out, err = run.communicate(timeout=120)
+        finally:
+            if run.poll() is None:
+                run.kill()
+            worker.stop()
+        assert run.returncode == 0, (err[-3000:], worker.text())
+        assert "Traceback" not in err
+        report = json.loads(out)
+        (mid,) = mids
+        assert len([r for _, r in store.results() if r["match_id"] == mid]) == 1
+        assert store.match(mid)["status"] == "done"
+        assert replay.verify(store.replay(mid)) == []
+        assert report  # the command's own summary came back after the outage
+        log = worker.text()
+        assert "Redis unavailable" in log or "Timeout" in log, log  # the outage was felt
