@@ -561,8 +561,22 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
     console = _console(stderr=True)
     last_note = 0.0
+    from .store import TRANSIENT_REDIS_ERRORS
+    outage = False
     while not stop["now"]:
-        new = ladder.tick()
+        try:
+            new = ladder.tick()
+        except TRANSIENT_REDIS_ERRORS as err:  # waited out, said once: the ladder is in Redis
+            if args.once:
+                raise UserError(f"Redis stopped answering: {err}") from None
+            if not outage:
+                console.print(f"[yellow]ladder: Redis not answering ({err}); waiting[/]")
+            outage = True
+            time.sleep(args.interval)
+            continue
+        if outage:
+            console.print("ladder: Redis is back")
+            outage = False
         if new:
             console.print(f"ladder: queued {len(new)} match(es): {', '.join(new)}")
         elif time.monotonic() - last_note > 30 and len(ladder.running()) < args.target:

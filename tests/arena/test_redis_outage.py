@@ -69,3 +69,39 @@ def test_redis_frozen_mid_match_loses_nothing_and_records_once(tmp_path: Path) -
         assert report  # the command's own summary came back after the outage
         log = worker.text()
         assert "Redis unavailable" in log or "Timeout" in log, log  # the outage was felt
+
+
+def test_the_ladder_scheduler_waits_out_a_frozen_redis(tmp_path: Path) -> None:
+    """The scheduler is a long-running process: a Redis pause is said once and waited out."""
+    prefix = "outage2:"
+    with RedisServer() as server:
+        env = arena_env(server.url, prefix)
+        for bot in ("random", "heuristic"):
+            cli("bots", "add", bot, env=env)
+        log = open(tmp_path / "scheduler.log", "w+")
+        proc = subprocess.Popen([SUECA_ARENA, "scheduler", "--bots", "random,heuristic",
+                                 "--target", "1", "--interval", "0.2"], env=env,
+                                stdout=log, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
+        try:
+            store = Store(connect(server.url), Keys(prefix))
+            deadline = time.monotonic() + 30
+            while not store.r.keys(prefix + "match:*"):  # it queued the ladder's first match
+                assert time.monotonic() < deadline and proc.poll() is None, log.name
+                time.sleep(0.1)
+            os.kill(server.proc.pid, signal.SIGSTOP)
+            time.sleep(FROZEN_SECONDS)
+            os.kill(server.proc.pid, signal.SIGCONT)
+            deadline = time.monotonic() + 30
+            while "Redis is back" not in Path(log.name).read_text():
+                assert time.monotonic() < deadline and proc.poll() is None, \
+                    Path(log.name).read_text()[-3000:]
+                time.sleep(0.1)
+            assert proc.poll() is None                   # still scheduling
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(15)
+            log.close()
+        text = Path(log.name).read_text()
+        assert text.count("Redis not answering") == 1 and "Traceback" not in text, text[-3000:]
