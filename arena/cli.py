@@ -56,6 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _lost_redis(err: BaseException) -> bool:
+    """Redis went away in the middle of a command (it answered at start-up: that is checked
+    with a clear message first). redis-py's words name no password; only loaded if in use."""
+    redis = sys.modules.get("redis")
+    return redis is not None and isinstance(err, (redis.ConnectionError, redis.TimeoutError))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -63,6 +70,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except CommandLineError as err:
         print(f"error: {err}", file=sys.stderr)
+        return 2
+    except Exception as err:
+        if not _lost_redis(err):
+            raise
+        print(f"error: Redis stopped answering: {err} (run the command again when it is back)",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

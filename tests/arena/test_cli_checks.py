@@ -85,3 +85,22 @@ def test_bad_operator_settings_stop_workers_and_schedulers_at_once(store, redis_
     out = cli(*argv, env=arena_env(redis_url, prefix, **setting), check=2, timeout=60)
     assert out.stderr == f"error: {says}\n"
     assert sorted(store.r.keys(prefix + "*")) == before
+
+
+def test_redis_lost_in_mid_command_is_one_line_not_a_traceback(store, redis_url, monkeypatch,
+                                                               capsys) -> None:
+    """Start-up finds Redis; then it stops answering (simulated: the edge case, not the outage,
+    which tests/arena/test_redis_outage.py plays for real)."""
+    import redis
+
+    from arena.cli import main
+    from arena.store import Store
+
+    def gone(*args: object, **kwargs: object) -> None:
+        raise redis.TimeoutError("Timeout reading from socket")
+
+    monkeypatch.setattr(Store, "recent_matches", gone)
+    assert main(["matches", "--redis", redis_url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: Redis stopped answering: Timeout reading from socket")
+    assert err.count("\n") == 1
