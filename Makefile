@@ -3,22 +3,31 @@ PY ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test check bench clean
 
-$(STAMP): pyproject.toml
+# sdk/ is the sueca-sdk distribution (engine, wire code, SDK); the root is sueca-arena on top.
+# The SDK goes in as a plain path (compat mode) so that a new module under sdk/src needs no
+# reinstall; the root maps referee/ and arena/ to sueca.referee and sueca.arena.
+$(STAMP): pyproject.toml sdk/pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet --config-settings editable_mode=compat -e ./sdk
 	$(VENV)/bin/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/sueca-arena demo
 
-test: $(STAMP)
+# Layers, lint and types first (seconds), then the whole suite.
+check: $(STAMP)
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/ruff check .
+
+test: check
 	$(VENV)/bin/python -m pytest -q
 
 bench: $(STAMP)
 	$(VENV)/bin/sueca-arena bench engine --deals 100000
 
 clean:
-	rm -rf $(VENV) *.egg-info
+	rm -rf $(VENV) *.egg-info sdk/src/*.egg-info

@@ -5,11 +5,13 @@ A token is shown once, by ``sueca-arena bots add``; the referee checks it on eve
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import re
 import secrets
 import time
+from typing import Any
 
 import redis
 
@@ -78,3 +80,21 @@ class BotRegistry:
         salt = rec[0].decode() if isinstance(rec[0], bytes) else rec[0]
         stored = rec[1].decode() if isinstance(rec[1], bytes) else rec[1]
         return hmac.compare_digest(_digest(salt, token), stored)
+
+
+class RegistryAuth:
+    """The referee's :class:`~sueca.referee.server.Authenticator` over this registry: tokens
+    checked against the salted hashes in Redis, once per connection, off the event loop."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client  # a redis.Redis (sueca.arena.store.connect checks the URL and pings)
+        self.registry = BotRegistry(self.client)
+
+    async def verify(self, bot: str, token: str) -> bool:
+        return await asyncio.to_thread(self.registry.verify, bot, token)
+
+    async def known(self, bot: str) -> bool | None:
+        try:
+            return await asyncio.to_thread(self.registry.exists, bot)
+        except Exception:  # Redis trouble must not hide the real answer: "not connected"
+            return None

@@ -11,14 +11,14 @@ Delivery guarantees (why each setting):
 * ``worker_prefetch_multiplier = 1``: one reserved task per worker process, so a busy process
   never sits on matches that an idle one could play.
 * Every broker and backend key lives under ``{prefix}celery:`` (kombu ``global_keyprefix``), next
-  to the arena's own keys (:mod:`arena.keys`).
-* The broker and backend get the URL in Celery's spelling (:func:`arena.redisurl.for_celery`:
+  to the arena's own keys (:mod:`sueca.arena.keys`).
+* The broker and backend get the URL in Celery's spelling (:func:`sueca.arena.redisurl.for_celery`:
   ``unix://`` becomes ``redis+socket://``); code of ours that talks to the same Redis through
   redis-py reads the URL as the user gave it from :func:`redis_url`.
 
 Metrics: a worker started with a metrics port (``sueca-arena worker --metrics-port P`` or
 ``SUECA_METRICS_PORT``) serves them from its main process; pool processes write to
-``PROMETHEUS_MULTIPROC_DIR`` (prometheus-client multiprocess mode), see :mod:`arena.metrics`.
+``PROMETHEUS_MULTIPROC_DIR`` (prometheus-client multiprocess mode), see :mod:`sueca.arena.metrics`.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _transport_options() -> dict[str, object]:
 def make_app(url: str | None = None) -> Celery:
     url = url or _url()
     app = Celery("sueca_arena", broker=for_celery(url), backend=for_celery(url),
-                 include=["arena.tasks"])
+                 include=["sueca.arena.tasks"])
     app.conf.update(
         sueca_redis_url=url,
         task_acks_late=True,
@@ -126,7 +126,7 @@ def _start_metrics(**_: object) -> None:
     port = os.environ.get("SUECA_METRICS_PORT")
     if port:
         from .metrics import serve_worker_metrics
-        serve_worker_metrics(int(port), app)
+        serve_worker_metrics(int(port), redis_url(app), QUEUE)
 
 
 @signals.worker_process_init.connect

@@ -63,38 +63,39 @@ def init_labels() -> None:
 class QueueDepthCollector(Collector):
     """``sueca_worker_queue_depth``: LLEN of the match queue (and its priority sub-queues)."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    def __init__(self, redis_url: str, queue: str) -> None:
+        self.redis_url = redis_url
+        self.queue = queue
         self._client = None
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from .celery_app import QUEUE, redis_url
         from .keys import default_keys
         g = GaugeMetricFamily("sueca_worker_queue_depth",
                               "Match tasks waiting in the broker queue", labels=["queue"])
         try:
             if self._client is None:
                 import redis
-                self._client = redis.Redis.from_url(redis_url(self.app), socket_timeout=2)
-            base = default_keys().celery_prefix() + QUEUE
+                self._client = redis.Redis.from_url(self.redis_url, socket_timeout=2)
+            base = default_keys().celery_prefix() + self.queue
             # kombu keeps one list per priority step: QUEUE, QUEUE\x06\x163, ...
             names = [base] + [f"{base}\x06\x16{p}" for p in (3, 6, 9)]
             pipe = self._client.pipeline(transaction=False)
             for n in names:
                 pipe.llen(n)
-            g.add_metric([QUEUE], float(sum(pipe.execute())))
+            g.add_metric([self.queue], float(sum(pipe.execute())))
         except Exception:
             return  # Redis away: no sample rather than a wrong one
         yield g
 
 
-def serve_worker_metrics(port: int, app: Any, addr: str = "0.0.0.0") -> CollectorRegistry:
-    """Serve the worker's metrics: the pool processes' files plus the queue depth."""
+def serve_worker_metrics(port: int, redis_url: str, queue: str,
+                         addr: str = "0.0.0.0") -> CollectorRegistry:
+    """Serve the worker's metrics: the pool processes' files plus the depth of ``queue``."""
     from prometheus_client import multiprocess
     registry = CollectorRegistry()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         multiprocess.MultiProcessCollector(registry)
-    registry.register(QueueDepthCollector(app))
+    registry.register(QueueDepthCollector(redis_url, queue))
     start_http_server(port, addr=addr, registry=registry)
     return registry
 

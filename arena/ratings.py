@@ -15,7 +15,7 @@ What is rated
   * The two matches of a duplicate pair (same decks, teams swapped) are rated as **one** game,
     once both are in the log: the side with more match wins takes it; 1-1 is decided by total
     game points, and equal points are a draw. Two halves whose logged ``seed`` differs (one
-    was re-played on a fresh seed, :func:`arena.runner.reseeded`) were not dealt the same
+    was re-played on a fresh seed, :func:`sueca.arena.runner.reseeded`) were not dealt the same
     decks: they are rated as two single games. An entry without a ``seed`` (logged before the
     field existed) is taken to have been played on its pair's seed.
 

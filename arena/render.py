@@ -35,8 +35,14 @@ def progress(total: int, label: str) -> Iterator[Callable[[int], None]]:
     if not sys.stderr.isatty():
         yield lambda n=1: None
         return
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), TimeRemainingColumn(), console=stderr(), transient=True)
     with bar:
@@ -79,7 +85,7 @@ def _team_label(seats: Sequence[str], team: int) -> str:
 
 def _variant_words(variant: dict[str, Any]) -> str:
     """The variant's non-default rules as key=value words ("default rules" if none)."""
-    from referee.engine import DEFAULT
+    from sueca.engine import DEFAULT
 
     default = DEFAULT.to_dict()
     words = [f"{k}={v}" for k, v in variant.items() if default.get(k) != v and k != "direction"]

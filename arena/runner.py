@@ -5,7 +5,7 @@ Two ways to run a match:
 ``referee`` (production)
     Place the match on a referee replica where every bot has free capacity (``ListBots`` on
     each known replica: ``SUECA_REFEREES`` plus replicas that heartbeat into Redis), then
-    ``RunMatch`` through :func:`referee.control.run_match`.
+    ``RunMatch`` through :func:`sueca.referee.control.run_match`.
 ``local`` (tests, laptops without a referee)
     Play the example bots in-process, the same engine and the same replay record. A bot name
     maps to an example (``random``, ``heuristic``, ``reckless``) or, through
@@ -58,13 +58,13 @@ def _local_bots() -> dict[str, str]:
 
 
 def run_local(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """Play ``spec`` in-process (:func:`sdk.local.play_local`); returns the outcome (see
+    """Play ``spec`` in-process (:func:`sueca.sdk.local.play_local`); returns the outcome (see
     :func:`run_match`)."""
-    from referee.engine import Variant, replay
-    from referee.engine.errors import SuecaError
-    from referee.proto_convert import parse_seed
-    from sdk.bots import BotLoadError, load_bot
-    from sdk.local import play_local
+    from sueca.engine import Variant, replay
+    from sueca.engine.errors import SuecaError
+    from sueca.sdk.bots import BotLoadError, load_bot
+    from sueca.sdk.local import play_local
+    from sueca.wire import parse_seed
     mapping = _local_bots()
     seed = spec.get("seed")
     if seed is not None:  # as the referee reads it: "42" deals what Match(seed=42) deals
@@ -116,7 +116,7 @@ def place(bots: Sequence[str], addresses: Sequence[str], list_bots: Callable[[st
 
     Waits up to ``wait`` seconds for capacity to free up; :class:`Transient` if none does.
     """
-    from sdk.channels import CredentialsError
+    from sueca.sdk.channels import CredentialsError
     need = Counter(bots)
     deadline = time.monotonic() + wait
     problems: dict[str, str] = {}
@@ -163,8 +163,8 @@ def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: f
     With one there is nothing to choose: RunMatch itself reserves the seats atomically (no race
     between a ListBots answer and the run), and a busy or absent bot is waited for the same way.
     """
-    from referee import control
-    from sdk.channels import CredentialsError
+    from sueca.referee import control
+    from sueca.sdk.channels import CredentialsError
     if not addresses:
         raise Transient("no referee replica known: give --referee ADDR or start a referee "
                         "with --redis so that it announces itself")
@@ -182,7 +182,7 @@ def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: f
             out = dict(control.run_match(addr, dict(spec), timeout))
         except Exception as err:
             code = _code(err)
-            msg = getattr(err, "details", lambda: str(err))() if code else str(err)
+            msg = err.details() if code and hasattr(err, "details") else str(err)
             if code in ("RESOURCE_EXHAUSTED", "FAILED_PRECONDITION"):
                 last_busy = msg
                 if time.monotonic() < deadline:  # busy, or lost a race for a seat: again
@@ -272,7 +272,7 @@ def reseeded(spec: dict[str, Any], attempt: int) -> dict[str, Any]:
     The cost falls on duplicate pairs: a re-seeded half is no longer dealt its twin's decks, so
     the pair no longer cancels the luck of the cards. The results-log entry therefore records
     the seed actually played (:func:`outcome_to_result`), and scoring and ratings
-    (:func:`arena.ratings.pair_outcome`) take two halves played on different seeds as two
+    (:func:`sueca.arena.ratings.pair_outcome`) take two halves played on different seeds as two
     single games, not as one duplicate game (see the league section of the README).
     """
     if attempt <= 1 or spec.get("seed") is None:

@@ -1,5 +1,5 @@
 """The league's records in Redis: tournaments, matches and their status, the results log and
-compressed replays. Key names come from :mod:`arena.keys` only.
+compressed replays. Key names come from :mod:`sueca.arena.keys` only.
 
 Exactly-once recording: a result is written by one Lua script that checks the idempotency key
 ``recorded:{id}``, appends to the results stream, stores the replay and marks the match done, all

@@ -1,7 +1,7 @@
-"""Celery tasks: thin wrappers around :mod:`arena.runner` (one task per match, never per move).
+"""Celery tasks: thin wrappers around :mod:`sueca.arena.runner` (one task per match, never per move).
 
 ``run_match(match_id)`` is idempotent by match id: the spec comes from Redis and the result is
-recorded exactly once (:meth:`arena.store.Store.record_result`), so a re-delivered, duplicated
+recorded exactly once (:meth:`sueca.arena.store.Store.record_result`), so a re-delivered, duplicated
 or raced task records nothing twice. Retries are only for transient trouble, with exponential
 back-off and jitter; after ``SUECA_MATCH_ATTEMPTS`` attempts (default 5, counted in Redis across
 retries *and* re-deliveries after a worker died) the match is recorded as failed with the
@@ -96,7 +96,7 @@ def run_match(self: Any, match_id: str, mode: str | None = None) -> dict[str, An
                 # would drop the message; keep it instead — re-queued, or restored from the
                 # unacked set after the visibility timeout once Redis is back.
                 raise Reject(f"could not re-queue: {lost.reason}", requeue=True) from None
-            raise retry
+            raise retry from None
         except Permanent as err:
             store().record_failure(match_id, str(err))
             metrics.MATCHES_RECORDED.labels("failed").inc()

@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import redis
 
-    from arena.bots import BotRegistry
+    from sueca.arena.bots import BotRegistry
 
     registry = BotRegistry(redis.Redis.from_url(args.redis))
     args.dir.mkdir(parents=True, exist_ok=True)

@@ -9,10 +9,10 @@ bot, field or value at fault); like ``grpc.RpcError`` they answer ``code()`` (a
 abort (shutdown, caller gone) raises :class:`MatchAborted`: an aborted match is never a result,
 the caller runs it again.
 
-Transport security comes from the environment (:mod:`sdk.channels`): ``SUECA_TLS_CA`` or
+Transport security comes from the environment (:mod:`sueca.sdk.channels`): ``SUECA_TLS_CA`` or
 ``SUECA_TLS=1`` for a TLS referee, ``SUECA_OPERATOR_TOKEN`` sent with every call to a referee
 that requires it. League workers and the CLI therefore reach a secured referee without any
-flag; a bad CA file raises :class:`sdk.channels.CredentialsError` (a ``ValueError``).
+flag; a bad CA file raises :class:`sueca.sdk.channels.CredentialsError` (a ``ValueError``).
 """
 
 from __future__ import annotations
@@ -22,8 +22,13 @@ from typing import Any
 
 import grpc
 
-from referee import proto_convert as conv
-from sdk.channels import client_tls_from_env, open_aio_channel, open_channel, operator_metadata
+from sueca import wire as conv
+from sueca.sdk.channels import (
+    client_tls_from_env,
+    open_aio_channel,
+    open_channel,
+    operator_metadata,
+)
 from sueca.v1 import sueca_pb2 as pb
 from sueca.v1 import sueca_pb2_grpc as pb_grpc
 
@@ -117,7 +122,7 @@ def run_match(address: str, spec: Mapping[str, Any], timeout: float | None = 600
         {"match_id", "end", "winner" (team or None), "game_points", "fault_seat", "fault_bot",
          "replay" (the sueca-replay/1 record)}
 
-    ``spec`` is a dict (see :func:`referee.proto_convert.spec_to_pb`); unless ``on_event`` is
+    ``spec`` is a dict (see :func:`sueca.wire.spec_to_pb`); unless ``on_event`` is
     given the referee is asked for a quiet stream (no per-card events). ``on_event`` receives
     every public event as a dict. ``channel`` (see :func:`channel`) reuses a connection to
     ``address``; by default the call opens and closes its own. Raises a :class:`RefereeError`

@@ -1,6 +1,6 @@
 """One match on the referee: asks seats for cards, with clocks and faults.
 
-The runner is the only writer of its :class:`~referee.engine.Match`. It is driven by callbacks,
+The runner is the only writer of its :class:`~sueca.engine.Match`. It is driven by callbacks,
 not by a task per turn: asking a seat queues a TurnRequest (encoded straight from engine state)
 on the seat's bot session and arms a timer; the session's reader checks an incoming action
 against the seat (request id, card in hand, lenient renúncia) and only a valid answer reaches
@@ -21,18 +21,37 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from referee import metrics
-from referee import proto_convert as conv
-from referee.engine import CARDS, Deal, Match, replay
-from referee.engine.cards import cards_of
-from referee.engine.game import ABORTED, DISCONNECT, RENUNCIA, TIMEOUT
-from sdk.bot import bot_seed
+from sueca import wire as conv
+from sueca.engine import CARDS, Deal, Match, replay
+from sueca.engine.cards import cards_of
+from sueca.engine.game import ABORTED, DISCONNECT, RENUNCIA, TIMEOUT
+from sueca.referee import metrics
+from sueca.referee.faults import Fault
+from sueca.sdk.bot import bot_seed
 from sueca.v1 import sueca_pb2 as pb
 
-if TYPE_CHECKING:
-    from referee.sessions import Session, SessionHub
+
+class Session(Protocol):
+    """What a seat needs of the bot connection it is played over
+    (:class:`sueca.referee.sessions.Session`): the runner never imports the sessions."""
+
+    games: dict[str, Seat]
+
+    def push(self, message: Any) -> None: ...
+
+    def push_lazy(self, message: Any) -> None: ...
+
+
+class SessionHub(Protocol):
+    """What a match needs of the sessions' registry (:class:`sueca.referee.sessions.SessionHub`)."""
+
+    def new_game_ids(self, n: int) -> list[str]: ...
+
+    def bind(self, seat: Seat, session: Session) -> None: ...
+
+    def unbind(self, seat: Seat) -> None: ...
 
 log = logging.getLogger("sueca.referee.match")
 
@@ -42,10 +61,12 @@ _MOVES = metrics.MOVES
 _GameEvent = pb.GameEvent
 _MatchEvent = pb.MatchEvent
 
-# ActionError codes (the proto lists them)
+# ActionError codes as plain strings on the hot path (values of sueca.referee.faults.Fault)
 UNKNOWN_GAME, NOT_YOUR_SEAT, NOT_IN_HAND, OUT_OF_TURN = (
-    "unknown_game", "not_your_seat", "not_in_hand", "out_of_turn")
-STALE_REQUEST, RENUNCIA_REFUSED, MALFORMED = "stale_request", "renuncia_refused", "malformed"
+    Fault.UNKNOWN_GAME.value, Fault.NOT_YOUR_SEAT.value, Fault.NOT_IN_HAND.value,
+    Fault.OUT_OF_TURN.value)
+STALE_REQUEST, RENUNCIA_REFUSED, MALFORMED = (
+    Fault.STALE_REQUEST.value, Fault.RENUNCIA_REFUSED.value, Fault.MALFORMED.value)
 
 
 class Seat:

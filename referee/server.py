@@ -2,7 +2,7 @@
 and reflection, on one grpc.aio server.
 
 Start it with :func:`start` inside an event loop, or :class:`ServerThread` from synchronous code
-(tests, benchmarks); ``sueca-arena referee`` (:mod:`referee.cli`) wraps both with signals,
+(tests, benchmarks); ``sueca-arena referee`` (:mod:`sueca.arena.cli.referee`) wraps both with signals,
 metrics and Redis. Every error a caller can cause comes back as a gRPC status whose message
 names the problem; nothing a bot sends can crash the referee or touch a game it does not hold.
 """
@@ -26,11 +26,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
-from referee import metrics
-from referee import proto_convert as conv
-from referee.match_runner import Listener, MatchRunner
-from referee.sessions import MAX_CAPACITY, PlacementError, Session, SessionHub
-from sdk.channels import AUTHORIZATION, BEARER
+from sueca import wire as conv
+from sueca.referee import metrics
+from sueca.referee.match_runner import Listener, MatchRunner
+from sueca.referee.sessions import MAX_CAPACITY, PlacementError, Session, SessionHub
+from sueca.sdk.channels import AUTHORIZATION, BEARER
 from sueca.v1 import sueca_pb2 as pb
 
 log = logging.getLogger("sueca.referee")
@@ -59,24 +59,6 @@ class Authenticator(Protocol):
 
     async def known(self, bot: str) -> bool | None:
         """Is the bot registered? None when this authenticator cannot tell."""
-
-
-class RegistryAuth:
-    """Tokens checked against the bot registry in Redis (salted hashes), once per connection."""
-
-    def __init__(self, client: Any) -> None:
-        from arena.bots import BotRegistry
-        self.client = client  # a redis.Redis (arena.store.connect checks the URL and pings)
-        self.registry = BotRegistry(self.client)
-
-    async def verify(self, bot: str, token: str) -> bool:
-        return await asyncio.to_thread(self.registry.verify, bot, token)
-
-    async def known(self, bot: str) -> bool | None:
-        try:
-            return await asyncio.to_thread(self.registry.exists, bot)
-        except Exception:  # Redis trouble must not hide the real answer: "not connected"
-            return None
 
 
 class StaticAuth:
@@ -351,7 +333,7 @@ class Referee:
                     break
                 try:
                     await asyncio.wait_for(r.done.wait(), left)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     break
             late = [r for r in running if not r.done.is_set()]
             if late:
@@ -392,7 +374,7 @@ async def start(auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
                 operator_token: str | None = None) -> Referee:
     """Start a referee on ``host:port`` (0: a free port, see ``Referee.port``) in this loop.
 
-    ``credentials`` (:func:`sdk.channels.server_credentials`) serve TLS instead of plaintext
+    ``credentials`` (:func:`sueca.sdk.channels.server_credentials`) serve TLS instead of plaintext
     on the same port; ``operator_token`` makes every MatchService call prove it is an operator
     (bots keep their own tokens; health and reflection stay open for probes and grpcurl).
     """
@@ -482,4 +464,4 @@ class ServerThread:
         self.stop()
 
 
-__all__ = ["Referee", "RegistryAuth", "StaticAuth", "ServerThread", "start", "MAX_RECEIVE_BYTES"]
+__all__ = ["Referee", "Authenticator", "StaticAuth", "ServerThread", "start", "MAX_RECEIVE_BYTES"]

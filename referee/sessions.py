@@ -21,13 +21,16 @@ import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from referee import metrics
-from referee import proto_convert as conv
-from referee.match_runner import MALFORMED, NOT_YOUR_SEAT, UNKNOWN_GAME
+from sueca import wire as conv
+from sueca.referee import metrics
+from sueca.referee.faults import Fault
 from sueca.v1 import sueca_pb2 as pb
 
 if TYPE_CHECKING:
-    from referee.match_runner import Seat
+    from sueca.referee.match_runner import Seat
+
+MALFORMED, NOT_YOUR_SEAT, UNKNOWN_GAME = (
+    Fault.MALFORMED.value, Fault.NOT_YOUR_SEAT.value, Fault.UNKNOWN_GAME.value)
 
 log = logging.getLogger("sueca.referee.sessions")
 

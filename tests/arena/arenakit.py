@@ -50,7 +50,7 @@ def children(pid: int) -> list[int]:
 def arena_env(redis_url: str, prefix: str, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update({"SUECA_REDIS_URL": redis_url, "SUECA_KEY_PREFIX": prefix,
-                "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE), env.get("PYTHONPATH", "")]),
+                "PYTHONPATH": os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")]),
                 "SUECA_LOCAL_BOTS": "slow=slowbots:SlowBot,slow2=slowbots:SlowBot"})
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     env.update(extra)

@@ -13,11 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arenakit import HERE, ROOT, Worker, arena_env
+from arenakit import HERE, Worker, arena_env
+
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[object]:
-    from arena.redisproc import RedisServer
+    from sueca.arena.redisproc import RedisServer
     server = RedisServer().start()
     try:
         yield server
@@ -37,8 +38,8 @@ def prefix() -> str:
 
 @pytest.fixture
 def store(redis_url: str, prefix: str):
-    from arena.keys import Keys
-    from arena.store import Store, connect
+    from sueca.arena.keys import Keys
+    from sueca.arena.store import Store, connect
     return Store(connect(redis_url), Keys(prefix))
 
 
@@ -52,9 +53,9 @@ class League:
     BOTS = ("random", "heuristic", "reckless", "slow", "slow2")
 
     def __init__(self, url: str) -> None:
-        from arena.bots import BotRegistry
-        from arena.keys import Keys
-        from arena.store import Store, connect
+        from sueca.arena.bots import BotRegistry
+        from sueca.arena.keys import Keys
+        from sueca.arena.store import Store, connect
         self.url = url
         self.prefix = f"lg{uuid.uuid4().hex[:6]}:"
         self.store = Store(connect(url), Keys(self.prefix))
@@ -73,7 +74,7 @@ def league(redis_url: str) -> Iterator[League]:
     saved = os.environ.get("SUECA_KEY_PREFIX")
     os.environ["SUECA_KEY_PREFIX"] = lg.prefix
     try:
-        from arena.celery_app import configure
+        from sueca.arena.celery_app import configure
         configure(redis_url)
     finally:
         if saved is None:
@@ -87,7 +88,7 @@ def league(redis_url: str) -> Iterator[League]:
 def module_worker(league: League, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Worker]:
     """One local-runner worker (2 pool processes) shared by a test module. Referee-mode tasks
     sent to it find no referee (a dead port) and give up fast: 3 attempts, short back-off."""
-    from arena.redisproc import free_port
+    from sueca.arena.redisproc import free_port
     log = tmp_path_factory.mktemp("worker") / "worker.log"
     w = Worker(league.url, league.prefix, "--runner", "local", "-c", "2", log=log,
                SUECA_REFEREES=f"127.0.0.1:{free_port()}", SUECA_PLACE_WAIT="0.2",
@@ -120,11 +121,11 @@ def referee_arena(tmp_path_factory: pytest.TempPathFactory):
     ``sueca-arena worker`` (2 pool processes, metrics on) and bots as ``sueca-bot run``
     processes: random, heuristic, reckless, slow (about 2 s a match), sleepy (always times
     out)."""
-    from arena.cmd_demo import LocalArena
+    from sueca.arena.cli.demo import LocalArena
     bots = {"random": "random", "heuristic": "heuristic", "reckless": "reckless",
             "slow": "slowbots:SlowBot", "slow2": "slowbots:SlowBot",
             "sleepy": "slowbots:SleepyBot"}
-    env = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE), os.environ.get("PYTHONPATH", "")]),
+    env = {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
            "SUECA_KEY_PREFIX": "sueca:"}
     saved = os.environ.get("SUECA_KEY_PREFIX")
     os.environ["SUECA_KEY_PREFIX"] = "sueca:"   # this process's Store of the arena

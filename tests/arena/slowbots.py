@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sdk.bots import RandomBot
+from sueca.sdk.bots import RandomBot
 
 THINK = 0.01  # seconds per card: a match of ~200 cards takes about two seconds
 

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from arena.bench_engine import sketch_deals
-from arena.cli import main
+from sueca.arena.bench.engine import sketch_deals
+from sueca.arena.cli import main
 
 
 def test_bench_engine_small_run(capsys: pytest.CaptureFixture[str]) -> None:

@@ -31,7 +31,7 @@ BAD = [
 @pytest.mark.parametrize("argv, option, value", BAD, ids=[f"{a[0]} {o} {v}" for a, o, v in BAD])
 def test_a_bad_number_is_one_clear_line_and_changes_nothing(store, redis_url, prefix, argv,
                                                             option, value):
-    from arena.bots import BotRegistry
+    from sueca.arena.bots import BotRegistry
     registry = BotRegistry(store.r, store.keys)
     for bot in ("random", "heuristic"):
         registry.add(bot)
@@ -93,8 +93,8 @@ def test_redis_lost_in_mid_command_is_one_line_not_a_traceback(store, redis_url,
     which tests/arena/test_redis_outage.py plays for real)."""
     import redis
 
-    from arena.cli import main
-    from arena.store import Store
+    from sueca.arena.cli import main
+    from sueca.arena.store import Store
 
     def gone(*args: object, **kwargs: object) -> None:
         raise redis.TimeoutError("Timeout reading from socket")

@@ -10,11 +10,10 @@ import subprocess
 import time
 
 import pytest
-
-from arena.redisproc import free_port
-from referee.engine import replay
-
 from arenakit import SUECA_ARENA, children, cli
+
+from sueca.arena.redisproc import free_port
+from sueca.engine import replay
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ import pytest
 from arenakit import SUECA_ARENA, cli
 from prometheus_client.parser import text_string_to_metric_families
 
-from arena.redisproc import free_port
+from sueca.arena.redisproc import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -53,7 +53,7 @@ def test_worker_metrics_add_up_over_pool_processes(referee_arena):
 
 
 def test_ratings_exporter_only_shows_registered_bots(referee_arena):
-    from arena.ratings import catch_up
+    from sueca.arena.ratings import catch_up
     store = referee_arena.store
     cli("tournament", "run", "--bots", "random,heuristic", "-k", "2", "--id", "metrics-r",
         env=referee_arena.cli_env)

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from arenakit import SUECA_ARENA, Worker, arena_env, cli
 
-from arena.keys import Keys
-from arena.redisproc import RedisServer
-from arena.store import Store, connect
-from referee.engine import replay
+from sueca.arena.keys import Keys
+from sueca.arena.redisproc import RedisServer
+from sueca.arena.store import Store, connect
+from sueca.engine import replay
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from arenakit import Worker, arena_env, cli
 
-from arena.redisproc import RedisServer, free_port
-from arena.redisurl import for_celery, masked
+from sueca.arena.redisproc import RedisServer, free_port
+from sueca.arena.redisurl import for_celery, masked
 
 SECRET = "s3cret-Pw"
 
@@ -73,8 +73,8 @@ def test_the_league_runs_over_a_unix_socket_with_a_password(unix_redis: RedisSer
                                                             tmp_path: Path) -> None:
     """bots add, a worker, tournament run, scheduler and ratings over ``unix://``, in database 3
     (so a database lost in translation would show); no output carries the password."""
-    from arena.keys import Keys
-    from arena.store import Store
+    from sueca.arena.keys import Keys
+    from sueca.arena.store import Store
     url = unix_redis.url.replace("?db=0", "?db=3")
     prefix = "ux:"
     env = arena_env(url, prefix)
@@ -124,7 +124,7 @@ def test_a_password_in_the_url_is_masked_in_errors(unix_redis: RedisServer, argv
 
 
 def test_a_malformed_url_with_a_password_is_refused_without_quoting_any_of_it() -> None:
-    from arena.store import StoreUnavailable, connect
+    from sueca.arena.store import StoreUnavailable, connect
     head, tail = SECRET[:4], SECRET[4:]
     url = f"redis://:{head}#{tail}@127.0.0.1:{free_port()}/0"  # redis-py reads 'head' as a port
     with pytest.raises(StoreUnavailable) as err:

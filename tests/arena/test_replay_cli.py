@@ -10,8 +10,8 @@ import pytest
 from arenakit import arena_env, cli
 from rich.console import Console
 
-from arena.cli import main
-from arena.render import render_match
+from sueca.arena.cli import main
+from sueca.arena.render import render_match
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +87,8 @@ def test_render_match_shows_a_renuncia(replay_file: Path) -> None:
 @pytest.fixture
 def recorded(store, redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch) -> dict:
     """A match played and recorded as a worker does it (runner.play_and_record, local runner)."""
-    from arena.runner import play_and_record
-    from arena.schedule import match_spec
+    from sueca.arena.runner import play_and_record
+    from sueca.arena.schedule import match_spec
 
     monkeypatch.setenv("SUECA_KEY_PREFIX", prefix)     # the CLI's Store sees this test's keys
     monkeypatch.delenv("SUECA_REDIS_URL", raising=False)
@@ -129,7 +129,7 @@ def test_show_unknown_match_id_is_a_user_error(recorded: dict) -> None:
 
 def test_show_needs_redis_or_a_file(capsys: pytest.CaptureFixture[str],
                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from arena.redisproc import free_port
+    from sueca.arena.redisproc import free_port
 
     monkeypatch.delenv("SUECA_REDIS_URL", raising=False)
     assert main(["replay", "show", "nope.jsonl"]) == 2

@@ -3,9 +3,9 @@ duplicate pair whose half was retried on a fresh seed is scored as two games, no
 
 from __future__ import annotations
 
-from arena.runner import reseeded
-from sdk.local import play_local
-from sdk.bots import RandomBot
+from sueca.arena.runner import reseeded
+from sueca.sdk.bots import RandomBot
+from sueca.sdk.local import play_local
 
 
 def test_first_attempt_plays_the_scheduled_seed() -> None:
@@ -27,8 +27,8 @@ def test_each_retry_gets_its_own_reproducible_seed_and_other_decks() -> None:
 def _play_pair(store, tid: str, retry_second: bool) -> list[dict]:
     """Play the two halves of one duplicate pair with the local runner, as a worker would; with
     ``retry_second`` an attempt of the second half died first (so it is played on attempt 2)."""
-    from arena.runner import play_and_record
-    from arena.schedule import round_robin, tournament_spec
+    from sueca.arena.runner import play_and_record
+    from sueca.arena.schedule import round_robin, tournament_spec
     spec = tournament_spec(["random", "heuristic"], 2, True, {})
     store.create_tournament(tid, spec, round_robin)
     first, second = store.tournament_matches(tid)
@@ -40,7 +40,7 @@ def _play_pair(store, tid: str, retry_second: bool) -> list[dict]:
 
 
 def test_a_pair_played_on_one_seed_is_rated_as_one_game(store) -> None:
-    from arena.ratings import load, rebuild
+    from sueca.arena.ratings import load, rebuild
     results = _play_pair(store, "pair-ok", retry_second=False)
     scheduled = store.match(results[0]["match_id"])["spec"]["seed"]
     assert [r["seed"] for r in results] == [scheduled, scheduled]
@@ -50,8 +50,8 @@ def test_a_pair_played_on_one_seed_is_rated_as_one_game(store) -> None:
 
 def test_a_pair_whose_half_was_reseeded_is_rated_as_two_games(store) -> None:
     """The retried half is dealt other decks: the log says so, and the pair is two games."""
-    from arena.cmd_league import tournament_report
-    from arena.ratings import load, rebuild
+    from sueca.arena.cli.league import tournament_report
+    from sueca.arena.ratings import load, rebuild
     results = _play_pair(store, "pair-retried", retry_second=True)
     second = store.match(results[1]["match_id"])
     assert results[0]["seed"] == second["spec"]["seed"]                 # as scheduled
@@ -67,10 +67,9 @@ def test_a_pair_whose_half_was_reseeded_is_rated_as_two_games(store) -> None:
 def test_the_local_runner_reads_a_seed_as_the_referee_does() -> None:
     """A spec's seed is text; the referee reads "42" as the int 42 (proto_convert.parse_seed),
     and so must the local runner, or the two would deal different decks from one spec."""
-    from referee.engine import Match
-    from referee.proto_convert import parse_seed
-
-    from arena.runner import run_local
+    from sueca.arena.runner import run_local
+    from sueca.engine import Match
+    from sueca.wire import parse_seed
     out = run_local({"bots": ["random"] * 4, "seed": "42", "match_id": "m", "first_dealer": 1})
     dealt = Match(seed=parse_seed("42"), first_dealer=1).deals[0].deck
     assert out["replay"]["deals"][0]["deck"] == [str(c) for c in dealt]
@@ -90,8 +89,8 @@ def test_a_refused_operator_token_is_retried_and_named_the_same_with_one_or_many
     import pytest
     from arenakit import SUECA_ARENA
 
-    from arena.redisproc import free_port
-    from arena.runner import Transient, run_on_referee
+    from sueca.arena.redisproc import free_port
+    from sueca.arena.runner import Transient, run_on_referee
 
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
@@ -129,8 +128,8 @@ def test_placement_names_a_broken_tls_setting_at_once() -> None:
 
     import pytest
 
-    from arena.runner import Transient, place
-    from sdk.channels import CredentialsError
+    from sueca.arena.runner import Transient, place
+    from sueca.sdk.channels import CredentialsError
 
     def list_bots(addr: str) -> list:
         raise CredentialsError("TLS CA file '/gone/ca.pem' does not exist")
@@ -145,8 +144,8 @@ def test_the_scheduler_logs_an_unreachable_replica_once_not_every_tick(monkeypat
                                                                         caplog) -> None:
     import logging
 
-    from arena.cmd_league import connected_bots
-    from arena.redisproc import free_port
+    from sueca.arena.cli.league import connected_bots
+    from sueca.arena.redisproc import free_port
     monkeypatch.setenv("SUECA_REFEREES", f"127.0.0.1:{free_port()}")
     with caplog.at_level(logging.WARNING, logger="sueca.scheduler"):
         for _ in range(3):

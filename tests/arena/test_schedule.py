@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from arena.schedule import Ladder, pick_pairs, round_robin, tournament_spec
-from referee.engine import Match
+from sueca.arena.schedule import Ladder, pick_pairs, round_robin, tournament_spec
+from sueca.engine import Match
 
 
 def _rr(bots, k, duplicate, secret="s3cret"):
@@ -75,7 +75,7 @@ def test_pick_pairs_prefers_few_games_and_close_ratings():
 
 
 def test_two_ladder_schedulers_never_exceed_the_target(store):
-    from arena.bots import BotRegistry
+    from sueca.arena.bots import BotRegistry
     reg = BotRegistry(store.r, store.keys)
     for b in ("a", "b", "c", "d"):
         reg.add(b)
@@ -114,7 +114,7 @@ def test_two_ladder_schedulers_never_exceed_the_target(store):
 
 
 def test_ladder_only_pairs_registered_connected_bots(store):
-    from arena.bots import BotRegistry
+    from sueca.arena.bots import BotRegistry
     BotRegistry(store.r, store.keys).add("a")
     BotRegistry(store.r, store.keys).add("b")
     sent: list[str] = []
@@ -126,7 +126,7 @@ def test_ladder_only_pairs_registered_connected_bots(store):
 
 
 def test_place_picks_a_replica_with_a_free_seat_for_every_seat():
-    from arena.runner import Transient, place
+    from sueca.arena.runner import Transient, place
     replicas = {
         "r1:1": [{"bot": "a", "free": 4}],                                # b not connected
         "r2:1": [{"bot": "a", "free": 1}, {"bot": "b", "free": 4}],       # a sits twice: 1 < 2

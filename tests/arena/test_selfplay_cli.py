@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli import main
-from arena.cmd_selfplay import wilson
-from referee.engine import replay as replays
+from sueca.arena.cli import main
+from sueca.arena.cli.selfplay import wilson
+from sueca.engine import replay as replays
 
 SUECA_ARENA = str(Path(sys.executable).parent / "sueca-arena")
 
@@ -118,7 +118,7 @@ def test_installed_command_bad_variant_is_a_clean_error() -> None:
 
 def test_python_m_arena_cli_user_error_is_clean() -> None:
     # run as __main__, the command modules' arena.cli.UserError must still be caught
-    p = subprocess.run([sys.executable, "-m", "arena.cli", "selfplay", "--bots", "nope,random"],
+    p = subprocess.run([sys.executable, "-m", "sueca.arena.cli", "selfplay", "--bots", "nope,random"],
                        capture_output=True, text=True, timeout=60,
                        cwd=Path(__file__).resolve().parents[2])
     assert p.returncode == 2, p.stderr

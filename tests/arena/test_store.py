@@ -7,8 +7,16 @@ import threading
 
 import pytest
 
-from arena.schedule import round_robin, same_tournament, tournament_spec
-from arena.store import DONE, FAILED, QUEUED, RUNNING, StoreUnavailable, TournamentConflict, connect
+from sueca.arena.schedule import round_robin, same_tournament, tournament_spec
+from sueca.arena.store import (
+    DONE,
+    FAILED,
+    QUEUED,
+    RUNNING,
+    StoreUnavailable,
+    TournamentConflict,
+    connect,
+)
 
 
 def _result(mid: str, winner: int = 0, seats=("a", "b", "a", "b"), **kw):
@@ -120,7 +128,7 @@ def test_results_log_reads_in_order_across_batches(store):
 
 
 def test_unreachable_redis_is_a_clear_error():
-    from arena.redisproc import free_port
+    from sueca.arena.redisproc import free_port
     with pytest.raises(StoreUnavailable, match="cannot reach Redis at redis://127.0.0.1"):
         connect(f"redis://127.0.0.1:{free_port()}/0", timeout=0.5)
     with pytest.raises(StoreUnavailable, match="no Redis URL"):

@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from arena.cmd_league import enqueue_missing, prepare_tournament, run_tournament
-from arena.ratings import catch_up, load, rebuild
-from arena.tasks import enqueue, run_match
-from referee.engine import replay
+from sueca.arena.cli.league import enqueue_missing, prepare_tournament, run_tournament
+from sueca.arena.ratings import catch_up, load, rebuild
+from sueca.arena.tasks import enqueue, run_match
+from sueca.engine import replay
 
 pytestmark = pytest.mark.slow
 

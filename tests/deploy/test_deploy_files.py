@@ -190,13 +190,13 @@ def test_alerts_cover_faults_results_and_referees() -> None:
 # --- commands --------------------------------------------------------------------------------
 
 def cli_modules() -> dict[str, str]:
-    """Module -> first command, read from arena/cli.py COMMANDS without importing it."""
-    tree = ast.parse((ROOT / "arena" / "cli.py").read_text())
+    """Module -> first command, read from arena/cli/__init__.py COMMANDS without importing it."""
+    tree = ast.parse((ROOT / "arena" / "cli" / "__init__.py").read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == "COMMANDS" for t in node.targets):
             return dict(ast.literal_eval(node.value))
-    raise AssertionError("arena/cli.py has no COMMANDS")
+    raise AssertionError("arena/cli/__init__.py has no COMMANDS")
 
 
 def arena_subcommands(parser: Any) -> set[str]:
@@ -235,7 +235,7 @@ def check_argv(argv: list[str], where: str) -> None:
     program, rest = argv[0], argv[1:]
     if program == "sueca-arena":
         # the commands are what arena/cli.py's COMMANDS modules add (a module may add several)
-        from arena.cli import build_parser
+        from sueca.arena.cli import build_parser
 
         parser = build_parser()
         sub = rest[0] if rest else ""
@@ -252,8 +252,8 @@ def check_argv(argv: list[str], where: str) -> None:
                         f"{sorted(arena_subcommands(parser))}"
                         + (f" (modules in COMMANDS not built yet: {missing})" if missing else ""))
     elif program == "sueca-bot":
-        from sdk.bots import load_bot
-        from sdk.cli import build_parser as bot_parser
+        from sueca.sdk.bots import load_bot
+        from sueca.sdk.cli import build_parser as bot_parser
 
         parser = bot_parser()
         if rest[:1] == ["run"] and len(rest) > 1:
@@ -349,12 +349,13 @@ def test_prometheus_scrapes_the_ports_the_commands_open() -> None:
 def test_dockerfile_installs_the_package_in_one_slim_image() -> None:
     text = (DEPLOY / "Dockerfile").read_text()
     assert re.search(r"^FROM python:3\.11-slim\s*$", text, re.M)
-    assert re.search(r"pip install \.(\s|$)", text)
+    assert re.search(r"pip install \./sdk \.(\s|$)", text)
     assert re.search(r"^USER ", text, re.M), "the image should not run as root"
     # every top-level folder the package is built from is copied in
     setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    dirs = {setup.get("package-dir", {}).get(p.split(".")[0], p.split(".")[0]).split("/")[0]
-            for p in setup["packages"]}
+    mapped = setup.get("package-dir", {})
+    dirs = {mapped.get(p, p).split("/")[0] for p in setup["packages"] if "." not in mapped.get(p, p)}
+    dirs.add("sdk")  # the sueca-sdk distribution the root depends on
     copied = set(re.findall(r"^COPY (\S+) ", text, re.M))
     assert dirs <= copied, f"the Dockerfile does not copy {sorted(dirs - copied)}"
     assert "readme" not in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"] \
@@ -917,7 +918,8 @@ def test_dockerignore_keeps_secrets_and_caches_out_of_the_build_context() -> Non
     for source in sources:
         root = ROOT / source
         files = [root] if root.is_file() else [p for p in root.rglob("*") if p.is_file()
-                                               and "__pycache__" not in p.parts]
+                                               and "__pycache__" not in p.parts
+                                               and not any(q.endswith(".egg-info") for q in p.parts)]
         assert files, f"COPY {source}: nothing there"
         for f in files:
             assert not dockerignored(rel(f), patterns), f"{rel(f)} is copied but ignored"

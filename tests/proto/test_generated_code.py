@@ -1,4 +1,4 @@
-"""The committed generated code in proto/sueca/v1 must be exactly what the .proto produces.
+"""The committed generated code in sdk/src/sueca/v1 must be exactly what the .proto produces.
 
 Bots in other languages generate from the .proto; the referee and SDK import the committed
 Python. If the two drift apart, this fails: regenerate with the command in the README.
@@ -25,8 +25,8 @@ def test_generated_code_matches_proto(tmp_path: Path) -> None:
         cwd=PROTO, check=True)
     for name in GENERATED:
         fresh = (tmp_path / "sueca" / "v1" / name).read_text()
-        committed = (PROTO / "sueca" / "v1" / name).read_text()
-        assert fresh == committed, f"proto/sueca/v1/{name} is stale: regenerate it (README § Protocol)"
+        committed = (ROOT / "sdk" / "src" / "sueca" / "v1" / name).read_text()
+        assert fresh == committed, f"sdk/src/sueca/v1/{name} is stale: regenerate it (README § Protocol)"
 
 
 def test_proto_package_is_versioned() -> None:

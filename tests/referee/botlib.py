@@ -7,7 +7,7 @@ import os
 import time
 from typing import Any
 
-from sdk.bot import Bot
+from sueca.sdk.bot import Bot
 
 
 class FirstLegal(Bot):

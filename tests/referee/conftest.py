@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from netkit import KEY_PREFIX, BotProc, RefereeProc, sessions_of, wait_for  # noqa: E402
+from netkit import KEY_PREFIX, BotProc, RefereeProc, sessions_of, wait_for
 
 BOT_NAMES = ("alice", "bob", "carol", "dave", "mallory", "eve", "sleepy", "renegade", "spy",
              "drainer", "async", "broken", "ghost", "north", "east", "twin")
@@ -22,7 +22,7 @@ BOT_NAMES = ("alice", "bob", "carol", "dave", "mallory", "eve", "sleepy", "reneg
 
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
-    from arena.redisproc import RedisServer
+    from sueca.arena.redisproc import RedisServer
     with RedisServer() as server:
         yield server.url
 
@@ -32,8 +32,8 @@ def tokens(redis_url: str) -> dict[str, str]:
     """Registered bots and their tokens; ``ghost`` is registered but never connects."""
     import redis
 
-    from arena.bots import BotRegistry
-    from arena.keys import Keys
+    from sueca.arena.bots import BotRegistry
+    from sueca.arena.keys import Keys
     registry = BotRegistry(redis.Redis.from_url(redis_url), Keys(KEY_PREFIX))
     return {name: registry.add(name) for name in BOT_NAMES}
 

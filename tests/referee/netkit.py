@@ -18,8 +18,8 @@ from typing import Any
 
 import grpc
 
-from arena.redisproc import free_port
-from referee import control
+from sueca.arena.redisproc import free_port
+from sueca.referee import control
 from sueca.v1 import sueca_pb2 as pb
 
 ROOT = Path(__file__).resolve().parents[2]

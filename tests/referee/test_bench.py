@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from referee import bench
+from sueca.arena.bench import referee as bench
 
-ARENA = [sys.executable, "-m", "arena.cli"]
+ARENA = [sys.executable, "-m", "sueca.arena.cli"]
 
 
 def run_bench(*args: str, timeout: float,
@@ -45,7 +45,7 @@ def test_pingpong_last_line_is_the_result() -> None:
 
 
 def test_pingpong_refuses_bad_arguments() -> None:
-    from referee import bench_pingpong
+    from sueca.arena.bench import pingpong as bench_pingpong
 
     with pytest.raises(ValueError, match="streams"):
         bench_pingpong.measure(seconds=1, streams=0)
@@ -94,7 +94,7 @@ def test_moves_and_deals_are_counted_from_the_replay() -> None:
 # --- the whole referee bench -----------------------------------------------------------------
 
 READY = all(importlib.util.find_spec(m) is not None
-            for m in ("referee.server", "referee.cli", "sdk.cli"))
+            for m in ("sueca.referee.server", "sueca.arena.cli.referee", "sueca.sdk.cli"))
 needs_referee = pytest.mark.skipif(
     not READY, reason="bench referee needs referee/server.py, referee/cli.py and sdk/cli.py")
 
@@ -107,9 +107,9 @@ def bench_children() -> set[int]:
             cmd = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        bot = b"from sdk.cli import main" in b" ".join(cmd) and any(
+        bot = b"from sueca.sdk.cli import main" in b" ".join(cmd) and any(
             c.startswith(b"bench-") for c in cmd)
-        referee = b"arena.cli" in cmd and b"referee" in cmd and b"--metrics-port" in cmd
+        referee = b"sueca.arena.cli" in cmd and b"referee" in cmd and b"--metrics-port" in cmd
         if bot or referee:
             found.add(int(proc.name))
     return found

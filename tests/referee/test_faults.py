@@ -11,8 +11,8 @@ import grpc
 import pytest
 from netkit import RawBot, play_until_done, sessions_of, wait_for
 
-from referee import control
-from referee.engine import CARDS, replay
+from sueca.engine import CARDS, replay
+from sueca.referee import control
 from sueca.v1 import sueca_pb2 as pb
 
 pytestmark = pytest.mark.slow

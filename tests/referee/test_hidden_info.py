@@ -25,8 +25,8 @@ from itertools import combinations
 import pytest
 from netkit import RawBot, play_until_done, sessions_of, wait_for
 
-from referee import control
-from referee.engine import parse_card
+from sueca.engine import parse_card
+from sueca.referee import control
 from sueca.v1 import sueca_pb2 as pb
 
 pytestmark = pytest.mark.slow

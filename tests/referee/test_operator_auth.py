@@ -2,7 +2,7 @@
 RunMatch, Watch and ListBots without ``authorization: Bearer <token>``, while bots keep playing
 with their own tokens and health checking and reflection stay open for probes.
 
-Operator calls go through :mod:`referee.control`, which sends ``SUECA_OPERATOR_TOKEN``: each test
+Operator calls go through :mod:`sueca.referee.control`, which sends ``SUECA_OPERATOR_TOKEN``: each test
 sets (or clears) that variable in this process only.
 """
 
@@ -20,8 +20,8 @@ import pytest
 from netkit import BIN, BotProc, sessions_of, wait_for
 from test_tls import TLS_ENV, ConfiguredReferee, assert_clean_error, clean_env, run_cli
 
-from referee import control
-from referee.server import REFUSED_LOG_SECONDS
+from sueca.referee import control
+from sueca.referee.server import REFUSED_LOG_SECONDS
 from sueca.v1 import sueca_pb2 as pb
 from sueca.v1 import sueca_pb2_grpc as pb_grpc
 

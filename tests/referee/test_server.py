@@ -13,10 +13,10 @@ import grpc
 import pytest
 from netkit import BOTLIB, RawBot, RefereeProc, free_of, rpc_error, sessions_of, wait_for
 
-from referee import control
-from referee.engine import Variant, replay, shuffled_deck
-from sdk.bots import RandomBot
-from sdk.local import play_local
+from sueca.engine import Variant, replay, shuffled_deck
+from sueca.referee import control
+from sueca.sdk.bots import RandomBot
+from sueca.sdk.local import play_local
 from sueca.v1 import sueca_pb2 as pb
 from sueca.v1 import sueca_pb2_grpc as pb_grpc
 
@@ -206,9 +206,9 @@ def test_weak_hand_redeal_over_the_network(referee, tokens, bot_proc):
 
 def test_referee_publishes_its_bots_in_redis(referee, random_bots, redis_url):
     import redis
-
-    from arena.keys import Keys
     from netkit import KEY_PREFIX
+
+    from sueca.arena.keys import Keys
     r = redis.Redis.from_url(redis_url, decode_responses=True)
     keys = Keys(KEY_PREFIX)
     wait_for(lambda: referee.address in r.zrange(keys.referees(), 0, -1), 10, "heartbeat")

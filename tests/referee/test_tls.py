@@ -1,5 +1,5 @@
 """TLS between bots, operators and a referee: a real ``sueca-arena referee --tls-cert/--tls-key``
-process, real ``sueca-bot run --tls-ca`` processes, and :mod:`referee.control` reaching it
+process, real ``sueca-bot run --tls-ca`` processes, and :mod:`sueca.referee.control` reaching it
 through ``SUECA_TLS_CA`` alone (as league workers do).
 
 The certificates are made at test time with the ``openssl`` command line: a throwaway CA, a
@@ -19,9 +19,9 @@ import grpc
 import pytest
 from netkit import BIN, ROOT, BotProc, RefereeProc, sessions_of, wait_for
 
-from referee import control
-from sdk.channels import TLS_ENV as CHANNEL_TLS_ENV
-from sdk.channels import client_tls, open_channel
+from sueca.referee import control
+from sueca.sdk.channels import TLS_ENV as CHANNEL_TLS_ENV
+from sueca.sdk.channels import client_tls, open_channel
 
 pytestmark = pytest.mark.slow
 
@@ -267,7 +267,7 @@ def test_operator_side_refuses_bad_ca_file(pki: dict[str, Path],
 
 @pytest.mark.parametrize("value", ["2", "enabled", "y"])
 def test_an_unknown_sueca_tls_value_is_refused_not_read_as_plaintext(value: str) -> None:
-    from sdk.channels import CredentialsError, client_tls_from_env
+    from sueca.sdk.channels import CredentialsError, client_tls_from_env
     with pytest.raises(CredentialsError, match=f"bad SUECA_TLS '{value}'"):
         client_tls_from_env({"SUECA_TLS": value})
     for off in ("", "0", "off", "No"):
@@ -276,7 +276,7 @@ def test_an_unknown_sueca_tls_value_is_refused_not_read_as_plaintext(value: str)
 
 def test_a_server_name_without_tls_is_refused() -> None:
     """--tls-server-name alone can only mean TLS was meant: never send a token in clear."""
-    from sdk.channels import CredentialsError, client_tls, client_tls_from_env
+    from sueca.sdk.channels import CredentialsError, client_tls, client_tls_from_env
     with pytest.raises(CredentialsError, match="given without TLS"):
         client_tls(False, None, "referee.test")
     with pytest.raises(CredentialsError, match="given without TLS"):
@@ -287,7 +287,7 @@ def test_a_server_name_without_tls_is_refused() -> None:
 
 
 def test_a_ca_file_rewritten_in_place_is_read_again(pki: dict[str, Path], tmp_path: Path) -> None:
-    from sdk.channels import CredentialsError, client_tls_from_env
+    from sueca.sdk.channels import CredentialsError, client_tls_from_env
     ca = tmp_path / "ca.pem"
     ca.write_bytes(pki["ca"].read_bytes())
     env = {"SUECA_TLS_CA": str(ca)}

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from netkit import RawBot, sessions_of, wait_for
 
-from referee import control
+from sueca.referee import control
 
 pytestmark = pytest.mark.slow
 

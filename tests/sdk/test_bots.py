@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from referee.engine import DEFAULT, card
-from referee.engine.game import RENUNCIA
-from sdk import MatchInfo
-from sdk.bots import EXAMPLES, BotLoadError, HeuristicBot, RandomBot, RecklessBot, load_bot
-from sdk.local import play_local, swap_teams
+from sueca.engine import DEFAULT, card
+from sueca.engine.game import RENUNCIA
+from sueca.sdk import MatchInfo
+from sueca.sdk.bots import EXAMPLES, BotLoadError, HeuristicBot, RandomBot, RecklessBot, load_bot
+from sueca.sdk.local import play_local, swap_teams
 
 
 def checked(cls: type) -> type:
@@ -116,15 +116,15 @@ def test_heuristic_trumps_a_point_rich_trick_but_not_a_poor_one() -> None:
 def test_load_bot_examples_and_module_class() -> None:
     for name, cls in EXAMPLES.items():
         assert load_bot(name) is cls
-    assert load_bot("sdk.bots.random_bot:RandomBot") is RandomBot
+    assert load_bot("sueca.sdk.bots.random_bot:RandomBot") is RandomBot
     assert load_bot(" heuristic ") is HeuristicBot
 
 
 @pytest.mark.parametrize("spec, quoted", [
     ("smartest", "'smartest'"),
     ("no.such.module:Bot", "'no.such.module'"),
-    ("sdk.bots:NoSuchBot", "'NoSuchBot'"),
-    ("sdk.bots:", "module:Class"),
+    ("sueca.sdk.bots:NoSuchBot", "'NoSuchBot'"),
+    ("sueca.sdk.bots:", "module:Class"),
     ("", "valid bots"),
 ])
 def test_load_bot_errors_quote_the_bad_name(spec: str, quoted: str) -> None:
@@ -138,7 +138,7 @@ def test_load_bot_errors_quote_the_bad_name(spec: str, quoted: str) -> None:
 
 def test_load_bot_refuses_a_class_without_play() -> None:
     with pytest.raises(BotLoadError, match="play"):
-        load_bot("sdk.bot:MatchInfo")
+        load_bot("sueca.sdk.bot:MatchInfo")
 
 
 def test_redeal_answers() -> None:

@@ -14,7 +14,7 @@ import pytest
 SUECA_BOT = str(Path(sys.executable).parent / "sueca-bot")
 
 BOT_FILE = '''
-from sdk import Bot
+from sueca.sdk import Bot
 
 
 class Good(Bot):

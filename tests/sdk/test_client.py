@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from referee import control
-from referee import proto_convert as conv
-from referee.engine import Card, Match, Observation, Trick, Variant
-from referee.engine.observation import OBSERVATION_FIELDS
-from sdk import wire
-from sdk.client import resolve
+from sueca import wire as conv
+from sueca.engine import Card, Match, Observation, Trick, Variant
+from sueca.engine.observation import OBSERVATION_FIELDS
+from sueca.referee import control
+from sueca.sdk import wire
+from sueca.sdk.client import resolve
 
 _HERE = Path(__file__).resolve().parents[1] / "referee"
 sys.path.insert(0, str(_HERE))
@@ -30,7 +30,7 @@ _fx = importlib.util.module_from_spec(_spec)  # the referee tests' fixtures, sha
 _spec.loader.exec_module(_fx)  # type: ignore[union-attr]
 redis_url, tokens, referee, bot_proc = _fx.redis_url, _fx.tokens, _fx.referee, _fx.bot_proc
 
-from netkit import BOTLIB, BIN, ROOT, BotProc, RefereeProc, free_of, sessions_of, wait_for  # noqa: E402
+from netkit import BIN, BOTLIB, ROOT, BotProc, RefereeProc, free_of, sessions_of, wait_for  # noqa: E402
 
 POOL = ThreadPoolExecutor(4)
 
@@ -38,7 +38,7 @@ POOL = ThreadPoolExecutor(4)
 # -- no server needed ----------------------------------------------------------------------------
 
 def test_sdk_import_does_not_pull_in_the_league():
-    code = ("import sys, sdk, sdk.client, sdk.wire, sdk.cli, sdk.bots\n"
+    code = ("import sys, sueca.sdk, sueca.sdk.client, sueca.sdk.wire, sueca.sdk.cli, sueca.sdk.bots\n"
             "bad = [m for m in ('celery', 'redis', 'prometheus_client', 'kombu') "
             "if m in sys.modules]\n"
             "print('LOADED', bad)\n")
@@ -83,7 +83,7 @@ def test_resolve_addresses():
 def test_the_name_a_certificate_is_checked_against_ignores_the_dns_prefix():
     """With TLS, an address a name resolved to is checked against that name: never against
     'dns:///name', and never for an IP literal or localhost (their own names are dialled)."""
-    from sdk.client import _dns_name
+    from sueca.sdk.client import _dns_name
     assert _dns_name("dns:///referee.example:50051") == "referee.example"
     assert _dns_name("dns:referee.example:50051") == "referee.example"
     assert _dns_name("referee.example:50051") == "referee.example"
@@ -132,7 +132,7 @@ def test_broken_bot_is_logged_and_the_clock_ends_its_match(referee, tokens, bot_
 
 
 def test_reconnects_with_backoff_until_the_referee_is_up(redis_url, tokens, tmp_path):
-    from arena.redisproc import free_port
+    from sueca.arena.redisproc import free_port
     port = free_port()
     bot = BotProc("random", f"127.0.0.1:{port}", tokens["eve"], capacity=4,
                   log_path=tmp_path / "eve.log")

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from referee.engine import Variant
-from referee.engine import replay as replays
-from sdk import MatchInfo, bot_seed
-from sdk.bots import HeuristicBot, RandomBot, RecklessBot
-from sdk.local import play_duplicate, play_local, swap_teams
+from sueca.engine import Variant
+from sueca.engine import replay as replays
+from sueca.sdk import MatchInfo, bot_seed
+from sueca.sdk.bots import HeuristicBot, RandomBot, RecklessBot
+from sueca.sdk.local import play_duplicate, play_local, swap_teams
 
 NAMES = ["h", "r", "h2", "k"]
 BOTS = [HeuristicBot, RandomBot, HeuristicBot, RecklessBot]

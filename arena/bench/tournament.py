@@ -1,0 +1,132 @@
+"""Tournament throughput: matches/s through Celery and Redis against straight RunMatch calls.
+
+Starts (unless given) a private Redis, a referee, ``--bots`` random bots and one Celery worker
+with ``--concurrency`` pool processes, all as separate processes. Then, in the same run and on
+the same processes, it plays the same ``--matches`` match specs twice:
+
+* ``celery``: queued as tasks and waited for until every result is recorded in Redis (placement
+  with ListBots, RunMatch, the exactly-once record, the live rating update, metrics);
+* ``direct``: ``sueca.referee.control.run_match`` from ``--concurrency`` threads of this process,
+  nothing recorded: the referee's own speed for this load.
+
+The last line is one JSON object with both rates and ``ratio`` = celery / direct; the league's
+overhead is small when the ratio is near 1 (target: at least 0.8).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from sueca.sdk.cli import Bounded
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bots", action=Bounded, kind=int, low=2, default=4,
+                   help="random bots, each its own process")
+    p.add_argument("--matches", action=Bounded, kind=int, low=1, default=60,
+                   help="matches in each of the two runs")
+    p.add_argument("--concurrency", action=Bounded, kind=int, low=1, default=2,
+                   help="worker pool processes, and threads of the direct run (default 2)")
+    p.add_argument("--capacity", action=Bounded, kind=int, low=1, default=8,
+                   help="games each bot plays at once")
+    p.add_argument("--redis", metavar="URL", default=None, help="use this Redis")
+    p.add_argument("--referee", metavar="ADDR", default=None, help="use this referee")
+    p.add_argument("--warmup", action=Bounded, kind=int, low=0, default=4,
+                   help="matches played first, not counted")
+    p.add_argument("--rounds", action=Bounded, kind=int, low=1, default=10,
+                   help="alternate the two runs in this many rounds (each plays matches/rounds), "
+                        "so that load from other processes on the machine hits both alike")
+    p.add_argument("--timeout", action=Bounded, kind=float, low=0, above=True, default=300.0)
+
+
+def _specs(tid: str, names: list[str], n: int, secret: str) -> list[dict[str, Any]]:
+    """``n`` round-robin matches; the same ``secret`` gives the same seeds, hence the same
+    decks, dealers and bot moves in both runs."""
+    from sueca.arena.schedule import round_robin, tournament_spec
+    k = -(-n // max(1, len(names) * (len(names) - 1) // 2))
+    return round_robin(tid, tournament_spec(names, k, False, {}, secret=secret))[:n]
+
+
+def _celery_run(arena: Any, tid: str, names: list[str], n: int, timeout: float,
+                secret: str) -> float:
+    from sueca.arena.cli.league import enqueue_missing, wait_for
+    from sueca.arena.schedule import tournament_spec
+    spec = tournament_spec(names, 1, False, {}, secret=secret)
+    arena.store.create_tournament(tid, spec, lambda t, s: _specs(t, names, n, secret))
+    t0 = time.perf_counter()
+    enqueue_missing(arena.store, tid)
+    progress = wait_for(arena.store, tid, timeout, quiet=True)
+    elapsed = time.perf_counter() - t0
+    if progress["failed"]:
+        bad = [m for m in arena.store.recent_matches(tournament=tid) if m["status"] == "failed"]
+        raise RuntimeError(f"{progress['failed']} matches failed, e.g. {bad[0]['error']}")
+    return elapsed
+
+
+def _direct_run(address: str, tid: str, names: list[str], n: int, threads: int,
+                secret: str) -> float:
+    from sueca.referee import control
+    specs = [m["spec"] for m in _specs(tid, names, n, secret)]
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(threads) as pool:
+        for out in pool.map(lambda s: control.run_match(address, s, 120.0), specs):
+            assert out["end"] != "aborted"
+    return time.perf_counter() - t0
+
+
+def run(args: argparse.Namespace) -> int:
+    import secrets
+
+    from rich.console import Console
+
+    from sueca.arena.celery_app import configure
+    from sueca.arena.cli.demo import LocalArena
+    console = Console(stderr=True, highlight=False)
+    names = [f"bench{i}" for i in range(args.bots)]
+    run_id = secrets.token_hex(3)
+    arena = LocalArena(args.redis, args.referee, {n: "random" for n in names},
+                       capacity=args.capacity, concurrency=args.concurrency)
+    try:
+        with console.status("starting Redis, a referee, a worker and bots..."):
+            arena.start()
+        configure(arena.redis_url)
+        if args.warmup:
+            _celery_run(arena, f"bench-{run_id}-warm", names, args.warmup, args.timeout,
+                        run_id)
+            _direct_run(arena.referee, f"bench-{run_id}-warmd", names, args.warmup,
+                        args.concurrency, run_id)
+        rounds = max(1, min(args.rounds, args.matches))
+        celery_s = direct_s = 0.0
+        for r in range(rounds):
+            n = args.matches // rounds + (1 if r < args.matches % rounds else 0)
+            console.print(f"round {r + 1}/{rounds}: {n} matches through Celery and {n} straight "
+                          "through RunMatch")
+            secret = f"{run_id}-{r}"  # round r: the same n matches both ways
+            runs = [lambda r=r, n=n, secret=secret: _celery_run(
+                        arena, f"bench-{run_id}-c{r}", names, n, args.timeout, secret),
+                    lambda r=r, n=n, secret=secret: _direct_run(
+                        arena.referee, f"bench-{run_id}-d{r}", names, n, args.concurrency, secret)]
+            if r % 2:
+                direct_s += runs[1]()
+                celery_s += runs[0]()
+            else:
+                celery_s += runs[0]()
+                direct_s += runs[1]()
+    finally:
+        arena.stop()
+    import shutil
+    shutil.rmtree(arena.log_dir, ignore_errors=True)
+    celery_rate = args.matches / celery_s
+    direct_rate = args.matches / direct_s
+    out = {"bench": "tournament", "bots": args.bots, "matches": args.matches,
+           "concurrency": args.concurrency, "celery_seconds": round(celery_s, 3),
+           "direct_seconds": round(direct_s, 3),
+           "celery_matches_per_s": round(celery_rate, 2),
+           "direct_matches_per_s": round(direct_rate, 2),
+           "ratio": round(celery_rate / direct_rate, 3)}
+    print(json.dumps(out))
+    return 0

@@ -1,0 +1,82 @@
+"""The ``sueca-arena`` command line: one sub-command per module, each imported only when used.
+
+Every command module exposes ``add_parser(subparsers)`` and sets ``func`` on its parser; a
+module imports its heavy dependencies (grpc, celery, redis) inside functions, so ``sueca-arena
+selfplay`` starts in milliseconds and works without any server.
+
+User errors (bad variant, unknown bot, unreachable Redis, a number option out of range) are
+:class:`UserError`: the message is printed on stderr and the exit code is 2, with no stack trace.
+Number options are checked while parsing (:class:`sueca.sdk.cli.Bounded`), before any command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from sueca.sdk.cli import Bounded
+from sueca.sdk.cli import UserError as CommandLineError
+
+__all__ = ["UserError", "Bounded", "build_parser", "main"]
+
+# (module, command) pairs; the module's add_parser() defines the command.
+COMMANDS = (
+    ("sueca.arena.cli.selfplay", "selfplay"),
+    ("sueca.arena.cli.replay", "replay"),
+    ("sueca.arena.cli.bench", "bench"),
+    ("sueca.arena.cli.referee", "referee"),
+    ("sueca.arena.cli.bots", "bots"),
+    ("sueca.arena.cli.league", "tournament"),
+    ("sueca.arena.cli.demo", "demo"),
+)
+
+
+class UserError(CommandLineError):
+    """A mistake in what the user asked for; shown as ``error: <message>``, exit code 2.
+
+    A subclass of the SDK's command-line error, so that one ``except`` serves both: a
+    :class:`~sueca.sdk.cli.Bounded` option raises the SDK's own while parsing.
+    """
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sueca-arena", description="Sueca Arena: a referee, a league and tools for Sueca bots.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module_name, _ in COMMANDS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as err:
+            if err.name != module_name:
+                raise
+            continue  # a command whose module is not built yet
+        module.add_parser(sub)
+    return parser
+
+
+def _lost_redis(err: BaseException) -> bool:
+    """Redis went away in the middle of a command (it answered at start-up: that is checked
+    with a clear message first). redis-py's words name no password; only loaded if in use."""
+    redis = sys.modules.get("redis")
+    return redis is not None and isinstance(err, (redis.ConnectionError, redis.TimeoutError))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return int(args.func(args) or 0)
+    except CommandLineError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except Exception as err:
+        if not _lost_redis(err):
+            raise
+        print(f"error: Redis stopped answering: {err} (run the command again when it is back)",
+              file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,318 @@
+"""``sueca-arena demo``: the whole arena on one machine, with one command.
+
+It starts — as separate processes, exactly as a deployment runs them — a private Redis
+(:mod:`sueca.arena.redisproc`), a referee (``sueca-arena referee``), a Celery worker
+(``sueca-arena worker``) and the example bots (``sueca-bot run``, with tokens from the bot
+registry); runs a small duplicate round-robin of random, heuristic and reckless with a progress
+bar; prints the leaderboard; and stops everything, also on Ctrl-C or on any failure.
+
+``--redis URL`` / ``--referee ADDR`` use running ones instead (the bots are then registered as
+``demo-random`` etc., so that no real bot's token is ever re-issued).
+
+:class:`LocalArena` is the process supervisor; the tests and ``bench tournament`` use it too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from sueca.arena.cli import Bounded, UserError
+from sueca.sdk.channels import drop_tls_settings
+
+EXAMPLE_BOTS = ("random", "heuristic", "reckless")
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Children get SIGTERM if the demo itself dies (even by SIGKILL): nothing is left behind."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+    os.setsid()  # our own group: a terminal's Ctrl-C reaches the demo, which stops us in order
+
+
+class Proc:
+    """A child process with its output in a log file."""
+
+    def __init__(self, name: str, argv: Sequence[str], env: dict[str, str], log: Path) -> None:
+        self.name = name
+        self.log = log
+        self.out: IO[bytes] = open(log, "ab")
+        self.popen = subprocess.Popen(list(argv), env=env, stdout=self.out,
+                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      preexec_fn=_die_with_parent if os.name == "posix" else None)
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def tail(self, n: int = 25) -> str:
+        try:
+            lines = self.log.read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        return "\n".join(lines[-n:])
+
+    def check(self) -> None:
+        if not self.alive():
+            raise UserError(f"{self.name} exited with code {self.popen.returncode}:\n{self.tail()}")
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM to the process (a worker finishes its task, a referee drains, a bot closes
+        its stream), then SIGKILL to its whole group if it is not gone in ``timeout``."""
+        if self.alive():
+            self.popen.terminate()
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)  # stragglers: a worker's pool processes
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.popen.poll() is None:
+            self.popen.wait()
+        self.out.close()
+
+
+def _bin(name: str) -> str:
+    here = Path(sys.executable).parent / name
+    return str(here) if here.exists() else name
+
+
+class LocalArena:
+    """Redis, a referee, workers and bots as child processes; :meth:`stop` ends them all.
+
+    ``bots`` maps a registered name to what ``sueca-bot run`` loads (an example name or
+    ``module:Class``).
+    """
+
+    def __init__(self, redis_url: str | None = None, referee: str | None = None,
+                 bots: dict[str, str] | None = None, capacity: int = 4, workers: int = 1,
+                 concurrency: int = 2, log_dir: str | Path | None = None,
+                 worker_env: dict[str, str] | None = None, metrics: bool = False,
+                 extra_env: dict[str, str] | None = None) -> None:
+        self.redis_url = redis_url
+        self.referee = referee
+        self.bot_specs = dict(bots or {b: b for b in EXAMPLE_BOTS})
+        self.capacity = capacity
+        self.workers = workers
+        self.concurrency = concurrency
+        self.log_dir = Path(log_dir or tempfile.mkdtemp(prefix="sueca-demo-"))
+        self.worker_env = dict(worker_env or {})
+        self.metrics = metrics
+        self.extra_env = dict(extra_env or {})
+        self.redis_server: Any = None
+        self.procs: list[Proc] = []
+        self.store: Any = None
+        self.tokens: dict[str, str] = {}
+        self.ports: dict[str, int] = {}
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def env(self, **extra: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env["SUECA_REDIS_URL"] = self.redis_url or ""
+        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        env.update(self.extra_env)
+        env.update(extra)
+        return env
+
+    def start(self, timeout: float = 40.0) -> LocalArena:
+        from sueca.arena.redisproc import RedisServer, free_port
+        from sueca.arena.store import Store, StoreUnavailable
+        deadline = time.monotonic() + timeout
+        if self.redis_url is None:
+            self.redis_server = RedisServer().start()
+            self.redis_url = self.redis_server.url
+        try:
+            self.store = Store.from_url(self.redis_url)
+        except StoreUnavailable as err:
+            raise UserError(str(err)) from None
+        self._register()
+        if self.referee is None:
+            drop_tls_settings()  # its own referee is plaintext on loopback
+            port, mport = free_port(), free_port()
+            self.ports.update(referee=port, referee_metrics=mport)
+            self.referee = f"127.0.0.1:{port}"
+            self._spawn("referee", [_bin("sueca-arena"), "referee", "--port", str(port),
+                                    "--metrics-port", str(mport),
+                                    "--drain-seconds", "2", "--log-level", "warning"])
+        for n in range(self.workers):
+            # the Redis URL (perhaps with a password) travels in SUECA_REDIS_URL, never in argv
+            args = [_bin("sueca-arena"), "worker", "--referee",
+                    self.referee, "-c", str(self.concurrency), "--loglevel", "INFO",
+                    "-n", f"demo{n}-{os.getpid()}@%h"]
+            if self.metrics:
+                self.ports[f"worker{n}_metrics"] = mp = free_port()
+                args += ["--metrics-port", str(mp)]
+            self._spawn(f"worker{n}", args, **self.worker_env)
+        for name, spec in self.bot_specs.items():
+            # a bot's token in its environment (argv is public), and nothing of the operators'
+            self._spawn(f"bot {name}", [_bin("sueca-bot"), "run", spec, "--server", self.referee,
+                                        "--name", name, "--capacity", str(self.capacity),
+                                        "--threads", "0", "--max-backoff", "1",
+                                        "--log-level", "warning"],
+                        operator=False, SUECA_TOKEN=self.tokens[name])
+        self._wait_bots(deadline)
+        self._wait_workers(deadline)
+        return self
+
+    def stop(self) -> None:
+        # workers first (no new matches), then bots, then the referee, then Redis
+        order = sorted(self.procs, key=lambda p: (not p.name.startswith("worker"),
+                                                  not p.name.startswith("bot"),
+                                                  p.name))
+        for p in order:
+            p.stop()
+        self.procs.clear()
+        if self.redis_server is not None:
+            self.redis_server.stop()
+            self.redis_server = None
+
+    def __enter__(self) -> LocalArena:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _spawn(self, name: str, argv: list[str], operator: bool = True, **extra: str) -> Proc:
+        """Start a child; ``operator=False`` (bots) leaves out the Redis URL and the operator
+        token, which only the arena's own processes may hold."""
+        log = self.log_dir / (name.replace(" ", "-") + ".log")
+        env = self.env(**extra)
+        if not operator:
+            for secret in ("SUECA_REDIS_URL", "SUECA_OPERATOR_TOKEN"):
+                env.pop(secret, None)
+        p = Proc(name, argv, env, log)
+        self.procs.append(p)
+        return p
+
+    def _register(self) -> None:
+        from sueca.arena.bots import BotRegistry
+        registry = BotRegistry(self.store.r, self.store.keys)
+        for name in self.bot_specs:
+            if registry.exists(name) and self.redis_server is not None:
+                registry.remove(name)
+            self.tokens[name] = registry.add(name)
+
+    def check(self) -> None:
+        for p in self.procs:
+            p.check()
+
+    def _wait_bots(self, deadline: float) -> None:
+        from sueca.referee import control
+        want = set(self.bot_specs)
+        seen: set[str] = set()
+        while time.monotonic() < deadline:
+            self.check()
+            try:
+                seen = {b["bot"] for b in control.list_bots(self.referee, timeout=1.0)
+                        if b["sessions"] > 0}
+            except Exception:
+                seen = set()
+            if want <= seen:
+                return
+            time.sleep(0.1)
+        raise UserError(f"bots {', '.join(sorted(want - seen))} did not connect to the referee "
+                        f"{self.referee} in time; logs in {self.log_dir}")
+
+    def _wait_workers(self, deadline: float) -> None:
+        workers = [p for p in self.procs if p.name.startswith("worker")]
+        while time.monotonic() < deadline:
+            self.check()
+            if all(b" ready." in p.log.read_bytes() for p in workers):
+                return
+            time.sleep(0.1)
+        raise UserError(f"the Celery worker did not start in time; logs in {self.log_dir}")
+
+
+# -- the command -----------------------------------------------------------------------------
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("demo", help="start Redis, a referee, a worker and example bots; run a "
+                                    "small tournament; print the leaderboard; stop everything")
+    p.add_argument("--redis", metavar="URL", default=None,
+                   help="use this Redis instead of starting a private one")
+    p.add_argument("--referee", metavar="ADDR", default=None,
+                   help="use this referee instead of starting one")
+    p.add_argument("--matches-per-pair", "-k", action=Bounded, kind=int, low=1, default=6,
+                   help="matches per pair of bots, played as duplicate pairs (default 6)")
+    p.add_argument("--concurrency", action=Bounded, kind=int, low=1, default=2,
+                   help="worker pool processes")
+    p.add_argument("--timeout", action=Bounded, kind=float, low=0, above=True, default=120.0,
+                   help="give up after this long")
+    p.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
+    p.set_defaults(func=cmd_demo)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    import json
+
+    from sueca.arena.celery_app import configure
+    from sueca.arena.cli.league import (
+        _clean,
+        _console,
+        leaderboard,
+        print_leaderboard,
+        run_tournament,
+    )
+    from sueca.arena.redisurl import masked
+    console = _console(stderr=True)
+    started = time.monotonic()
+    shared = args.redis is not None
+    names = {(f"demo-{b}" if shared else b): b for b in EXAMPLE_BOTS}
+    arena = LocalArena(args.redis, args.referee, names, capacity=4,
+                       concurrency=args.concurrency)
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, terminate)
+    ok = False
+    try:
+        with console.status("starting Redis, a referee, a worker and 3 bots..."):
+            arena.start()
+        console.print(f"arena up in {time.monotonic() - started:.1f}s — "
+                      f"Redis {masked(arena.redis_url)}, "
+                      f"referee {arena.referee}, logs in {arena.log_dir}")
+        configure(arena.redis_url)
+        t0 = time.monotonic()
+        report = run_tournament(arena.store, list(names), args.matches_per_pair, True,
+                                timeout=args.timeout)
+        elapsed = time.monotonic() - t0
+        arena.check()
+        rows = [r for r in leaderboard(arena.store) if r["bot"] in names]
+        if args.json:
+            print(json.dumps(_clean({"tournament": report["tournament"],
+                                     "redis": masked(arena.redis_url), "referee": arena.referee,
+                                     "matches": report["recorded"], "seconds": elapsed,
+                                     "failed": report["failed"], "leaderboard": rows}), indent=2))
+        else:
+            print_leaderboard(rows)
+            console.print(f"{report['recorded']} matches in {elapsed:.1f}s "
+                          f"({report['recorded'] / max(elapsed, 1e-9):.1f} matches/s); "
+                          f"whole demo {time.monotonic() - started:.1f}s")
+        for f in report["failed"]:
+            console.print(f"[red]failed[/] {f['match_id']}: {f['error']}")
+        ok = not report["failed"]
+        return 0 if ok else 1
+    finally:
+        with console.status("stopping..."):
+            arena.stop()
+        signal.signal(signal.SIGTERM, old)
+        if ok:  # logs are kept only when something went wrong
+            import shutil
+            shutil.rmtree(arena.log_dir, ignore_errors=True)

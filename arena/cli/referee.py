@@ -1,0 +1,222 @@
+"""``sueca-arena referee``: run a referee (gRPC on --port, Prometheus on --metrics-port).
+
+Bot tokens are checked against the registry in Redis (``--redis`` or ``SUECA_REDIS_URL``); the
+referee also publishes its connected bots and their free capacity there every few seconds, so
+schedulers can place matches. SIGTERM or Ctrl-C drains: no new matches, running ones get
+``--drain-seconds`` to finish, the rest end as ``aborted``.
+
+Security: ``--tls-cert``/``--tls-key`` serve TLS on the same port (bots then connect with
+``sueca-bot run --tls`` or ``--tls-ca``); ``--operator-token-file`` (or ``SUECA_OPERATOR_TOKEN``)
+lets only callers with that token run, watch or list (league workers and the CLI send
+``SUECA_OPERATOR_TOKEN``). Health checking and reflection stay open for probes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import logging
+import os
+import signal
+import socket
+import time
+from typing import Any
+
+from sueca.sdk.cli import Bounded, add_tls_flags, tls_from_args
+
+HEARTBEAT_SECONDS = 2.0
+HEARTBEAT_TTL = 10  # seconds a replica's bot list outlives its last heartbeat
+
+log = logging.getLogger("sueca.referee")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("referee", help="run a referee: bots connect to it, matches run on it",
+                       description=__doc__)
+    p.add_argument("--port", action=Bounded, kind=int, low=1, high=65535, default=50051,
+                   help="gRPC port (default 50051)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)")
+    p.add_argument("--metrics-port", action=Bounded, kind=int, low=0, high=65535, default=9464,
+                   help="Prometheus /metrics port (default 9464; 0 disables)")
+    p.add_argument("--redis", default=None, metavar="URL",
+                   help="Redis holding the bot registry (default: $SUECA_REDIS_URL)")
+    p.add_argument("--advertise", default=None, metavar="HOST:PORT",
+                   help="address schedulers and bots use to reach this referee, published in "
+                        "Redis (default: this host's name and --port)")
+    p.add_argument("--drain-seconds", type=float, default=30.0,
+                   help="on SIGTERM, how long running matches may take to finish (default 30)")
+    p.add_argument("--insecure", action="store_true",
+                   help="accept any token (no Redis needed): only on a private machine")
+    p.add_argument("--tls-cert", default=os.environ.get("SUECA_TLS_CERT"), metavar="FILE",
+                   help="PEM certificate (chain) to serve TLS with, with --tls-key "
+                        "(default $SUECA_TLS_CERT; without it the port is plaintext)")
+    p.add_argument("--tls-key", default=os.environ.get("SUECA_TLS_KEY"), metavar="FILE",
+                   help="PEM private key of --tls-cert (default $SUECA_TLS_KEY)")
+    p.add_argument("--operator-token-file", default=None, metavar="FILE",
+                   help="file holding the token RunMatch, Watch and ListBots callers must send "
+                        "(default: $SUECA_OPERATOR_TOKEN; without either, anyone may call them)")
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.set_defaults(func=run)
+
+    h = sub.add_parser("health", help="ask a referee's gRPC health service (exit 0 if serving)",
+                       description="Exit 0 when the referee at ADDRESS reports SERVING, 1 "
+                                   "otherwise: a container probe that also speaks TLS, which "
+                                   "the kubelet's own gRPC probe cannot.")
+    h.add_argument("address", nargs="?", default="127.0.0.1:50051", metavar="ADDRESS",
+                   help="host:port (default 127.0.0.1:50051)")
+    h.add_argument("--timeout", action=Bounded, kind=float, low=0, above=True, default=2.0,
+                   help="seconds to wait for the answer (default 2)")
+    add_tls_flags(h)
+    h.set_defaults(func=health)
+
+
+def health(args: argparse.Namespace) -> int:
+    """Print the referee's health status; 0 when SERVING."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from sueca.sdk.channels import open_channel
+    tls = tls_from_args(args)
+    try:
+        with open_channel(args.address, tls) as channel:
+            status = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=args.timeout).status
+    except grpc.RpcError as err:
+        print(f"referee {args.address} unreachable: {err.code().name}: {err.details()}")
+        return 1
+    name = health_pb2.HealthCheckResponse.ServingStatus.Name(status)
+    print(f"referee {args.address}: {name}")
+    return 0 if status == health_pb2.HealthCheckResponse.SERVING else 1
+
+
+def is_loopback(host: str) -> bool:
+    """Does ``host`` (a --host value) listen on this machine only?"""
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to anything
+
+
+def security(args: argparse.Namespace) -> tuple[Any, str | None]:
+    """Server credentials (None: plaintext) and the operator token (None: none required), from
+    the flags and environment; a bad file is a UserError quoting its path, before anything
+    starts."""
+    from sueca.arena.cli import UserError
+    from sueca.sdk.channels import (
+        CredentialsError,
+        operator_token_from_env,
+        read_token_file,
+        server_credentials,
+    )
+    if bool(args.tls_cert) != bool(args.tls_key):
+        given, missing = (("--tls-cert", "--tls-key") if args.tls_cert
+                          else ("--tls-key", "--tls-cert"))
+        raise UserError(f"{given} needs {missing} too (or set SUECA_TLS_CERT and SUECA_TLS_KEY)")
+    try:
+        credentials = (server_credentials(args.tls_cert, args.tls_key) if args.tls_cert
+                       else None)
+        token = (read_token_file(args.operator_token_file) if args.operator_token_file
+                 else operator_token_from_env())
+    except CredentialsError as err:
+        raise UserError(str(err)) from None
+    return credentials, token
+
+
+def run(args: argparse.Namespace) -> int:
+    from sueca.arena.cli import UserError
+
+    logging.basicConfig(level=args.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    redis_url = args.redis or os.environ.get("SUECA_REDIS_URL")
+    if not redis_url and not args.insecure:
+        raise UserError("the referee checks bot tokens in Redis: pass --redis URL (or set "
+                        "SUECA_REDIS_URL), or --insecure to accept any token on a private machine")
+    credentials, operator_token = security(args)
+    from sueca.arena.bots import RegistryAuth
+    from sueca.referee.server import StaticAuth
+    auth: Any
+    if redis_url:
+        from sueca.arena.store import StoreUnavailable, connect
+        try:
+            auth = RegistryAuth(connect(redis_url, timeout=5.0))
+        except StoreUnavailable as err:  # says what is wrong, the password masked
+            raise UserError(str(err)) from None
+    else:
+        auth = StaticAuth(None)
+        log.warning("--insecure: any token is accepted; never expose this referee")
+    host = socket.gethostname() if args.host in ("0.0.0.0", "::", "[::]") else args.host
+    advertise = args.advertise or f"{host}:{args.port}"
+    try:
+        asyncio.run(_serve(args, auth, advertise, redis_url is not None, credentials,
+                           operator_token))
+    except OSError as err:
+        raise UserError(f"cannot start the referee on {args.host}:{args.port}: {err}") from None
+    return 0
+
+
+async def _serve(args: argparse.Namespace, auth: Any, advertise: str, publish: bool,
+                 credentials: Any = None, operator_token: str | None = None) -> None:
+    from sueca.referee import metrics
+    from sueca.referee.server import start
+
+    if args.metrics_port:
+        metrics.serve(args.metrics_port, args.host)
+    ref = await start(auth, args.host, args.port, referee_id=advertise, credentials=credentials,
+                      operator_token=operator_token)
+    log.info("referee %s listening on %s:%d (%s, %s)%s", advertise, args.host, ref.port,
+             "TLS" if credentials is not None else "plaintext",
+             "operator token required" if operator_token else "no operator token",
+             f", metrics on :{args.metrics_port}/metrics" if args.metrics_port else "")
+    if operator_token is None and not is_loopback(args.host):
+        log.warning("listening on %s without an operator token: anyone who reaches this port "
+                    "can run matches and list bots; pass --operator-token-file FILE or set "
+                    "SUECA_OPERATOR_TOKEN", args.host)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    beat = asyncio.create_task(_heartbeat(ref, auth, advertise)) if publish else None
+    await stop.wait()
+    log.info("shutting down (signal received)")
+    for sig in (signal.SIGTERM, signal.SIGINT):  # a second signal stops at once
+        loop.add_signal_handler(sig, lambda: os._exit(130))
+    await ref.shutdown(args.drain_seconds)
+    if beat is not None:
+        beat.cancel()
+        await asyncio.to_thread(_unpublish, auth, advertise)
+    log.info("referee stopped")
+
+
+async def _heartbeat(ref: Any, auth: Any, advertise: str) -> None:
+    """Publish this replica and its bots' free capacity (keys in sueca.arena.keys) for schedulers."""
+    while True:
+        try:
+            await asyncio.to_thread(_publish, auth, advertise, ref.hub.free_by_bot()
+                                    if ref.accepting else {})
+        except Exception as err:
+            log.warning("cannot publish to Redis: %s", err)
+        await asyncio.sleep(HEARTBEAT_SECONDS)
+
+
+def _publish(auth: Any, advertise: str, free: dict[str, int]) -> None:
+    keys = auth.registry.keys
+    pipe = auth.client.pipeline()
+    pipe.zadd(keys.referees(), {advertise: time.time()})
+    pipe.delete(keys.referee_bots(advertise))
+    if free:
+        pipe.hset(keys.referee_bots(advertise), mapping=free)
+        pipe.expire(keys.referee_bots(advertise), HEARTBEAT_TTL)
+    pipe.execute()
+
+
+def _unpublish(auth: Any, advertise: str) -> None:
+    keys = auth.registry.keys
+    try:
+        auth.client.zrem(keys.referees(), advertise)
+        auth.client.delete(keys.referee_bots(advertise))
+    except Exception as err:
+        log.warning("cannot remove this referee from Redis: %s", err)

@@ -1,0 +1,32 @@
+"""The Sueca rules engine: pure Python, standard library only, no I/O.
+
+Everything the referee, the bots and the tools agree on — cards, variants, deals, scoring,
+observations, replays — lives here. See shared RULES.md for the rules and their sources.
+"""
+
+from .cards import CARDS, RANKS, SUITS, Card, card, cards_of, parse_card, parse_cards
+from .errors import (
+    CardError,
+    CardNotInHandError,
+    DeckError,
+    GameOverError,
+    IllegalPlayError,
+    NotYourTurnError,
+    RedealError,
+    RenunciaError,
+    ReplayError,
+    SuecaError,
+    VariantError,
+)
+from .game import Deal, DealResult, Match, Play, Trick, deal_game_points, shuffled_deck, team_of
+from .observation import Observation, Snapshot
+from .runner import play_match
+from .variant import DEFAULT, Variant
+
+__all__ = [
+    "CARDS", "SUITS", "RANKS", "Card", "card", "cards_of", "parse_card", "parse_cards",
+    "CardError", "CardNotInHandError", "DeckError", "GameOverError", "IllegalPlayError",
+    "NotYourTurnError", "RedealError", "RenunciaError", "ReplayError", "SuecaError",
+    "VariantError", "Deal", "DealResult", "Match", "Play", "Trick", "deal_game_points",
+    "shuffled_deck", "team_of", "Observation", "Snapshot", "play_match", "DEFAULT", "Variant",
+]

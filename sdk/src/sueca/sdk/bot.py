@@ -1,0 +1,108 @@
+"""The bot interface: one class, one required method, the same in-process and over the network.
+
+A :class:`Bot` instance plays **one seat of one match**: the framework (the SDK's network client,
+or in-process self-play) makes a fresh instance per match, calls :meth:`Bot.start` once, then
+:meth:`Bot.play` whenever it is that seat's turn. So a bot may keep per-match memory in ``self``
+without ever juggling game ids, and a synchronous bot never needs a lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import Any, NamedTuple
+
+from sueca.engine import Card, DealResult, Trick, Variant
+from sueca.engine.seeding import seeded_random
+
+
+class MatchInfo(NamedTuple):
+    """What a seat is told when a match starts: all public.
+
+    Over the network ``match_id`` is the seat's opaque game id: the referee never names the
+    match (an identifier that would link the games of a program seated as both partners).
+    In-process it is the match id.
+    """
+
+    match_id: str
+    seat: int
+    seats: tuple[str, ...]  # bot name in seat 0..3; team 0 is seats 0 and 2
+    variant: Variant
+    bot_seed: int  # seeds ``Bot.rng``: same seed, same play, in-process or over the network
+
+    @property
+    def team(self) -> int:
+        return self.seat & 1
+
+
+_sha256 = hashlib.sha256
+_from_bytes = int.from_bytes
+
+
+def bot_seed(match_seed: object, seat: int) -> int:
+    """The seed of a seat's ``Bot.rng``, derived from the match seed by a one-way hash.
+
+    It must not reveal the match seed (which fixes every deck): rated matches use 64-bit random
+    seeds, so inverting this by trying seeds is hopeless.
+    """
+    digest = _sha256(f"sueca-bot:{match_seed}:{seat}".encode()).digest()
+    return _from_bytes(digest[:8], "big")
+
+
+def bot_seeds(match_seed: object) -> tuple[int, int, int, int]:
+    """``bot_seed(match_seed, seat)`` for seats 0..3 (the same values), the prefix hashed once."""
+    h = _sha256(f"sueca-bot:{match_seed}:".encode())
+    seeds = []
+    for tail in (b"0", b"1", b"2", b"3"):
+        c = h.copy()
+        c.update(tail)
+        seeds.append(_from_bytes(c.digest()[:8], "big"))
+    return seeds[0], seeds[1], seeds[2], seeds[3]
+
+
+def _default(fn: Any) -> Any:
+    fn.default_hook = True  # the in-process runner skips hooks a bot did not override
+    return fn
+
+
+class Bot:
+    """Subclass this and implement :meth:`play`.
+
+    ``observation`` has: ``seat``, ``hand``, ``legal``, ``trump``, ``trump_suit``,
+    ``trump_held``, ``dealer``, ``leader``, ``trick`` ((seat, card) pairs), ``tricks``,
+    ``points``, ``game_points``, ``held_over``, ``variant``, ``deal_number``, ``team``.
+    """
+
+    #: Seeded per match and seat before :meth:`on_match_start`; use it for any randomness.
+    rng: random.Random
+    info: MatchInfo
+
+    def start(self, info: MatchInfo) -> None:
+        """Called by the framework once per match; sets ``info`` and ``rng``."""
+        self.info = info
+        self.rng = seeded_random(info.bot_seed)
+        self.on_match_start(info)
+
+    def play(self, observation: Any) -> Card:
+        """Return one card of ``observation.legal`` (returning another card is a fault)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement play(observation)")
+
+    def redeal(self, observation: Any) -> bool:
+        """Variant weak_hand_redeal: asked of the first player with 10 points or less."""
+        return False
+
+    @_default
+    def on_match_start(self, info: MatchInfo) -> None:
+        """Hook: the match begins."""
+
+    @_default
+    def on_trick_end(self, trick: Trick) -> None:
+        """Hook: a trick was taken (also the trick a renúncia cut short)."""
+
+    @_default
+    def on_deal_end(self, result: DealResult) -> None:
+        """Hook: a deal ended, with its card points and game points."""
+
+    @_default
+    def on_match_end(self, game_points: tuple[int, int], winner: int | None, end: str) -> None:
+        """Hook: the match ended; ``winner`` is a team, or None when aborted."""

@@ -1,0 +1,72 @@
+"""Play bots against each other in this process: no referee, no network, same rules and seeds.
+
+``play_local`` makes one fresh bot per seat (bots keep per-match memory), starts each with the
+same :class:`~sueca.sdk.bot.MatchInfo` a referee would send, and plays the match through the engine.
+A seat's ``Bot.rng`` is seeded with :func:`~sueca.sdk.bot.bot_seed` of the match seed, so a match is
+fully reproducible from its seed and bots.
+
+Duplicate play (:func:`play_duplicate`) removes the luck of the cards: the second match of a
+pair has the same seed, hence the same decks and first dealer, with the teams swapped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+from sueca.engine import DEFAULT, Match, Variant, play_match
+
+from .bot import MatchInfo, bot_seeds
+
+__all__ = ["play_local", "play_duplicate", "swap_teams"]
+
+T = TypeVar("T")
+_new = tuple.__new__  # a NamedTuple without its Python-level __new__
+
+
+def play_local(bots: Sequence[Callable[[], Any]], variant: Variant = DEFAULT,
+               seed: int | str | None = None, match_id: str = "local",
+               seat_names: Sequence[str] | None = None, decks: Iterable[Iterable[object]] = (),
+               first_dealer: int | None = None) -> Match:
+    """Play one match; ``bots[s]`` (a class or a no-argument factory) makes the bot of seat s.
+
+    Returns the finished :class:`~sueca.engine.Match` (``sueca.engine.replay.record`` turns
+    it into a replay).
+    """
+    if len(bots) != 4:
+        raise ValueError(f"a match needs 4 bots, one per seat; got {len(bots)}")
+    names = tuple(seat_names) if seat_names is not None else tuple(
+        getattr(b, "__name__", type(b).__name__) for b in bots)
+    if len(names) != 4:
+        raise ValueError(f"seat_names must name 4 seats; got {len(names)}")
+    match = Match(variant, seed, decks, first_dealer)
+    players = [make() for make in bots]
+    seeds = bot_seeds(seed)  # bot_seed(seed, seat) for each seat
+    for seat, bot in enumerate(players):
+        start = getattr(bot, "start", None)
+        if start is not None:
+            start(_new(MatchInfo, (match_id, seat, names, variant, seeds[seat])))
+    return play_match(match, players)
+
+
+def swap_teams(seats: Sequence[T]) -> list[T]:
+    """The seating of a duplicate pair's second match: team 0's seats 0, 2 move to 1, 3."""
+    return [seats[1], seats[0], seats[3], seats[2]]
+
+
+def play_duplicate(bots: Sequence[Callable[[], Any]], variant: Variant = DEFAULT,
+                   seed: int | str | None = None, match_ids: tuple[str, str] = ("dup-1", "dup-2"),
+                   seat_names: Sequence[str] | None = None,
+                   decks: Iterable[Iterable[object]] = (),
+                   first_dealer: int | None = None) -> tuple[Match, Match]:
+    """A duplicate pair: ``bots`` as seated, then the same seed and decks with teams swapped.
+
+    In the second match the cards that team 0 held in the first go to the other team's bots,
+    so over the pair both teams play both sets of hands.
+    """
+    decks = [list(d) for d in decks]
+    names = list(seat_names) if seat_names is not None else None
+    first = play_local(bots, variant, seed, match_ids[0], names, decks, first_dealer)
+    second = play_local(swap_teams(bots), variant, seed, match_ids[1],
+                        swap_teams(names) if names is not None else None, decks, first_dealer)
+    return first, second
