@@ -33,7 +33,15 @@ key                                    type    holds
                                                is not in the log yet
 ``ratings:cursor``                     string  last results-log entry folded into the ratings
 ``ratings:config``                     hash    ``elo_k``, ``elo_initial``: how to rebuild them
+``ratings:matchups``                   hash    the rating of record's sufficient statistics:
+                                               ``g:{matchup}`` matches, ``w:{matchup}`` wins of
+                                               its first side (:mod:`sueca.arena.record`)
+``ratings:record``                     hash    the last fit of record (``cursor`` it was fit
+                                               at, ``fit`` JSON): a cache, refit when stale
 ``ladder:running``                     set     match ids the ladder has in flight
+``ladder:recent``                      list    the bots of the last 100 ladder matches
+                                               scheduled, newest first (``a b``), for the
+                                               newcomers' cap
 ``lock:{name}``                        string  short-lived scheduler locks (SET NX PX)
 ``celery:*``                           (any)   the Celery broker's own keys (kombu
                                                ``global_keyprefix``): queues, unacked messages
@@ -99,6 +107,15 @@ class Keys:
 
     def ratings_config(self) -> str:
         return self.prefix + "ratings:config"
+
+    def ratings_matchups(self) -> str:
+        return self.prefix + "ratings:matchups"
+
+    def ratings_record(self) -> str:
+        return self.prefix + "ratings:record"
+
+    def ladder_recent(self) -> str:
+        return self.prefix + "ladder:recent"
 
     def ladder_running(self) -> str:
         return self.prefix + "ladder:running"

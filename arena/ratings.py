@@ -1,10 +1,17 @@
-"""Ratings: Elo for the ladder and OpenSkill (Plackett-Luce) for team-aware skill with uncertainty.
+"""Ratings: the rating of record (an order-free fit), and the live Elo and OpenSkill columns.
 
-Ratings are a *fold* over the results log: :meth:`Ratings.apply` takes one logged result at a
-time, in log order. The live ratings in Redis are that fold applied incrementally (a worker calls
-:func:`catch_up` after recording); ``sueca-arena ratings rebuild`` is the same fold from nothing
-(:func:`rebuild`). Same inputs, same order, same float operations, and floats stored as their
-``repr`` (which reads back exactly): so the two give identical numbers, bit for bit.
+The rating of record (:mod:`sueca.arena.record`) is a Bradley–Terry fit over the whole results
+log; it needs only counts per matchup, which this module keeps in Redis as the log grows
+(:func:`catch_up`) and fits on demand (:func:`record`, cached by log position). It is what the
+leaderboard ranks by and what the ladder pairs by.
+
+The *live* columns are a fold over the results log, :meth:`Ratings.apply`, one logged result at
+a time, in log order: Elo and OpenSkill move after every game, so they show a new bot's
+trajectory, but they depend on the order games finished, and K keeps Elo noisy for ever. The
+live ratings in Redis are that fold applied incrementally (a worker calls :func:`catch_up` after
+recording); ``sueca-arena ratings rebuild`` is the same fold from nothing (:func:`rebuild`).
+Same inputs, same order, same float operations, and floats stored as their ``repr`` (which
+reads back exactly): so the two give identical numbers, bit for bit.
 
 What is rated
   * A match with a winner: team 0 (seats 0, 2) against team 1 (seats 1, 3). In a 2-bot match
@@ -12,19 +19,24 @@ What is rated
   * A match a bot ended by a fault (timeout, disconnect) is a loss for its team, as the referee
     records it; a renúncia is just a scored deal. Aborted or failed matches never reach the log
     and a result marked ``rated: false`` is skipped.
-  * The two matches of a duplicate pair (same decks, teams swapped) are rated as **one** game,
-    once both are in the log: the side with more match wins takes it; 1-1 is decided by total
-    game points, and equal points are a draw. Two halves whose logged ``seed`` differs (one
-    was re-played on a fresh seed, :func:`sueca.arena.runner.reseeded`) were not dealt the same
-    decks: they are rated as two single games. An entry without a ``seed`` (logged before the
-    field existed) is taken to have been played on its pair's seed.
+  * The two matches of a duplicate pair (same decks, teams swapped) are scored per match: ½ of
+    the pair for each match won, so 2-0 is a win, 1-1 a draw. (Deciding a 1-1 split by total
+    game points, as before, made a pair imply about twice the Elo gap of single matches.) The
+    live fold rates the pair as one game once both halves are in the log; the rating of record
+    simply counts both matches. Two halves whose logged ``seed`` differs (one was re-played on a
+    fresh seed, :func:`sueca.arena.runner.reseeded`) were not dealt the same decks: the live
+    fold rates them as two single games. An entry without a ``seed`` (logged before the field
+    existed) is taken to have been played on its pair's seed.
 
-Elo: a side's rating is the mean of its seats' ratings; every distinct bot of a side moves by
-``K * (S - E)`` once per game (not once per seat). Its ± is a 95% interval from the games played
-and the score, ``1.96 * 400/ln 10 / sqrt(n p (1 - p))`` with ``p = (score + 1) / (n + 2)``, the
-usual error margin of a performance rating (as chess engine testers report it).
-OpenSkill: ``mu ± 2 sigma`` (about 95%); the team's strength is the sum of its seats, so A,A
+Live Elo: a side's rating is the mean of its seats' ratings; every distinct bot moves by
+``K * (S - E)`` once per game (not once per seat). Its ± is the usual error margin of a
+performance rating, ``1.96 * 400/ln 10 / sqrt(n p (1 - p))`` with ``p = (score + 1) / (n + 2)``:
+it ignores the opponents' strength and K's noise, so it is *not* a 95% interval (the rating of
+record's is). OpenSkill: ``mu ± 2 sigma``; the team's strength is the sum of its seats, so A,A
 counts A twice.
+
+Settings (K and the initial rating) are stored in Redis on first use and changed only by
+``sueca-arena ratings set-config``, which rebuilds everything from the log.
 """
 
 from __future__ import annotations
@@ -32,16 +44,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import redis
 
+from . import record as _record
 from .store import Store, text
 
 __all__ = ["Rating", "Ratings", "rated", "pair_outcome", "same_decks", "catch_up", "rebuild",
-           "load", "load_config", "DEFAULT_ELO_K", "DEFAULT_ELO_INITIAL"]
+           "load", "load_config", "save_config", "record", "load_matchups", "standings",
+           "DEFAULT_ELO_K", "DEFAULT_ELO_INITIAL"]
 
 DEFAULT_ELO_K = 24.0
 DEFAULT_ELO_INITIAL = 1500.0
@@ -101,26 +114,22 @@ def same_decks(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:
 
 
 def pair_outcome(first: Mapping[str, Any], second: Mapping[str, Any]) -> float | None:
-    """Score of ``first``'s team 0 over a duplicate pair (1, 1/2 or 0); None if the two matches
-    are not a proper pair: not the same sides with the teams swapped, or not played on the
-    same seed (:func:`same_decks`)."""
+    """Score of ``first``'s team 0 over a duplicate pair: ½ for each match of the pair it won
+    (1, ½ or 0); None if the two matches are not a proper pair: not the same sides with the
+    teams swapped, or not played on the same seed (:func:`same_decks`)."""
     a0, a1 = _sides(first)
     b0, b1 = _sides(second)
     if sorted(a0) != sorted(b1) or sorted(a1) != sorted(b0) or not same_decks(first, second):
         return None
-    wins0 = (first["winner"] == 0) + (second["winner"] == 1)
-    wins1 = 2 - wins0
-    if wins0 != wins1:
-        return 1.0 if wins0 > wins1 else 0.0
-    gp0 = first["game_points"][0] + second["game_points"][1]
-    gp1 = first["game_points"][1] + second["game_points"][0]
-    return 1.0 if gp0 > gp1 else 0.0 if gp0 < gp1 else 0.5
+    return ((first["winner"] == 0) + (second["winner"] == 1)) / 2.0
 
 
 class Ratings:
     """The fold state: ratings by bot and duplicate halves waiting for their twin.
 
-    ``dirty`` and ``pending_changed`` say what :meth:`apply` touched, for incremental saving.
+    ``dirty`` and ``pending_changed`` say what :meth:`apply` touched, for incremental saving;
+    ``matchups`` counts the applied results for the rating of record
+    (:func:`sueca.arena.record.add_result`: only what this fold saw, added to Redis as such).
     """
 
     def __init__(self, elo_k: float = DEFAULT_ELO_K, elo_initial: float = DEFAULT_ELO_INITIAL,
@@ -134,6 +143,7 @@ class Ratings:
         self.pending: dict[str, dict[str, Any]] = dict(pending or {})
         self.dirty: set[str] = set()
         self.pending_changed: set[str] = set()
+        self.matchups: dict[str, list[float]] = {}
 
     def get(self, bot: str) -> Rating:
         r = self.bots.get(bot)
@@ -145,6 +155,7 @@ class Ratings:
         """Fold one logged result in (results must come in log order)."""
         if not rated(result):
             return
+        _record.add_result(self.matchups, result)
         pair = result.get("pair") or ""
         if not pair:
             side0, side1 = _sides(result)
@@ -200,20 +211,33 @@ class Ratings:
 
 # -- Redis --------------------------------------------------------------------------------------
 def load_config(store: Store) -> tuple[float, float]:
-    """(elo_k, elo_initial) of this arena; the first use fixes them from SUECA_ELO_K."""
+    """(elo_k, elo_initial) of this arena, as stored; the first use stores the defaults.
+
+    Nothing else is read: the numbers are part of how every rating was computed, so they change
+    only through :func:`save_config`, with a rebuild (``sueca-arena ratings set-config``).
+    """
     key = store.keys.ratings_config()
     raw = store.r.hgetall(key)
     if len(raw) < 2:
         # both fields in one MULTI: a reader between two separate writes saw elo_k alone
         # (KeyError in a concurrent catch_up, seen once in CI)
-        k = float(os.environ.get("SUECA_ELO_K") or DEFAULT_ELO_K)
         with store.r.pipeline(transaction=True) as pipe:
-            pipe.hsetnx(key, "elo_k", repr(k))
+            pipe.hsetnx(key, "elo_k", repr(DEFAULT_ELO_K))
             pipe.hsetnx(key, "elo_initial", repr(DEFAULT_ELO_INITIAL))
             pipe.hgetall(key)
             raw = pipe.execute()[-1]
     cfg = {text(k): float(text(v)) for k, v in raw.items()}
     return cfg["elo_k"], cfg["elo_initial"]
+
+
+def save_config(store: Store, elo_k: float | None = None,
+                elo_initial: float | None = None) -> dict[str, Any]:
+    """Store new settings and rebuild every rating with them; returns :func:`rebuild`'s report."""
+    for name, value in (("elo_k", elo_k), ("elo_initial", elo_initial)):
+        if value is not None and not (math.isfinite(value) and (value > 0 or name != "elo_k")):
+            raise ValueError(f"bad {name} {value!r}: a finite number" +
+                             (" above 0" if name == "elo_k" else ""))
+    return rebuild(store, elo_k=elo_k, elo_initial=elo_initial)
 
 
 def _read_bots(r: Any, store: Store, names: list[str] | None) -> dict[str, Rating]:
@@ -292,6 +316,9 @@ def catch_up(store: Store, batch: int = 500) -> int:
                         pipe.hset(k.ratings_pending(), p, json.dumps(state.pending[p]))
                     else:
                         pipe.hdel(k.ratings_pending(), p)
+                for key, (games, wins) in state.matchups.items():
+                    pipe.hincrby(k.ratings_matchups(), "g:" + key, int(games))
+                    pipe.hincrby(k.ratings_matchups(), "w:" + key, int(wins))
                 pipe.set(k.ratings_cursor(), text(rows[-1][0]))
                 pipe.execute()
                 folded += len(rows)
@@ -304,17 +331,61 @@ def load(store: Store) -> dict[str, Rating]:
     return _read_bots(store.r, store, None)
 
 
-def rebuild(store: Store, elo_k: float | None = None, write: bool = True) -> dict[str, Any]:
-    """Recompute every rating from the results log; with ``write``, replace the live ones.
+def _parse_matchups(raw: Mapping[Any, Any]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for field, value in raw.items():
+        kind, _, key = text(field).partition(":")
+        row = out.setdefault(key, [0, 0])
+        row[0 if kind == "g" else 1] = int(text(value))
+    return out
+
+
+def load_matchups(store: Store) -> dict[str, list[float]]:
+    """The rating of record's counts as stored: matchup -> [matches, wins of its first side]."""
+    return _parse_matchups(store.r.hgetall(store.keys.ratings_matchups()))
+
+
+def record(store: Store) -> _record.Fit:
+    """The rating of record of every rated bot, fit over the whole results log.
+
+    Catches up with the log first; the fit is cached in Redis with the log position it was
+    made at, and a stale cache warm-starts the next fit (a few chord steps rather than Newton
+    from nothing).
+    """
+    catch_up(store)
+    k = store.keys
+    _, initial = load_config(store)
+    with store.r.pipeline(transaction=True) as pipe:
+        pipe.get(k.ratings_cursor())
+        pipe.hgetall(k.ratings_matchups())
+        pipe.hgetall(k.ratings_record())
+        cursor, raw, cached = pipe.execute()
+    cursor = text(cursor) or ""
+    cached = {text(a): text(b) for a, b in cached.items()}
+    old = _record.Fit.from_dict(json.loads(cached["fit"])) if cached.get("fit") else None
+    if old is not None and cached.get("cursor") == cursor and old.initial == initial:
+        return old
+    stats = _parse_matchups(raw)
+    new = _record.fit(stats, initial, start=old.theta if old is not None and old.theta else None)
+    store.r.hset(k.ratings_record(), mapping={"cursor": cursor, "fit": json.dumps(new.as_dict())})
+    return new
+
+
+def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
+            elo_initial: float | None = None) -> dict[str, Any]:
+    """Recompute every rating from the results log; with ``write``, replace the live ones (and
+    keep ``elo_k`` and ``elo_initial``, when given, as this arena's settings).
 
     Returns a report: ``results``, ``bots``, ``max_diff`` (largest absolute difference between
-    the rebuilt and the live numbers, over Elo, mu, sigma, games, score; 0.0 means identical,
-    measured after the live ratings caught up with the log) and ``ratings``.
+    the rebuilt and the live numbers, over Elo, mu, sigma, games, score and the record's
+    counts; 0.0 means identical, measured after the live ratings caught up with the log),
+    ``elo_k``, ``elo_initial`` and ``ratings``.
     """
     k = store.keys
     catch_up(store)
-    cfg_k, elo_initial = load_config(store)
+    cfg_k, cfg_initial = load_config(store)
     new_k = cfg_k if elo_k is None else float(elo_k)
+    new_initial = cfg_initial if elo_initial is None else float(elo_initial)
     while True:
         with store.r.pipeline() as pipe:
             try:
@@ -322,7 +393,8 @@ def rebuild(store: Store, elo_k: float | None = None, write: bool = True) -> dic
                 live = _read_bots(pipe, store, None)
                 live_pending = {text(a): json.loads(b)
                                 for a, b in pipe.hgetall(k.ratings_pending()).items()}
-                state = Ratings(new_k, elo_initial)
+                live_matchups = _parse_matchups(pipe.hgetall(k.ratings_matchups()))
+                state = Ratings(new_k, new_initial)
                 last = None
                 n = 0
                 for eid, res in store.results():
@@ -330,26 +402,32 @@ def rebuild(store: Store, elo_k: float | None = None, write: bool = True) -> dic
                     last = eid
                     n += 1
                 max_diff = _max_diff(live, state.bots)
-                if live_pending.keys() != state.pending.keys():
+                if (live_pending.keys() != state.pending.keys()
+                        or live_matchups != {m: [int(g), int(w)]
+                                             for m, (g, w) in state.matchups.items()}):
                     max_diff = math.inf
                 if write:
                     pipe.multi()
                     for system in ("elo", "openskill", "games", "score"):
                         pipe.delete(k.ratings(system))
-                    pipe.delete(k.ratings_pending())
+                    pipe.delete(k.ratings_pending(), k.ratings_matchups(), k.ratings_record())
                     _write(pipe, store, state, sorted(state.bots))
                     for p, v in state.pending.items():
                         pipe.hset(k.ratings_pending(), p, json.dumps(v))
+                    for m, (games, wins) in state.matchups.items():
+                        pipe.hset(k.ratings_matchups(),
+                                  mapping={"g:" + m: int(games), "w:" + m: int(wins)})
                     if last is None:
                         pipe.delete(k.ratings_cursor())
                     else:
                         pipe.set(k.ratings_cursor(), last)
-                    pipe.hset(k.ratings_config(), "elo_k", repr(new_k))
+                    pipe.hset(k.ratings_config(), mapping={"elo_k": repr(new_k),
+                                                           "elo_initial": repr(new_initial)})
                     pipe.execute()
                 else:
                     pipe.unwatch()
                 return {"results": n, "bots": len(state.bots), "max_diff": max_diff,
-                        "elo_k": new_k, "ratings": state.bots}
+                        "elo_k": new_k, "elo_initial": new_initial, "ratings": state.bots}
             except redis.WatchError:
                 continue
 
@@ -366,14 +444,16 @@ def _max_diff(a: Mapping[str, Rating], b: Mapping[str, Rating]) -> float:
 
 
 # -- standings ---------------------------------------------------------------------------------
-def standings(results: Iterable[Mapping[str, Any]], elo_k: float = DEFAULT_ELO_K) -> list[dict[str, Any]]:
+def standings(results: Iterable[Mapping[str, Any]], elo_k: float = DEFAULT_ELO_K,
+              elo_initial: float = DEFAULT_ELO_INITIAL) -> list[dict[str, Any]]:
     """A tournament table from its results (in log order), best first.
 
     A scoring unit is a match, or a duplicate pair once both halves are in (scored together by
     :func:`pair_outcome`): ``points`` adds 1 per unit won and 1/2 per unit drawn, ``win_pct`` is
     points per unit. ``matches``, ``gp_for``/``gp_against`` (game points) and ``faults`` (matches
     the bot ended by a timeout or disconnect) count matches. Ratings are this tournament's alone:
-    the same fold as the league's, over these results only.
+    ``rating``/``rating_pm`` the fit of record and ``elo``, ``mu`` the live fold, over these
+    results only, from the arena's stored K and initial rating.
     """
     results = [r for r in results if rated(r)]
     rows: dict[str, dict[str, Any]] = {}
@@ -418,10 +498,13 @@ def standings(results: Iterable[Mapping[str, Any]], elo_k: float = DEFAULT_ELO_K
                 score(a, b, s)
         else:
             halves[pair] = dict(res)
-    fold = Ratings(elo_k).apply_all(results)
+    fold = Ratings(elo_k, elo_initial).apply_all(results)
+    of_record = _record.fit(fold.matchups, elo_initial)
     out = []
     for bot, r in rows.items():
         rating = fold.get(bot)
+        r["rating"] = of_record.rating.get(bot, elo_initial)
+        r["rating_pm"] = of_record.pm.get(bot)
         r["win_pct"] = 100.0 * r["points"] / r["units"] if r["units"] else None
         r["incomplete_pairs"] = sum(1 for h in halves.values() if bot in h["seats"])
         r.update({k: v for k, v in rating.as_dict().items()

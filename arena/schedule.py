@@ -12,24 +12,35 @@ Seeds come from a random secret kept in the tournament's spec: a bot that knows 
 and the pairings still cannot compute the decks. A schedule is a pure function of the spec, so
 re-running a tournament id rebuilds exactly the same matches.
 
-Ladder: :func:`pick_pairs` chooses among bots with free capacity, favouring bots with few games
-and, for each, the opponent with the closest Elo; :class:`Ladder` keeps a target number of
-matches in flight, under a Redis lock so that two schedulers never exceed it.
+Ladder: :func:`pick_pairs` chooses who plays next, for information and fairness (its docstring
+says how and why); :class:`Ladder` keeps a target number of matches in flight, under a Redis
+lock so that two schedulers never exceed it, and is woken by every recorded result
+(:meth:`Ladder.wait`) so that a finished match frees its slot at once.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import secrets
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .record import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
 from .store import DONE, FAILED, Store, text
 
 __all__ = ["round_robin", "tournament_spec", "same_tournament", "pick_pairs", "Ladder",
-           "derive_seed", "match_spec"]
+           "derive_seed", "match_spec", "RECENT", "NEWCOMER_SHARE", "EXPLORE"]
+
+#: The ladder matches remembered for the newcomers' cap (``ladder:recent``).
+RECENT = 100
+#: A provisional bot plays at most this share of the last :data:`RECENT` ladder matches.
+NEWCOMER_SHARE = 0.3
+#: Weight of any pairing, however certain its outcome, so that every pair is sampled now and then.
+EXPLORE = 0.02
 
 
 def derive_seed(secret: str, *parts: object) -> str:
@@ -105,36 +116,90 @@ def round_robin(tid: str, spec: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 # -- ladder ------------------------------------------------------------------------------------
-def pick_pairs(free: Mapping[str, int], stats: Mapping[str, tuple[float, int]], n: int,
-               rng: random.Random | None = None) -> list[tuple[str, str]]:
+def pick_pairs(free: Mapping[str, int], fit: Fit | None, n: int,
+               rng: random.Random | None = None, recent: Sequence[tuple[str, str]] = (),
+               inflight: Mapping[str, int] | None = None) -> list[tuple[str, str]]:
     """Up to ``n`` pairs of distinct bots from ``free`` (bot -> free seats; a 2-bot match takes
-    two seats of each). ``stats`` gives (Elo, games) of rated bots; unrated bots count as 1500
-    with 0 games.
+    two seats of each), for information and fairness.
 
-    Each pick takes the bot with the fewest games (ties broken at random, so no bot starves),
-    then the opponent minimising ``|Elo difference| + 10 * its games / (1 + mean games)`` plus a
-    little noise: close ratings first, and among them bots that need games.
+    ``fit`` is the rating of record (None: nothing rated yet), ``recent`` the pairs of the last
+    ladder matches scheduled, oldest first, ``inflight`` the ladder
+    matches each bot has queued or running. Each pick:
+
+    1. *Who plays*: a provisional bot (fewer than :data:`~sueca.arena.record.PROVISIONAL_GAMES`
+       rated matches, counting its in-flight ones) first, the one with fewest; else a bot at
+       random (less likely the more matches it has in flight). Fairness: every bot is drawn
+       about as often; nobody waits for ever, nobody catches up on past games by playing all
+       the next ones.
+    2. *Not taking over*: a provisional bot already in :data:`NEWCOMER_SHARE` of the last
+       :data:`RECENT` matches, or of the last 10, is left out (as either side) while two other
+       bots can play. Before this, a new bot played every match until it had caught up in games
+       with the others (100% of the next 100 matches, ~178 in a row, in a simulated league).
+    3. *Against whom*: drawn at random, in proportion to ``EXPLORE`` + the probability that the
+       fit has the two in the wrong order (normal approximation, both ratings' uncertainty),
+       divided by 1 + the times the pair played in ``recent``. Games go where the order is
+       uncertain (near neighbours, and anyone against a newcomer); a near-certain pairing
+       (98.8% predictable: nothing learnt) is drawn rarely, never never, so every pair is
+       sampled; the random draw keeps an early, noisy fit from locking pairings in, which is
+       how pairing by nearest Elo converged more slowly than random pairing.
     """
     rng = rng or random.Random()
     free = {b: f for b, f in free.items() if f >= 2}
-    games = {b: stats.get(b, (1500.0, 0))[1] for b in free}
-    elo = {b: stats.get(b, (1500.0, 0))[0] for b in free}
+    inflight = Counter(inflight or {})
+    recent = list(recent)
+    pair_count = Counter(frozenset(p) for p in recent)
+    theta = fit.theta if fit is not None else {}
+    prior_var = (PRIOR_SD / ELO) ** 2
+    var = {b: ((fit.pm[b] / (1.959964 * ELO)) ** 2 if fit is not None and b in fit.pm
+               else prior_var) for b in free}
+    games = {b: (fit.games.get(b, 0) if fit is not None else 0) for b in free}
     picked: list[tuple[str, str]] = []
     while len(picked) < n:
         live = [b for b, f in free.items() if f >= 2]
         if len(live) < 2:
             break
+        provisional = {b for b in live if games[b] + inflight[b] < PROVISIONAL_GAMES}
+        capped = {b for b in provisional if _over_share(b, recent)}
+        if len(live) - len(capped) >= 2:
+            live = [b for b in live if b not in capped]
         rng.shuffle(live)
-        a = min(live, key=lambda b: games[b])
-        mean = sum(games.values()) / max(1, len(games))
-        others = [b for b in live if b != a]
-        b = min(others, key=lambda o: abs(elo[o] - elo[a]) + 10.0 * games[o] / (1.0 + mean)
-                + rng.random() * 5.0)
+        newcomers = [b for b in live if b in provisional]
+        if newcomers:  # a newcomer first, against whom it tells most about
+            a = min(newcomers, key=lambda b: games[b] + inflight[b])
+            pairs = [(a, b) for b in live if b != a]
+        else:
+            pairs = [(a, b) for i, a in enumerate(live) for b in live[i + 1:]]
+        weights = []
+        for a, b in pairs:
+            gap = abs(theta.get(a, 0.0) - theta.get(b, 0.0))
+            weights.append((EXPLORE + _uncertain(gap, math.sqrt(var[a] + var[b])))
+                           / (1.0 + pair_count[frozenset((a, b))])
+                           / (1.0 + inflight[a]) / (1.0 + inflight[b]))
+        a, b = rng.choices(pairs, weights)[0]
         picked.append((a, b))
+        recent.append((a, b))
+        pair_count[frozenset((a, b))] += 1
         for x in (a, b):
             free[x] -= 2
-            games[x] += 1
+            inflight[x] += 1
     return picked
+
+
+def _uncertain(gap: float, sd: float) -> float:
+    """The probability that the fit orders two bots wrongly: their rating gap against its
+    standard deviation (normal approximation)."""
+    return 0.5 * math.erfc(gap / (math.sqrt(2.0) * sd))
+
+
+def _over_share(bot: str, recent: Sequence[tuple[str, str]]) -> bool:
+    """Whether one more match for ``bot`` would put it above :data:`NEWCOMER_SHARE` of the last
+    :data:`RECENT` matches, or of the last 10 (so that its matches are spread out, not 30 in a
+    row and then none)."""
+    for span in (10, RECENT):
+        window = recent[-span:]
+        if sum(1 for p in window if bot in p) + 1 > NEWCOMER_SHARE * span:
+            return True
+    return False
 
 
 class Ladder:
@@ -143,6 +208,7 @@ class Ladder:
     ``connected()`` returns bot -> free seats (from the referee replicas); ``enqueue(mid)``
     sends the match's task. One :meth:`tick` runs under the ``ladder`` lock, so two schedulers
     (say, one per host for availability) never exceed ``target`` nor pick the same slot twice.
+    Between ticks :meth:`wait` blocks on the results log: a recorded result wakes it at once.
     """
 
     def __init__(self, store: Store, target: int, connected: Callable[[], Mapping[str, int]],
@@ -155,6 +221,7 @@ class Ladder:
         self.variant = dict(variant or {})
         self.limits = dict(limits or {})
         self.rng = rng or random.SystemRandom()
+        self._seen: str | None = None  # last results-log entry :meth:`wait` has seen
 
     def running(self) -> list[str]:
         """Ladder matches still in flight; finished ones are dropped from the set."""
@@ -166,14 +233,24 @@ class Ladder:
             self.store.r.srem(key, *finished)
         return [m for m, s in zip(mids, statuses) if s not in (DONE, FAILED, None)]
 
+    def recent(self) -> list[tuple[str, str]]:
+        """The pairs of the last :data:`RECENT` ladder matches scheduled, oldest first."""
+        rows = self.store.r.lrange(self.store.keys.ladder_recent(), 0, RECENT - 1)
+        out = []
+        for row in rows:
+            a, _, b = text(row).partition(" ")
+            out.append((a, b))
+        return out[::-1]  # stored newest first
+
     def tick(self) -> list[str]:
         """Schedule what is missing; returns the new match ids (empty if another scheduler holds
         the lock)."""
-        from .ratings import load
+        from .ratings import record
         token = self.store.lock("ladder", ttl=15.0)
         if token is None:
             return []
         try:
+            self._mark_seen()  # a result from now on wakes :meth:`wait`
             running = self.running()
             need = self.target - len(running)
             if need <= 0:
@@ -181,25 +258,51 @@ class Ladder:
             free = dict(self.connected())
             registered = set(text(b) for b in self.store.r.smembers(self.store.keys.bots()))
             free = {b: f for b, f in free.items() if b in registered}
-            # seats that queued-but-not-started ladder matches will take
+            inflight: Counter[str] = Counter()
             for mid in running:
                 m = self.store.match(mid)
-                if m and m["status"] != "running":  # running ones are already off `free`
-                    for b in set(m["spec"].get("bots", ())):
+                if not m:
+                    continue
+                bots = set(m["spec"].get("bots", ()))
+                inflight.update(bots)
+                if m["status"] != "running":  # running ones are already off `free`; queued
+                    for b in bots:            # ones will take their seats
                         if b in free:
                             free[b] -= 2
-            stats = {b: (r.elo, r.games) for b, r in load(self.store).items()}
             new = []
-            for a, b in pick_pairs(free, stats, need, self.rng):
+            for a, b in pick_pairs(free, record(self.store), need, self.rng, self.recent(),
+                                   inflight):
                 mid = f"ladder-{time.strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(3)}"
                 seats = [a, b, a, b] if self.rng.random() < 0.5 else [b, a, b, a]
                 spec = match_spec(mid, seats, str(self.rng.getrandbits(64)),
                                   self.rng.randrange(4), self.variant, self.limits)
                 self.store.create_match(mid, spec, tournament="ladder")
                 if self.store.claim(mid):
-                    self.store.r.sadd(self.store.keys.ladder_running(), mid)
+                    with self.store.r.pipeline() as pipe:
+                        pipe.sadd(self.store.keys.ladder_running(), mid)
+                        pipe.lpush(self.store.keys.ladder_recent(), f"{a} {b}")
+                        pipe.ltrim(self.store.keys.ladder_recent(), 0, RECENT - 1)
+                        pipe.execute()
                     self.enqueue(mid)
                     new.append(mid)
             return new
         finally:
             self.store.unlock("ladder", token)
+
+    def _mark_seen(self) -> None:
+        last = self.store.r.xrevrange(self.store.keys.results(), count=1)
+        self._seen = text(last[0][0]) if last else "0-0"
+
+    def wait(self, timeout: float) -> bool:
+        """Block until a result is recorded (a match finished: its slot is free) or ``timeout``
+        seconds pass; True if a result came. The timeout is the fallback for what writes no
+        result: a match that failed, a bot that connected, a lost task."""
+        if self._seen is None:
+            self._mark_seen()
+        assert self._seen is not None
+        rows = self.store.r.xread({self.store.keys.results(): self._seen}, count=1000,
+                                  block=max(1, int(timeout * 1000)))
+        if not rows:
+            return False
+        self._seen = text(rows[0][1][-1][0])
+        return True

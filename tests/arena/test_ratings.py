@@ -51,9 +51,9 @@ def test_fault_is_a_loss_and_aborted_or_unrated_are_skipped():
 
 @pytest.mark.parametrize("w1, gp1, w2, gp2, expected", [
     (0, [4, 0], 1, [0, 4], 1.0),       # A won both halves
-    (0, [4, 3], 0, [4, 0], 0.0),       # 1-1 in wins; A: 4 + 0 = 4 game points, B: 3 + 4 = 7
-    (0, [4, 0], 0, [4, 2], 1.0),       # 1-1 in wins; A: 4 + 2 = 6 game points, B: 0 + 4 = 4
-    (0, [4, 2], 0, [4, 2], 0.5),       # 1-1 and 6-6: a draw
+    (0, [4, 3], 0, [4, 0], 0.5),       # 1-1 in matches is a draw, whatever the game points
+    (0, [4, 0], 0, [4, 2], 0.5),       # (they used to decide it: a pair then implied about
+    (0, [4, 2], 0, [4, 2], 0.5),       # twice the Elo gap of single matches)
     (1, [1, 4], 0, [4, 1], 0.0),       # B won both
 ])
 def test_duplicate_pair_outcome(w1, gp1, w2, gp2, expected):

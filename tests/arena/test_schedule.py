@@ -8,6 +8,7 @@ from collections import Counter
 
 import pytest
 
+from sueca.arena.record import Fit
 from sueca.arena.schedule import Ladder, pick_pairs, round_robin, tournament_spec
 from sueca.engine import Match
 
@@ -61,17 +62,47 @@ def test_bad_specs_are_refused(bots, k, dup, message):
         tournament_spec(bots, k, dup, {})
 
 
-def test_pick_pairs_prefers_few_games_and_close_ratings():
-    stats = {"veteran": (1500.0, 90), "newbie": (1500.0, 0), "close": (1510.0, 40),
-             "far": (1900.0, 40)}
-    free = {b: 4 for b in stats}
-    pairs = pick_pairs(free, stats, 1, random.Random(1))
-    assert pairs[0][0] == "newbie"                       # the bot with fewest games goes first
-    assert pairs[0][1] in ("close", "veteran")           # and meets a close rating, not "far"
-    assert pick_pairs({"a": 1, "b": 4}, {}, 3) == []     # a 2-bot match takes two seats each
-    many = pick_pairs({"a": 4, "b": 4, "c": 4}, {}, 10, random.Random(2))
+def _fit_of(games: dict[str, int], rating: dict[str, float], pm: float = 30.0) -> Fit:
+    from sueca.arena.record import ELO
+    return Fit({b: 1500.0 + r for b, r in rating.items()}, {b: pm for b in rating}, games,
+               {b: r / ELO for b, r in rating.items()}, 1500.0)
+
+
+def test_pick_pairs_puts_provisional_bots_first_and_avoids_certain_pairings():
+    fit = _fit_of({"veteran": 90, "newbie": 0, "close": 40, "far": 40},
+                  {"veteran": 0.0, "newbie": 0.0, "close": 10.0, "far": 900.0})
+    free = {b: 4 for b in fit.games}
+    firsts = Counter(pick_pairs(free, fit, 1, random.Random(i))[0][0] for i in range(50))
+    assert firsts == {"newbie": 50}                       # provisional: it plays first
+    rng = random.Random(1)
+    opponents = Counter(pick_pairs({"veteran": 4, "close": 4, "far": 4}, fit, 1, rng)[0]
+                        for _ in range(400))
+    certain = sum(v for k, v in opponents.items() if "far" in k)
+    assert 0 < certain < 60                  # 900 Elo apart: rarely (uniform: 267), not never
+    assert pick_pairs({"a": 1, "b": 4}, None, 3) == []   # a 2-bot match takes two seats each
+    many = pick_pairs({"a": 4, "b": 4, "c": 4}, None, 10, random.Random(2))
     used = Counter(x for p in many for x in p)
     assert all(used[b] * 2 <= 4 for b in used)           # never more seats than are free
+
+
+def test_in_flight_matches_count_towards_the_provisional_phase():
+    fit = _fit_of({"old": 100, "other": 100, "new": 25}, {"old": 0.0, "other": 0.0, "new": 0.0})
+    free = {b: 20 for b in fit.games}
+    # 25 rated games + 5 in flight = 30: no longer provisional, no priority
+    firsts = Counter(pick_pairs(free, fit, 1, random.Random(i), inflight={"new": 5})[0][0]
+                     for i in range(60))
+    assert firsts["new"] < 40
+    firsts = Counter(pick_pairs(free, fit, 1, random.Random(i))[0][0] for i in range(60))
+    assert firsts == {"new": 60}
+
+
+def test_a_newcomer_is_capped_not_starved_nor_taking_over():
+    from sueca.arena.schedule import NEWCOMER_SHARE
+    from sueca.arena.simulate import newcomer_share
+    for established in (3, 5):
+        shares = newcomer_share(established, random.Random(established), before=200)
+        assert 0.2 <= shares["newcomer"] <= NEWCOMER_SHARE <= 0.4, shares
+    # the old rule (fewest games first) gave it 100% of the next 100 matches
 
 
 def test_two_ladder_schedulers_never_exceed_the_target(store):
