@@ -21,6 +21,7 @@ lock so that two schedulers never exceed it, and is woken by every recorded resu
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import random
 import secrets
@@ -33,7 +34,7 @@ from .record import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
 from .store import DONE, FAILED, Store, text
 
 __all__ = ["round_robin", "tournament_spec", "same_tournament", "pick_pairs", "Ladder",
-           "derive_seed", "match_spec", "RECENT", "NEWCOMER_SHARE", "EXPLORE"]
+           "connected_bots", "derive_seed", "match_spec", "RECENT", "NEWCOMER_SHARE", "EXPLORE"]
 
 #: The ladder matches remembered for the newcomers' cap (``ladder:recent``).
 RECENT = 100
@@ -306,3 +307,31 @@ class Ladder:
             return False
         self._seen = text(rows[0][1][-1][0])
         return True
+
+
+# -- where bots have free seats (the ladder's view of the referees) ---------------------------
+def connected_bots(store: Any, static: Sequence[str] | None) -> dict[str, int]:
+    """Bot -> free seats over the known replicas (or the static list, with ample seats)."""
+    if static:
+        return {b: 1000 for b in static}
+    from sueca.arena.runner import replicas
+    free: dict[str, int] = {}
+    try:
+        from sueca.referee import control
+    except ImportError:
+        return free
+    for addr in replicas(store):
+        try:
+            for b in control.list_bots(addr):
+                free[b["bot"]] = free.get(b["bot"], 0) + int(b["free"])
+        except Exception as err:  # an unreachable replica must not stop the ladder: say so,
+            problem = str(err)    # once per replica and problem, not once a tick
+            if _LIST_PROBLEMS.get(addr) != problem:
+                _LIST_PROBLEMS[addr] = problem
+                logging.getLogger("sueca.scheduler").warning("referee %s: %s", addr, problem)
+            continue
+        _LIST_PROBLEMS.pop(addr, None)
+    return free
+
+
+_LIST_PROBLEMS: dict[str, str] = {}  # replica -> the problem last logged for it

@@ -23,7 +23,7 @@ import socket
 import time
 from typing import Any
 
-from sueca.sdk.cli import Bounded, add_tls_flags, tls_from_args
+from sueca.sdk.cli import Bounded
 
 HEARTBEAT_SECONDS = 2.0
 HEARTBEAT_TTL = 10  # seconds a replica's bot list outlives its last heartbeat
@@ -59,36 +59,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "(default: $SUECA_OPERATOR_TOKEN; without either, anyone may call them)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.set_defaults(func=run)
-
-    h = sub.add_parser("health", help="ask a referee's gRPC health service (exit 0 if serving)",
-                       description="Exit 0 when the referee at ADDRESS reports SERVING, 1 "
-                                   "otherwise: a container probe that also speaks TLS, which "
-                                   "the kubelet's own gRPC probe cannot.")
-    h.add_argument("address", nargs="?", default="127.0.0.1:50051", metavar="ADDRESS",
-                   help="host:port (default 127.0.0.1:50051)")
-    h.add_argument("--timeout", action=Bounded, kind=float, low=0, above=True, default=2.0,
-                   help="seconds to wait for the answer (default 2)")
-    add_tls_flags(h)
-    h.set_defaults(func=health)
-
-
-def health(args: argparse.Namespace) -> int:
-    """Print the referee's health status; 0 when SERVING."""
-    import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-    from sueca.sdk.channels import open_channel
-    tls = tls_from_args(args)
-    try:
-        with open_channel(args.address, tls) as channel:
-            status = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(), timeout=args.timeout).status
-    except grpc.RpcError as err:
-        print(f"referee {args.address} unreachable: {err.code().name}: {err.details()}")
-        return 1
-    name = health_pb2.HealthCheckResponse.ServingStatus.Name(status)
-    print(f"referee {args.address}: {name}")
-    return 0 if status == health_pb2.HealthCheckResponse.SERVING else 1
 
 
 def is_loopback(host: str) -> bool:

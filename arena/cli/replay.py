@@ -15,14 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sueca.arena.cli import UserError
+from sueca.arena.cli.common import UserError, add_redis, open_store
 
 SHOWN_PROBLEMS = 3  # problems per bad record in the table (--json has them all)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from sueca.arena.cli.league import add_redis
-
     p = sub.add_parser("replay", help="verify a replay file, or show a match (file or Redis)",
                        description=(__doc__ or "").split("\n\n", 1)[-1])
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -138,7 +136,7 @@ def _show_stored(args: argparse.Namespace) -> int:
     """``replay show ID``: the match recorded in Redis, as ``matches show ID`` shows it."""
     import os
 
-    from sueca.arena.cli.league import open_store, show_match
+    from sueca.arena.cli.matches import show_match
 
     if args.match is not None:
         raise UserError(f"no replay file {args.target!r} (--match ID picks a match in a file)")

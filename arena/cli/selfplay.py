@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sueca.arena.cli import Bounded, UserError
+from sueca.arena.cli.common import Bounded, UserError
 
 BATCH = 200  # replay records written per file append
 

@@ -155,9 +155,18 @@ def tls_from_args(args: argparse.Namespace) -> Any:
         raise UserError(str(err)) from None
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("sueca-sdk")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sueca-bot", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     p = sub.add_parser("run", help="connect a bot to referees and play until Ctrl-C")
     p.add_argument("bot", metavar="BOT",
