@@ -1,24 +1,39 @@
-"""The leaderboard: live ratings of the registered bots, best first (CLI, demo, exporter)."""
+"""The leaderboard: the registered bots ranked by the rating of record (CLI, demo, exporter).
+
+Each row has the rating of record (:mod:`sueca.arena.record`: an order-free fit over the whole
+results log) with its 95% interval, the matches it rests on and whether the bot is still
+provisional, then the *live* columns — incremental Elo and OpenSkill, which move after every
+game and depend on the order games finished (see :mod:`sueca.arena.ratings`).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["leaderboard", "ORDERS"]
 
-def leaderboard(store: Any, by: str = "elo") -> list[dict[str, Any]]:
+#: ``--by``: the rating of record (default), live Elo, or OpenSkill's conservative mu - 3 sigma
+ORDERS = ("rating", "elo", "openskill")
+
+
+def leaderboard(store: Any, by: str = "rating") -> list[dict[str, Any]]:
     from sueca.arena.bots import BotRegistry
-    from sueca.arena.ratings import catch_up, load
-    catch_up(store)  # a worker that died between recording and rating leaves nothing behind
-    registered = set(BotRegistry(store.r, store.keys).names())
+    from sueca.arena.ratings import load, record
+    if by not in ORDERS:
+        raise ValueError(f"bad order {by!r}: one of {', '.join(ORDERS)}")
+    of_record = record(store)  # catches up first: a worker that died between recording and
+    registered = set(BotRegistry(store.r, store.keys).names())  # rating leaves nothing behind
     rows = []
     for bot, r in load(store).items():
-        if bot in registered:
-            rows.append({"bot": bot, **r.as_dict()})
-    key = (lambda r: -r["elo"]) if by == "elo" else (lambda r: -r["ordinal"])
+        if bot not in registered:
+            continue
+        # the live columns keep their names (elo, elo_pm, mu, ..., games: pairs count once)
+        rows.append({"bot": bot, "rating": of_record.rating.get(bot, of_record.initial),
+                     "rating_pm": of_record.pm.get(bot), "matches": of_record.games.get(bot, 0),
+                     "provisional": of_record.provisional(bot), **r.as_dict()})
+    key = {"rating": lambda r: -r["rating"], "elo": lambda r: -r["elo"],
+           "openskill": lambda r: -r["ordinal"]}[by]
     rows.sort(key=lambda r: (key(r), r["bot"]))
     for n, r in enumerate(rows, 1):
         r["rank"] = n
     return rows
-
-
-__all__ = ["leaderboard"]

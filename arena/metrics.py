@@ -20,7 +20,7 @@ metric                                     type       meaning
 =========================================  =========  =========================================
 
 Ratings exporter (``sueca-arena ratings exporter --metrics-port P``): one process reading Redis
-at scrape time; ``sueca_rating{bot,system}`` (system = elo, openskill_mu, openskill_sigma),
+at scrape time; ``sueca_rating{bot,system}`` (system = record, elo, openskill_mu, openskill_sigma),
 ``sueca_rating_uncertainty{bot,system}`` (the ± shown beside each rating) and
 ``sueca_rating_games{bot}`` — for registered bots only, so a label set never grows with
 anything a caller controls.
@@ -108,7 +108,7 @@ class RatingsCollector(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         from .bots import BotRegistry
-        from .ratings import load
+        from .ratings import load, record
         rating = GaugeMetricFamily("sueca_rating", "Current rating of a registered bot",
                                    labels=["bot", "system"])
         pm = GaugeMetricFamily("sueca_rating_uncertainty",
@@ -118,10 +118,14 @@ class RatingsCollector(Collector):
         try:
             registered = set(BotRegistry(self.store.r, self.store.keys).names())
             ratings = load(self.store)
+            of_record = record(self.store)
         except Exception:
             return
         for bot in sorted(registered & ratings.keys()):
             r = ratings[bot]
+            if bot in of_record.rating:  # the rating of record, system="record"
+                rating.add_metric([bot, "record"], of_record.rating[bot])
+                pm.add_metric([bot, "record"], of_record.pm[bot])
             rating.add_metric([bot, "elo"], r.elo)
             rating.add_metric([bot, "openskill_mu"], r.mu)
             rating.add_metric([bot, "openskill_sigma"], r.sigma)

@@ -34,7 +34,7 @@ from .record import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
 from .store import DONE, FAILED, Store, text
 
 __all__ = ["round_robin", "tournament_spec", "same_tournament", "pick_pairs", "Ladder",
-           "connected_bots", "derive_seed", "match_spec", "RECENT", "NEWCOMER_SHARE", "EXPLORE"]
+           "connected_bots", "derive_seed", "match_spec", "RECENT", "NEWCOMER_SHARE", "EXPLORE", "SETTLED"]
 
 #: The ladder matches remembered for the newcomers' cap (``ladder:recent``).
 RECENT = 100
@@ -42,6 +42,8 @@ RECENT = 100
 NEWCOMER_SHARE = 0.3
 #: Weight of any pairing, however certain its outcome, so that every pair is sampled now and then.
 EXPLORE = 0.02
+#: The floor of a bot's chance to be drawn first, against the uncertainty of its place.
+SETTLED = 0.1
 
 
 def derive_seed(secret: str, *parts: object) -> str:
@@ -129,9 +131,11 @@ def pick_pairs(free: Mapping[str, int], fit: Fit | None, n: int,
 
     1. *Who plays*: a provisional bot (fewer than :data:`~sueca.arena.record.PROVISIONAL_GAMES`
        rated matches, counting its in-flight ones) first, the one with fewest; else a bot at
-       random (less likely the more matches it has in flight). Fairness: every bot is drawn
-       about as often; nobody waits for ever, nobody catches up on past games by playing all
-       the next ones.
+       random, in proportion to :data:`SETTLED` + how unsettled its place is (the largest
+       probability that the fit orders it wrongly against one of its neighbours), less likely
+       the more matches it has in flight. Every bot keeps playing (nobody waits for ever) and
+       nobody catches up on past games by playing all the next ones; a bot whose place is
+       settled plays less (about a third as often), since its games teach little.
     2. *Not taking over*: a provisional bot already in :data:`NEWCOMER_SHARE` of the last
        :data:`RECENT` matches, or of the last 10, is left out (as either side) while two other
        bots can play. Before this, a new bot played every match until it had caught up in games
@@ -168,14 +172,17 @@ def pick_pairs(free: Mapping[str, int], fit: Fit | None, n: int,
         if newcomers:  # a newcomer first, against whom it tells most about
             a = min(newcomers, key=lambda b: games[b] + inflight[b])
             pairs = [(a, b) for b in live if b != a]
-        else:
-            pairs = [(a, b) for i, a in enumerate(live) for b in live[i + 1:]]
+        else:  # a bot whose place is uncertain, the more likely the less settled it is
+            unsettled = _unsettled(live, theta, var)
+            a = rng.choices(live, [(SETTLED + unsettled[x]) / (1.0 + inflight[x])
+                                   for x in live])[0]
+            pairs = [(a, b) for b in live if b != a]
         weights = []
         for a, b in pairs:
             gap = abs(theta.get(a, 0.0) - theta.get(b, 0.0))
             weights.append((EXPLORE + _uncertain(gap, math.sqrt(var[a] + var[b])))
                            / (1.0 + pair_count[frozenset((a, b))])
-                           / (1.0 + inflight[a]) / (1.0 + inflight[b]))
+                           / (1.0 + inflight[b]))
         a, b = rng.choices(pairs, weights)[0]
         picked.append((a, b))
         recent.append((a, b))
@@ -190,6 +197,19 @@ def _uncertain(gap: float, sd: float) -> float:
     """The probability that the fit orders two bots wrongly: their rating gap against its
     standard deviation (normal approximation)."""
     return 0.5 * math.erfc(gap / (math.sqrt(2.0) * sd))
+
+
+def _unsettled(bots: Sequence[str], theta: Mapping[str, float],
+               var: Mapping[str, float], reach: int = 3) -> dict[str, float]:
+    """Per bot, the largest probability that the fit orders it wrongly against another, looked
+    for among its ``reach`` nearest neighbours on each side (the rest are farther apart)."""
+    ranked = sorted(bots, key=lambda b: theta.get(b, 0.0))
+    out = {}
+    for i, x in enumerate(ranked):
+        near = ranked[max(0, i - reach):i] + ranked[i + 1:i + 1 + reach]
+        out[x] = max((_uncertain(abs(theta.get(x, 0.0) - theta.get(y, 0.0)),
+                                 math.sqrt(var[x] + var[y])) for y in near), default=0.0)
+    return out
 
 
 def _over_share(bot: str, recent: Sequence[tuple[str, str]]) -> bool:

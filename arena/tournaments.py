@@ -121,13 +121,13 @@ def tournament_report(store: Any, tid: str) -> dict[str, Any]:
     t = store.tournament(tid)
     if t is None:
         raise TournamentError(f"unknown tournament {tid!r}")
-    elo_k, _ = load_config(store)
+    elo_k, elo_initial = load_config(store)
     results = store.tournament_results(tid)
     failed = [{"match_id": m["id"], "error": m.get("error", "")}
               for m in store.recent_matches(tournament=tid) if m["status"] == "failed"]
     spec = {k: v for k, v in t["spec"].items() if k != "secret"}
     return {"tournament": tid, "spec": spec, "matches": t["total"], "recorded": len(results),
-            "failed": failed, "standings": standings(results, elo_k)}
+            "failed": failed, "standings": standings(results, elo_k, elo_initial)}
 
 
 def run_tournament(store: Any, bots: Sequence[str], k: int, duplicate: bool,

@@ -12,7 +12,9 @@ import importlib
 # kind -> module; each module has add_arguments(parser) and run(args) -> int
 KINDS = {
     "engine": "sueca.arena.bench.engine",
+    "ladder": "sueca.arena.bench.ladder",
     "grpc-pingpong": "sueca.arena.bench.pingpong",
+    "ratings": "sueca.arena.bench.ratings",
     "referee": "sueca.arena.bench.referee",
     "tournament": "sueca.arena.bench.tournament",
 }

@@ -1,4 +1,4 @@
-"""``sueca-arena leaderboard``: live ratings of the registered bots."""
+"""``sueca-arena leaderboard``: the registered bots by rating of record, with the live columns."""
 
 from __future__ import annotations
 
@@ -10,22 +10,31 @@ from sueca.arena.cli.common import add_redis, console, emit, fmt, open_store
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("leaderboard", help="live ratings of the registered bots")
+    from sueca.arena.leaderboard import ORDERS
+    p = sub.add_parser("leaderboard", help="the registered bots by rating of record (±95%)")
     add_redis(p)
-    p.add_argument("--by", choices=("elo", "openskill"), default="elo",
-                   help="order by Elo or by OpenSkill's conservative mu - 3 sigma")
+    p.add_argument("--by", choices=ORDERS, default="rating",
+                   help="order by the rating of record (default), live Elo, or live OpenSkill's "
+                        "conservative mu - 3 sigma")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_leaderboard)
 
 
 def print_leaderboard(rows: Sequence[Mapping[str, Any]], out: Any = None) -> None:
     from rich.table import Table
-    table = Table(title="Leaderboard")
-    for col in ("#", "bot", "Elo ±95%", "OpenSkill μ ±2σ", "games", "score"):
+
+    from sueca.arena.record import PROVISIONAL_GAMES
+    table = Table(title="Leaderboard",
+                  caption=f"rating: fit over every result, 95% interval · ? provisional (fewer "
+                          f"than {PROVISIONAL_GAMES} games) · live: incremental, depends on "
+                          "the order games finished")
+    for col in ("#", "bot", "rating ±95%", "games", "live Elo", "live OpenSkill μ ±2σ"):
         table.add_column(col, justify="left" if col == "bot" else "right", no_wrap=True)
     for r in rows:
-        table.add_row(str(r["rank"]), r["bot"], f"{r['elo']:.0f} ± {fmt(r['elo_pm'])}",
-                      f"{r['mu']:.1f} ± {r['mu_pm']:.1f}", str(r["games"]), f"{r['score']:g}")
+        mark = " ?" if r["provisional"] else ""
+        table.add_row(str(r["rank"]), r["bot"] + mark,
+                      f"{r['rating']:.0f} ± {fmt(r['rating_pm'])}", str(r["matches"]),
+                      f"{r['elo']:.0f}", f"{r['mu']:.1f} ± {r['mu_pm']:.1f}")
     (out or console()).print(table)
 
 
@@ -34,5 +43,3 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     rows = leaderboard(open_store(args), args.by)
     emit(args, rows, print_leaderboard)
     return 0
-
-

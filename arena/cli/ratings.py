@@ -1,5 +1,5 @@
-"""``sueca-arena ratings rebuild|exporter``: recompute ratings from the results log, or serve
-them to Prometheus."""
+"""``sueca-arena ratings rebuild|show-config|set-config|exporter``: recompute ratings from the
+results log, show or change the stored settings (a change rebuilds), serve them to Prometheus."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 
-from sueca.arena.cli.common import Bounded, add_port, add_redis, clean, open_store
+from sueca.arena.cli.common import Bounded, UserError, add_port, add_redis, clean, open_store
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +23,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="only compare with the live ratings; exit 1 if they differ")
     rb.add_argument("--json", action="store_true")
     rb.set_defaults(func=cmd_ratings_rebuild)
+    show = acts.add_parser("show-config", help="the rating settings stored in Redis")
+    add_redis(show)
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(func=cmd_ratings_show_config)
+    st = acts.add_parser("set-config", help="change the stored rating settings and rebuild "
+                                            "every rating from the results log with them")
+    add_redis(st)
+    st.add_argument("--elo-k", action=Bounded, kind=float, low=0, above=True, default=None,
+                    help="the live Elo's K")
+    st.add_argument("--initial", action=Bounded, kind=float, low=-1e6, high=1e6, default=None,
+                    help="the initial rating (live Elo's start; the rating of record's mean)")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(func=cmd_ratings_set_config)
     ex = acts.add_parser("exporter", help="serve sueca_rating{bot,system} for Prometheus")
     add_redis(ex)
     add_port(ex, "--metrics-port", required=True)
@@ -45,8 +58,52 @@ def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
                    f"largest difference from the live ratings: {report['max_diff']:.6g}")
         action = "checked" if args.check else "rebuilt"
         print(f"{action} {report['bots']} ratings from {report['results']} results "
-              f"(Elo K={report['elo_k']:g}): {verdict}")
+              f"(Elo K={report['elo_k']:g}, initial {report['elo_initial']:g}): {verdict}")
     return 1 if (args.check and not same) else 0
+
+
+def _settings(store: object) -> dict[str, object]:
+    from sueca.arena.ratings import load_config
+    from sueca.arena.record import PRIOR_SD, PROVISIONAL_GAMES
+    elo_k, initial = load_config(store)  # type: ignore[arg-type]
+    return {"elo_k": elo_k, "elo_initial": initial, "record_prior_sd": PRIOR_SD,
+            "provisional_games": PROVISIONAL_GAMES}
+
+
+def _print_settings(cfg: dict[str, object]) -> None:
+    print(f"stored in Redis (change with `sueca-arena ratings set-config`, which rebuilds):\n"
+          f"  live Elo K         {cfg['elo_k']:g}\n"
+          f"  initial rating     {cfg['elo_initial']:g}   (live Elo's start, the rating of "
+          f"record's mean)\n"
+          f"fixed:\n"
+          f"  rating of record   Bradley-Terry fit, prior sd {cfg['record_prior_sd']:g} Elo\n"
+          f"  provisional        fewer than {cfg['provisional_games']} games")
+
+
+def cmd_ratings_show_config(args: argparse.Namespace) -> int:
+    cfg = _settings(open_store(args))
+    if args.json:
+        print(json.dumps(cfg, indent=2))
+    else:
+        _print_settings(cfg)
+    return 0
+
+
+def cmd_ratings_set_config(args: argparse.Namespace) -> int:
+    from sueca.arena.ratings import save_config
+    if args.elo_k is None and args.initial is None:
+        raise UserError("nothing to change: give --elo-k K and/or --initial R "
+                        "(`ratings show-config` shows the stored values)")
+    store = open_store(args)
+    report = save_config(store, elo_k=args.elo_k, elo_initial=args.initial)
+    cfg = _settings(store)
+    if args.json:
+        print(json.dumps({**cfg, "rebuilt_ratings": report["bots"],
+                          "results": report["results"]}, indent=2))
+    else:
+        print(f"rebuilt {report['bots']} ratings from {report['results']} results with "
+              f"Elo K={report['elo_k']:g}, initial rating {report['elo_initial']:g}")
+    return 0
 
 
 def cmd_ratings_exporter(args: argparse.Namespace) -> int:

@@ -1,4 +1,9 @@
-"""``sueca-arena scheduler``: the continuous ladder, keeping N matches in flight."""
+"""``sueca-arena scheduler``: the continuous ladder, keeping N matches in flight.
+
+Event-driven: between two rounds of scheduling it blocks on the results log
+(:meth:`sueca.arena.schedule.Ladder.wait`), so a finished match frees its slot at once;
+``--interval`` is only the fallback for what records no result (a failed match, a bot that
+connected)."""
 
 from __future__ import annotations
 
@@ -24,7 +29,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--target", action=Bounded, kind=int, low=1, default=4,
                    help="matches to keep in flight (default 4)")
     p.add_argument("--interval", action=Bounded, kind=float, low=0, above=True, default=1.0,
-                   help="seconds between checks")
+                   help="seconds between checks when no result comes in (a recorded result "
+                        "wakes the scheduler at once)")
     p.add_argument("--referee", action="append", default=[], metavar="ADDR",
                    help="a referee replica to find connected bots on (repeatable)")
     p.add_argument("--bots", default=None,
@@ -57,8 +63,12 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     last_note = 0.0
     from sueca.arena.store import TRANSIENT_REDIS_ERRORS
     outage = False
+    first = True
     while not stop["now"]:
         try:
+            if not first:
+                ladder.wait(args.interval)
+            first = False
             new = ladder.tick()
         except TRANSIENT_REDIS_ERRORS as err:  # waited out, said once: the ladder is in Redis
             if args.once:
@@ -80,7 +90,6 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
             last_note = time.monotonic()
         if args.once:
             break
-        time.sleep(args.interval)
     return 0
 
 

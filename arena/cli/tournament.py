@@ -61,15 +61,15 @@ def print_table(report: Mapping[str, Any], out: Any = None) -> None:
                         f"{report['matches']} matches" + (" (duplicate)" if dup else ""))
     for col, just in (("#", "right"), ("bot", "left"), (unit, "right"),
                       ("W-D-L", "right"), ("points", "right"), ("win %", "right"),
-                      ("game pts", "right"), ("Elo ±95%", "right"), ("OpenSkill μ ±2σ", "right"),
+                      ("game pts", "right"), ("rating ±95%", "right"), ("live Elo", "right"),
                       ("faults", "right")):
         table.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
     for n, r in enumerate(report["standings"], 1):
         table.add_row(str(n), r["bot"], str(r["units"]), f"{r['won']}-{r['drawn']}-{r['lost']}",
                       f"{r['points']:g}", fmt(r["win_pct"], 1),
                       f"{r['gp_for']}–{r['gp_against']}",
-                      f"{r['elo']:.0f} ± {fmt(r['elo_pm'])}",
-                      f"{r['mu']:.1f} ± {r['mu_pm']:.1f}", str(r["faults"]))
+                      f"{r['rating']:.0f} ± {fmt(r['rating_pm'])}", f"{r['elo']:.0f}",
+                      str(r["faults"]))
     out.print(table)
     for f in report["failed"]:
         out.print(f"[red]failed[/] {f['match_id']}: {f['error']}")

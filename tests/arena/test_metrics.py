@@ -76,10 +76,11 @@ def test_ratings_exporter_only_shows_registered_bots(referee_arena):
     bots = {s.labels["bot"] for s in rating.samples}
     systems = {s.labels["system"] for s in rating.samples}
     assert {"random", "heuristic"} <= bots and "ghost" not in bots
-    assert systems == {"elo", "openskill_mu", "openskill_sigma"}
+    assert systems == {"record", "elo", "openskill_mu", "openskill_sigma"}
     assert bots <= {b.decode() for b in store.r.smembers(store.keys.bots())}
     pm = {(s.labels["bot"], s.labels["system"]): s.value
           for s in fams["sueca_rating_uncertainty"].samples}
     assert pm[("heuristic", "elo")] > 0 and pm[("heuristic", "openskill_mu")] > 0
+    assert pm[("heuristic", "record")] > 0
     games = {s.labels["bot"]: s.value for s in fams["sueca_rating_games"].samples}
     assert games["heuristic"] >= 1
