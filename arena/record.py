@@ -189,13 +189,20 @@ def fit(stats: Mapping[str, Sequence[float]], initial: float = 1500.0,
         iterations += 1
         grad, p = gradient(theta)
     cov = np.linalg.inv(hessian(p))
+    last = math.inf
     while iterations < 4 * max_iter:
         step = cov @ grad
+        big = float(np.abs(step).max())
+        if big > 2.0:
+            step *= 2.0 / big
         theta = theta + step
         iterations += 1
         grad, p = gradient(theta)
-        if float(np.abs(step).max()) < tol:
+        if big < tol:
             break
+        if big > 0.5 * last:  # converging slowly (a warm start far off): linearise again
+            cov = np.linalg.inv(hessian(p))
+        last = big
     # variance of theta_i - mean(theta): the rating shown is relative to the mean
     var = np.diag(cov) - 2.0 * cov.mean(axis=1) + cov.mean()
     sd = np.sqrt(np.maximum(var, 0.0))

@@ -169,9 +169,10 @@ def pick_pairs(free: Mapping[str, int], fit: Fit | None, n: int,
             live = [b for b in live if b not in capped]
         rng.shuffle(live)
         newcomers = [b for b in live if b in provisional]
-        if newcomers:  # a newcomer first, against whom it tells most about
+        if newcomers:  # a newcomer first
             a = min(newcomers, key=lambda b: games[b] + inflight[b])
             pairs = [(a, b) for b in live if b != a]
+
         else:  # a bot whose place is uncertain, the more likely the less settled it is
             unsettled = _unsettled(live, theta, var)
             a = rng.choices(live, [(SETTLED + unsettled[x]) / (1.0 + inflight[x])

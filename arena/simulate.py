@@ -56,10 +56,12 @@ def exact_order(estimate: Mapping[str, float], true: Mapping[str, float]) -> boo
 class Sim:
     """One simulated ladder: ``target`` matches in flight under ``policy`` (``ladder``:
     :func:`pick_pairs`; ``round-robin``: every pair once per round, each round in random order;
-    ``random``: a uniformly random pair). ``scheduled`` lists every pairing made, in order."""
+    ``random``: a uniformly random pair). ``rng`` draws pairings and which match finishes,
+    ``outcomes`` seeds the results (:meth:`_stream`). ``scheduled`` lists every pairing made,
+    in order."""
 
     def __init__(self, true: Mapping[str, float], rng: random.Random, policy: str = "ladder",
-                 target: int = 4) -> None:
+                 target: int = 4, outcomes: int = 0) -> None:
         if policy not in ("ladder", "round-robin", "random"):
             raise ValueError(f"bad policy {policy!r}: ladder, round-robin or random")
         self.true = dict(true)
@@ -72,6 +74,18 @@ class Sim:
         self.flying: list[tuple[str, str]] = []
         self.results = 0
         self._rr: list[tuple[str, str]] = []
+        self.outcomes = outcomes
+        self._streams: dict[tuple[str, str], random.Random] = {}
+
+    def _stream(self, a: str, b: str) -> random.Random:
+        """The outcomes of a pair's matches, one stream per pair: two schedules run on the same
+        ``outcomes`` seed see the same k-th result between the same two bots (common random
+        numbers), so their difference is the schedules', not the dice's."""
+        key = (a, b) if a < b else (b, a)
+        stream = self._streams.get(key)
+        if stream is None:
+            stream = self._streams[key] = random.Random(f"{self.outcomes}:{key[0]}:{key[1]}")
+        return stream
 
     def add_bot(self, name: str, strength: float) -> None:
         self.true[name] = strength
@@ -103,7 +117,7 @@ class Sim:
             self.flying.extend(new)
             self.scheduled.extend(new)
         a, b = self.flying.pop(self.rng.randrange(len(self.flying)))
-        add_result(self.stats, play(self.true, a, b, self.rng))
+        add_result(self.stats, play(self.true, a, b, self._stream(a, b)))
         self.results += 1
         if refit or (refit is None and self.policy == "ladder"):
             self.refit()
@@ -114,10 +128,11 @@ class Sim:
 
 
 def run(true: Mapping[str, float], total: int, rng: random.Random, policy: str = "ladder",
-        target: int = 4, checkpoints: Sequence[int] = ()) -> tuple[Fit, list[dict[str, Any]]]:
+        target: int = 4, checkpoints: Sequence[int] = (),
+        outcomes: int = 0) -> tuple[Fit, list[dict[str, Any]]]:
     """Play ``total`` results under ``policy`` (see :class:`Sim`); returns the final fit and,
     at each checkpoint, ``{results, tau, exact}`` of the fit of record then."""
-    sim = Sim(true, rng, policy, target)
+    sim = Sim(true, rng, policy, target, outcomes)
     marks = []
     wanted = set(checkpoints)
     for done in range(1, total + 1):
@@ -142,7 +157,7 @@ def newcomer_share(established: int, rng: random.Random, before: int = 300, afte
     """A ladder of ``established`` bots plays ``before`` results, then a new bot (of true
     strength ``strength``) joins: its share of the next ``after`` matches scheduled, and the
     largest share any other bot got."""
-    sim = Sim(strengths(established, rng), rng, "ladder", target)
+    sim = Sim(strengths(established, rng), rng, "ladder", target, rng.randrange(1 << 30))
     for _ in range(before):
         sim.step()
     sim.add_bot("newcomer", strength)

@@ -1,7 +1,9 @@
 """Ladder convergence: how fast the ladder's pairings find the true order, against round robin.
 
 ``--ladders`` simulated leagues of ``--bots`` bots with known strengths (normal, sd ``--spread``
-Elo) are played twice each, with the same strengths: once paired by the ladder
+Elo) are played twice each, with the same strengths and the same dice (the k-th match between
+two bots has the same outcome under both schedules: common random numbers, so the difference
+is the schedules'): once paired by the ladder
 (:func:`sueca.arena.schedule.pick_pairs`, ``--target`` matches in flight, refit after every
 result, as the scheduler runs) and once by plain round robin (every pair once per round, in
 random order) — the baseline, in the same run. Both are rated by the same fit of record. At
@@ -65,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             true = strengths(args.bots, random.Random(args.seed * 100_003 + i), args.spread)
             for policy in policies:
                 _, points = simulate(true, marks[-1], random.Random(args.seed + 7919 * i),
-                                     policy, args.target, marks)
+                                     policy, args.target, marks, outcomes=args.seed * 7 + i)
                 for pt in points:
                     sums[policy][pt["results"]][0] += pt["tau"]
                     sums[policy][pt["results"]][1] += int(pt["exact"])

@@ -13,6 +13,7 @@ import importlib
 KINDS = {
     "engine": "sueca.arena.bench.engine",
     "ladder": "sueca.arena.bench.ladder",
+    "ladder-live": "sueca.arena.bench.ladder_live",
     "grpc-pingpong": "sueca.arena.bench.pingpong",
     "ratings": "sueca.arena.bench.ratings",
     "referee": "sueca.arena.bench.referee",
