@@ -34,7 +34,8 @@ from .record import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
 from .store import DONE, FAILED, Store, text
 
 __all__ = ["round_robin", "tournament_spec", "same_tournament", "pick_pairs", "Ladder",
-           "connected_bots", "derive_seed", "match_spec", "RECENT", "NEWCOMER_SHARE", "EXPLORE", "SETTLED"]
+           "connected_bots", "derive_seed", "match_spec", "RECENT", "NEWCOMER_SHARE", "EXPLORE",
+           "SETTLED", "REPEAT"]
 
 #: The ladder matches remembered for the newcomers' cap (``ladder:recent``).
 RECENT = 100
@@ -44,6 +45,8 @@ NEWCOMER_SHARE = 0.3
 EXPLORE = 0.02
 #: The floor of a bot's chance to be drawn first, against the uncertainty of its place.
 SETTLED = 0.1
+#: A pair that met this many times in the last :data:`RECENT` matches weighs half as much.
+REPEAT = 5.0
 
 
 def derive_seed(secret: str, *parts: object) -> str:
@@ -126,8 +129,8 @@ def pick_pairs(free: Mapping[str, int], fit: Fit | None, n: int,
     two seats of each), for information and fairness.
 
     ``fit`` is the rating of record (None: nothing rated yet), ``recent`` the pairs of the last
-    ladder matches scheduled, oldest first, ``inflight`` the ladder
-    matches each bot has queued or running. Each pick:
+    ladder matches scheduled, oldest first, ``inflight`` the ladder matches each bot has queued
+    or running. Each pick:
 
     1. *Who plays*: a provisional bot (fewer than :data:`~sueca.arena.record.PROVISIONAL_GAMES`
        rated matches, counting its in-flight ones) first, the one with fewest; else a bot at
@@ -140,13 +143,16 @@ def pick_pairs(free: Mapping[str, int], fit: Fit | None, n: int,
        :data:`RECENT` matches, or of the last 10, is left out (as either side) while two other
        bots can play. Before this, a new bot played every match until it had caught up in games
        with the others (100% of the next 100 matches, ~178 in a row, in a simulated league).
-    3. *Against whom*: drawn at random, in proportion to ``EXPLORE`` + the probability that the
-       fit has the two in the wrong order (normal approximation, both ratings' uncertainty),
-       divided by 1 + the times the pair played in ``recent``. Games go where the order is
-       uncertain (near neighbours, and anyone against a newcomer); a near-certain pairing
-       (98.8% predictable: nothing learnt) is drawn rarely, never never, so every pair is
-       sampled; the random draw keeps an early, noisy fit from locking pairings in, which is
-       how pairing by nearest Elo converged more slowly than random pairing.
+    3. *Against whom*: drawn at random, in proportion to :data:`EXPLORE` + the probability that
+       the fit has the two in the wrong order (normal approximation, both ratings'
+       uncertainty), divided by 1 + (the times the pair met in ``recent``) / :data:`REPEAT`.
+       Games go where the order is uncertain (near neighbours, and anyone against a newcomer);
+       a near-certain pairing (98.8% predictable: nothing learnt) is drawn rarely, never never,
+       so every pair is sampled; the random draw keeps an early, noisy fit from locking
+       pairings in (pairing by nearest Elo converged more slowly than random pairing), and the
+       repeat penalty keeps one near-tied pair from taking every game.
+
+    ``sueca-arena bench ladder`` measures the result against round robin in simulated leagues.
     """
     rng = rng or random.Random()
     free = {b: f for b, f in free.items() if f >= 2}
@@ -182,7 +188,7 @@ def pick_pairs(free: Mapping[str, int], fit: Fit | None, n: int,
         for a, b in pairs:
             gap = abs(theta.get(a, 0.0) - theta.get(b, 0.0))
             weights.append((EXPLORE + _uncertain(gap, math.sqrt(var[a] + var[b])))
-                           / (1.0 + pair_count[frozenset((a, b))])
+                           / (1.0 + pair_count[frozenset((a, b))] / REPEAT)
                            / (1.0 + inflight[b]))
         a, b = rng.choices(pairs, weights)[0]
         picked.append((a, b))

@@ -27,13 +27,13 @@ from sueca.sdk.cli import Bounded
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bots", action=Bounded, kind=int, low=3, default=12)
+    p.add_argument("--bots", action=Bounded, kind=int, low=3, default=8)
     p.add_argument("--spread", action=Bounded, kind=float, low=0, above=True, default=200.0,
                    help="sd of the true strengths, in Elo (default 200)")
     p.add_argument("--ladders", action=Bounded, kind=int, low=1, default=40,
                    help="simulated leagues per schedule (default 40)")
-    p.add_argument("--checkpoints", default="100,200,400,800",
-                   help="results played at which to measure (default 100,200,400,800)")
+    p.add_argument("--checkpoints", default="100,200,400,800,1600",
+                   help="results played at which to measure (default 100,200,400,800,1600)")
     p.add_argument("--target", action=Bounded, kind=int, low=1, default=4,
                    help="ladder matches in flight (default 4)")
     p.add_argument("--seed", type=int, default=0)
