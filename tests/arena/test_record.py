@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import random
 
+import pytest
+
 from sueca.arena import simulate
 from sueca.arena.ratings import (
     Ratings,
@@ -86,6 +88,7 @@ def test_a_known_gap_is_recovered_with_the_textbook_standard_error():
     assert abs(f.pm["A"] - 1.96 * se / 2) < 0.05 * f.pm["A"]
 
 
+@pytest.mark.slow
 def test_the_95_percent_intervals_cover_the_true_strengths_in_simulated_ladders():
     """Ladders of 10 bots with known strengths, paired by the ladder's own rule: the stated 95%
     interval must hold the true strength (relative to the mean) 90-99% of the time. (The live
@@ -101,6 +104,7 @@ def test_the_95_percent_intervals_cover_the_true_strengths_in_simulated_ladders(
     assert 0.90 <= hits / total <= 0.99, hits / total
 
 
+@pytest.mark.slow
 def test_duplicate_pairs_and_single_matches_imply_the_same_gap():
     """Real matches (the engine, in-process): a strong and a sloppy heuristic bot play single
     matches, then duplicate pairs (same decks, teams swapped). Scored per match, both give the
@@ -193,7 +197,6 @@ def test_settings_change_only_through_set_config_which_rebuilds(store, monkeypat
 
 
 def test_bad_settings_are_refused_with_the_value():
-    import pytest
     for bad in (0.0, -3.0, math.inf, math.nan):
         with pytest.raises(ValueError, match="bad elo_k"):
             save_config(None, elo_k=bad)  # type: ignore[arg-type]
