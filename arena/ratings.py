@@ -279,6 +279,19 @@ def _bots_of(results: Iterable[Mapping[str, Any]]) -> list[str]:
     return sorted(names)
 
 
+#: What the ratings in Redis hold: "2" = with the rating of record's counts and pairs scored
+#: per match. Ratings written before (no ``format``) are rebuilt once from the log.
+FORMAT = "2"
+
+
+def _upgrade(store: Store) -> None:
+    k = store.keys
+    if store.r.exists(k.ratings_cursor()):  # folded by an older version: fold it all again
+        rebuild(store, _catch_up=False)
+    else:
+        store.r.hset(k.ratings_config(), "format", FORMAT)
+
+
 def catch_up(store: Store, batch: int = 500) -> int:
     """Fold every logged result not yet in the live ratings; returns how many were folded.
 
@@ -287,6 +300,8 @@ def catch_up(store: Store, batch: int = 500) -> int:
     exactly once, whatever the number of workers.
     """
     k = store.keys
+    if text(store.r.hget(k.ratings_config(), "format")) != FORMAT:
+        _upgrade(store)
     elo_k, elo_initial = load_config(store)
     folded = 0
     while True:
@@ -372,7 +387,7 @@ def record(store: Store) -> _record.Fit:
 
 
 def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
-            elo_initial: float | None = None) -> dict[str, Any]:
+            elo_initial: float | None = None, _catch_up: bool = True) -> dict[str, Any]:
     """Recompute every rating from the results log; with ``write``, replace the live ones (and
     keep ``elo_k`` and ``elo_initial``, when given, as this arena's settings).
 
@@ -382,7 +397,8 @@ def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
     ``elo_k``, ``elo_initial`` and ``ratings``.
     """
     k = store.keys
-    catch_up(store)
+    if _catch_up:
+        catch_up(store)
     cfg_k, cfg_initial = load_config(store)
     new_k = cfg_k if elo_k is None else float(elo_k)
     new_initial = cfg_initial if elo_initial is None else float(elo_initial)
@@ -422,7 +438,8 @@ def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
                     else:
                         pipe.set(k.ratings_cursor(), last)
                     pipe.hset(k.ratings_config(), mapping={"elo_k": repr(new_k),
-                                                           "elo_initial": repr(new_initial)})
+                                                           "elo_initial": repr(new_initial),
+                                                           "format": FORMAT})
                     pipe.execute()
                 else:
                     pipe.unwatch()

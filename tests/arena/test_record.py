@@ -200,3 +200,27 @@ def test_bad_settings_are_refused_with_the_value():
     for bad in (0.0, -3.0, math.inf, math.nan):
         with pytest.raises(ValueError, match="bad elo_k"):
             save_config(None, elo_k=bad)  # type: ignore[arg-type]
+
+
+def test_ratings_written_before_the_rating_of_record_are_rebuilt_once(store):
+    """An arena upgraded in place: live ratings folded by the old code (no record counts, pairs
+    scored by game points) are folded again from the log on the first catch-up."""
+    from sueca.arena.ratings import FORMAT, load
+    results = _league(12)
+    for r in results:
+        store.create_match(r["match_id"], {})
+        store.record_result(r["match_id"], r)
+    catch_up(store)
+    k = store.keys
+    store.r.delete(k.ratings_matchups())                   # what the old code left behind
+    store.r.hdel(k.ratings_config(), "format")
+    store.r.hset(k.ratings("elo"), "A", "9999.0")
+    assert catch_up(store) == 0
+    assert text_of(store.r.hget(k.ratings_config(), "format")) == FORMAT
+    assert load(store)["A"].elo != 9999.0
+    assert record(store).rating == fit_results(results).rating
+    assert rebuild(store, write=False)["max_diff"] == 0.0
+
+
+def text_of(value):
+    return value.decode() if isinstance(value, bytes) else value
