@@ -32,7 +32,8 @@ key                                    type    holds
 ``ratings:pending``                    hash    duplicate pair id -> JSON of the half whose twin
                                                is not in the log yet
 ``ratings:cursor``                     string  last results-log entry folded into the ratings
-``ratings:config``                     hash    ``elo_k``, ``elo_initial``: how to rebuild them
+``ratings:config``                     hash    ``elo_k``, ``elo_initial``: how to rebuild them;
+                                               ``format`` (older ratings are rebuilt once)
 ``ratings:matchups``                   hash    the rating of record's sufficient statistics:
                                                ``g:{matchup}`` matches, ``w:{matchup}`` wins of
                                                its first side (:mod:`sueca.arena.record`)
