@@ -103,8 +103,7 @@ def first_trick(fixed: dict[int, str], dealer: int, trump: str, plays: str,
     random but never of the ``avoid`` suits) and the dealer's turned card is ``trump``."""
     hands = hands_with({s: cs(t) for s, t in fixed.items()}, seed=seed, avoid=avoid)
     deal = Deal(build_deck(hands, dealer, "last", trump), dealer)
-    for c in cs(plays):
-        deal.play(c)
+    play_all(deal, cs(plays))  # each card checked legal first: no renúncia slips in unseen
     return deal
 
 
@@ -334,7 +333,7 @@ def renuncia_match(tie: str) -> Match:
               first_dealer=0)
     play_all(m, cs(tie_plays))
     assert m.results[-1].points == (60, 60) and m.deal.dealer == 1
-    m.play(card("7S"))
+    play_all(m, cs("7S"))
     assert m.deal.is_renuncia(card("AH"))
     m.play(card("AH"))
     return m
@@ -401,6 +400,17 @@ def test_renuncia_pays_four_plus_the_hold_over():
     assert renuncia_match("carry").results[1].game_points == (5, 0)
     assert renuncia_match("double").results[1].game_points == (8, 0)
     assert renuncia_match("none").results[1].game_points == (4, 0)
+
+
+def test_stopped_match_leaves_the_hold_over_unpaid():
+    """docs/rules.md § Where the texts are silent: a match stopped by a timeout ends with what was
+    held over still unpaid; the team of the seat at fault loses."""
+    tie_deck, tie_plays = MATCH_91[4]
+    m = Match(Variant(), decks=[cs(tie_deck)], first_dealer=0)
+    play_all(m, cs(tie_plays))
+    assert m.held == 1
+    r = m.stop("timeout", 1)
+    assert r.game_points == (0, 0) and m.game_points == [0, 0] and m.winner == 0
 
 
 if __name__ == "__main__":  # print every block, to paste into the page after an intended change
