@@ -49,6 +49,8 @@ from typing import Any
 
 import redis
 
+from sueca.sdk.settings import current
+
 from . import record as _record
 from .store import Store, text
 
@@ -211,10 +213,12 @@ class Ratings:
 
 # -- Redis --------------------------------------------------------------------------------------
 def load_config(store: Store) -> tuple[float, float]:
-    """(elo_k, elo_initial) of this arena, as stored; the first use stores the defaults.
+    """(elo_k, elo_initial) of this arena, as stored; the first use stores K from
+    ``SUECA_ELO_K`` (a new league's K) and the default initial rating.
 
-    Nothing else is read: the numbers are part of how every rating was computed, so they change
-    only through :func:`save_config`, with a rebuild (``sueca-arena ratings set-config``).
+    After that the variable is not read: the numbers are part of how every rating was
+    computed, so they change only through :func:`save_config`, with a rebuild (``sueca-arena
+    ratings set-config``); ``ratings show-config`` says when the variable differs.
     """
     key = store.keys.ratings_config()
     raw = store.r.hgetall(key)
@@ -222,7 +226,7 @@ def load_config(store: Store) -> tuple[float, float]:
         # both fields in one MULTI: a reader between two separate writes saw elo_k alone
         # (KeyError in a concurrent catch_up, seen once in CI)
         with store.r.pipeline(transaction=True) as pipe:
-            pipe.hsetnx(key, "elo_k", repr(DEFAULT_ELO_K))
+            pipe.hsetnx(key, "elo_k", repr(current().elo_k))
             pipe.hsetnx(key, "elo_initial", repr(DEFAULT_ELO_INITIAL))
             pipe.hgetall(key)
             raw = pipe.execute()[-1]

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from sueca.arena.cli.common import Bounded, UserError
+from sueca.sdk.settings import SettingsError, current
 
 __all__ = ["UserError", "Bounded", "build_parser", "main"]
 
@@ -67,11 +68,11 @@ def _lost_redis(err: BaseException) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        current()  # every SUECA_* variable is checked before anything starts
+        args = build_parser().parse_args(argv)
         return int(args.func(args) or 0)
-    except UserError as err:
+    except (UserError, SettingsError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except Exception as err:

@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 from typing import Any
 
 from sueca.sdk.cli import Bounded, UserError
+from sueca.sdk.settings import current
 
 __all__ = ["Bounded", "UserError", "add_redis", "add_port", "redis_url", "add_redis_action",
            "open_store", "fmt", "clean", "emit", "console", "check_operator_settings"]
@@ -28,7 +28,7 @@ def add_port(parser: argparse.ArgumentParser, flag: str, **kwargs: Any) -> None:
 
 
 def redis_url(args: argparse.Namespace) -> str:
-    url = getattr(args, "redis", None) or os.environ.get("SUECA_REDIS_URL")
+    url = getattr(args, "redis", None) or current().redis_url
     if not url:
         raise UserError("no Redis given: pass --redis URL or set SUECA_REDIS_URL "
                         "(or try `sueca-arena demo`, which starts its own)")
@@ -89,7 +89,8 @@ def console(stderr: bool = False):
 def check_operator_settings() -> None:
     """TLS and operator-token settings are read now, once, so that a bad CA path or a blank
     token stops a worker or scheduler with one line instead of failing every match later."""
-    from sueca.sdk.channels import CredentialsError, client_tls_from_env, operator_token_from_env
+    from sueca.referee.security import operator_token_from_env
+    from sueca.sdk.channels import CredentialsError, client_tls_from_env
     try:
         client_tls_from_env()
         operator_token_from_env()

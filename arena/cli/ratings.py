@@ -81,11 +81,17 @@ def _print_settings(cfg: dict[str, object]) -> None:
 
 
 def cmd_ratings_show_config(args: argparse.Namespace) -> int:
+    from sueca.sdk.settings import current
     cfg = _settings(open_store(args))
+    env_k = current().elo_k
+    cfg["env_elo_k_ignored"] = env_k if env_k != cfg["elo_k"] else None
     if args.json:
         print(json.dumps(cfg, indent=2))
     else:
         _print_settings(cfg)
+        if cfg["env_elo_k_ignored"] is not None:
+            print(f"note: SUECA_ELO_K is {env_k:g} here, but it only sets the K of a new league; "
+                  f"this league's K stays {cfg['elo_k']:g} until `ratings set-config --elo-k`")
     return 0
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sueca.arena.cli.common import UserError, add_redis, open_store
+from sueca.sdk.settings import current
 
 SHOWN_PROBLEMS = 3  # problems per bad record in the table (--json has them all)
 
@@ -134,13 +135,12 @@ def run_show(args: argparse.Namespace) -> int:
 
 def _show_stored(args: argparse.Namespace) -> int:
     """``replay show ID``: the match recorded in Redis, as ``matches show ID`` shows it."""
-    import os
 
     from sueca.arena.cli.matches import show_match
 
     if args.match is not None:
         raise UserError(f"no replay file {args.target!r} (--match ID picks a match in a file)")
-    if not (args.redis or os.environ.get("SUECA_REDIS_URL")):
+    if not (args.redis or current().redis_url):
         raise UserError(f"no replay file {args.target!r}; to show a match recorded in Redis, "
                         "pass --redis URL or set SUECA_REDIS_URL")
     store = open_store(args)

@@ -8,7 +8,6 @@ connected)."""
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import time
 
@@ -21,6 +20,7 @@ from sueca.arena.cli.common import (
     open_store,
     redis_url,
 )
+from sueca.sdk import settings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -49,7 +49,7 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     from sueca.arena.tasks import enqueue
     configure(redis_url(args))
     if args.referee:
-        os.environ["SUECA_REFEREES"] = ",".join(args.referee)
+        settings.use(settings.replace(settings.current(), referees=tuple(args.referee)))
     try:
         variant = Variant.parse(args.variant).to_dict()
     except VariantError as err:

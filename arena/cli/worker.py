@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from sueca.arena.cli.common import (
     Bounded,
@@ -13,6 +14,7 @@ from sueca.arena.cli.common import (
     open_store,
     redis_url,
 )
+from sueca.sdk import settings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -39,13 +41,15 @@ def cmd_worker(args: argparse.Namespace) -> int:
     url = redis_url(args)
     check_operator_settings()
     open_store(args)  # a clear error now rather than a reconnect loop
-    os.environ["SUECA_REDIS_URL"] = url
+    # the flags win over the environment; pool processes fork from here and inherit this
+    flags: dict[str, Any] = {"redis_url": url}
     if args.referee:
-        os.environ["SUECA_REFEREES"] = ",".join(args.referee)
+        flags["referees"] = tuple(args.referee)
     if args.runner:
-        os.environ["SUECA_RUNNER"] = args.runner
+        flags["runner"] = args.runner
     if args.metrics_port is not None:
-        os.environ["SUECA_METRICS_PORT"] = str(args.metrics_port)
+        flags["metrics_port"] = args.metrics_port
+    settings.use(settings.replace(settings.current(), **flags))
     from sueca.arena.celery_app import app, configure, prepare_metrics_env
     prepare_metrics_env()
     configure(url)

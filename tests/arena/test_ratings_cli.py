@@ -43,12 +43,18 @@ def test_leaderboard_shows_the_rating_of_record_with_its_interval_and_a_provisio
     assert [r["rank"] for r in by_elo] == [1, 2, 3]
 
 
-def test_settings_are_shown_and_changed_only_by_set_config_which_rebuilds(store, redis_url):
+def test_settings_are_shown_and_changed_only_by_set_config_which_rebuilds(store, redis_url,
+                                                                         monkeypatch):
+    from sueca.arena.ratings import load_config
     _league(store)
-    env = arena_env(redis_url, store.keys.prefix, SUECA_ELO_K="99")   # not read
+    monkeypatch.delenv("SUECA_ELO_K", raising=False)
+    assert load_config(store) == (24.0, 1500.0)                       # the league is made
+    env = arena_env(redis_url, store.keys.prefix, SUECA_ELO_K="99")   # the league exists
     shown = json.loads(cli("ratings", "show-config", "--json", env=env).stdout)
     assert (shown["elo_k"], shown["elo_initial"]) == (24.0, 1500.0)
-    assert "set-config" in cli("ratings", "show-config", env=env).stdout
+    assert shown["env_elo_k_ignored"] == 99.0
+    text = cli("ratings", "show-config", env=env).stdout
+    assert "set-config" in text and "SUECA_ELO_K is 99 here" in text
     out = cli("ratings", "set-config", "--elo-k", "32", "--initial", "1000", env=env).stdout
     assert "rebuilt 3 ratings from 40 results with Elo K=32, initial rating 1000" in out
     shown = json.loads(cli("ratings", "show-config", "--json", env=env).stdout)

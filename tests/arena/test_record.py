@@ -180,8 +180,10 @@ def test_record_in_redis_is_the_fit_of_the_whole_log_and_a_rebuild_is_identical(
 
 
 def test_settings_change_only_through_set_config_which_rebuilds(store, monkeypatch):
-    monkeypatch.setenv("SUECA_ELO_K", "99")                  # no longer read, ever
-    assert load_config(store) == (24.0, 1500.0)
+    monkeypatch.setenv("SUECA_ELO_K", "16")                  # a new league's K
+    assert load_config(store) == (16.0, 1500.0)
+    monkeypatch.setenv("SUECA_ELO_K", "99")                  # then kept: not read again
+    assert load_config(store) == (16.0, 1500.0)
     results = _league(30)
     for r in results:
         store.create_match(r["match_id"], {})

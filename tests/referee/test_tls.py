@@ -268,7 +268,7 @@ def test_operator_side_refuses_bad_ca_file(pki: dict[str, Path],
 @pytest.mark.parametrize("value", ["2", "enabled", "y"])
 def test_an_unknown_sueca_tls_value_is_refused_not_read_as_plaintext(value: str) -> None:
     from sueca.sdk.channels import CredentialsError, client_tls_from_env
-    with pytest.raises(CredentialsError, match=f"bad SUECA_TLS '{value}'"):
+    with pytest.raises(CredentialsError, match=f"SUECA_TLS='{value}' is not usable"):
         client_tls_from_env({"SUECA_TLS": value})
     for off in ("", "0", "off", "No"):
         assert not client_tls_from_env({"SUECA_TLS": off}).enabled

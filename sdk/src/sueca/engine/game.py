@@ -42,7 +42,7 @@ from .variant import DEFAULT, Variant
 NORMAL, RENUNCIA, REDEAL, TIMEOUT, DISCONNECT, ABORTED = (
     "normal", "renuncia", "redeal", "timeout", "disconnect", "aborted")
 FAULT_ENDS = (RENUNCIA, TIMEOUT, DISCONNECT)
-WEAK_HAND_POINTS = 10  # RULES.md (002): a first hand worth 10 points or less may call a redeal
+WEAK_HAND_POINTS = 10  # docs/rules.md § Variants (002): a first hand of 10 points or less may redeal
 
 
 def team_of(seat: int) -> int:
@@ -89,7 +89,7 @@ _new = tuple.__new__  # builds a NamedTuple without its Python-level __new__: ho
 def _trick_keys(trump: int, led: int) -> tuple[int, ...]:
     """Who wins a trick, as one number per card: the highest number takes the trick.
 
-    Trumps beat the led suit, which beats everything else (RULES.md § Tricks); within a suit the
+    Trumps beat the led suit, which beats everything else (docs/rules.md § Playing a trick); within a suit the
     card number is the rank order. One lookup per card instead of comparing suits.
     """
     return tuple(20 + c % 10 if c // 10 == trump else 10 + c % 10 if c // 10 == led else -1
@@ -102,8 +102,8 @@ _KEYS = tuple(tuple(_trick_keys(t, led) for led in range(4)) for t in range(4))
 def deal_hands(deck: Sequence[Card], dealer: int, trump_card: str) -> tuple[list[int], Card]:
     """Hands (as masks, by seat) and the turned card, from a deck listed top card first.
 
-    ``last`` (RULES.md, all four texts): ten cards to each seat starting after the dealer, so the
-    dealer's batch is the bottom ten and the bottom card is turned. ``first`` (``001``, ``003``):
+    ``last`` (docs/rules.md, all four texts): ten cards to each seat starting after the dealer, so the
+    dealer's batch is the bottom ten and the bottom card is turned. ``first`` (``000``, ``001``, ``003``):
     the dealer takes the top ten and the top card is turned; then the seats after him in order.
     """
     bit = _BIT_OF  # list.__getitem__ is a plain C method; tuple's is a slow slot wrapper
@@ -316,7 +316,7 @@ def shuffled_deck(rng: random.Random) -> tuple[Card, ...]:
 
 
 def deal_game_points(points: Sequence[int], tricks_won: Sequence[int], bandeira: str) -> tuple[int, int]:
-    """Game points of a finished deal before tie hold-over, by team (RULES.md § Scoring).
+    """Game points of a finished deal before tie hold-over, by team (docs/rules.md § Scoring a deal).
 
     61-90 -> 1, 91-120 -> 2, every trick -> 4 (``all_tricks``: 000, 001, 002) or 120 points -> 4
     (``all_points``: 003's table); 60-60 -> (0, 0), a tie.
@@ -353,7 +353,7 @@ class Match:
         self.rng = rng = seeded_random(seed)
         self.decks = [validate_deck(d) for d in decks] if decks != () else []
         if first_dealer is None:
-            # RULES.md: the first dealer is drawn at random. This is rng.randrange(4), inlined
+            # docs/rules.md: the first dealer is drawn at random. This is rng.randrange(4), inlined
             # (Random._randbelow: 3-bit draws until one is below 4): the same draws, same seat.
             first_dealer = rng.getrandbits(3)
             while first_dealer >= 4:
@@ -448,7 +448,7 @@ class Match:
         v = self.variant
         end = deal.end
         points = deal.points
-        if end == RENUNCIA:  # the other team scores 4 (RULES.md § Faults)
+        if end == RENUNCIA:  # the other team scores 4 (docs/rules.md § Renúncia and other faults)
             gp = (4, 0) if deal.fault_seat & 1 else (0, 4)  # type: ignore[operator]
         else:
             # only a team with all 120 points can have all ten tricks: count them only then

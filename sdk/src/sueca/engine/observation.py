@@ -1,4 +1,4 @@
-"""What one seat may know: its own hand and public play, nothing more (RULES.md: no signals).
+"""What one seat may know: its own hand and public play, nothing more (docs/rules.md: no signals).
 
 :class:`Observation` is a *view* of a live match for one seat, computed on access: a bot that
 reads only ``legal`` pays only for ``legal``, which is how self-play reaches tens of thousands of

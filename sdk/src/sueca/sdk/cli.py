@@ -136,10 +136,10 @@ def add_tls_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tls", action="store_true", default=None,
                    help="connect with TLS, checking the referee's certificate against the "
                         "root certificates bundled with grpcio (default $SUECA_TLS)")
-    p.add_argument("--tls-ca", default=os.environ.get("SUECA_TLS_CA"), metavar="FILE",
+    p.add_argument("--tls-ca", default=_env().tls_ca, metavar="FILE",
                    help="connect with TLS, checking the referee's certificate against this PEM "
                         "CA file (default $SUECA_TLS_CA)")
-    p.add_argument("--tls-server-name", default=os.environ.get("SUECA_TLS_SERVER_NAME"),
+    p.add_argument("--tls-server-name", default=_env().tls_server_name,
                    metavar="NAME",
                    help="the name the referee's certificate must carry, when it is not the host "
                         "dialled (default $SUECA_TLS_SERVER_NAME)")
@@ -152,6 +152,15 @@ def tls_from_args(args: argparse.Namespace) -> Any:
     try:
         return client_tls(bool(args.tls) or tls_requested(), args.tls_ca, args.tls_server_name)
     except CredentialsError as err:
+        raise UserError(str(err)) from None
+
+
+def _env() -> Any:
+    """The settings (:mod:`sueca.sdk.settings`); a bad one is a one-line :class:`UserError`."""
+    from sueca.sdk.settings import SettingsError, current
+    try:
+        return current()
+    except SettingsError as err:
         raise UserError(str(err)) from None
 
 
@@ -171,10 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="connect a bot to referees and play until Ctrl-C")
     p.add_argument("bot", metavar="BOT",
                    help="an example (random, heuristic, reckless), module:Class or file.py:Class")
-    p.add_argument("--server", default=os.environ.get("SUECA_SERVER"),
+    p.add_argument("--server", default=_env().server,
                    help="referee host:port, a comma list, or a name resolving to several "
                         "(default $SUECA_SERVER)")
-    p.add_argument("--token", default=os.environ.get("SUECA_TOKEN"),
+    p.add_argument("--token", default=_env().token,
                    help="the token `sueca-arena bots add NAME` printed (default $SUECA_TOKEN)")
     p.add_argument("--capacity", action=Bounded, kind=int, low=1, default=4,
                    help="games this process plays at once, per referee (default 4)")
