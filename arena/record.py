@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["ELO", "PRIOR_SD", "PROVISIONAL_GAMES", "Fit", "matchup", "add_result", "fit",
-           "win_probability"]
+           "fit_results"]
 
 #: Elo points per natural log-odds unit.
 ELO = 400.0 / math.log(10)
@@ -112,17 +112,12 @@ class Fit:
                    dict(d["theta"]), float(d["initial"]), int(d.get("iterations", 0)))
 
 
-def win_probability(fit: Fit, a: str, b: str) -> float:
-    """P(a beats b) in a two-bot match, by the fit (0.5 for unknown bots)."""
-    d = fit.theta.get(a, 0.0) - fit.theta.get(b, 0.0)
-    return 1.0 / (1.0 + math.exp(-d))
-
-
 def fit(stats: Mapping[str, Sequence[float]], initial: float = 1500.0,
         prior_sd: float = PRIOR_SD, start: Mapping[str, float] | None = None,
         tol: float = 1e-6, max_iter: int = 50) -> Fit:
     """The MAP fit of the matchup counts ``stats`` (see :func:`add_result`); ``start`` (natural
-    units by bot, e.g. a previous fit's ``theta``) warm-starts Newton's method."""
+    units by bot, e.g. a previous fit's ``theta``) warm-starts it (straight to the chord
+    method)."""
     import numpy as np
     keys = list(stats)
     parsed = json.loads("[" + ",".join(keys) + "]") if keys else []
@@ -189,6 +184,7 @@ def fit(stats: Mapping[str, Sequence[float]], initial: float = 1500.0,
         iterations += 1
         grad, p = gradient(theta)
     cov = np.linalg.inv(hessian(p))
+    at = theta  # where cov was computed
     last = math.inf
     while iterations < 4 * max_iter:
         step = cov @ grad
@@ -201,8 +197,10 @@ def fit(stats: Mapping[str, Sequence[float]], initial: float = 1500.0,
         if big < tol:
             break
         if big > 0.5 * last:  # converging slowly (a warm start far off): linearise again
-            cov = np.linalg.inv(hessian(p))
+            cov, at = np.linalg.inv(hessian(p)), theta
         last = big
+    if float(np.abs(theta - at).max()) > 0.05:  # the intervals need the Hessian at the fit
+        cov = np.linalg.inv(hessian(p))
     # variance of theta_i - mean(theta): the rating shown is relative to the mean
     var = np.diag(cov) - 2.0 * cov.mean(axis=1) + cov.mean()
     sd = np.sqrt(np.maximum(var, 0.0))

@@ -6,7 +6,7 @@ pair's matches both bots deal first and both teams lead first equally often.
 
 Duplicate (``duplicate=True``): the matches come in pairs that share one seed and one first
 dealer — the same decks — with the teams swapped, so each bot plays the cards the other had.
-The pair is scored together (see :func:`sueca.arena.ratings.pair_outcome`).
+A pair is scored per match, ½ for each match won (:func:`sueca.arena.ratings.pair_outcome`).
 
 Seeds come from a random secret kept in the tournament's spec: a bot that knows the tournament id
 and the pairings still cannot compute the decks. A schedule is a pure function of the spec, so
