@@ -1,3 +1,4 @@
+# PYTHON_ARGCOMPLETE_OK  (shell completion: eval "$(register-python-argcomplete sueca-arena)")
 """The ``sueca-arena`` command line: one sub-command per module, each imported only when used.
 
 Every command module exposes ``add_parser(subparsers)`` and sets ``func`` on its parser; a
@@ -17,6 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from sueca.arena.cli.common import Bounded, UserError
+from sueca.sdk.cli import complete
 
 __all__ = ["UserError", "Bounded", "build_parser", "main"]
 
@@ -68,6 +70,7 @@ def _lost_redis(err: BaseException) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    complete(parser)  # shell completion (argcomplete): a no-op unless the shell is asking
     try:
         args = parser.parse_args(argv)
         return int(args.func(args) or 0)
