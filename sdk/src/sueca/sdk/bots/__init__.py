@@ -32,7 +32,7 @@ EXAMPLES: dict[str, type] = {
     "reckless": RecklessBot,
 }
 
-SPEC_SHOWN = 200  # characters of a bad spec quoted in an error (a spec may come from anywhere)
+SPEC_SHOWN = 120  # characters of a bad spec quoted in an error (a spec may come from anywhere)
 
 
 class BotLoadError(ValueError):
@@ -62,19 +62,19 @@ def load_bot(spec: str) -> Callable[[], Any]:
         raise BotLoadError(f"bad bot {_quote(spec)}: expected module:Class or file.py:Class, "
                            "e.g. mybots.smart:SmartBot or ./mybot.py:Greedy")
     if where.endswith(".py") or "/" in where or os.sep in where:
-        module, what = _import_file(spec, where), f"file {where!r}"
+        module, what = _import_file(spec, where), f"file {_quote(where)}"
     else:
-        module, what = _import_module(spec, where), f"module {where!r}"
+        module, what = _import_module(spec, where), f"module {_quote(where)}"
     found: Any = module
     for part in attr.split("."):
         found = getattr(found, part, None)
         if found is None:
-            raise BotLoadError(f"bot {_quote(spec)}: {what} has no {attr!r}")
+            raise BotLoadError(f"bot {_quote(spec)}: {what} has no {_quote(attr)}")
     if not callable(found):
-        raise BotLoadError(f"bot {_quote(spec)}: {attr!r} in {what} is a "
+        raise BotLoadError(f"bot {_quote(spec)}: {_quote(attr)} in {what} is a "
                            f"{type(found).__name__}, not a class or factory")
     if isinstance(found, type) and not callable(getattr(found, "play", None)):
-        raise BotLoadError(f"bot {_quote(spec)}: class {attr!r} has no play(observation) method")
+        raise BotLoadError(f"bot {_quote(spec)}: class {_quote(attr)} has no play(observation) method")
     return found  # type: ignore[no-any-return]
 
 
@@ -106,12 +106,12 @@ def _import_module(spec: str, name: str) -> Any:
         return importlib.import_module(name)
     except ModuleNotFoundError as err:
         if err.name is not None and (name == err.name or name.startswith(err.name + ".")):
-            raise BotLoadError(f"bot {_quote(spec)}: no module {name!r} (looked in the current "
-                               f"directory {cwd!r} and the installed packages)") from None
-        raise BotLoadError(f"bot {_quote(spec)}: module {name!r} failed to import: "
+            raise BotLoadError(f"bot {_quote(spec)}: no module {_quote(name)} (looked in the current "
+                               f"directory {_quote(cwd)} and the installed packages)") from None
+        raise BotLoadError(f"bot {_quote(spec)}: module {_quote(name)} failed to import: "
                            f"{type(err).__name__}: {err}") from None
     except Exception as err:  # the bot's own code raised while importing: say so in one line
-        raise BotLoadError(f"bot {_quote(spec)}: module {name!r} failed to import: "
+        raise BotLoadError(f"bot {_quote(spec)}: module {_quote(name)} failed to import: "
                            f"{type(err).__name__}: {err}") from None
 
 
@@ -119,7 +119,7 @@ def _import_file(spec: str, path: str) -> Any:
     """The module of a bot file, imported once per process (by absolute path): the arena's
     runner loads its bots for every match."""
     if not os.path.isfile(path):
-        raise BotLoadError(f"bot {_quote(spec)}: no file {path!r}"
+        raise BotLoadError(f"bot {_quote(spec)}: no file {_quote(path)}"
                            + (" (it is a directory)" if os.path.isdir(path) else ""))
     full = os.path.realpath(path)
     stem = os.path.splitext(os.path.basename(full))[0]
@@ -129,14 +129,14 @@ def _import_file(spec: str, path: str) -> Any:
         return module
     module_spec = importlib.util.spec_from_file_location(name, full)
     if module_spec is None or module_spec.loader is None:
-        raise BotLoadError(f"bot {_quote(spec)}: cannot load {path!r} as Python")
+        raise BotLoadError(f"bot {_quote(spec)}: cannot load {_quote(path)} as Python")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module  # dataclasses, pickle and typing look their module up by name
     try:
         module_spec.loader.exec_module(module)
     except Exception as err:
         del sys.modules[name]
-        raise BotLoadError(f"bot {_quote(spec)}: {path!r} failed to import: "
+        raise BotLoadError(f"bot {_quote(spec)}: {_quote(path)} failed to import: "
                            f"{type(err).__name__}: {err}") from None
     return module
 
