@@ -24,6 +24,14 @@ from .local import play_local
 __all__ = ["MatchFailed", "bot_labels", "match_seed", "selfplay", "wilson"]
 
 
+class _Tally:
+    """One bot's running totals over the run."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.matches = self.wins = self.deals = self.points = self.faults = 0
+
+
 class MatchFailed(Exception):
     """A match could not be played to its end (a bot raised, or returned no card at all): the
     message names the match and its seats."""
@@ -62,8 +70,7 @@ def selfplay(factories: Sequence[Callable[[], Any]], names: Sequence[str], varia
     ``on_match(match, record)`` is called after each match; ``record`` is the replay when
     ``want_records`` is set. Match ids are ``selfplay-{seed}-{i}``, i counting from 0.
     """
-    stats = [{"name": names[b], "matches": 0, "wins": 0, "deals": 0, "points": 0, "faults": 0}
-             for b in (0, 1)]
+    stats = [_Tally(names[0]), _Tally(names[1])]
     total_deals = 0
     for i in range(matches):
         a_team = i % 2  # bot A sits in seats 0, 2 in even matches and 1, 3 in odd ones
@@ -78,29 +85,29 @@ def selfplay(factories: Sequence[Callable[[], Any]], names: Sequence[str], varia
         team_of_bot = (a_team, 1 - a_team)
         for b in (0, 1):
             st = stats[b]
-            st["matches"] += 1
-            st["wins"] += match.winner == team_of_bot[b]
+            st.matches += 1
+            st.wins += match.winner == team_of_bot[b]
         for r in match.results:
             if r.end == REDEAL:
                 continue
             total_deals += 1
             for b in (0, 1):
-                stats[b]["deals"] += 1
-                stats[b]["points"] += r.points[team_of_bot[b]]
+                stats[b].deals += 1
+                stats[b].points += r.points[team_of_bot[b]]
             if r.end == RENUNCIA and r.fault_seat is not None:
-                stats[order[r.fault_seat]]["faults"] += 1
+                stats[order[r.fault_seat]].faults += 1
         if on_match is not None:
             rec = replays.record(match, match_id, seats) if want_records else None
             on_match(match, rec)
     bots = []
     for st in stats:
-        lo, hi = wilson(st["wins"], st["matches"])
+        lo, hi = wilson(st.wins, st.matches)
         bots.append({
-            "name": st["name"], "matches": st["matches"], "wins": st["wins"],
-            "win_rate": st["wins"] / st["matches"] if st["matches"] else 0.0,
-            "ci95": [lo, hi], "deals": st["deals"],
-            "mean_points": st["points"] / st["deals"] if st["deals"] else 0.0,
-            "faults": st["faults"],
+            "name": st.name, "matches": st.matches, "wins": st.wins,
+            "win_rate": st.wins / st.matches if st.matches else 0.0,
+            "ci95": [lo, hi], "deals": st.deals,
+            "mean_points": st.points / st.deals if st.deals else 0.0,
+            "faults": st.faults,
         })
     return {"matches": matches, "deals": total_deals, "seed": seed,
             "variant": variant.to_dict(), "duplicate": duplicate, "bots": bots}

@@ -49,7 +49,7 @@ def progress(total: int, label: str, stream: TextIO | None = None,
     piped or captured output never holds a bar."""
     out = sys.stderr if stream is None else stream
     if not out.isatty():
-        yield lambda n=1: None
+        yield _nothing
         return
     started = time.monotonic()
     state = {"done": 0, "drawn": 0.0}
@@ -79,6 +79,10 @@ def progress(total: int, label: str, stream: TextIO | None = None,
     finally:
         out.write("\r\x1b[K")  # erased: the table that follows stands alone
         out.flush()
+
+
+def _nothing(n: int = 1) -> None:
+    """``advance`` when no bar is drawn."""
 
 
 def _clock(seconds: float) -> str:
