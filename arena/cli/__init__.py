@@ -1,3 +1,4 @@
+# PYTHON_ARGCOMPLETE_OK  (shell completion: eval "$(register-python-argcomplete sueca-arena)")
 """The ``sueca-arena`` command line: one sub-command per module, each imported only when used.
 
 Every command module exposes ``add_parser(subparsers)`` and sets ``func`` on its parser; a
@@ -17,6 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from sueca.arena.cli.common import Bounded, UserError
+from sueca.sdk.cli import complete
 from sueca.sdk.settings import SettingsError, current
 
 __all__ = ["UserError", "Bounded", "build_parser", "main"]
@@ -70,7 +72,9 @@ def _lost_redis(err: BaseException) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         current()  # every SUECA_* variable is checked before anything starts
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        complete(parser)  # shell completion (argcomplete): a no-op unless the shell is asking
+        args = parser.parse_args(argv)
         return int(args.func(args) or 0)
     except (UserError, SettingsError) as err:
         print(f"error: {err}", file=sys.stderr)
