@@ -14,7 +14,8 @@ INTENDED = {
     "CardError", "CardNotInHandError", "DeckError", "GameOverError", "IllegalPlayError",
     "NotYourTurnError", "RedealError", "RenunciaError", "ReplayError", "SuecaError",
     "VariantError", "Deal", "DealResult", "Match", "Play", "Trick", "deal_game_points",
-    "shuffled_deck", "team_of", "Observation", "Snapshot", "play_match", "DEFAULT", "Variant",
+    "shuffled_deck", "team_of", "Observation", "SeatView", "Snapshot", "play_match", "DEFAULT",
+    "Variant", "End", "legal_mask", "trick_keys",
 }
 FORBIDDEN = ("grpc", "redis", "celery", "prometheus_client", "google.protobuf")
 

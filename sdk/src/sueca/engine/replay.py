@@ -13,11 +13,10 @@ from typing import Any
 
 from .cards import CARDS, card
 from .errors import ReplayError, SuecaError
-from .game import ABORTED, DISCONNECT, REDEAL, TIMEOUT, Deal, Match
+from .game import _STOPS, REDEAL, Deal, Match
 from .variant import Variant
 
 FORMAT = "sueca-replay/1"
-_STOPS = (TIMEOUT, DISCONNECT, ABORTED)
 
 
 def _names(cards: Sequence[int]) -> list[str]:

@@ -23,5 +23,5 @@ def seeded_random(seed: Any) -> random.Random:
         return _Random(seed)  # str, bytes, None...: Random.seed's own conversions
     rng = _new(_Random)
     _c_seed(rng, seed)
-    rng.gauss_next = None  # what Random.seed and Random.__init__ set after seeding
+    rng.gauss_next = None  # type: ignore[attr-defined]  # what Random.seed sets (undocumented)
     return rng

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import inspect
 import logging
 import math
@@ -113,7 +114,7 @@ def resolve(server: str) -> list[str]:
         if len(addrs) <= 1:
             out.append(item)
         else:
-            out.extend(f"[{a}]:{port}" if ":" in a else f"{a}:{port}" for a in addrs)
+            out.extend(f"[{a}]:{port}" if ":" in str(a) else f"{a}:{port}" for a in addrs)
     seen: set[str] = set()
     return [a for a in out if not (a in seen or seen.add(a))]  # type: ignore[func-returns-value]
 
@@ -307,7 +308,7 @@ class Connection:
         client = self.client
         async with open_aio_channel(self.address, client.tls, CHANNEL_OPTIONS,
                                     client.names.get(self.address)) as channel:
-            call = channel.stream_stream(
+            call: grpc.aio.StreamStreamCall[bytes, pb.RefereeMessage] = channel.stream_stream(
                 _CONNECT, request_serializer=_identity,
                 response_deserializer=pb.RefereeMessage.FromString)()
             self.call = call
@@ -324,7 +325,7 @@ class Connection:
                         f"referee {self.address} refused bot {client.name!r}: "
                         f"{err.details()}") from None
                 raise
-            if first is grpc.aio.EOF:
+            if not isinstance(first, pb.RefereeMessage):  # grpc.aio.EOF: closed at once
                 return False
             if first.HasField("welcome"):
                 if self.referee_id and first.welcome.referee_id != self.referee_id:
@@ -340,7 +341,7 @@ class Connection:
                     self._queue_drain()
                 while True:
                     msg = await call.read()
-                    if msg is grpc.aio.EOF:
+                    if not isinstance(msg, pb.RefereeMessage):  # grpc.aio.EOF
                         break
                     self._handle(msg)
             finally:
@@ -507,7 +508,11 @@ class Client:
         for k in range(groups):
             part = sync_jobs[k::groups]
             fut = loop.run_in_executor(self.pool, self._run_group, part)
-            fut.add_done_callback(lambda f, part=part: self._done(conn, part, f.result()))
+            fut.add_done_callback(functools.partial(self._group_done, conn, part))
+
+    def _group_done(self, conn: Connection, jobs: list[tuple[Game, list[Any]]],
+                    fut: asyncio.Future[list[bytes]]) -> None:
+        self._done(conn, jobs, fut.result())
 
     def _inline(self) -> bool:
         """Run this batch in the event loop? Yes while the bot is fast; a pooled bot is
@@ -662,7 +667,7 @@ async def serve(bot_factory: Callable[[], Bot], server: str, token: str, capacit
     referee refuses the token (:class:`AuthenticationError`)."""
     client = Client(bot_factory, server, token, capacity, name, threads, max_backoff, tls)
     main = asyncio.create_task(client.run())
-    waits = [main]
+    waits: list[asyncio.Task[Any]] = [main]
     if stop is not None:
         waits.append(asyncio.create_task(stop.wait()))
     try:

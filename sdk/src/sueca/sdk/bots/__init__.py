@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from .heuristic import HeuristicBot
 from .random_bot import RandomBot
@@ -57,7 +57,7 @@ def load_bot(spec: str) -> Callable[[], Any]:
         raise BotLoadError(f"bot {spec!r}: {attr!r} is not a class or factory")
     if isinstance(found, type) and not callable(getattr(found, "play", None)):
         raise BotLoadError(f"bot {spec!r}: class {attr!r} has no play(observation) method")
-    return found
+    return cast(Callable[[], Any], found)
 
 
 def _valid() -> str:
