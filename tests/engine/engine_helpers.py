@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from sueca.engine import CARDS, Card, Deal, Match, card
 
-ROOT_DIR = str(Path(__file__).resolve().parents[3])  # the repository root
+ROOT_DIR = str(Path(__file__).resolve().parents[2])  # the repository root
 SUIT_LETTERS = "CDHS"
 HIGH_TO_LOW = "A7KJQ65432"  # RULES.md § Cards; 000, 001, 002, 003
 RANK_POINTS = {"A": 11, "7": 10, "K": 4, "J": 3, "Q": 2, "6": 0, "5": 0, "4": 0, "3": 0, "2": 0}

@@ -5,7 +5,7 @@ re-plays it move by move — every card must be legal for the seat to move (or b
 renúncia), every trick must have the recorded winner and points, every deal the recorded score —
 and then plays the same match again with the same bots and seed, which must give the same record
 byte for byte. A change to the rules, the deal, the scoring or the bots shows up here as a diff.
-After an intended change: ``pytest tests/referee/engine/test_engine_golden.py --regen-golden``
+After an intended change: ``pytest tests/engine/test_engine_golden.py --regen-golden``
 and review the diff.
 """
 

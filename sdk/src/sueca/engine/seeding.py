@@ -3,7 +3,7 @@
 Self-play seeds five Mersenne Twisters per match (the deck's and one per bot), and for an int
 seed ``random.Random(seed)`` spends a fifth of its time in two Python-level calls
 (``__init__`` → ``seed``) around the C seeding. :func:`seeded_random` calls the C seeding
-directly; the generator is the same object in the same state (``tests/referee/engine``
+directly; the generator is the same object in the same state (``tests/engine/test_engine_seeding.py``
 compares ``getstate()`` for many seeds), so replays do not change.
 """
 

@@ -1,6 +1,6 @@
 """Connect a bot to one or more referees and play every game they give it.
 
->>> from sdk.client import run
+>>> from sueca.sdk.client import run
 >>> run(MyBot, "127.0.0.1:50051", token="mybot.Xy...", capacity=8)   # blocks; Ctrl-C drains
 
 One bidirectional stream per referee address; each referee multiplexes every game it seats this
@@ -69,7 +69,7 @@ _DRAIN = pb.BotMessage(drain=True).SerializeToString()
 
 
 def _identity(data: bytes) -> bytes:
-    return data  # BotMessages are encoded here (answers by proto_convert.action_bytes)
+    return data  # BotMessages are encoded here (answers by sueca.wire.action_bytes)
 
 
 class AuthenticationError(Exception):
@@ -692,7 +692,7 @@ def run(bot_factory: Callable[[], Bot], server: str, token: str, capacity: int =
     ``server`` is ``host:port`` or a comma list; ``capacity`` is how many games this process
     plays at once (per referee); ``threads`` sizes the pool for synchronous bots (0 runs them in
     the event loop: fastest for bots that take microseconds); the bot's name is the part of the
-    token before the first '.', unless ``name`` is given; ``tls``
+    token before its last '.' (names may hold dots), unless ``name`` is given; ``tls``
     (:func:`sueca.sdk.channels.client_tls`) connects with TLS instead of plaintext.
     """
 
