@@ -11,7 +11,7 @@ deals a second. A view follows the match as it moves; :meth:`SeatView.snapshot` 
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from .cards import Card, cards_of
 from .game import Match, Trick
@@ -172,3 +172,6 @@ class Snapshot(NamedTuple):
 
 
 OBSERVATION_FIELDS = Snapshot._fields
+
+if TYPE_CHECKING:  # `make check` runs mypy, which proves these satisfy the protocol
+    _OBSERVATIONS: tuple[type[Observation], ...] = (SeatView, Snapshot)

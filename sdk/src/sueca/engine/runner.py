@@ -15,11 +15,18 @@ bot raises.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from .cards import _CHUNK_MASK, _T0, _T1, _T2, POINTS, SUIT_MASKS, SUIT_TABLES, Card
 from .game import _BITS, _KEYS, NORMAL, Deal, Match, Trick, _new
-from .observation import SeatView
+from .observation import Observation, SeatView
+
+
+class Player(Protocol):
+    """What :func:`play_match` needs of a bot: a card for an observation (a :class:`Card`, or
+    its number or text). ``redeal`` and the hooks are optional, looked up by name."""
+
+    def play(self, observation: Observation, /) -> object: ...
 
 
 class _TurnView(SeatView):
@@ -129,7 +136,7 @@ def _play_deal(deal: Deal, acts: list[Callable[[Any], Any]], views: list[_TurnVi
                 deal.end = NORMAL
 
 
-def play_match(match: Match, bots: Sequence[Any]) -> Match:
+def play_match(match: Match, bots: Sequence[Player]) -> Match:
     """Play ``match`` to its end; ``bots[s]`` plays seat ``s``. Returns the match."""
     acts = [b.play for b in bots]
     on_trick, on_deal = _hooks(bots, "on_trick_end"), _hooks(bots, "on_deal_end")

@@ -12,9 +12,9 @@ pair has the same seed, hence the same decks and first dealer, with the teams sw
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from sueca.engine import DEFAULT, Match, Variant, play_match
+from sueca.engine import DEFAULT, Match, Player, Variant, play_match
 
 from .bot import MatchInfo, bot_seeds
 
@@ -24,7 +24,7 @@ T = TypeVar("T")
 _new = tuple.__new__  # a NamedTuple without its Python-level __new__
 
 
-def play_local(bots: Sequence[Callable[[], Any]], variant: Variant = DEFAULT,
+def play_local(bots: Sequence[Callable[[], Player]], variant: Variant = DEFAULT,
                seed: int | str | None = None, match_id: str = "local",
                seat_names: Sequence[str] | None = None, decks: Iterable[Iterable[object]] = (),
                first_dealer: int | None = None) -> Match:
@@ -54,7 +54,7 @@ def swap_teams(seats: Sequence[T]) -> list[T]:
     return [seats[1], seats[0], seats[3], seats[2]]
 
 
-def play_duplicate(bots: Sequence[Callable[[], Any]], variant: Variant = DEFAULT,
+def play_duplicate(bots: Sequence[Callable[[], Player]], variant: Variant = DEFAULT,
                    seed: int | str | None = None, match_ids: tuple[str, str] = ("dup-1", "dup-2"),
                    seat_names: Sequence[str] | None = None,
                    decks: Iterable[Iterable[object]] = (),

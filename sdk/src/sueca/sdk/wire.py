@@ -9,6 +9,8 @@ time it is read: a bot that looks only at ``legal`` pays only for ``legal``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sueca.engine import CARDS, Card, Trick, Variant
 from sueca.engine.observation import Snapshot
 from sueca.v1 import sueca_pb2 as pb
@@ -105,3 +107,9 @@ class Observation:
 
     def __repr__(self) -> str:
         return f"Observation(seat={self.seat}, hand={' '.join(map(str, self.hand))})"
+
+
+if TYPE_CHECKING:  # `make check` runs mypy, which proves this satisfies the engine's protocol
+    import sueca.engine
+
+    _PROTOCOL: type[sueca.engine.Observation] = Observation

@@ -11,13 +11,16 @@ import importlib
 from collections.abc import Callable
 from typing import Any, cast
 
+from sueca.engine import Player
+
+from ..bot import Bot
 from .heuristic import HeuristicBot
 from .random_bot import RandomBot
 from .reckless import RecklessBot
 
 __all__ = ["EXAMPLES", "BotLoadError", "HeuristicBot", "RandomBot", "RecklessBot", "load_bot"]
 
-EXAMPLES: dict[str, type] = {
+EXAMPLES: dict[str, type[Bot]] = {
     "random": RandomBot,
     "heuristic": HeuristicBot,
     "reckless": RecklessBot,
@@ -28,7 +31,7 @@ class BotLoadError(ValueError):
     """A bot name that is neither an example nor an importable ``module:Class``."""
 
 
-def load_bot(spec: str) -> Callable[[], Any]:
+def load_bot(spec: str) -> Callable[[], Player]:
     """The bot class (or factory) named by ``spec``: an example name or ``module:Class``.
 
     The result is called with no arguments to make one bot for one seat of one match.
@@ -57,7 +60,7 @@ def load_bot(spec: str) -> Callable[[], Any]:
         raise BotLoadError(f"bot {spec!r}: {attr!r} is not a class or factory")
     if isinstance(found, type) and not callable(getattr(found, "play", None)):
         raise BotLoadError(f"bot {spec!r}: class {attr!r} has no play(observation) method")
-    return cast(Callable[[], Any], found)
+    return cast(Callable[[], Player], found)
 
 
 def _valid() -> str:
