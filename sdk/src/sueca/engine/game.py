@@ -17,6 +17,10 @@ from operator import call as _call
 from typing import NamedTuple
 
 from .cards import (
+    _CHUNK_MASK,
+    _T0,
+    _T1,
+    _T2,
     CARDS,
     FULL_DECK,
     POINTS,
@@ -229,7 +233,8 @@ class Deal:
         if follow:
             led = self.led
             return SUIT_TABLES[led][follow >> 10 * led]
-        return cards_of(hand)
+        # cards_of(hand), inlined: read once per card played by bots with hooks
+        return _T0[hand & _CHUNK_MASK] + _T1[(hand >> 14) & _CHUNK_MASK] + _T2[hand >> 28]
 
     def hand(self, seat: int) -> tuple[Card, ...]:
         return cards_of(self.hands[seat])
