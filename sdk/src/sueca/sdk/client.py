@@ -32,7 +32,7 @@ from typing import Any
 
 import grpc
 
-from sueca.engine import Card, CardError, card
+from sueca.engine import Card, CardError, End, card
 from sueca.sdk.bot import Bot, MatchInfo
 from sueca.sdk.channels import PLAINTEXT, ClientTLS, open_aio_channel
 from sueca.sdk.wire import Observation
@@ -40,6 +40,7 @@ from sueca.v1 import sueca_pb2 as pb
 from sueca.wire import (
     action_bytes,
     deal_result_from_pb,
+    end_from_pb,
     game_id_field,
     trick_from_pb,
     variant_from_pb,
@@ -250,9 +251,9 @@ class Game:
                       "will end this match", type(self.bot).__name__, self.game_id)
 
 
-def _end_args(m: pb.MatchEnd) -> tuple[tuple[int, int], int | None, str]:
-    gp = tuple(m.game_points) if len(m.game_points) == 2 else (0, 0)
-    return gp, None if m.winner < 0 else m.winner, m.end  # type: ignore[return-value]
+def _end_args(m: pb.MatchEnd) -> tuple[tuple[int, int], int | None, End]:
+    gp = (m.game_points[0], m.game_points[1]) if len(m.game_points) == 2 else (0, 0)
+    return gp, None if m.winner < 0 else m.winner, end_from_pb(m.end)
 
 
 class Connection:
