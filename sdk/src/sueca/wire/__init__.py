@@ -405,8 +405,6 @@ def spec_to_pb(spec: Mapping[str, Any]) -> pb.MatchSpec:
     return m
 
 
-_SPEC_KEYS = {"match_id", "bots", "variant", "seed", "decks", "first_dealer", "move_ms",
-              "bank_ms", "grace_ms", "lenient", "quiet"}
 
 
 class SpecDict(TypedDict, total=False):
@@ -424,6 +422,9 @@ class SpecDict(TypedDict, total=False):
     grace_ms: int
     lenient: bool
     quiet: bool
+
+
+_SPEC_KEYS = SpecDict.__optional_keys__  # every field (total=False): the keys spec_to_pb takes
 
 
 def spec_from_pb(m: pb.MatchSpec) -> SpecDict:
