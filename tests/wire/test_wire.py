@@ -183,3 +183,15 @@ def test_observation_bytes_are_the_generated_observation(seed, seat, g0, g1, hel
     done = b"".join(conv.field_bytes(0x52, conv.trick_bytes(t)) for t in match.deal.tricks)
     assert pb.Observation.FromString(conv.observation_bytes(match, seat, done)) == \
         conv.observation(match, seat)
+
+
+def test_end_reasons_cross_the_wire_as_their_words():
+    from sueca.engine import DealResult, End
+    for end in End:
+        r = DealResult(3, 1, end, (60, 60), (0, 0), None if end == End.NORMAL else 2)
+        m = conv.deal_end_to_pb(r)
+        assert m.end == end.value
+        back = conv.deal_result_from_pb(pb.DealEnd.FromString(m.SerializeToString()))
+        assert back == r and back.end is end
+    with pytest.raises(ValueError, match="unknown end 'resigned'"):
+        conv.end_from_pb("resigned")

@@ -60,6 +60,8 @@ def _play_deal(deal: Deal, acts: list[Callable[[Any], Any]], views: list[_TurnVi
     can). The winning key and seat live in locals until the trick closes; everything a view
     shows is up to date whenever a bot runs.
 
+    The cards a follower is shown are :func:`~.game.legal_mask`'s, decoded as
+    :meth:`Deal.legal_cards` does (the equivalence test compares what every bot was shown).
     Anything else (not a canonical Card, a card not held, a renúncia) goes through ``Deal.play``
     itself, with the deal's state brought up to date first. Closing a trick is
     ``Deal._close_trick`` inlined (3% of self-play time in a same-run A/B); the equivalence test
