@@ -29,6 +29,8 @@ import tempfile
 
 from celery import Celery, signals
 
+from sueca.sdk.settings import current
+
 from .keys import default_keys
 from .redisurl import for_celery
 
@@ -36,13 +38,13 @@ QUEUE = "sueca.matches"
 
 
 def _url() -> str:
-    return os.environ.get("SUECA_REDIS_URL") or "redis://127.0.0.1:6379/0"
+    return current().redis_url or "redis://127.0.0.1:6379/0"
 
 
 def _transport_options() -> dict[str, object]:
     return {
         "global_keyprefix": default_keys().celery_prefix(),
-        "visibility_timeout": float(os.environ.get("SUECA_VISIBILITY_TIMEOUT") or 600),
+        "visibility_timeout": current().visibility_timeout,
         # look for abandoned messages every few seconds, not every 100 s (kombu's default)
         "unacked_restore_interval": 2,
         "unacked_restore_throttle": 1,
@@ -106,7 +108,7 @@ def prepare_metrics_env() -> str | None:
     (in-memory or mmap files) at import, so it is picked again here if it was imported already.
     A directory given by the operator is used as is (wipe it between runs, as the client asks).
     """
-    if not os.environ.get("SUECA_METRICS_PORT"):
+    if current().metrics_port is None:
         return None
     global _own_dir
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -123,10 +125,10 @@ prepare_metrics_env()
 
 @signals.worker_init.connect
 def _start_metrics(**_: object) -> None:
-    port = os.environ.get("SUECA_METRICS_PORT")
-    if port:
+    port = current().metrics_port
+    if port is not None:
         from .metrics import serve_worker_metrics
-        serve_worker_metrics(int(port), redis_url(app), QUEUE)
+        serve_worker_metrics(port, redis_url(app), QUEUE)
 
 
 @signals.worker_process_init.connect

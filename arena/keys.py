@@ -42,7 +42,7 @@ key                                    type    holds
 
 from __future__ import annotations
 
-import os
+from sueca.sdk.settings import current
 
 DEFAULT_PREFIX = "sueca:"
 
@@ -117,4 +117,4 @@ class Keys:
 def default_keys() -> Keys:
     """The key layout under ``SUECA_KEY_PREFIX`` (default ``sueca:``): every process of one
     arena — CLI, workers, exporter — must agree on it."""
-    return Keys(os.environ.get("SUECA_KEY_PREFIX") or DEFAULT_PREFIX)
+    return Keys(current().key_prefix)

@@ -32,11 +32,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import redis
+
+from sueca.sdk.settings import current
 
 from .store import Store, text
 
@@ -206,7 +207,7 @@ def load_config(store: Store) -> tuple[float, float]:
     if len(raw) < 2:
         # both fields in one MULTI: a reader between two separate writes saw elo_k alone
         # (KeyError in a concurrent catch_up, seen once in CI)
-        k = float(os.environ.get("SUECA_ELO_K") or DEFAULT_ELO_K)
+        k = current().elo_k
         with store.r.pipeline(transaction=True) as pipe:
             pipe.hsetnx(key, "elo_k", repr(k))
             pipe.hsetnx(key, "elo_initial", repr(DEFAULT_ELO_INITIAL))

@@ -11,6 +11,8 @@ import subprocess
 import tempfile
 import time
 
+from sueca.sdk.settings import current
+
 
 def redis_binary() -> str:
     found = shutil.which("redis-server")
@@ -116,4 +118,4 @@ class RedisServer:
 
 
 def default_url() -> str | None:
-    return os.environ.get("SUECA_REDIS_URL")
+    return current().redis_url

@@ -19,12 +19,13 @@ what is worth retrying (no replica reachable, no free capacity, Redis lost) and
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from sueca.sdk.settings import current
 
 from .store import TRANSIENT_REDIS_ERRORS, Store
 
@@ -50,7 +51,7 @@ class Permanent(Exception):
 # -- local -------------------------------------------------------------------------------------
 def _local_bots() -> dict[str, str]:
     out = {}
-    for item in (os.environ.get("SUECA_LOCAL_BOTS") or "").split(","):
+    for item in (current().local_bots or "").split(","):
         name, sep, target = item.partition("=")
         if sep:
             out[name.strip()] = target.strip()
@@ -89,7 +90,7 @@ def run_local(spec: Mapping[str, Any]) -> dict[str, Any]:
 # -- referee -----------------------------------------------------------------------------------
 def replicas(store: Store | None) -> list[str]:
     """Known referee replicas: ``SUECA_REFEREES`` (comma-separated) and live heartbeats."""
-    found = [a.strip() for a in (os.environ.get("SUECA_REFEREES") or "").split(",") if a.strip()]
+    found = list(current().referees)
     if store is not None:
         try:
             for a in store.referees():
@@ -210,13 +211,13 @@ def run_match(spec: Mapping[str, Any], mode: str | None = None, store: Store | N
               timeout: float | None = None) -> dict[str, Any]:
     """Run ``spec``; the outcome has ``match_id, end, winner (team or None), game_points,
     fault_seat, fault_bot, replay (dict), referee``."""
-    mode = mode or os.environ.get("SUECA_RUNNER") or "referee"
+    mode = mode or current().runner
     if mode == "local":
         return run_local(spec)
     if mode != "referee":
         raise Permanent(f"bad runner {mode!r}: local or referee")
-    timeout = timeout or float(os.environ.get("SUECA_MATCH_TIMEOUT") or 300)
-    wait = float(os.environ.get("SUECA_PLACE_WAIT") or 20)
+    timeout = timeout or current().match_timeout
+    wait = current().place_wait
     return normalise(run_on_referee(spec, replicas(store), timeout, wait))
 
 

@@ -20,6 +20,7 @@ matches in flight, under a Redis lock so that two schedulers never exceed it.
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 import secrets
 import time
@@ -28,7 +29,7 @@ from typing import Any
 
 from .store import DONE, FAILED, Store, text
 
-__all__ = ["round_robin", "tournament_spec", "same_tournament", "pick_pairs", "Ladder",
+__all__ = ["round_robin", "tournament_spec", "same_tournament", "pick_pairs", "Ladder", "connected_bots",
            "derive_seed", "match_spec"]
 
 
@@ -203,3 +204,31 @@ class Ladder:
             return new
         finally:
             self.store.unlock("ladder", token)
+
+
+# -- where bots have free seats (the ladder's view of the referees) ---------------------------
+def connected_bots(store: Any, static: Sequence[str] | None) -> dict[str, int]:
+    """Bot -> free seats over the known replicas (or the static list, with ample seats)."""
+    if static:
+        return {b: 1000 for b in static}
+    from sueca.arena.runner import replicas
+    free: dict[str, int] = {}
+    try:
+        from sueca.referee import control
+    except ImportError:
+        return free
+    for addr in replicas(store):
+        try:
+            for b in control.list_bots(addr):
+                free[b["bot"]] = free.get(b["bot"], 0) + int(b["free"])
+        except Exception as err:  # an unreachable replica must not stop the ladder: say so,
+            problem = str(err)    # once per replica and problem, not once a tick
+            if _LIST_PROBLEMS.get(addr) != problem:
+                _LIST_PROBLEMS[addr] = problem
+                logging.getLogger("sueca.scheduler").warning("referee %s: %s", addr, problem)
+            continue
+        _LIST_PROBLEMS.pop(addr, None)
+    return free
+
+
+_LIST_PROBLEMS: dict[str, str] = {}  # replica -> the problem last logged for it

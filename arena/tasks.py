@@ -17,6 +17,8 @@ from typing import Any
 
 from celery.exceptions import Reject
 
+from sueca.sdk.settings import current
+
 from .celery_app import app, redis_url
 from .runner import Permanent, Transient, play_and_record
 from .store import TRANSIENT_REDIS_ERRORS, Store
@@ -42,13 +44,13 @@ def _set_store(s: Store) -> None:
 
 
 def max_attempts() -> int:
-    return max(1, int(os.environ.get("SUECA_MATCH_ATTEMPTS") or 5))
+    return current().match_attempts
 
 
 def backoff(attempt: int) -> float:
     """Seconds before retry number ``attempt`` (1, 2, ...): 0.5, 1, 2, 4 ... capped at 30, with
     jitter so that retries of many matches do not arrive together."""
-    base = float(os.environ.get("SUECA_RETRY_BASE") or 0.5)
+    base = current().retry_base
     return min(30.0, base * 2 ** (attempt - 1)) * (0.75 + random.random() * 0.5)
 
 

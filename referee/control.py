@@ -9,7 +9,7 @@ bot, field or value at fault); like ``grpc.RpcError`` they answer ``code()`` (a
 abort (shutdown, caller gone) raises :class:`MatchAborted`: an aborted match is never a result,
 the caller runs it again.
 
-Transport security comes from the environment (:mod:`sueca.sdk.channels`): ``SUECA_TLS_CA`` or
+Transport security comes from the settings (:mod:`sueca.sdk.channels`): ``SUECA_TLS_CA`` or
 ``SUECA_TLS=1`` for a TLS referee, ``SUECA_OPERATOR_TOKEN`` sent with every call to a referee
 that requires it. League workers and the CLI therefore reach a secured referee without any
 flag; a bad CA file raises :class:`sueca.sdk.channels.CredentialsError` (a ``ValueError``).
@@ -23,12 +23,8 @@ from typing import Any
 import grpc
 
 from sueca import wire as conv
-from sueca.sdk.channels import (
-    client_tls_from_env,
-    open_aio_channel,
-    open_channel,
-    operator_metadata,
-)
+from sueca.referee.security import operator_metadata
+from sueca.sdk.channels import client_tls_from_env, open_aio_channel, open_channel
 from sueca.v1 import sueca_pb2 as pb
 from sueca.v1 import sueca_pb2_grpc as pb_grpc
 

@@ -29,8 +29,8 @@ from grpc_reflection.v1alpha import reflection
 from sueca import wire as conv
 from sueca.referee import metrics
 from sueca.referee.match_runner import Listener, MatchRunner
+from sueca.referee.security import AUTHORIZATION, BEARER
 from sueca.referee.sessions import MAX_CAPACITY, PlacementError, Session, SessionHub
-from sueca.sdk.channels import AUTHORIZATION, BEARER
 from sueca.v1 import sueca_pb2 as pb
 
 log = logging.getLogger("sueca.referee")
@@ -374,7 +374,7 @@ async def start(auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
                 operator_token: str | None = None) -> Referee:
     """Start a referee on ``host:port`` (0: a free port, see ``Referee.port``) in this loop.
 
-    ``credentials`` (:func:`sueca.sdk.channels.server_credentials`) serve TLS instead of plaintext
+    ``credentials`` (:func:`sueca.referee.security.server_credentials`) serve TLS instead of plaintext
     on the same port; ``operator_token`` makes every MatchService call prove it is an operator
     (bots keep their own tokens; health and reflection stay open for probes and grpcurl).
     """

@@ -4,7 +4,7 @@ One run starts a private Redis, registers the bench bots, starts a referee and P
 random`` processes, plays N matches with C at once through ``MatchService.RunMatch`` (quiet
 streams, from threads, via :func:`sueca.referee.control.run_match`), and then (with everything else
 stopped) the bare gRPC ping-pong baseline, so the ratio of the two is taken on the same machine
-in the same run: this machine is shared and noisy. Everything started is stopped, failure or not.
+in the same run (a shared machine is noisy). Everything started is stopped, failure or not.
 
 Random bots never fault, so a match that fails or ends by a fault means something is broken: the
 bench says so on stderr, stops scheduling after a few, and exits 1 (its JSON still comes last).
@@ -42,8 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     # The defaults are the arena's shape: a bot is one process holding many games (capacity),
     # and a referee runs many matches at once, so every message carries a batch of turns. Two
-    # bot processes, not one per seat: this machine has 2 cores, and more processes than cores
-    # only split the batches (measured: 4 processes give half the moves/s of 2 here).
+    # bot processes, not one per seat: on a small machine (2 cores) more processes than cores
+    # only split the batches (measured on 2 cores: 4 processes gave half the moves/s of 2).
     parser.add_argument("--matches", action=Bounded, kind=int, low=1, default=512,
                         help="matches to play (default 512)")
     parser.add_argument("--bot-processes", action=Bounded, kind=int, low=1, default=2,

@@ -53,8 +53,8 @@ def _specs(tid: str, names: list[str], n: int, secret: str) -> list[dict[str, An
 
 def _celery_run(arena: Any, tid: str, names: list[str], n: int, timeout: float,
                 secret: str) -> float:
-    from sueca.arena.cli.league import enqueue_missing, wait_for
     from sueca.arena.schedule import tournament_spec
+    from sueca.arena.tournaments import enqueue_missing, wait_for
     spec = tournament_spec(names, 1, False, {}, secret=secret)
     arena.store.create_tournament(tid, spec, lambda t, s: _specs(t, names, n, secret))
     t0 = time.perf_counter()

@@ -1,3 +1,4 @@
+# PYTHON_ARGCOMPLETE_OK  (shell completion: eval "$(register-python-argcomplete sueca-arena)")
 """The ``sueca-arena`` command line: one sub-command per module, each imported only when used.
 
 Every command module exposes ``add_parser(subparsers)`` and sets ``func`` on its parser; a
@@ -16,8 +17,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from sueca.sdk.cli import Bounded
-from sueca.sdk.cli import UserError as CommandLineError
+from sueca.arena.cli.common import Bounded, UserError
+from sueca.sdk.cli import complete
+from sueca.sdk.settings import SettingsError, current
 
 __all__ = ["UserError", "Bounded", "build_parser", "main"]
 
@@ -27,33 +29,37 @@ COMMANDS = (
     ("sueca.arena.cli.replay", "replay"),
     ("sueca.arena.cli.bench", "bench"),
     ("sueca.arena.cli.referee", "referee"),
+    ("sueca.arena.cli.health", "health"),
     ("sueca.arena.cli.bots", "bots"),
-    ("sueca.arena.cli.league", "tournament"),
+    ("sueca.arena.cli.tournament", "tournament"),
+    ("sueca.arena.cli.leaderboard", "leaderboard"),
+    ("sueca.arena.cli.matches", "matches"),
+    ("sueca.arena.cli.worker", "worker"),
+    ("sueca.arena.cli.scheduler", "scheduler"),
+    ("sueca.arena.cli.ratings", "ratings"),
     ("sueca.arena.cli.demo", "demo"),
 )
-
-
-class UserError(CommandLineError):
-    """A mistake in what the user asked for; shown as ``error: <message>``, exit code 2.
-
-    A subclass of the SDK's command-line error, so that one ``except`` serves both: a
-    :class:`~sueca.sdk.cli.Bounded` option raises the SDK's own while parsing.
-    """
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sueca-arena", description="Sueca Arena: a referee, a league and tools for Sueca bots.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module_name, _ in COMMANDS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as err:
-            if err.name != module_name:
-                raise
-            continue  # a command whose module is not built yet
-        module.add_parser(sub)
+        # a command module that fails to import is a broken install: say so, never hide it
+        importlib.import_module(module_name).add_parser(sub)
     return parser
+
+
+def version() -> str:
+    """The installed sueca-arena version (and the SDK's, which a bot author compares with)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+    try:
+        return f"{dist_version('sueca-arena')} (sueca-sdk {dist_version('sueca-sdk')})"
+    except PackageNotFoundError:
+        return "(not installed)"
 
 
 def _lost_redis(err: BaseException) -> bool:
@@ -64,11 +70,13 @@ def _lost_redis(err: BaseException) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     try:
+        current()  # every SUECA_* variable is checked before anything starts
+        parser = build_parser()
+        complete(parser)  # shell completion (argcomplete): a no-op unless the shell is asking
         args = parser.parse_args(argv)
         return int(args.func(args) or 0)
-    except CommandLineError as err:
+    except (UserError, SettingsError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except Exception as err:

@@ -1,7 +1,7 @@
 """``sueca-arena bench KIND``: benchmarks whose last output line is one JSON object.
 
 Each kind lives in its own module (imported only when run) and measures a baseline in the same
-run, because this machine is shared and noisy and a lone absolute time means little.
+run: machines are shared and noisy, and a lone absolute time means little.
 """
 
 from __future__ import annotations

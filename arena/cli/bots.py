@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from sueca.arena.cli import UserError
+from sueca.arena.cli.common import UserError, add_redis_action, clean, fmt, open_store
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from sueca.arena.cli.league import add_redis_action
     p = sub.add_parser("bots", help="register, list and remove bots")
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     add_redis_action(acts, "add", "register a bot and print its token (shown only once)",
@@ -21,7 +20,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def _registry(args: argparse.Namespace):
     from sueca.arena.bots import BotRegistry
-    from sueca.arena.cli.league import open_store
     store = open_store(args)
     return store, BotRegistry(store.r, store.keys)
 
@@ -49,18 +47,16 @@ def cmd_list(args: argparse.Namespace) -> int:
         r = ratings.get(name)
         rows.append({"bot": name, **(r.as_dict() if r else {"games": 0})})
     if args.json:
-        from sueca.arena.cli.league import _clean
-        print(json.dumps(_clean(rows), indent=2))
+        print(json.dumps(clean(rows), indent=2))
         return 0
     if not rows:
         print("no bots registered: `sueca-arena bots add NAME`")
         return 0
-    from sueca.arena.cli.league import _fmt
     for r in rows:
         if r.get("elo") is None:
             print(f"{r['bot']:<24} unrated")
         else:
-            print(f"{r['bot']:<24} Elo {r['elo']:.0f} ± {_fmt(r['elo_pm'])}  "
+            print(f"{r['bot']:<24} Elo {r['elo']:.0f} ± {fmt(r['elo_pm'])}  "
                   f"OpenSkill {r['mu']:.1f} ± {r['mu_pm']:.1f}  ({r['games']} games)")
     return 0
 

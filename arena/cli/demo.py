@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from sueca.arena.cli import Bounded, UserError
+from sueca.arena.cli.common import Bounded, UserError
 from sueca.sdk.channels import drop_tls_settings
 
 EXAMPLE_BOTS = ("random", "heuristic", "reckless")
@@ -262,15 +262,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     import json
 
     from sueca.arena.celery_app import configure
-    from sueca.arena.cli.league import (
-        _clean,
-        _console,
-        leaderboard,
-        print_leaderboard,
-        run_tournament,
-    )
+    from sueca.arena.cli.common import clean
+    from sueca.arena.cli.common import console as make_console
+    from sueca.arena.cli.leaderboard import print_leaderboard
+    from sueca.arena.leaderboard import leaderboard
     from sueca.arena.redisurl import masked
-    console = _console(stderr=True)
+    from sueca.arena.tournaments import TournamentError, run_tournament
+    console = make_console(stderr=True)
     started = time.monotonic()
     shared = args.redis is not None
     names = {(f"demo-{b}" if shared else b): b for b in EXAMPLE_BOTS}
@@ -290,13 +288,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
                       f"referee {arena.referee}, logs in {arena.log_dir}")
         configure(arena.redis_url)
         t0 = time.monotonic()
-        report = run_tournament(arena.store, list(names), args.matches_per_pair, True,
-                                timeout=args.timeout)
+        try:
+            report = run_tournament(arena.store, list(names), args.matches_per_pair, True,
+                                    timeout=args.timeout)
+        except TournamentError as err:
+            raise UserError(str(err)) from None
         elapsed = time.monotonic() - t0
         arena.check()
         rows = [r for r in leaderboard(arena.store) if r["bot"] in names]
         if args.json:
-            print(json.dumps(_clean({"tournament": report["tournament"],
+            print(json.dumps(clean({"tournament": report["tournament"],
                                      "redis": masked(arena.redis_url), "referee": arena.referee,
                                      "matches": report["recorded"], "seconds": elapsed,
                                      "failed": report["failed"], "leaderboard": rows}), indent=2))

@@ -23,7 +23,8 @@ import socket
 import time
 from typing import Any
 
-from sueca.sdk.cli import Bounded, add_tls_flags, tls_from_args
+from sueca.sdk.cli import Bounded
+from sueca.sdk.settings import current
 
 HEARTBEAT_SECONDS = 2.0
 HEARTBEAT_TTL = 10  # seconds a replica's bot list outlives its last heartbeat
@@ -49,46 +50,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="on SIGTERM, how long running matches may take to finish (default 30)")
     p.add_argument("--insecure", action="store_true",
                    help="accept any token (no Redis needed): only on a private machine")
-    p.add_argument("--tls-cert", default=os.environ.get("SUECA_TLS_CERT"), metavar="FILE",
+    p.add_argument("--tls-cert", default=current().tls_cert, metavar="FILE",
                    help="PEM certificate (chain) to serve TLS with, with --tls-key "
                         "(default $SUECA_TLS_CERT; without it the port is plaintext)")
-    p.add_argument("--tls-key", default=os.environ.get("SUECA_TLS_KEY"), metavar="FILE",
+    p.add_argument("--tls-key", default=current().tls_key, metavar="FILE",
                    help="PEM private key of --tls-cert (default $SUECA_TLS_KEY)")
     p.add_argument("--operator-token-file", default=None, metavar="FILE",
                    help="file holding the token RunMatch, Watch and ListBots callers must send "
                         "(default: $SUECA_OPERATOR_TOKEN; without either, anyone may call them)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.set_defaults(func=run)
-
-    h = sub.add_parser("health", help="ask a referee's gRPC health service (exit 0 if serving)",
-                       description="Exit 0 when the referee at ADDRESS reports SERVING, 1 "
-                                   "otherwise: a container probe that also speaks TLS, which "
-                                   "the kubelet's own gRPC probe cannot.")
-    h.add_argument("address", nargs="?", default="127.0.0.1:50051", metavar="ADDRESS",
-                   help="host:port (default 127.0.0.1:50051)")
-    h.add_argument("--timeout", action=Bounded, kind=float, low=0, above=True, default=2.0,
-                   help="seconds to wait for the answer (default 2)")
-    add_tls_flags(h)
-    h.set_defaults(func=health)
-
-
-def health(args: argparse.Namespace) -> int:
-    """Print the referee's health status; 0 when SERVING."""
-    import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-    from sueca.sdk.channels import open_channel
-    tls = tls_from_args(args)
-    try:
-        with open_channel(args.address, tls) as channel:
-            status = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(), timeout=args.timeout).status
-    except grpc.RpcError as err:
-        print(f"referee {args.address} unreachable: {err.code().name}: {err.details()}")
-        return 1
-    name = health_pb2.HealthCheckResponse.ServingStatus.Name(status)
-    print(f"referee {args.address}: {name}")
-    return 0 if status == health_pb2.HealthCheckResponse.SERVING else 1
 
 
 def is_loopback(host: str) -> bool:
@@ -106,12 +77,12 @@ def security(args: argparse.Namespace) -> tuple[Any, str | None]:
     the flags and environment; a bad file is a UserError quoting its path, before anything
     starts."""
     from sueca.arena.cli import UserError
-    from sueca.sdk.channels import (
-        CredentialsError,
+    from sueca.referee.security import (
         operator_token_from_env,
         read_token_file,
         server_credentials,
     )
+    from sueca.sdk.channels import CredentialsError
     if bool(args.tls_cert) != bool(args.tls_key):
         given, missing = (("--tls-cert", "--tls-key") if args.tls_cert
                           else ("--tls-key", "--tls-cert"))
@@ -131,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    redis_url = args.redis or os.environ.get("SUECA_REDIS_URL")
+    redis_url = args.redis or current().redis_url
     if not redis_url and not args.insecure:
         raise UserError("the referee checks bot tokens in Redis: pass --redis URL (or set "
                         "SUECA_REDIS_URL), or --insecure to accept any token on a private machine")

@@ -74,8 +74,8 @@ def test_a_bad_number_stops_local_commands_before_they_start(argv, option, value
                                                                              "scheduler"])
 @pytest.mark.parametrize("setting, says", [
     ({"SUECA_TLS_CA": "/nonexistent/ca.pem"}, "TLS CA file '/nonexistent/ca.pem' does not exist"),
-    ({"SUECA_TLS": "maybe"}, "bad SUECA_TLS 'maybe': 1, true, yes or on for TLS; 0, false, no, "
-                             "off or empty for plaintext"),
+    ({"SUECA_TLS": "maybe"}, "SUECA_TLS='maybe' is not usable: 1, true, yes or on for TLS; 0, "
+                             "false, no, off or empty for plaintext"),
     ({"SUECA_OPERATOR_TOKEN": " "}, "SUECA_OPERATOR_TOKEN is empty"),
 ], ids=["ca", "tls", "token"])
 def test_bad_operator_settings_stop_workers_and_schedulers_at_once(store, redis_url, prefix,

@@ -50,8 +50,8 @@ def test_a_pair_played_on_one_seed_is_rated_as_one_game(store) -> None:
 
 def test_a_pair_whose_half_was_reseeded_is_rated_as_two_games(store) -> None:
     """The retried half is dealt other decks: the log says so, and the pair is two games."""
-    from sueca.arena.cli.league import tournament_report
     from sueca.arena.ratings import load, rebuild
+    from sueca.arena.tournaments import tournament_report
     results = _play_pair(store, "pair-retried", retry_second=True)
     second = store.match(results[1]["match_id"])
     assert results[0]["seed"] == second["spec"]["seed"]                 # as scheduled
@@ -144,8 +144,8 @@ def test_the_scheduler_logs_an_unreachable_replica_once_not_every_tick(monkeypat
                                                                         caplog) -> None:
     import logging
 
-    from sueca.arena.cli.league import connected_bots
     from sueca.arena.redisproc import free_port
+    from sueca.arena.schedule import connected_bots
     monkeypatch.setenv("SUECA_REFEREES", f"127.0.0.1:{free_port()}")
     with caplog.at_level(logging.WARNING, logger="sueca.scheduler"):
         for _ in range(3):

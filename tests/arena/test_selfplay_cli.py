@@ -12,6 +12,7 @@ import pytest
 from sueca.arena.cli import main
 from sueca.arena.cli.selfplay import wilson
 from sueca.engine import replay as replays
+from sueca.sdk import selfplay as sdk_selfplay
 
 SUECA_ARENA = str(Path(sys.executable).parent / "sueca-arena")
 
@@ -135,3 +136,38 @@ def test_weak_hand_redeals_are_recorded_and_verify(capsys: pytest.CaptureFixture
     assert redeals > 0
     assert all(replays.verify(r) == [] for r in recs)
     assert s["deals"] == sum(len(r["deals"]) for r in recs) - redeals  # redeals are no deals
+
+
+def test_one_implementation_shared_with_the_sdk() -> None:
+    """sueca-arena selfplay is the SDK's: the same functions, not a copy."""
+    from sueca.arena.cli import selfplay as arena_selfplay
+    from sueca.sdk.cli import selfplay as sdk_command
+    assert arena_selfplay.wilson is sdk_selfplay.wilson
+    assert arena_selfplay.run is sdk_command.run
+
+
+def test_arena_and_sdk_print_the_same_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    from sueca.sdk.cli import main as sueca_bot
+    argv = ["selfplay", "--bots", "heuristic,random", "--matches", "6", "--seed", "4", "--json"]
+    assert main(argv) == 0
+    arena = json.loads(capsys.readouterr().out)
+    assert sueca_bot(argv) == 0
+    sdk = json.loads(capsys.readouterr().out)
+    arena.pop("seconds"), sdk.pop("seconds")
+    assert arena == sdk
+
+
+def test_the_local_runner_loads_a_bot_file_like_selfplay(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """arena.runner.run_local uses the SDK's one loader: ./file.py:Class works there too."""
+    from sueca.arena.runner import Permanent, run_local
+    (tmp_path / "lastcard.py").write_text(
+        "from sueca.sdk import Bot\n\n\nclass Last(Bot):\n"
+        "    def play(self, observation):\n        return observation.legal[-1]\n")
+    monkeypatch.chdir(tmp_path)
+    bots = ["./lastcard.py:Last", "random", "./lastcard.py:Last", "random"]
+    out = run_local({"bots": bots, "seed": 3, "match_id": "m-1"})
+    assert out["end"] == "normal" and replays.verify(out["replay"]) == []
+    with pytest.raises(Permanent, match="no file './gone.py'"):
+        run_local({"bots": ["./gone.py:Last", "random", "random", "random"], "seed": 3})
+

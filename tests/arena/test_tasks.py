@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from sueca.arena.cli.league import enqueue_missing, prepare_tournament, run_tournament
 from sueca.arena.ratings import catch_up, load, rebuild
 from sueca.arena.tasks import enqueue, run_match
+from sueca.arena.tournaments import enqueue_missing, prepare_tournament, run_tournament
 from sueca.engine import replay
 
 pytestmark = pytest.mark.slow

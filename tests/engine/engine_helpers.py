@@ -1,7 +1,7 @@
 """Helpers for the engine tests: decks built from wanted hands, scripted deals, state capture.
 
 The rule knowledge here (rank order, points, who takes a trick) is written out again from
-RULES.md on purpose, independent of the engine, so the tests check the engine against the rules
+docs/rules.md on purpose, independent of the engine, so the tests check the engine against the rules
 and not against itself. Cards are handled as text ("AS", "7H") on this side.
 """
 
@@ -16,7 +16,7 @@ from sueca.engine import CARDS, Card, Deal, Match, card
 
 ROOT_DIR = str(Path(__file__).resolve().parents[2])  # the repository root
 SUIT_LETTERS = "CDHS"
-HIGH_TO_LOW = "A7KJQ65432"  # RULES.md § Cards; 000, 001, 002, 003
+HIGH_TO_LOW = "A7KJQ65432"  # docs/rules.md § Cards; 000, 001, 002, 003
 RANK_POINTS = {"A": 11, "7": 10, "K": 4, "J": 3, "Q": 2, "6": 0, "5": 0, "4": 0, "3": 0, "2": 0}
 ALL_TEXTS = [r + s for s in SUIT_LETTERS for r in HIGH_TO_LOW]
 
@@ -31,7 +31,7 @@ def points_of(texts: Iterable[object]) -> int:
 
 
 def beats(a: str, b: str) -> bool:
-    """Same suit: does a rank above b? (RULES.md: A 7 K J Q 6 5 4 3 2)."""
+    """Same suit: does a rank above b? (docs/rules.md § Cards: A 7 K J Q 6 5 4 3 2)."""
     return HIGH_TO_LOW.index(a[0]) < HIGH_TO_LOW.index(b[0])
 
 
@@ -54,8 +54,8 @@ def build_deck(hands: Sequence[Iterable[object]], dealer: int, trump_card: str =
                trump: object = None) -> list[Card]:
     """The 40-card deck (top first) that deals ``hands`` (by seat) with ``dealer``.
 
-    ``last`` (RULES.md; 000-003): seats from the one after the dealer get deck[0:10], ...,
-    the dealer deck[30:40]; the turned card is deck[39]. ``first`` (001, 003): the dealer gets
+    ``last`` (docs/rules.md; 000-003): seats from the one after the dealer get deck[0:10], ...,
+    the dealer deck[30:40]; the turned card is deck[39]. ``first`` (000, 001, 003): the dealer gets
     deck[0:10] and deck[0] is turned, then the seats after him in order. ``trump`` (a card of
     the dealer's hand) is put in the turned position; by default the dealer's hand order is kept.
     """

@@ -1,4 +1,4 @@
-"""The 40-card deck, rank order and card points (RULES.md § Cards)."""
+"""The 40-card deck, rank order and card points (docs/rules.md § Cards)."""
 
 import itertools
 
@@ -68,7 +68,7 @@ def test_rank_order_decides_a_trick(low, high, high_first):
 
 @pytest.mark.parametrize("text", ALL_TEXTS)
 def test_every_card_text_parses_and_prints_back(text):
-    """RULES.md § Cards: the 40 cards; a card is written rank then suit, e.g. AS, 7H."""
+    """docs/rules.md § How the arena writes cards: the 40 cards, rank then suit, e.g. AS, 7H."""
     c = parse_card(text)
     assert str(c) == text and repr(c) == text and f"{c:>3}" == " " + text
     assert parse_card(text.lower()) is c and parse_card(f"  {text} ") is c
@@ -76,7 +76,7 @@ def test_every_card_text_parses_and_prints_back(text):
 
 
 def test_parse_cards_and_helpers():
-    """RULES.md § Cards: four suits C D H S, 10 ranks each."""
+    """docs/rules.md § How the arena writes cards: four suits C D H S, 10 ranks each."""
     assert parse_cards(["AS", "7h", 0, CARDS[39]]) == cs("AS 7H 2C AS")
     assert card("QD").suit_letter == "D" and card("QD").suit == SUITS.index("D")
 
@@ -84,7 +84,7 @@ def test_parse_cards_and_helpers():
 @settings(max_examples=300, deadline=None, database=None)
 @given(st.text(max_size=5))
 def test_any_text_is_a_card_or_a_card_error_quoting_it(text):
-    """RULES.md § Faults: a malformed message is refused with a clear error."""
+    """docs/rules.md § Renúncia and other faults: a malformed message is refused with a clear error."""
     try:
         c = parse_card(text)
     except CardError as err:

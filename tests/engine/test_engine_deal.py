@@ -1,4 +1,5 @@
-"""Dealing, the trump, the lead and the tricks (RULES.md § Deal, § Tricks, worked examples)."""
+"""Dealing, the trump, the lead and the tricks (docs/rules.md § Dealing and the
+trump, § Playing a trick, § Worked examples)."""
 
 import random
 
@@ -67,8 +68,8 @@ def test_trump_card_first_dealer_takes_the_top_ten(dealer):
 @pytest.mark.parametrize("trump_card", ["last", "first"])
 @pytest.mark.parametrize("dealer", range(4))
 def test_build_deck_helper_and_match_deal_the_wanted_hands(dealer, trump_card):
-    """RULES.md § Deal: "The deck order after shuffle and cut, plus the variant, must reproduce
-    the deal exactly, so that a recorded deck replays the same hands"."""
+    """docs/rules.md § Dealing and the trump: the deck after shuffling and cutting, the dealer and
+    the trump_card variant decide every hand, so a recorded deck replays the same hands."""
     hands = hands_with({dealer: ["5H"]}, seed=dealer)
     deck = build_deck(hands, dealer, trump_card, trump="5H")
     m = Match(Variant(trump_card=trump_card), decks=[deck], first_dealer=dealer)
@@ -197,7 +198,7 @@ def test_without_trumps_highest_of_led_suit_wins_even_against_higher_other_suit(
 
 def test_trick_winner_leads_next_and_ten_tricks_make_a_deal():
     """000: "este jugador se convierte en el mano para la siguiente baza"; 001: "The winner of
-    each trick leads to the next"; RULES.md: ten tricks make a deal."""
+    each trick leads to the next"; docs/rules.md § Playing a trick: ten tricks make a deal."""
     s = scripted("DEALER_62", dealer=3)
     deal = Deal(s.deck, 3)
     for k in range(10):
@@ -234,7 +235,7 @@ def test_trump_held_until_the_dealer_plays_it(trump_card):
 
 
 def test_shuffled_deck_is_a_permutation_and_seeded():
-    """RULES.md § Deal: shuffle; decks from a seed are reproducible (duplicate play)."""
+    """docs/rules.md § Dealing and the trump: shuffle; decks from a seed are reproducible (duplicate play)."""
     a = shuffled_deck(random.Random(1))
     b = shuffled_deck(random.Random(1))
     assert a == b and sorted(a) == list(CARDS)

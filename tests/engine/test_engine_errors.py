@@ -1,6 +1,6 @@
-"""Bad input: every error quotes the bad value and leaves the game exactly as it was (RULES.md
-§ Faults: "a card not in its hand, a play out of turn, a malformed or unknown message: a protocol
-fault, refused with a clear error, never applied to the game")."""
+"""Bad input: every error quotes the bad value and leaves the game exactly as it was (docs/rules.md
+§ Renúncia and other faults: a card the seat does not hold, a play out of turn, a malformed or
+unknown message is refused with a clear error and never applied to the game)."""
 
 import pytest
 from engine_helpers import build_deck, hands_with, play_all, scripted, state
@@ -39,7 +39,7 @@ from sueca.engine import (
     ("   ", "empty"),
 ])
 def test_bad_card_text_is_refused_quoting_it(text, hint):
-    """RULES.md § Cards: 40 cards, no 8, 9, 10 (001: "remove the 8s, 9s and 10s"); a malformed
+    """docs/rules.md § Cards: 40 cards, no 8, 9, 10 (001: "remove the 8s, 9s and 10s"); a malformed
     card is a protocol fault refused with a clear error."""
     with pytest.raises(CardError) as err:
         parse_card(text)
@@ -50,7 +50,7 @@ def test_bad_card_text_is_refused_quoting_it(text, hint):
 
 @pytest.mark.parametrize("value", [None, 5.0, b"AS", ["AS"], True])
 def test_non_text_card_is_refused_by_parse_card(value):
-    """RULES.md § Faults: a malformed message is refused with a clear error."""
+    """docs/rules.md § Renúncia and other faults: a malformed message is refused with a clear error."""
     with pytest.raises(CardError) as err:
         parse_card(value)
     assert repr(value) in str(err.value)
@@ -58,7 +58,8 @@ def test_non_text_card_is_refused_by_parse_card(value):
 
 @pytest.mark.parametrize("value", [None, 40, -1, True, False, 1.0, b"AS", ("A", "S")])
 def test_bad_card_value_is_refused_by_card(value):
-    """RULES.md § Cards: a card is one of the 40 (a number 0..39 or its text)."""
+    """docs/rules.md § How the arena writes cards: a card is one of the 40 (a number 0..39 or its
+    text)."""
     with pytest.raises(CardError) as err:
         card(value)
     assert repr(value) in str(err.value)
@@ -81,8 +82,8 @@ def _match():
 @pytest.mark.parametrize("bad", ["10H", "XZ", "", "1S", None, 40, 2.5])
 @pytest.mark.parametrize("use", ["match", "deal"])
 def test_malformed_card_in_play_changes_nothing(bad, use):
-    """RULES.md § Faults: "a malformed or unknown message: a protocol fault, refused with a clear
-    error, never applied to the game"."""
+    """docs/rules.md § Renúncia and other faults: a malformed or unknown message is refused with a
+    clear error and never applied to the game."""
     s, m = _match()
     play_all(m, s.plays[:2])
     game = m if use == "match" else m.deal
@@ -98,7 +99,8 @@ def test_malformed_card_in_play_changes_nothing(bad, use):
 
 @pytest.mark.parametrize("use", ["match", "deal"])
 def test_card_not_in_hand_changes_nothing(use):
-    """RULES.md § Faults: "a card not in its hand ... refused with a clear error, never applied"."""
+    """docs/rules.md § Renúncia and other faults: a card the seat does not hold is refused with a
+    clear error and never applied."""
     s, m = _match()
     game = m if use == "match" else m.deal
     other = m.deal.hand(2)[0]  # seat 0 is to play
@@ -122,8 +124,8 @@ def test_card_not_in_hand_changes_nothing(use):
 @pytest.mark.parametrize("use", ["match", "deal"])
 @pytest.mark.parametrize("seat", [1, 2, 3, 7, -1])
 def test_out_of_turn_changes_nothing(use, seat):
-    """000: "Cada jugador, en su turno, juega sobre la mesa una de las cartas de su mano"; RULES.md
-    § Faults: "a play out of turn: a protocol fault, refused with a clear error"."""
+    """000: "Cada jugador, en su turno, juega sobre la mesa una de las cartas de su mano"; docs/rules.md
+    § Renúncia and other faults: a play out of turn is refused with a clear error."""
     s, m = _match()
     game = m if use == "match" else m.deal
     mine = m.deal.hand(seat % 4)[0] if seat in (1, 2, 3) else m.deal.hand(0)[0]
@@ -153,7 +155,7 @@ def test_renuncia_refused_by_verify_play_changes_nothing():
 
 
 def test_play_after_the_deal_is_over_changes_nothing():
-    """001: "Ten tricks make a deal" (RULES.md § Tricks); a deal that has ended takes no card."""
+    """001: "Ten tricks make a deal" (docs/rules.md § Playing a trick); a deal that has ended takes no card."""
     s = scripted("LEADER_62", dealer=3)
     deal = Deal(s.deck, 3)
     play_all(deal, s.plays)
@@ -186,7 +188,7 @@ def test_play_after_the_match_is_over_changes_nothing():
     ("resign", 1, "'resign'"), ("timeout", None, "None"), ("timeout", 4, "4"),
     ("disconnect", 1.0, "1.0"), ("normal", 0, "'normal'")])
 def test_bad_stop_changes_nothing(end, seat, quoted):
-    """RULES.md § Faults: a match is stopped only by timeout or disconnect of a seat (0..3), or
+    """docs/rules.md § Renúncia and other faults: a match is stopped only by timeout or disconnect of a seat (0..3), or
     aborted."""
     s, m = _match()
     before = state(m)
@@ -211,7 +213,8 @@ def _deck():
 ])
 @pytest.mark.parametrize("use", ["match", "deal"])
 def test_bad_deck_is_refused(make, needle, use):
-    """001: "It is played with 40 cards"; RULES.md § Deal: a recorded deck must be the 40 cards."""
+    """001: "It is played with 40 cards"; docs/rules.md § Dealing and the
+    trump: a recorded deck must be the 40 cards."""
     deck = make(_deck())
     with pytest.raises(DeckError) as err:
         if use == "match":
@@ -223,14 +226,14 @@ def test_bad_deck_is_refused(make, needle, use):
 
 @pytest.mark.parametrize("deck", [5, None])
 def test_deck_that_is_no_list_of_cards_is_refused(deck):
-    """RULES.md § Deal: a deck is the 40 cards in order."""
+    """docs/rules.md § How the arena writes cards: a deck is the 40 cards in order."""
     with pytest.raises(DeckError) as err:
         Match(decks=[deck])
     assert repr(deck) in str(err.value)
 
 
 def test_duplicate_card_in_deck_names_it_and_the_missing_one():
-    """RULES.md § Cards: the 40 cards once each."""
+    """docs/rules.md § Cards: the 40 cards once each."""
     deck = list(CARDS)
     deck[5] = card("AS")  # QC replaced: AS twice
     missing = CARDS[5]
@@ -241,7 +244,8 @@ def test_duplicate_card_in_deck_names_it_and_the_missing_one():
 
 
 def test_deck_of_card_texts_is_accepted_as_the_same_deal():
-    """RULES.md § Deal: a recorded deck replays the same hands (decks are stored as text)."""
+    """docs/rules.md § Dealing and the trump: a recorded deck replays the same hands (decks are
+    stored as text)."""
     deck = _deck()
     a, b = Deal(deck, 2), Deal([str(c) for c in deck], 2)
     assert a.start_hands == b.start_hands and a.trump is b.trump and a.deck == b.deck
@@ -249,7 +253,7 @@ def test_deck_of_card_texts_is_accepted_as_the_same_deal():
 
 @pytest.mark.parametrize("dealer", [4, -1, "0", 1.5, 1.0, True])
 def test_bad_first_dealer_is_refused(dealer):
-    """RULES.md § Table: seats are 0..3."""
+    """docs/rules.md § Players, teams and seats: seats are 0..3."""
     with pytest.raises(IllegalPlayError) as err:
         Match(seed=1, first_dealer=dealer)
     assert repr(dealer) in str(err.value) and "0, 1, 2 or 3" in str(err.value)
@@ -257,14 +261,14 @@ def test_bad_first_dealer_is_refused(dealer):
 
 @pytest.mark.parametrize("dealer", [4, -1, 1.0, True])
 def test_bad_dealer_of_a_deal_is_refused(dealer):
-    """RULES.md § Table: seats are 0..3."""
+    """docs/rules.md § Players, teams and seats: seats are 0..3."""
     with pytest.raises(IllegalPlayError) as err:
         Deal(_deck(), dealer)
     assert repr(dealer) in str(err.value)
 
 
 def test_bad_trump_card_of_a_deal_is_refused():
-    """RULES.md § Deal: trump_card is "last" or "first"."""
+    """docs/rules.md § Dealing and the trump: trump_card is "last" or "first"."""
     with pytest.raises(VariantError) as err:
         Deal(_deck(), 0, "lats")
     assert "'lats'" in str(err.value) and "last, first" in str(err.value)

@@ -20,7 +20,7 @@ from sueca.engine import Match, SeatView, Variant, card, replay
 
 GOLDEN = Path(__file__).parent / "golden"
 
-# name -> (bot of team 0, bot of team 1, seed, variant words); sources of each rule in RULES.md
+# name -> (bot of team 0, bot of team 1, seed, variant words); sources of each rule in docs/rules.md
 CASES = {
     "default_heuristic_vs_random": ("heuristic", "random", 1, []),
     "renuncia_reckless_vs_heuristic": ("reckless", "heuristic", 2, []),

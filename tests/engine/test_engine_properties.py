@@ -23,7 +23,7 @@ MATCHES_PER_VARIANT = 30  # 48 variants -> 1440 matches, about 10 000 deals
 
 def oracle_hands(deck, dealer, trump_card):
     """000/001: last -> seats from the one after the dealer get ten each, trump deck[39];
-    first -> the dealer gets the top ten, trump deck[0] (RULES.md § Deal)."""
+    first -> the dealer gets the top ten, trump deck[0] (docs/rules.md § Dealing and the trump)."""
     texts = [str(c) for c in deck]
     first = (dealer + 1) % 4 if trump_card == "last" else dealer
     hands = {(first + i) % 4: set(texts[10 * i:10 * i + 10]) for i in range(4)}
@@ -31,7 +31,8 @@ def oracle_hands(deck, dealer, trump_card):
 
 
 def oracle_game_points(end, points, tricks_won, fault_seat, v, held):
-    """RULES.md § Scoring (000, 001, 002, 003) and § Faults (003), with the tie rule."""
+    """docs/rules.md § Scoring a deal (000, 001, 002, 003) and § Renúncia and other faults (003),
+    with the tie rule."""
     if end == "renuncia":
         team, gp = 1 - fault_seat % 2, 4
     else:
@@ -134,7 +135,7 @@ def test_random_matches_follow_the_rules_and_replay(k):
     """000/001/002/003 together: deal from the deck (000, 001), follow suit (all), highest trump
     else highest of the led suit (000, 001), 120 points per deal, every card once, the scoring
     table and tie rules (000, 001, 002, 003), renúncia (003), redeal (002), dealer rotation
-    (000, 001), target (000, 003); and every match replays from its record (RULES.md § Deal)."""
+    (000, 001), target (000, 003); and every match replays from its record (docs/rules.md § Dealing and the trump)."""
     v = VARIANTS[k]
     stops = renuncias = 0
     for j in range(MATCHES_PER_VARIANT):
@@ -197,8 +198,8 @@ def _check_views(m):
 
 @pytest.mark.parametrize("k", range(0, len(VARIANTS), 3))
 def test_no_observation_holds_another_seats_unplayed_card(k):
-    """001: "No signals between partners are permitted"; 003: "暗号： 禁止谈论手牌" (RULES.md: a bot
-    sees only its own hand and public play; the turned trump is public until played, 003)."""
+    """001: "No signals between partners are permitted"; 003: "暗号： 禁止谈论手牌" (docs/rules.md § Players, teams and
+    seats: a bot sees only its own hand and public play; the turned trump is public until played, 003)."""
     v = VARIANTS[k]
     for j in range(6):
         random_match(31 * k + j, v, renuncia_rate=0.01, on_turn=_check_views)
@@ -238,7 +239,7 @@ def _tampers(rec, rng):
 
 
 def test_tampered_random_replays_are_reported():
-    """RULES.md § Deal: a record must follow from its decks and plays; verify catches a changed
+    """docs/rules.md § Dealing and the trump: a record must follow from its decks and plays; verify catches a changed
     card, changed points and a changed winner."""
     rng = random.Random(5)
     checked = 0

@@ -1,4 +1,4 @@
-"""Variant weak_hand_redeal (002; RULES.md § Deal): the first player may call a redeal before
+"""Variant weak_hand_redeal (002; docs/rules.md § Dealing and the trump): the first player may call a redeal before
 the first card when his hand is worth 10 points or less."""
 
 import pytest
@@ -66,7 +66,7 @@ def test_eleven_points_is_not_a_weak_hand():
 
 
 def test_redeal_only_with_the_variant_on():
-    """RULES.md: weak_hand_redeal comes from 002 only and is off by default (000, 001, 003 have
+    """docs/rules.md § Variants: weak_hand_redeal comes from 002 only and is off by default (000, 001, 003 have
     no such rule)."""
     assert Variant().weak_hand_redeal is False
     m = _match(HAND_0, variant=Variant())

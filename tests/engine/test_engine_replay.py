@@ -1,5 +1,5 @@
 """Replay records: a recorded deck replays the same hands and every card re-plays through the
-rules (RULES.md § Deal: "a recorded deck replays the same hands"); tampering is caught."""
+rules (docs/rules.md § Dealing and the trump: a recorded deck replays the same hands); tampering is caught."""
 
 import copy
 import json
@@ -25,7 +25,7 @@ def _scripted_record():
 
 
 def test_record_holds_decks_hands_tricks_and_results():
-    """RULES.md § Deal: the deck order plus the variant reproduce the deal exactly; 003: the
+    """docs/rules.md § Dealing and the trump: the deck order plus the variant reproduce the deal exactly; 003: the
     renúncia card is the offending card, the opponents score 4 (+1 held over, tie=carry)."""
     m, rec = _scripted_record()
     assert rec["format"] == "sueca-replay/1" and rec["match_id"] == "scripted-1"
@@ -57,7 +57,8 @@ def test_record_survives_json_and_files(tmp_path):
 
 @pytest.mark.parametrize("k", range(0, len(VARIANTS), 5))
 def test_random_matches_replay_and_verify(k):
-    """RULES.md § Deal: "a recorded deck replays the same hands"; every variant."""
+    """docs/rules.md § Dealing and the trump: a recorded deck replays the same hands; every
+    variant."""
     m = random_match(1000 + k, VARIANTS[k], renuncia_rate=0.01, stop_rate=0.002)
     rec = json.loads(json.dumps(replay.record(m, f"r{k}", SEATS)))
     assert replay.verify(rec) == []
@@ -99,7 +100,7 @@ def _tamper(path, value):
     (("deals", 0, "deck"), lambda d: d[1:] + d[:1], ""),
 ])
 def test_tampered_replay_is_reported(path, value, needle):
-    """RULES.md § Deal: the record must follow from its decks and plays; verify reports every
+    """docs/rules.md § Dealing and the trump: the record must follow from its decks and plays; verify reports every
     difference (a changed card, points, a winner...)."""
     rec, bad = _tamper(path, value)
     assert bad != rec

@@ -30,7 +30,7 @@ suits = st.integers(min_value=0, max_value=3)
 
 @given(hands, st.one_of(st.none(), suits))
 def test_legal_mask_is_the_follow_suit_rule(hand, led):
-    """RULES.md § Tricks, written out again over card objects: a card of the led suit if the
+    """docs/rules.md § Playing a trick, written out again over card objects: a card of the led suit if the
     hand has one, else any card; the lead (no led suit) is free."""
     held = [c for c in CARDS if hand >> c & 1]
     follow = [c for c in held if led is not None and c.suit == led]

@@ -1,5 +1,5 @@
-"""Scoring a deal, tie variants, renúncia, match target and dealer rotation (RULES.md § Scoring,
-§ Winning the match, § Faults)."""
+"""Scoring a deal, tie variants, renúncia, match target and dealer rotation (docs/rules.md
+§ Scoring a deal, § Winning the match, § Renúncia and other faults)."""
 
 import pytest
 from engine_helpers import play_all, scripted, state
@@ -153,7 +153,7 @@ def test_one_tie_then_a_61_90_deal(tie, expected):
 def test_two_ties_in_a_row_then_a_61_90_deal(tie, expected):
     """000: "Si este nuevo juego fuera otro empate, serían dos juegos los que estarían pendientes";
     001: "If the next game is another tie, the following hand would be worth two extra games";
-    double: x2 then x4 (RULES.md, 003 variant)."""
+    double: x2 then x4 (docs/rules.md § Scoring a deal, 003 variant)."""
     m, rs = _run(["TIE_60_60", "TIE_60_60", "LEADER_62"], 3, tie=tie, target=8)
     assert [r.game_points for r in rs[:2]] == [(0, 0), (0, 0)]
     assert rs[2].game_points == (expected, 0)
@@ -172,7 +172,7 @@ def test_002_example_tie_then_91_plus_scores_2_plus_1(tie, expected):
 
 @pytest.mark.parametrize("tie,expected", [("carry", 1), ("none", 0), ("double", 1)])
 def test_held_over_is_shown_in_observations(tie, expected):
-    """RULES.md § Scoring: one game point is held over after a tie (carry, 000/001/002), doubled
+    """docs/rules.md § Scoring a deal: one game point is held over after a tie (carry, 000/001/002), doubled
     (double, 003 variant) or nothing is held over (none, 003 main text)."""
     m, _ = _run(["TIE_60_60"], 3, tie=tie)
     views = [SeatView(m, s) for s in range(4)]
@@ -214,8 +214,8 @@ def test_renuncia_ends_the_deal_card_is_last_of_last_trick():
 
 @pytest.mark.parametrize("tie,expected", [("carry", 4 + 1), ("none", 4), ("double", 4 * 2)])
 def test_renuncia_scores_4_to_the_opponents_plus_held_over(tie, expected):
-    """003: "对方得 4 分" (the opponents score 4 game points); RULES.md: a deal ended by a renúncia
-    counts as decided in the opponents' favour, plus anything held over (per the tie rule)."""
+    """003: "对方得 4 分" (the opponents score 4 game points); docs/rules.md § Where the texts are
+    silent: a deal ended by a renúncia counts as decided in the opponents' favour, plus anything held over (per the tie rule)."""
     m, (r0, r1) = _run(["TIE_60_60", "RENUNCIA_BY_1"], 3, tie=tie, target=8)
     assert r1.end == "renuncia" and team_of(r1.fault_seat) == 1
     assert r1.game_points == (expected, 0)
@@ -223,8 +223,8 @@ def test_renuncia_scores_4_to_the_opponents_plus_held_over(tie, expected):
 
 
 def test_renuncia_ending_the_match_records_the_fault():
-    """003: renúncia — the opponents score 4, which ends a match to 4 (RULES.md § Faults: the
-    match records which seat and which fault ended it)."""
+    """003: renúncia — the opponents score 4, which ends a match to 4 (docs/rules.md § Renúncia and other
+    faults: the match records which seat and which fault ended it)."""
     m, (r,) = _run(["RENUNCIA_BY_1"], 2)
     assert m.over and m.winner == 0 and m.end == "renuncia"
     assert m.fault_seat == r.fault_seat and team_of(m.fault_seat) == 1
@@ -292,7 +292,7 @@ def test_teams_are_partners_opposite():
 @pytest.mark.parametrize("end,seat,winner", [
     ("timeout", 1, 0), ("disconnect", 2, 1), ("aborted", None, None)])
 def test_stopped_match_records_the_fault(end, seat, winner):
-    """RULES.md § Faults: "timeout", "disconnect" — each match records which seat and which fault
+    """docs/rules.md § Renúncia and other faults: "timeout", "disconnect" — each match records which seat and which fault
     ended it; an aborted match has no winner."""
     m = Match(seed=3)
     m.play(m.deal.legal_cards()[0])

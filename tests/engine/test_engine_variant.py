@@ -1,4 +1,4 @@
-"""Match variants: where the four texts disagree (RULES.md, every "variant" paragraph)."""
+"""Match variants: where the four texts disagree (docs/rules.md § Variants)."""
 
 import pytest
 from engine_helpers import state
@@ -16,7 +16,7 @@ VALID = {
 
 
 def test_defaults_are_the_majority_reading():
-    """RULES.md: defaults are the game as played in Portugal — trump_card=last (000-003),
+    """docs/rules.md § Variants: defaults are the game as played in Portugal — trump_card=last (000-003),
     tie=carry (000, 001, 002), bandeira=all_tricks (000, 001, 002), target 4 (000-003),
     weak_hand_redeal off (only 002), counter-clockwise (001, 003)."""
     assert DEFAULT == Variant() == Variant.parse([]) == Variant.from_dict({})
@@ -28,7 +28,7 @@ def test_defaults_are_the_majority_reading():
 
 @pytest.mark.parametrize("key", list(VALID))
 def test_every_valid_value_is_accepted_and_round_trips(key):
-    """RULES.md: each variant takes exactly the listed values (000/001/002/003 disagreements)."""
+    """docs/rules.md § Variants: each variant takes exactly the listed values (000/001/002/003 disagreements)."""
     for value in VALID[key]:
         v = Variant(**{key: value})
         assert getattr(v, key) == value
@@ -45,7 +45,7 @@ def test_every_valid_value_is_accepted_and_round_trips(key):
     (["direction=clockwise", "tie=none"], Variant(direction="clockwise", tie="none")),
 ])
 def test_parse_key_value_words(words, expected):
-    """RULES.md: trump_card (001/003), tie (003), bandeira (003), target 8 (003), weak_hand_redeal
+    """docs/rules.md § Variants: trump_card (000/001/003), tie (003), bandeira (003), target 8 (003), weak_hand_redeal
     (002), direction (000/002 clockwise) are chosen per match."""
     assert Variant.parse(words) == expected
 
@@ -55,7 +55,7 @@ def test_parse_key_value_words(words, expected):
     ("target", "5"), ("target", 8.0), ("target", True), ("weak_hand_redeal", "maybe"),
     ("weak_hand_redeal", 1), ("direction", "up"), ("tie", None)])
 def test_bad_value_is_refused_listing_valid_values(key, value):
-    """RULES.md: a variant takes only its listed values; the error lists them."""
+    """docs/rules.md § Variants: a variant takes only its listed values; the error lists them."""
     shown = ", ".join({True: "on", False: "off"}.get(v, str(v)) if isinstance(v, bool) else str(v)
                       for v in VALID[key])
     with pytest.raises(VariantError) as err:
@@ -73,7 +73,7 @@ def test_bad_value_is_refused_listing_valid_values(key, value):
     lambda: Variant.parse(["colour=red"]),
 ])
 def test_unknown_variant_name_lists_valid_names(maker):
-    """RULES.md: the variants are trump_card, tie, bandeira, target, weak_hand_redeal,
+    """docs/rules.md § Variants: the variants are trump_card, tie, bandeira, target, weak_hand_redeal,
     direction."""
     with pytest.raises(VariantError) as err:
         maker()
@@ -83,7 +83,7 @@ def test_unknown_variant_name_lists_valid_names(maker):
 
 @pytest.mark.parametrize("word", ["tie", "=double", "", "target:8"])
 def test_malformed_variant_word_is_refused(word):
-    """RULES.md: a variant is written name=value."""
+    """docs/rules.md § Variants: a variant is written name=value."""
     with pytest.raises(VariantError) as err:
         Variant.parse([word])
     assert repr(word) in str(err.value) and "name=value" in str(err.value)
@@ -108,8 +108,8 @@ def test_variant_is_frozen():
 
 
 def test_direction_is_display_only():
-    """RULES.md § Table: clockwise (000, 002) or counter-clockwise (001, 003) "only changes which
-    physical neighbour is next; in seat numbers the game is the same"."""
+    """docs/rules.md § Players, teams and seats: clockwise (000, 002) or counter-clockwise (001,
+    003) only decides which neighbour is "next"; in seat numbers the game is the same."""
     a = Match(Variant(direction="clockwise"), seed=8)
     b = Match(Variant(direction="counterclockwise"), seed=8)
     while not a.over:

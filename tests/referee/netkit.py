@@ -100,9 +100,9 @@ class BotProc(_Proc):
     def __init__(self, spec: str, server: str, token: str, capacity: int = 4,
                  extra: tuple[str, ...] = (), log_path: Path | None = None,
                  env: dict[str, str] | None = None) -> None:
-        args = [str(BIN / "sueca-bot"), "run", spec, "--server", server, "--token", token,
+        args = [str(BIN / "sueca-bot"), "run", spec, "--server", server,
                 "--capacity", str(capacity), "--max-backoff", "1", *extra]
-        self._spawn(args, log_path, env or {})
+        self._spawn(args, log_path, {"SUECA_TOKEN": token, **(env or {})})  # never in argv (ps)
         self.name = token.split(".", 1)[0]
 
 

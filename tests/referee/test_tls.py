@@ -86,6 +86,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     """A command line run with no TLS or operator setting from this environment."""
     env = {k: v for k, v in os.environ.items() if k not in TLS_ENV}
+    env["SUECA_TOKEN"] = "alice.x"  # sueca-bot's token: never on its command line
     return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=30, env=env)
 
 
@@ -250,7 +251,7 @@ def test_bot_refuses_bad_ca_file(case: str, pki: dict[str, Path], tmp_path: Path
     path = {"missing": str(tmp_path / "nowhere.pem"), "not pem": str(pki["not-pem"]),
             "directory": str(tmp_path)}[case]
     out = run_cli(str(BIN / "sueca-bot"), "run", "random", "--server", "127.0.0.1:1",
-                  "--token", "alice.x", "--tls-ca", path)
+                  "--tls-ca", path)
     assert_clean_error(out, path)
 
 
@@ -268,7 +269,7 @@ def test_operator_side_refuses_bad_ca_file(pki: dict[str, Path],
 @pytest.mark.parametrize("value", ["2", "enabled", "y"])
 def test_an_unknown_sueca_tls_value_is_refused_not_read_as_plaintext(value: str) -> None:
     from sueca.sdk.channels import CredentialsError, client_tls_from_env
-    with pytest.raises(CredentialsError, match=f"bad SUECA_TLS '{value}'"):
+    with pytest.raises(CredentialsError, match=f"SUECA_TLS='{value}' is not usable"):
         client_tls_from_env({"SUECA_TLS": value})
     for off in ("", "0", "off", "No"):
         assert not client_tls_from_env({"SUECA_TLS": off}).enabled
@@ -282,7 +283,7 @@ def test_a_server_name_without_tls_is_refused() -> None:
     with pytest.raises(CredentialsError, match="given without TLS"):
         client_tls_from_env({"SUECA_TLS_SERVER_NAME": "referee.test"})
     out = run_cli(str(BIN / "sueca-bot"), "run", "random", "--server", "127.0.0.1:1",
-                  "--token", "x.y", "--tls-server-name", "referee.test")
+                  "--tls-server-name", "referee.test")
     assert out.returncode == 2 and "given without TLS" in out.stderr, out.stderr
 
 

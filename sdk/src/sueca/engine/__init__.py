@@ -1,7 +1,7 @@
 """The Sueca rules engine: pure Python, standard library only, no I/O.
 
 Everything the referee, the bots and the tools agree on — cards, variants, deals, scoring,
-observations, replays — lives here. See shared RULES.md for the rules and their sources.
+observations, replays — lives here. See docs/rules.md for the rules and their sources.
 """
 
 from .cards import CARDS, RANKS, SUITS, Card, card, cards_of, parse_card, parse_cards

@@ -50,7 +50,7 @@ class End(StrEnum):
     """How a deal or a match ended. The value is what replays, the wire and the league record."""
 
     NORMAL = "normal"          # ten tricks played (a match: its last deal reached the target)
-    RENUNCIA = "renuncia"      # a seat failed to follow suit although it could (RULES.md § Faults)
+    RENUNCIA = "renuncia"      # a seat did not follow suit although it could (docs/rules.md)
     REDEAL = "redeal"          # the first player threw in a weak hand (variant weak_hand_redeal)
     TIMEOUT = "timeout"        # a seat ran out of clock
     DISCONNECT = "disconnect"  # a seat's connection was lost beyond its grace time
@@ -61,7 +61,7 @@ NORMAL, RENUNCIA, REDEAL, TIMEOUT, DISCONNECT, ABORTED = End  # the hot paths us
 # a module global is read ten times faster than End.NORMAL (an enum class attribute, Python 3.11)
 FAULT_ENDS = (End.RENUNCIA, End.TIMEOUT, End.DISCONNECT)
 _STOPS = (End.TIMEOUT, End.DISCONNECT, End.ABORTED)  # the ends Match.stop gives
-WEAK_HAND_POINTS = 10  # RULES.md (002): a first hand worth 10 points or less may call a redeal
+WEAK_HAND_POINTS = 10  # docs/rules.md § Variants (002): a first hand of 10 points or less may redeal
 
 
 def team_of(seat: int) -> int:
@@ -106,9 +106,9 @@ _new = tuple.__new__  # builds a NamedTuple without its Python-level __new__: ho
 
 
 def legal_mask(hand: int, led_mask: int) -> int:
-    """The follow-suit rule (RULES.md § Tricks), the one place it is written: a seat must play a
-    card of the led suit when it holds one, any card otherwise. ``led_mask`` is the led suit's
-    cards (:data:`~.cards.SUIT_MASKS`), 0 while no card is on the table (any card leads).
+    """The follow-suit rule (docs/rules.md § Playing a trick), the one place it is written: a seat
+    must play a card of the led suit when it holds one, any card otherwise. ``led_mask`` is the
+    led suit's cards (:data:`~.cards.SUIT_MASKS`), 0 while no card is on the table (any card leads).
 
     Every other test of legality is this one: :meth:`Deal.legal_mask`, :meth:`Deal.is_renuncia`,
     :meth:`Match.legal_mask`; the inlined copies in :meth:`Deal.play` and
@@ -127,7 +127,7 @@ def trick_keys(trump_suit: int, led_suit: int) -> tuple[int, ...]:
 def _trick_keys(trump: int, led: int) -> tuple[int, ...]:
     """Who wins a trick, as one number per card: the highest number takes the trick.
 
-    Trumps beat the led suit, which beats everything else (RULES.md § Tricks); within a suit the
+    Trumps beat the led suit, which beats everything else (docs/rules.md § Playing a trick); within a suit the
     card number is the rank order. One lookup per card instead of comparing suits.
     """
     return tuple(20 + c % 10 if c // 10 == trump else 10 + c % 10 if c // 10 == led else -1
@@ -140,8 +140,8 @@ _KEYS = tuple(tuple(_trick_keys(t, led) for led in range(4)) for t in range(4))
 def deal_hands(deck: Sequence[Card], dealer: int, trump_card: str) -> tuple[list[int], Card]:
     """Hands (as masks, by seat) and the turned card, from a deck listed top card first.
 
-    ``last`` (RULES.md, all four texts): ten cards to each seat starting after the dealer, so the
-    dealer's batch is the bottom ten and the bottom card is turned. ``first`` (``001``, ``003``):
+    ``last`` (docs/rules.md, all four texts): ten cards to each seat starting after the dealer, so the
+    dealer's batch is the bottom ten and the bottom card is turned. ``first`` (``000``, ``001``, ``003``):
     the dealer takes the top ten and the top card is turned; then the seats after him in order.
     """
     bit = _BIT_OF  # list.__getitem__ is a plain C method; tuple's is a slow slot wrapper
@@ -359,7 +359,7 @@ def shuffled_deck(rng: random.Random) -> tuple[Card, ...]:
 
 
 def deal_game_points(points: Sequence[int], tricks_won: Sequence[int], bandeira: str) -> tuple[int, int]:
-    """Game points of a finished deal before tie hold-over, by team (RULES.md § Scoring).
+    """Game points of a finished deal before tie hold-over, by team (docs/rules.md § Scoring a deal).
 
     61-90 -> 1, 91-120 -> 2, every trick -> 4 (``all_tricks``: 000, 001, 002) or 120 points -> 4
     (``all_points``: 003's table); 60-60 -> (0, 0), a tie.
@@ -396,7 +396,7 @@ class Match:
         self.rng = rng = seeded_random(seed)
         self.decks = [validate_deck(d) for d in decks] if decks != () else []
         if first_dealer is None:
-            # RULES.md: the first dealer is drawn at random. This is rng.randrange(4), inlined
+            # docs/rules.md: the first dealer is drawn at random. This is rng.randrange(4), inlined
             # (Random._randbelow: 3-bit draws until one is below 4): the same draws, same seat.
             first_dealer = rng.getrandbits(3)
             while first_dealer >= 4:
@@ -507,7 +507,7 @@ class Match:
         v = self.variant
         end = deal.end
         points = deal.points
-        if end == RENUNCIA:  # the other team scores 4 (RULES.md § Faults)
+        if end == RENUNCIA:  # the other team scores 4 (docs/rules.md § Renúncia and other faults)
             gp = (4, 0) if deal.fault_seat & 1 else (0, 4)  # type: ignore[operator]
         else:
             # only a team with all 120 points can have all ten tricks: count them only then

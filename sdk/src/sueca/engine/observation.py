@@ -1,4 +1,4 @@
-"""What one seat may know: its own hand and public play, nothing more (RULES.md: no signals).
+"""What one seat may know: its own hand and public play, nothing more (docs/rules.md: no signals).
 
 :class:`Observation` is the protocol a bot reads (``Bot.play(observation)``); three classes
 satisfy it: :class:`SeatView` here, the SDK's ``sueca.sdk.wire.Observation`` (decoded from the

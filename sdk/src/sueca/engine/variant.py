@@ -1,4 +1,4 @@
-"""Match variants: the points where the four rule texts disagree (see shared RULES.md).
+"""Match variants: the points where the four rule texts disagree (docs/rules.md § Variants).
 
 Defaults are the majority reading, the game as played in Portugal. A variant is parsed from
 ``key=value`` words (command line, match specs) or from a replay's ``variant`` object, and an

@@ -1,22 +1,15 @@
 """Channels to a referee with the configured transport security, for bots and operators alike.
 
 One place decides how a connection is made: plaintext, or TLS checked against grpcio's bundled
-roots or a CA file; and, for operators (league workers, the CLI), the ``authorization: Bearer
-<token>`` metadata that ``MatchService`` asks for when the referee was given an operator token.
-The bot's ``sueca-bot`` and the operator's :mod:`sueca.referee.control` both call
-:func:`open_channel` / :func:`open_aio_channel`, so TLS works the same on both sides.
+roots or a CA file. The bot's ``sueca-bot`` and the operator's :mod:`sueca.referee.control`
+both call :func:`open_channel` / :func:`open_aio_channel`, so TLS works the same on both sides.
+What only a referee and its operators need (server certificates, the operator token) is in
+:mod:`sueca.referee.security`.
 
-Every file is checked before any connection is tried: a missing, unreadable or non-PEM file,
-or a key that does not belong to its certificate, is a :class:`CredentialsError` whose message
-quotes the path (the command lines print it as one line and exit 2).
-
-Environment (operators; ``sueca-bot`` takes flags that default to the same variables):
-
-``SUECA_TLS_CA``           CA file to check the referee's certificate with (implies TLS)
-``SUECA_TLS=1``            TLS checked against grpcio's bundled roots
-``SUECA_TLS_SERVER_NAME``  the name the referee's certificate is issued for, when referees are
-                           reached by an address it does not name (a pod IP from a heartbeat)
-``SUECA_OPERATOR_TOKEN``   the token sent with every ``MatchService`` call
+Every file is checked before any connection is tried: a missing, unreadable or non-PEM file
+is a :class:`CredentialsError` whose message quotes the path (the command lines print it as one
+line and exit 2). The settings (``SUECA_TLS``, ``SUECA_TLS_CA``, ``SUECA_TLS_SERVER_NAME``) are
+read through :mod:`sueca.sdk.settings`; ``sueca-bot`` takes flags that default to them.
 """
 
 from __future__ import annotations
@@ -30,18 +23,15 @@ from typing import Any
 
 import grpc
 
+from sueca.sdk.settings import Settings, SettingsError, current
+
 __all__ = ["CredentialsError", "ClientTLS", "client_tls", "client_tls_from_env", "tls_requested",
-           "PLAINTEXT", "open_channel", "open_aio_channel", "server_credentials",
-           "read_token_file", "operator_token_from_env", "operator_metadata", "AUTHORIZATION",
-           "BEARER", "TLS_ENV", "drop_tls_settings"]
+           "PLAINTEXT", "open_channel", "open_aio_channel", "TLS_ENV", "drop_tls_settings",
+           "read_file", "read_pem", "read_certificates", "openssl_reason"]
 
 # every variable that turns TLS on: clients' (above) and a referee's certificate and key
 TLS_ENV = ("SUECA_TLS", "SUECA_TLS_CA", "SUECA_TLS_SERVER_NAME", "SUECA_TLS_CERT",
            "SUECA_TLS_KEY")
-AUTHORIZATION = "authorization"  # gRPC metadata keys are lower case
-BEARER = "Bearer "
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"", "0", "false", "no", "off"}
 
 Options = Sequence[tuple[str, Any]]
 
@@ -76,7 +66,7 @@ class ClientTLS:
 PLAINTEXT = ClientTLS()
 
 
-def _read(path: str, what: str) -> bytes:
+def read_file(path: str, what: str) -> bytes:
     """The bytes of ``path``, or a CredentialsError naming ``what`` and the path."""
     try:
         with open(path, "rb") as f:
@@ -89,26 +79,26 @@ def _read(path: str, what: str) -> bytes:
         raise CredentialsError(f"cannot read {what} {path!r}: {err.strerror or err}") from None
 
 
-def _read_pem(path: str, what: str) -> bytes:
-    data = _read(path, what)
+def read_pem(path: str, what: str) -> bytes:
+    data = read_file(path, what)
     if b"-----BEGIN " not in data:
         raise CredentialsError(f"{what} {path!r} is not a PEM file (no '-----BEGIN' line)")
     return data
 
 
-def _read_certificates(path: str, what: str) -> bytes:
+def read_certificates(path: str, what: str) -> bytes:
     """PEM certificates that OpenSSL (through :mod:`ssl`) accepts; anything else is refused
     here, not later as an opaque handshake failure on every connection."""
-    data = _read_pem(path, what)
+    data = read_pem(path, what)
     try:
         ssl.create_default_context().load_verify_locations(cadata=data.decode("ascii"))
     except (ssl.SSLError, UnicodeDecodeError, ValueError) as err:
         raise CredentialsError(f"{what} {path!r} holds no valid PEM certificate: "
-                               f"{_reason(err)}") from None
+                               f"{openssl_reason(err)}") from None
     return data
 
 
-def _reason(err: Exception) -> str:
+def openssl_reason(err: Exception) -> str:
     """OpenSSL's words for ``err``, without the ``(_ssl.c:NNNN)`` source line."""
     return str(err).split(" (_ssl.c:")[0]
 
@@ -124,28 +114,30 @@ def client_tls(tls: bool = False, ca_file: str | None = None,
             raise CredentialsError(f"TLS server name {server_name!r} given without TLS: add "
                                    "--tls or --tls-ca FILE (SUECA_TLS=1 or SUECA_TLS_CA)")
         return PLAINTEXT
-    roots = _read_certificates(ca_file, "TLS CA file") if ca_file else None
+    roots = read_certificates(ca_file, "TLS CA file") if ca_file else None
     return ClientTLS(grpc.ssl_channel_credentials(root_certificates=roots), server_name or None)
 
 
 def tls_requested(environ: Mapping[str, str] | None = None) -> bool:
     """Does ``SUECA_TLS`` ask for TLS (1, true, yes, on; 0, false, no, off or empty do not)?
     Anything else is refused rather than read as plaintext."""
-    env = os.environ if environ is None else environ
-    value = (env.get("SUECA_TLS") or "").strip().lower()
-    if value not in _TRUE | _FALSE:
-        raise CredentialsError(f"bad SUECA_TLS {env.get('SUECA_TLS')!r}: 1, true, yes or on "
-                               "for TLS; 0, false, no, off or empty for plaintext")
-    return value in _TRUE
+    return _settings(environ).tls
 
 
 def client_tls_from_env(environ: Mapping[str, str] | None = None) -> ClientTLS:
     """:func:`client_tls` from ``SUECA_TLS_CA``, ``SUECA_TLS`` and ``SUECA_TLS_SERVER_NAME``.
     Cached per value, so that callers may ask before every call without re-reading the CA."""
-    env = os.environ if environ is None else environ
-    ca_file = env.get("SUECA_TLS_CA") or None
-    return _cached_tls(tls_requested(env), ca_file, env.get("SUECA_TLS_SERVER_NAME") or None,
-                       _version(ca_file))
+    settings = _settings(environ)
+    return _cached_tls(settings.tls, settings.tls_ca, settings.tls_server_name,
+                       _version(settings.tls_ca))
+
+
+def _settings(environ: Mapping[str, str] | None) -> Settings:
+    """The settings (of ``environ``, else this process's), a bad one as a CredentialsError."""
+    try:
+        return current() if environ is None else Settings.from_env(environ)
+    except SettingsError as err:
+        raise CredentialsError(str(err)) from None
 
 
 def _version(path: str | None) -> tuple[int, int] | None:
@@ -190,57 +182,3 @@ def open_aio_channel(address: str, tls: ClientTLS, options: Options = (),
     if tls.credentials is None:
         return grpc.aio.insecure_channel(address, options=opts)
     return grpc.aio.secure_channel(address, tls.credentials, options=opts)
-
-
-def server_credentials(cert_file: str, key_file: str) -> grpc.ServerCredentials:
-    """Credentials for a TLS referee; both files are checked first, and that they match."""
-    cert = _read_certificates(cert_file, "TLS certificate")
-    key = _read_pem(key_file, "TLS key")
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    try:
-        # a password callback, so that an encrypted key fails here instead of prompting
-        context.load_cert_chain(cert_file, key_file, password=lambda: b"")
-    except ssl.SSLError as err:
-        if "KEY_VALUES_MISMATCH" in str(err):
-            raise CredentialsError(f"TLS key {key_file!r} does not belong to the certificate "
-                                   f"{cert_file!r}") from None
-        raise CredentialsError(f"TLS key {key_file!r} is not a usable unencrypted PEM private "
-                               f"key: {_reason(err)}") from None
-    except OSError as err:  # the files changed under us
-        raise CredentialsError(f"cannot load TLS certificate {cert_file!r} and key "
-                               f"{key_file!r}: {err}") from None
-    return grpc.ssl_server_credentials([(key, cert)])
-
-
-def read_token_file(path: str) -> str:
-    """The operator token in ``path`` (surrounding whitespace ignored)."""
-    raw = _read(path, "operator token file").decode("utf-8", "replace")
-    return _checked_token(raw, f"operator token file {path!r}")
-
-
-def _checked_token(raw: str, where: str) -> str:
-    """A usable token: not empty, one word of printable ASCII (gRPC metadata can carry no
-    more; a token the referee accepted but no client could send would lock operators out)."""
-    token = raw.strip()
-    if not token:
-        raise CredentialsError(f"{where} is empty")
-    if any(c.isspace() for c in token):
-        raise CredentialsError(f"{where} holds more than one word: a token is one line "
-                               "without spaces")
-    if not (token.isascii() and token.isprintable()):
-        raise CredentialsError(f"{where} holds characters other than printable ASCII")
-    return token
-
-
-def operator_token_from_env(environ: Mapping[str, str] | None = None) -> str | None:
-    """``SUECA_OPERATOR_TOKEN``, checked like a token file; None only when unset. Set but
-    blank is an error, not "no token": a referee would otherwise run open by mistake."""
-    env = os.environ if environ is None else environ
-    raw = env.get("SUECA_OPERATOR_TOKEN")
-    return None if raw is None else _checked_token(raw, "SUECA_OPERATOR_TOKEN")
-
-
-def operator_metadata(token: str | None = None) -> tuple[tuple[str, str], ...]:
-    """Call metadata carrying ``token`` (default ``SUECA_OPERATOR_TOKEN``); empty without one."""
-    token = token or operator_token_from_env()
-    return ((AUTHORIZATION, BEARER + token),) if token else ()

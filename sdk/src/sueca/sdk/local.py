@@ -5,14 +5,20 @@ same :class:`~sueca.sdk.bot.MatchInfo` a referee would send, and plays the match
 A seat's ``Bot.rng`` is seeded with :func:`~sueca.sdk.bot.bot_seed` of the match seed, so a match is
 fully reproducible from its seed and bots.
 
+A bot whose ``play`` is ``async def`` plays here as it does over the network: its ``play``,
+``redeal`` and hooks are awaited (on an event loop of the match's own), so the same bot behaves
+the same in self-play and against a referee.
+
 Duplicate play (:func:`play_duplicate`) removes the luck of the cards: the second match of a
 pair has the same seed, hence the same decks and first dealer, with the teams swapped.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sueca.engine import DEFAULT, Match, Player, Variant, play_match
 
@@ -40,13 +46,45 @@ def play_local(bots: Sequence[Callable[[], Player]], variant: Variant = DEFAULT,
     if len(names) != 4:
         raise ValueError(f"seat_names must name 4 seats; got {len(names)}")
     match = Match(variant, seed, decks, first_dealer)
-    players = [make() for make in bots]
-    seeds = bot_seeds(seed)  # bot_seed(seed, seat) for each seat
-    for seat, bot in enumerate(players):
-        start = getattr(bot, "start", None)
-        if start is not None:
-            start(_new(MatchInfo, (match_id, seat, names, variant, seeds[seat])))
-    return play_match(match, players)
+    players: list[Player] = [make() for make in bots]
+    loop = None
+    if any(inspect.iscoroutinefunction(getattr(bot, "play", None)) for bot in players):
+        loop = asyncio.new_event_loop()  # the client's criterion: play is a coroutine function
+        players = [_Awaited(bot, loop) for bot in players]
+    try:
+        seeds = bot_seeds(seed)  # bot_seed(seed, seat) for each seat
+        for seat, bot in enumerate(players):
+            start = getattr(bot, "start", None)
+            if start is not None:
+                start(_new(MatchInfo, (match_id, seat, names, variant, seeds[seat])))
+        return play_match(match, players)
+    finally:
+        if loop is not None:
+            loop.close()
+
+
+class _Awaited:
+    """A bot seen through a synchronous face: whatever its methods return that is awaitable
+    (an ``async def`` play, redeal or hook) is run to its end on ``loop`` before the engine goes
+    on, as the network client awaits it. Hooks the bot left at their no-op default stay marked
+    as such, so the engine still skips them."""
+
+    play: Callable[..., Any]
+
+    def __init__(self, bot: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self.bot = bot
+        for name in ("start", "play", "redeal", "on_trick_end", "on_deal_end", "on_match_end"):
+            fn = getattr(bot, name, None)
+            if fn is not None and not getattr(fn, "default_hook", False):
+                fn = _sync(fn, loop)
+            setattr(self, name, fn)
+
+
+def _sync(fn: Callable[..., Any], loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        result = fn(*args)
+        return loop.run_until_complete(result) if inspect.isawaitable(result) else result
+    return call
 
 
 def swap_teams(seats: Sequence[T]) -> list[T]:

@@ -1,0 +1,125 @@
+"""``sueca-arena tournament run|show|list``: round-robin tournaments through the workers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from sueca.arena.cli.common import (
+    Bounded,
+    UserError,
+    add_redis,
+    add_redis_action,
+    console,
+    emit,
+    fmt,
+    open_store,
+    redis_url,
+)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tournament", help="run a round-robin tournament through the workers")
+    acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    run = acts.add_parser("run", help="schedule what is missing, show progress, print the table")
+    add_redis(run)
+    run.add_argument("--bots", required=True, help="comma-separated registered bot names")
+    run.add_argument("--matches-per-pair", "-k", action=Bounded, kind=int, low=1, default=2,
+                     metavar="K",
+                     help="matches each pair of bots plays (even with --duplicate; default 2)")
+    run.add_argument("--duplicate", action="store_true",
+                     help="play matches in pairs with the same decks and the teams swapped")
+    run.add_argument("--variant", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
+                     help="rule variants, e.g. tie=double target=8")
+    run.add_argument("--id", dest="tid", help="tournament id; re-run an id to finish it")
+    run.add_argument("--move-ms", action=Bounded, kind=int, low=1,
+                     help="per-move time limit on the referee")
+    run.add_argument("--bank-ms", action=Bounded, kind=int, low=1,
+                     help="per-seat time bank on the referee")
+    run.add_argument("--timeout", action=Bounded, kind=float, low=0, above=True, default=None,
+                     help="give up waiting after this many seconds (the matches stay queued)")
+    run.add_argument("--requeue-after", action=Bounded, kind=float, low=0, above=True,
+                     default=900.0, metavar="S",
+                     help="re-queue a queued/running match untouched for S seconds (default 900)")
+    run.add_argument("--json", action="store_true", help="print the result as JSON")
+    run.set_defaults(func=cmd_tournament_run)
+    add_redis_action(acts, "show", "the table of a tournament, as far as it has got",
+                     cmd_tournament_show).add_argument("tid", metavar="ID")
+    add_redis_action(acts, "list", "recent tournaments and their progress", cmd_tournament_list)
+
+
+
+
+def print_table(report: Mapping[str, Any], out: Any = None) -> None:
+    from rich.table import Table
+    out = out or console()
+    dup = report["spec"].get("duplicate")
+    unit = "pairs" if dup else "matches"
+    table = Table(title=f"Tournament {report['tournament']} — {report['recorded']}/"
+                        f"{report['matches']} matches" + (" (duplicate)" if dup else ""))
+    for col, just in (("#", "right"), ("bot", "left"), (unit, "right"),
+                      ("W-D-L", "right"), ("points", "right"), ("win %", "right"),
+                      ("game pts", "right"), ("Elo ±95%", "right"), ("OpenSkill μ ±2σ", "right"),
+                      ("faults", "right")):
+        table.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
+    for n, r in enumerate(report["standings"], 1):
+        table.add_row(str(n), r["bot"], str(r["units"]), f"{r['won']}-{r['drawn']}-{r['lost']}",
+                      f"{r['points']:g}", fmt(r["win_pct"], 1),
+                      f"{r['gp_for']}–{r['gp_against']}",
+                      f"{r['elo']:.0f} ± {fmt(r['elo_pm'])}",
+                      f"{r['mu']:.1f} ± {r['mu_pm']:.1f}", str(r["faults"]))
+    out.print(table)
+    for f in report["failed"]:
+        out.print(f"[red]failed[/] {f['match_id']}: {f['error']}")
+
+
+def cmd_tournament_run(args: argparse.Namespace) -> int:
+    from sueca.arena.celery_app import configure
+    from sueca.arena.tournaments import TournamentError, run_tournament
+    store = open_store(args)
+    configure(redis_url(args))
+    bots = [b.strip() for b in args.bots.split(",") if b.strip()]
+    limits = {"move_ms": args.move_ms, "bank_ms": args.bank_ms}
+    try:
+        report = run_tournament(store, bots, args.matches_per_pair, args.duplicate, args.variant,
+                                args.tid, limits, args.timeout, args.requeue_after, quiet=False)
+    except TournamentError as err:
+        raise UserError(str(err)) from None
+    emit(args, report, print_table)
+    return 1 if report["failed"] else 0
+
+
+def cmd_tournament_show(args: argparse.Namespace) -> int:
+    from sueca.arena.tournaments import TournamentError, tournament_report
+    try:
+        report = tournament_report(open_store(args), args.tid)
+    except TournamentError as err:
+        raise UserError(str(err)) from None
+    emit(args, report, print_table)
+    return 0
+
+
+def cmd_tournament_list(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    rows = []
+    for tid in store.tournament_ids(50):
+        t = store.tournament(tid) or {}
+        p = store.progress(tid)
+        rows.append({"id": tid, "bots": t.get("spec", {}).get("bots"),
+                     "status": t.get("status"), **p})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    from rich.table import Table
+    table = Table(title="Tournaments")
+    for col in ("id", "bots", "status", "done", "failed", "total"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["id"], ",".join(r["bots"] or ()), str(r["status"]), str(r["done"]),
+                      str(r["failed"]), str(r["total"]))
+    console().print(table)
+    return 0
+
+

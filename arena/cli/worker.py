@@ -1,0 +1,65 @@
+"""``sueca-arena worker``: a Celery worker that plays and records matches."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from sueca.arena.cli.common import (
+    Bounded,
+    add_port,
+    add_redis,
+    check_operator_settings,
+    open_store,
+    redis_url,
+)
+from sueca.sdk import settings
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("worker", help="a Celery worker that plays and records matches")
+    add_redis(p)
+    p.add_argument("--concurrency", "-c", action=Bounded, kind=int, low=1, default=2,
+                   help="pool processes (default 2)")
+    p.add_argument("--referee", action="append", default=[], metavar="ADDR",
+                   help="a referee replica (repeatable; replicas that heartbeat into Redis are "
+                        "found without it)")
+    p.add_argument("--runner", choices=("referee", "local"), default=None,
+                   help="referee (default) or local: play bots in-process, no referee (trusted "
+                        "code only: an in-process bot can read the engine's hidden state)")
+    add_port(p, "--metrics-port", default=None,
+             help="serve Prometheus metrics of all pool processes on this port")
+    p.add_argument("--queues", "-Q", default=None,
+                   help="comma-separated queues to consume (default: sueca.matches)")
+    p.add_argument("--loglevel", default="INFO")
+    p.add_argument("--hostname", "-n", default=None, help="Celery node name")
+    p.set_defaults(func=cmd_worker)
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    url = redis_url(args)
+    check_operator_settings()
+    open_store(args)  # a clear error now rather than a reconnect loop
+    # the flags win over the environment; pool processes fork from here and inherit this
+    flags: dict[str, Any] = {"redis_url": url}
+    if args.referee:
+        flags["referees"] = tuple(args.referee)
+    if args.runner:
+        flags["runner"] = args.runner
+    if args.metrics_port is not None:
+        flags["metrics_port"] = args.metrics_port
+    settings.use(settings.replace(settings.current(), **flags))
+    from sueca.arena.celery_app import app, configure, prepare_metrics_env
+    prepare_metrics_env()
+    configure(url)
+    name = args.hostname or f"sueca-{os.getpid()}@%h"
+    argv = ["worker", "--pool=prefork", f"--concurrency={args.concurrency}",
+            f"--loglevel={args.loglevel}", "-n", name, "--without-gossip", "--without-mingle",
+            "-Ofair"]
+    if args.queues:
+        argv += ["-Q", args.queues]
+    app.worker_main(argv)
+    return 0
+
+

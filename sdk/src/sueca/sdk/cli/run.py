@@ -1,0 +1,112 @@
+"""sueca-bot run BOT: connect a bot to referees and play until Ctrl-C.
+
+  export SUECA_TOKEN=greedy.XXXX         # the token 'sueca-arena bots add greedy' printed
+  sueca-bot run mybot:Greedy --server 127.0.0.1:50051 --capacity 8
+  sueca-bot run ./mybot.py:Greedy --server ref-a:50051,ref-b:50051 --token-file ~/.sueca-token
+
+The token comes from $SUECA_TOKEN or --token-file FILE; --token TOKEN works too, but a command
+line is visible to every user of the machine (ps), so it prints a warning. The bot's name is the
+token's part before its last '.', unless --name says otherwise. Ctrl-C (or SIGTERM) drains: no
+new games, running ones finish, then it exits; a second Ctrl-C exits at once. A referee serving
+TLS needs --tls (its certificate checked against grpcio's bundled roots) or --tls-ca FILE
+(against that CA; $SUECA_TLS_CA), so the token never travels in clear.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+from sueca.sdk.cli.common import Bounded, UserError, add_tls_flags, load_checked, settings, tls_from_args
+
+TOKEN_FILE_LIMIT = 4096  # bytes: a token is a few dozen; anything longer is the wrong file
+
+TOKEN_WARNING = ("warning: --token puts the token on the command line, where other users of "
+                 "this machine can read it (ps); set SUECA_TOKEN or pass --token-file FILE")
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("run", help="connect a bot to referees and play until Ctrl-C",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("bot", metavar="BOT",
+                   help="an example (random, heuristic, reckless), module:Class or file.py:Class")
+    p.add_argument("--server", default=settings().server,
+                   help="referee host:port, a comma list, or a name resolving to several "
+                        "(default $SUECA_SERVER)")
+    token = p.add_mutually_exclusive_group()
+    token.add_argument("--token-file", metavar="FILE",
+                       help="read the token (the one 'sueca-arena bots add NAME' printed) from "
+                            "this file (default: $SUECA_TOKEN)")
+    token.add_argument("--token", metavar="TOKEN",
+                       help="the token itself: visible to other users in ps, prefer "
+                            "$SUECA_TOKEN or --token-file")
+    p.add_argument("--capacity", action=Bounded, kind=int, low=1, default=4,
+                   help="games this process plays at once, per referee (default 4)")
+    p.add_argument("--name", default=None,
+                   help="bot name (default: the token's part before its last '.')")
+    p.add_argument("--threads", action=Bounded, kind=int, low=0, default=None,
+                   help="threads for a synchronous bot (default min(capacity, 8); 0 runs it in "
+                        "the event loop, fastest for bots that take microseconds)")
+    p.add_argument("--max-backoff", action=Bounded, kind=float, low=0, above=True, default=30.0,
+                   help="longest wait between reconnection attempts, seconds (default 30)")
+    p.add_argument("--drain-timeout", action=Bounded, kind=float, low=0, default=60.0,
+                   help="on Ctrl-C, how long running games may take to finish (default 60)")
+    add_tls_flags(p)
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.set_defaults(func=run)
+
+
+def read_token_file(path: str) -> str:
+    """The token in ``path`` (surrounding blanks and the newline stripped); a missing, empty or
+    oversized file is a :class:`UserError` quoting the path, never the contents."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(TOKEN_FILE_LIMIT + 1)
+    except OSError as err:
+        raise UserError(f"cannot read --token-file {path!r}: {err.strerror}") from None
+    if len(data) > TOKEN_FILE_LIMIT:
+        raise UserError(f"--token-file {path!r} holds more than {TOKEN_FILE_LIMIT} bytes: "
+                        "not a token file")
+    try:
+        token = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise UserError(f"--token-file {path!r} is not UTF-8 text") from None
+    if not token or any(c.isspace() for c in token):
+        raise UserError(f"--token-file {path!r} must hold one token on one line"
+                        + (" (it is empty)" if not token else ""))
+    return token
+
+
+def token_from_args(args: argparse.Namespace) -> str:
+    """--token-file, else --token (with a warning on stderr), else $SUECA_TOKEN."""
+    if args.token_file is not None:
+        return read_token_file(args.token_file)
+    if args.token is not None:
+        print(TOKEN_WARNING, file=sys.stderr)
+        return str(args.token)
+    token = settings().token
+    if not token:
+        raise UserError("no token: set SUECA_TOKEN or pass --token-file FILE "
+                        "('sueca-arena bots add NAME' prints one)")
+    return token
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=args.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not args.server:
+        raise UserError("no referee address: pass --server HOST:PORT or set SUECA_SERVER")
+    token = token_from_args(args)
+    tls = tls_from_args(args)
+    factory = load_checked(args.bot)
+    from sueca.sdk.client import resolve
+    from sueca.sdk.client import run as run_client
+    try:
+        resolve(args.server)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    return run_client(factory, args.server, token, args.capacity, name=args.name,
+                      threads=args.threads, max_backoff=args.max_backoff,
+                      drain_timeout=args.drain_timeout, tls=tls)

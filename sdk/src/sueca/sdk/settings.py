@@ -1,0 +1,223 @@
+"""Every ``SUECA_*`` environment variable, read in this one module.
+
+Each variable is declared once in :data:`VARIABLES` with its default and meaning (the README's
+settings table is checked against this list by a test). :meth:`Settings.from_env` reads and
+checks them all at once, so a command fails at start-up with one line that quotes the bad value
+(``SUECA_MATCH_TIMEOUT='soon' is not a number of seconds above 0``) instead of deep inside a
+match. Commands that learn a setting from their own flags (``sueca-arena worker --referee``)
+pass a changed copy on with :func:`use`: nothing writes ``os.environ`` to talk to itself.
+
+It lives in the SDK, the lowest layer that reads the environment, so the referee and the league
+read the same object; it imports nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+__all__ = ["Variable", "VARIABLES", "Settings", "SettingsError", "current", "use", "replace"]
+
+
+class SettingsError(ValueError):
+    """A ``SUECA_*`` variable with a value that cannot mean anything; the message quotes it."""
+
+
+def _text(raw: str) -> str | None:
+    return raw.strip() or None
+
+
+def _flag(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    raise ValueError("1, true, yes or on for TLS; 0, false, no, off or empty for plaintext")
+
+
+def _port(raw: str) -> int | None:
+    if not raw.strip():
+        return None
+    if not raw.strip().isdigit() or not 1 <= int(raw) <= 65535:
+        raise ValueError("a TCP port is a whole number from 1 to 65535")
+    return int(raw)
+
+
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError("not a number of seconds above 0") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError("not a number of seconds above 0")
+    return value
+
+
+def _positive(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError("not a number above 0") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError("not a number above 0")
+    return value
+
+
+def _count(raw: str) -> int:
+    if not raw.strip().isdigit() or int(raw) < 1:
+        raise ValueError("a whole number of at least 1")
+    return int(raw)
+
+
+def _addresses(raw: str) -> tuple[str, ...]:
+    return tuple(a.strip() for a in raw.split(",") if a.strip())
+
+
+def _runner(raw: str) -> str:
+    value = raw.strip() or "referee"
+    if value not in ("referee", "local"):
+        raise ValueError("referee or local")
+    return value
+
+
+def _prefix(raw: str) -> str:
+    value = raw.strip() or "sueca:"
+    if any(c.isspace() for c in value) or len(value) > 64:
+        raise ValueError("a Redis key prefix is one word of at most 64 characters")
+    return value
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One ``SUECA_*`` variable: its default (as it would be written), who reads it, and why."""
+
+    name: str
+    default: str
+    used_by: str
+    meaning: str
+    parse: Callable[[str], Any]
+
+    @property
+    def field(self) -> str:
+        """The :class:`Settings` attribute that holds it."""
+        return self.name.removeprefix("SUECA_").lower()
+
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable("SUECA_REDIS_URL", "", "referee, worker, scheduler, league commands",
+             "the league's Redis (bots, matches, results, Celery's broker); `--redis` wins",
+             _text),
+    Variable("SUECA_KEY_PREFIX", "sueca:", "everything that uses Redis",
+             "prefix of every Redis key, so several leagues can share one Redis", _prefix),
+    Variable("SUECA_TOKEN", "", "sueca-bot", "the bot's token (`NAME.SECRET`)", _text),
+    Variable("SUECA_SERVER", "", "sueca-bot",
+             "referee address(es): host:port, a comma list, or a name resolving to several",
+             _text),
+    Variable("SUECA_TLS", "", "sueca-bot, workers, scheduler, CLI",
+             "dial referees over TLS checked against grpcio's bundled roots", _flag),
+    Variable("SUECA_TLS_CA", "", "sueca-bot, workers, scheduler, CLI",
+             "dial referees over TLS checked against this CA file", _text),
+    Variable("SUECA_TLS_SERVER_NAME", "", "sueca-bot, workers, scheduler, CLI",
+             "the name the referee's certificate is checked against, when it differs from "
+             "the host dialled", _text),
+    Variable("SUECA_TLS_CERT", "", "referee", "PEM certificate (chain) to serve TLS with",
+             _text),
+    Variable("SUECA_TLS_KEY", "", "referee", "PEM private key of SUECA_TLS_CERT", _text),
+    Variable("SUECA_OPERATOR_TOKEN", "", "referee, workers, scheduler, CLI",
+             "bearer token of MatchService (RunMatch, Watch, ListBots); unset: open", _text),
+    Variable("SUECA_REFEREES", "", "worker, scheduler",
+             "comma list of referee replicas besides those heartbeating into Redis",
+             _addresses),
+    Variable("SUECA_RUNNER", "referee", "worker",
+             "referee, or local: play bots in-process (trusted code only)", _runner),
+    Variable("SUECA_LOCAL_BOTS", "", "worker with SUECA_RUNNER=local",
+             "comma list of NAME=SPEC bots the local runner may load", _text),
+    Variable("SUECA_METRICS_PORT", "", "worker",
+             "serve the worker's Prometheus metrics on this port", _port),
+    Variable("SUECA_MATCH_TIMEOUT", "300", "worker", "seconds one match may take", _seconds),
+    Variable("SUECA_PLACE_WAIT", "20", "worker",
+             "seconds a match waits for free seats before it is retried later", _seconds),
+    Variable("SUECA_MATCH_ATTEMPTS", "5", "worker",
+             "attempts at a match before it is recorded as failed", _count),
+    Variable("SUECA_RETRY_BASE", "0.5", "worker",
+             "first retry delay in seconds (doubling, with jitter)", _seconds),
+    Variable("SUECA_VISIBILITY_TIMEOUT", "600", "worker",
+             "seconds before Redis hands an unacknowledged match to another worker", _seconds),
+    Variable("SUECA_ELO_K", "24", "worker, ratings commands",
+             "Elo K of a new league (then kept in Redis)", _positive),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The parsed value of every :data:`VARIABLES` entry (``None``: not set, no default)."""
+
+    redis_url: str | None
+    key_prefix: str
+    token: str | None
+    server: str | None
+    tls: bool
+    tls_ca: str | None
+    tls_server_name: str | None
+    tls_cert: str | None
+    tls_key: str | None
+    operator_token: str | None
+    referees: tuple[str, ...]
+    runner: str
+    local_bots: str | None
+    metrics_port: int | None
+    match_timeout: float
+    place_wait: float
+    match_attempts: int
+    retry_base: float
+    visibility_timeout: float
+    elo_k: float
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Every variable read and checked; the first bad one is a :class:`SettingsError`.
+
+        A variable set to an empty string means its default (as unset does), except the
+        operator token, where "set but blank" is refused later rather than read as "open"."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for var in VARIABLES:
+            raw = env.get(var.name)
+            if var.name == "SUECA_OPERATOR_TOKEN":
+                values[var.field] = raw  # checked (blank, spaces) where it is used
+                continue
+            text = var.default if raw is None or not raw.strip() else raw
+            try:
+                values[var.field] = var.parse(text)
+            except ValueError as err:
+                raise SettingsError(f"{var.name}={_quote(raw or '')} is not usable: {err}") \
+                    from None
+        return cls(**values)
+
+
+def _quote(raw: str) -> str:
+    """The bad value as typed, escaped and capped: it may be long or hold a newline."""
+    return repr(raw if len(raw) <= 80 else raw[:80] + "...")
+
+
+_pinned: Settings | None = None
+
+
+def current() -> Settings:
+    """The settings of this process: what :func:`use` pinned, else the environment now."""
+    return _pinned if _pinned is not None else Settings.from_env()
+
+
+def use(settings: Settings | None) -> None:
+    """Pin ``settings`` for this process and its forked children (a worker's pool), e.g. a
+    copy with a command's flags applied (``replace(current(), referees=...)``); ``None``
+    goes back to reading the environment."""
+    global _pinned
+    _pinned = settings
+
+
+assert [v.field for v in VARIABLES] == [f.name for f in fields(Settings)]
