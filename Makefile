@@ -22,6 +22,7 @@ demo: $(STAMP)
 check: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 test: check
 	$(VENV)/bin/python -m pytest -q

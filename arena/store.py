@@ -16,6 +16,7 @@ import json
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from enum import StrEnum
 from typing import Any
 
 import redis
@@ -24,9 +25,21 @@ from .keys import Keys, default_keys
 from .redisurl import masked
 
 __all__ = ["Store", "StoreError", "StoreUnavailable", "TournamentConflict", "connect",
-           "PENDING", "QUEUED", "RUNNING", "DONE", "FAILED", "TRANSIENT_REDIS_ERRORS"]
+           "MatchStatus", "PENDING", "QUEUED", "RUNNING", "DONE", "FAILED",
+           "TRANSIENT_REDIS_ERRORS"]
 
-PENDING, QUEUED, RUNNING, DONE, FAILED = "pending", "queued", "running", "done", "failed"
+
+class MatchStatus(StrEnum):
+    """A league match's ``status`` field in Redis (the value is what is stored)."""
+
+    PENDING = "pending"  # stored, not yet handed to a worker
+    QUEUED = "queued"    # a task for it is on the Celery queue
+    RUNNING = "running"  # a referee is playing it
+    DONE = "done"        # its result is recorded (exactly once)
+    FAILED = "failed"    # given up for a reason that is not a bot's fault (see ``error``)
+
+
+PENDING, QUEUED, RUNNING, DONE, FAILED = MatchStatus
 
 #: Errors that mean "Redis is not reachable right now" (worth a retry), not "bad request".
 TRANSIENT_REDIS_ERRORS = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)

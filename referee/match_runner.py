@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from sueca import wire as conv
 from sueca.engine import CARDS, Deal, Match, replay
 from sueca.engine.cards import cards_of
-from sueca.engine.game import ABORTED, DISCONNECT, RENUNCIA, TIMEOUT
+from sueca.engine.game import ABORTED, DISCONNECT, RENUNCIA, TIMEOUT, End
 from sueca.referee import metrics
 from sueca.referee.faults import Fault
 from sueca.sdk.bot import bot_seed
@@ -61,12 +61,6 @@ _MOVES = metrics.MOVES
 _GameEvent = pb.GameEvent
 _MatchEvent = pb.MatchEvent
 
-# ActionError codes as plain strings on the hot path (values of sueca.referee.faults.Fault)
-UNKNOWN_GAME, NOT_YOUR_SEAT, NOT_IN_HAND, OUT_OF_TURN = (
-    Fault.UNKNOWN_GAME.value, Fault.NOT_YOUR_SEAT.value, Fault.NOT_IN_HAND.value,
-    Fault.OUT_OF_TURN.value)
-STALE_REQUEST, RENUNCIA_REFUSED, MALFORMED = (
-    Fault.STALE_REQUEST.value, Fault.RENUNCIA_REFUSED.value, Fault.MALFORMED.value)
 
 
 class Seat:
@@ -138,45 +132,44 @@ class Seat:
             self.runner.stop(DISCONNECT if self.session is None else TIMEOUT, self.seat)
 
     # -- the session reader's side ---------------------------------------------------------------
-    def offer(self, action: pb.Action) -> tuple[str, str] | None:
-        """Check an action against this seat: play it if valid, else (code, message)."""
+    def offer(self, action: pb.Action) -> tuple[Fault, str] | None:
+        """Check an action against this seat: play it if valid, else (fault, message)."""
         rid = action.request_id
         if not self.open:
             if rid and rid <= self.request_id:
-                return STALE_REQUEST, (f"request {rid} of game {self.game_id!r} is no longer "
+                return Fault.STALE_REQUEST, (f"request {rid} of game {self.game_id!r} is no longer "
                                        "open: it was answered or the game moved on")
             turn = self.runner.match.turn
-            return OUT_OF_TURN, (f"it is not your turn in game {self.game_id!r}: you are seat "
+            return Fault.OUT_OF_TURN, (f"it is not your turn in game {self.game_id!r}: you are seat "
                                  f"{self.seat}, seat {turn} is to act")
         if rid != self.request_id:
-            return STALE_REQUEST, (f"request {rid} of game {self.game_id!r} is not the open one; "
+            return Fault.STALE_REQUEST, (f"request {rid} of game {self.game_id!r} is not the open one; "
                                    f"answer request {self.request_id}")
         which = action.WhichOneof("choice")
         if self.redeal:
             if which != "redeal":
-                return MALFORMED, (f"request {rid} of game {self.game_id!r} asks whether to call "
+                return Fault.MALFORMED, (f"request {rid} of game {self.game_id!r} asks whether to call "
                                    f"a redeal: answer with redeal true or false, not "
                                    f"{which or 'nothing'}")
             self.runner.answer(self, action.redeal)
             return None
         if which != "card":
-            return MALFORMED, (f"request {rid} of game {self.game_id!r} asks for a card: answer "
+            return Fault.MALFORMED, (f"request {rid} of game {self.game_id!r} asks for a card: answer "
                                f"with card, not {which or 'nothing'}")
         c = action.card
         if c >= 40:
-            return MALFORMED, f"card {c} is not a card number: cards are 0..39"
+            return Fault.MALFORMED, f"card {c} is not a card number: cards are 0..39"
         deal = self.runner.match.deal
         hand = deal.hands[self.seat]
         if not hand >> c & 1:
-            return NOT_IN_HAND, (f"card {CARDS[c]} ({c}) is not in your hand in game "
+            return Fault.NOT_IN_HAND, (f"card {CARDS[c]} ({c}) is not in your hand in game "
                                  f"{self.game_id!r}: you hold "
                                  f"{' '.join(map(str, cards_of(hand)))}")
-        if (self.runner.lenient and deal.trick and hand & deal.led_mask
-                and not deal.led_mask >> c & 1):
+        if self.runner.lenient and not deal.legal_mask(self.seat) >> c & 1:  # a renúncia
             self._send_turn()  # asked again, with the same deadline: the same clock
-            return RENUNCIA_REFUSED, (
+            return Fault.RENUNCIA_REFUSED, (
                 f"card {CARDS[c]} does not follow the led suit {'CDHS'[deal.led]} although you "
-                f"hold {' '.join(map(str, cards_of(hand & deal.led_mask)))}; play again "
+                f"hold {' '.join(map(str, deal.legal_cards(self.seat)))}; play again "
                 f"(request {self.request_id})")
         self.runner.answer(self, c)
         return None
@@ -450,7 +443,7 @@ class MatchRunner:
         if self.match.end is None:
             self._publish(self._deal_start_event())
 
-    def stop(self, end: str, seat: int | None = None) -> None:
+    def stop(self, end: End, seat: int | None = None) -> None:
         """End the match from outside the game (timeout, disconnect, aborted); the first reason
         wins; a match that is over stays as it ended."""
         if self.match.end is not None or self.done.is_set():

@@ -20,8 +20,8 @@ from sueca.engine import (
     Deal,
     Match,
     NotYourTurnError,
-    Observation,
     RenunciaError,
+    SeatView,
     Variant,
     card,
     shuffled_deck,
@@ -219,7 +219,7 @@ def test_trump_held_until_the_dealer_plays_it(trump_card):
     it); 002: "La carta triunfo revelada permanece con el distribuidor"."""
     s = scripted("LEADER_BANDEIRA", dealer=3, trump_card=trump_card)
     m = Match(Variant(trump_card=trump_card), decks=[s.deck], first_dealer=3)
-    views = [Observation(m, seat) for seat in range(4)]
+    views = [SeatView(m, seat) for seat in range(4)]
     trump = m.deal.trump
     assert str(trump) == "4H"  # the dealer's lowest heart, played in trick 8
     seen_played = False

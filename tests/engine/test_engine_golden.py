@@ -5,7 +5,7 @@ re-plays it move by move — every card must be legal for the seat to move (or b
 renúncia), every trick must have the recorded winner and points, every deal the recorded score —
 and then plays the same match again with the same bots and seed, which must give the same record
 byte for byte. A change to the rules, the deal, the scoring or the bots shows up here as a diff.
-After an intended change: ``pytest tests/referee/engine/test_engine_golden.py --regen-golden``
+After an intended change: ``pytest tests/engine/test_engine_golden.py --regen-golden``
 and review the diff.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sueca.engine import Match, Observation, Variant, card, replay
+from sueca.engine import Match, SeatView, Variant, card, replay
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -66,7 +66,7 @@ def test_golden_replay_move_by_move(name: str, regen: bool) -> None:
         assert match.deal.number == k and match.deal.dealer == d["dealer"]
         assert str(match.deal.trump) == d["trump"]
         for seat in range(4):
-            assert sorted(map(str, Observation(match, seat).hand)) == sorted(d["hands"][seat])
+            assert sorted(map(str, SeatView(match, seat).hand)) == sorted(d["hands"][seat])
         if match.awaiting_redeal:
             result = match.redeal(d["end"] == "redeal")
             if result is not None:
@@ -78,7 +78,7 @@ def test_golden_replay_move_by_move(name: str, regen: bool) -> None:
                 seat = match.deal.turn
                 assert seat == (t["leader"] + i) % 4
                 c = card(text)
-                view = Observation(match, seat)
+                view = SeatView(match, seat)
                 fault = d["end"] == "renuncia" and t is d["tricks"][-1] and i == len(t["cards"]) - 1
                 assert (c in view.legal) != fault, f"deal {k}: {text} by seat {seat}"
                 played = match.play(c)

@@ -15,7 +15,7 @@ from engine_helpers import (
     trick_winner,
 )
 
-from sueca.engine import CARDS, Card, Observation, Snapshot, replay
+from sueca.engine import CARDS, Card, SeatView, Snapshot, replay
 
 SEATS = ["a", "b", "c", "d"]
 MATCHES_PER_VARIANT = 30  # 48 variants -> 1440 matches, about 10 000 deals
@@ -171,7 +171,7 @@ def _check_views(m):
     deal = m.deal
     played = {c for t in deal.tricks for c in t.cards} | set(deal.trick)
     for seat in range(4):
-        view = Observation(m, seat)
+        view = SeatView(m, seat)
         snap = view.snapshot()
         assert set(Snapshot._fields) == EXPECTED_FIELDS
         own = set(deal.hand(seat))

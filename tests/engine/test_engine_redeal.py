@@ -4,7 +4,7 @@ the first card when his hand is worth 10 points or less."""
 import pytest
 from engine_helpers import build_deck, hands_with, points_of, state
 
-from sueca.engine import Match, NotYourTurnError, Observation, RedealError, Variant, replay
+from sueca.engine import Match, NotYourTurnError, RedealError, SeatView, Variant, replay
 
 ON = Variant(weak_hand_redeal=True)
 HAND_10 = "7C 2C 3C 4C 5C 6C 2D 3D 4D 5D"  # 10 points: may redeal
@@ -34,7 +34,7 @@ def test_weak_hand_may_call_a_redeal_same_dealer_deals_again(hand, trump_card):
     assert m.awaiting_redeal and m.turn == leader
     assert m.can_redeal() and m.can_redeal(leader)
     assert not any(m.can_redeal(s) for s in range(4) if s != leader)
-    assert Observation(m, leader).legal == ()  # the question comes before any card
+    assert SeatView(m, leader).legal == ()  # the question comes before any card
     result = m.redeal(True, seat=leader)
     assert result.end == "redeal" and result.number == 0 and result.dealer == 1
     assert result.game_points == (0, 0) and m.game_points == [0, 0]

@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from sueca.engine import CARDS, DEFAULT, Match, Observation, Variant, play_match
+from sueca.engine import CARDS, DEFAULT, Match, SeatView, Variant, play_match
 from sueca.engine.errors import CardNotInHandError
 from sueca.engine.replay import record
 
@@ -22,8 +22,10 @@ class Sloppy:
     def __init__(self, seed: int, renege: float = 0.02) -> None:
         self.rng = random.Random(seed)
         self.renege = renege
+        self.seen = []  # the legal cards of every turn: both paths must show the same
 
     def play(self, obs):
+        self.seen.append(obs.legal)
         r = self.rng.random()
         cards = obs.hand if r < self.renege else obs.legal
         c = cards[int(self.rng.random() * len(cards))]
@@ -42,13 +44,14 @@ class Hooked(Sloppy):
 
 def _state(match: Match) -> object:
     deals = [(d.tricks, d.hands, d.points, d.end, d.fault_seat, d.turn, d.leader, list(d.trick),
-              (d.win_key, d.win_seat) if d.trick else None) for d in match.deals]
+              (d.win_key, d.win_seat) if d.trick else None, d.led_mask) for d in match.deals]
     return (record(match, "m", ["a", "b", "c", "d"]), match.results, deals, match.game_points,
             match.end, match.winner, match.fault_seat)
 
 
 def _replay(variant: Variant, seed: int, cls: type) -> object:
-    return _state(play_match(Match(variant, seed), [cls(seed * 4 + s) for s in range(4)]))
+    bots = [cls(seed * 4 + s) for s in range(4)]
+    return _state(play_match(Match(variant, seed), bots)), [b.seen for b in bots]
 
 
 @pytest.mark.parametrize("variant", [DEFAULT, Variant(weak_hand_redeal=True)])
@@ -81,7 +84,7 @@ def _after_a_bot_raises(seed: int, cls: type) -> object | None:
         pass
     else:
         return None  # the match ended first (a renúncia can end it within a few cards)
-    views = [Observation(match, s) for s in range(4)]
+    views = [SeatView(match, s) for s in range(4)]
     during = _state(match)
     rng = random.Random(seed)
     while not match.over:

@@ -8,7 +8,7 @@ from sueca.engine import (
     Deal,
     GameOverError,
     Match,
-    Observation,
+    SeatView,
     Variant,
     deal_game_points,
     team_of,
@@ -175,7 +175,7 @@ def test_held_over_is_shown_in_observations(tie, expected):
     """docs/rules.md § Scoring a deal: one game point is held over after a tie (carry, 000/001/002), doubled
     (double, 003 variant) or nothing is held over (none, 003 main text)."""
     m, _ = _run(["TIE_60_60"], 3, tie=tie)
-    views = [Observation(m, s) for s in range(4)]
+    views = [SeatView(m, s) for s in range(4)]
     assert all(v.held_over == expected and v.snapshot().held_over == expected for v in views)
 
 
@@ -286,7 +286,7 @@ def test_first_dealer_is_drawn_from_the_seed():
 def test_teams_are_partners_opposite():
     """001: "four players playing in teams, two against two, with partners sitting opposite"."""
     assert [team_of(s) for s in range(4)] == [0, 1, 0, 1]
-    assert [Observation(Match(seed=1), s).team for s in range(4)] == [0, 1, 0, 1]
+    assert [SeatView(Match(seed=1), s).team for s in range(4)] == [0, 1, 0, 1]
 
 
 @pytest.mark.parametrize("end,seat,winner", [

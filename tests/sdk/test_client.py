@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from sueca import wire as conv
-from sueca.engine import Card, Match, Observation, Trick, Variant
+from sueca.engine import Card, Match, SeatView, Trick, Variant
 from sueca.engine.observation import OBSERVATION_FIELDS
 from sueca.referee import control
 from sueca.sdk import wire
@@ -57,7 +57,7 @@ def test_wire_observation_is_the_engine_observation(variant):
         while match.end is None and checked < 60:
             seat = match.deal.turn
             for s in range(4):
-                mine = Observation(match, s)
+                mine = SeatView(match, s)
                 msg = conv.observation(match, s)
                 theirs = wire.Observation(type(msg).FromString(msg.SerializeToString()), variant)
                 for name in (*OBSERVATION_FIELDS, "team"):
@@ -68,7 +68,7 @@ def test_wire_observation_is_the_engine_observation(variant):
                            for t in theirs.tricks)
                 assert all(type(c) is Card for _, c in theirs.trick)
                 assert theirs.snapshot() == mine.snapshot()
-            match.play(rng.choice(Observation(match, seat).legal))
+            match.play(rng.choice(SeatView(match, seat).legal))
             checked += 1
 
 

@@ -18,9 +18,21 @@ from .errors import (
     SuecaError,
     VariantError,
 )
-from .game import Deal, DealResult, Match, Play, Trick, deal_game_points, shuffled_deck, team_of
-from .observation import Observation, Snapshot
-from .runner import play_match
+from .game import (
+    Deal,
+    DealResult,
+    End,
+    Match,
+    Play,
+    Trick,
+    deal_game_points,
+    legal_mask,
+    shuffled_deck,
+    team_of,
+    trick_keys,
+)
+from .observation import Observation, SeatView, Snapshot
+from .runner import Player, play_match
 from .variant import DEFAULT, Variant
 
 __all__ = [
@@ -28,5 +40,6 @@ __all__ = [
     "CardError", "CardNotInHandError", "DeckError", "GameOverError", "IllegalPlayError",
     "NotYourTurnError", "RedealError", "RenunciaError", "ReplayError", "SuecaError",
     "VariantError", "Deal", "DealResult", "Match", "Play", "Trick", "deal_game_points",
-    "shuffled_deck", "team_of", "Observation", "Snapshot", "play_match", "DEFAULT", "Variant",
+    "shuffled_deck", "team_of", "Observation", "SeatView", "Snapshot", "play_match", "DEFAULT",
+    "Variant", "End", "legal_mask", "trick_keys", "Player",
 ]

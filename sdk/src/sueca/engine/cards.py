@@ -86,7 +86,7 @@ def _explain(text: str) -> str:
         return bad + "Sueca has no 8s, 9s or 10s (40-card deck: A 7 K J Q 6 5 4 3 2)"
     if len(t) != 2:
         return bad + "a card is two characters, a rank then a suit, e.g. 'AS', '7H'"
-    rank, suit = t
+    rank, suit = t[0], t[1]
     if rank not in RANKS:
         return bad + f"rank {rank!r} is not one of A 7 K J Q 6 5 4 3 2"
     return bad + f"suit {suit!r} is not one of C D H S"
@@ -95,7 +95,7 @@ def _explain(text: str) -> str:
 def card(value: object) -> Card:
     """Coerce a Card, a card number 0..39 or a card text to the canonical :class:`Card`."""
     if value.__class__ is Card:
-        return value  # type: ignore[return-value]
+        return value
     if isinstance(value, str):
         return parse_card(value)
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 40:

@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Sequence
+from enum import StrEnum
 from itertools import repeat
 from operator import call as _call
 from typing import NamedTuple
 
 from .cards import (
+    _CHUNK_MASK,
+    _T0,
+    _T1,
+    _T2,
     CARDS,
     FULL_DECK,
     POINTS,
     SUIT_MASKS,
+    SUIT_TABLES,
     Card,
     card,
     cards_of,
@@ -39,9 +45,22 @@ from .errors import (
 from .seeding import seeded_random
 from .variant import DEFAULT, Variant
 
-NORMAL, RENUNCIA, REDEAL, TIMEOUT, DISCONNECT, ABORTED = (
-    "normal", "renuncia", "redeal", "timeout", "disconnect", "aborted")
-FAULT_ENDS = (RENUNCIA, TIMEOUT, DISCONNECT)
+
+class End(StrEnum):
+    """How a deal or a match ended. The value is what replays, the wire and the league record."""
+
+    NORMAL = "normal"          # ten tricks played (a match: its last deal reached the target)
+    RENUNCIA = "renuncia"      # a seat did not follow suit although it could (docs/rules.md)
+    REDEAL = "redeal"          # the first player threw in a weak hand (variant weak_hand_redeal)
+    TIMEOUT = "timeout"        # a seat ran out of clock
+    DISCONNECT = "disconnect"  # a seat's connection was lost beyond its grace time
+    ABORTED = "aborted"        # stopped by the system: no winner, never a result
+
+
+NORMAL, RENUNCIA, REDEAL, TIMEOUT, DISCONNECT, ABORTED = End  # the hot paths use these names:
+# a module global is read ten times faster than End.NORMAL (an enum class attribute, Python 3.11)
+FAULT_ENDS = (End.RENUNCIA, End.TIMEOUT, End.DISCONNECT)
+_STOPS = (End.TIMEOUT, End.DISCONNECT, End.ABORTED)  # the ends Match.stop gives
 WEAK_HAND_POINTS = 10  # docs/rules.md § Variants (002): a first hand of 10 points or less may redeal
 
 
@@ -73,7 +92,7 @@ class Play(NamedTuple):
 class DealResult(NamedTuple):
     number: int
     dealer: int
-    end: str
+    end: End
     points: tuple[int, int]
     game_points: tuple[int, int]
     fault_seat: int | None
@@ -84,6 +103,25 @@ _PLAIN = tuple(tuple(Play(s, c) for c in CARDS) for s in range(4))
 _BITS = tuple(1 << c for c in range(40))
 _BIT_OF = list(_BITS).__getitem__
 _new = tuple.__new__  # builds a NamedTuple without its Python-level __new__: hot path only
+
+
+def legal_mask(hand: int, led_mask: int) -> int:
+    """The follow-suit rule (docs/rules.md § Playing a trick), the one place it is written: a seat
+    must play a card of the led suit when it holds one, any card otherwise. ``led_mask`` is the
+    led suit's cards (:data:`~.cards.SUIT_MASKS`), 0 while no card is on the table (any card leads).
+
+    Every other test of legality is this one: :meth:`Deal.legal_mask`, :meth:`Deal.is_renuncia`,
+    :meth:`Match.legal_mask`; the inlined copies in :meth:`Deal.play` and
+    ``runner._play_deal`` are checked against it by ``tests/engine/test_engine_runner_paths.py``
+    and ``tests/engine/test_engine_properties.py``.
+    """
+    return hand & led_mask or hand
+
+
+def trick_keys(trump_suit: int, led_suit: int) -> tuple[int, ...]:
+    """Who wins a trick, the one place it is written: one number per card, the highest card
+    number on the table takes the trick (see :func:`_trick_keys`). A lookup, for bots too."""
+    return _KEYS[trump_suit][led_suit]
 
 
 def _trick_keys(trump: int, led: int) -> tuple[int, ...]:
@@ -121,7 +159,7 @@ def deal_hands(deck: Sequence[Card], dealer: int, trump_card: str) -> tuple[list
 
 
 def _checked_deck(deck: Sequence[object], dealer: object, trump_card: object) -> tuple[Card, ...]:
-    if dealer.__class__ is not int or not 0 <= dealer <= 3:  # type: ignore[operator]
+    if dealer.__class__ is not int or not 0 <= dealer <= 3:
         raise IllegalPlayError(f"bad dealer {dealer!r}: a seat is 0, 1, 2 or 3")
     if trump_card not in ("last", "first"):
         raise VariantError(f"bad value {trump_card!r} for variant 'trump_card': valid values are "
@@ -160,13 +198,13 @@ class Deal:
         self.turn = self.leader = (dealer + 1) & 3
         self.trick: list[Card] = []
         self.led = -1
-        self.led_mask = 0
+        self.led_mask = 0  # 0 while no card is on the table (see legal_mask)
         self.keys = _KEYS[0][0]
         self.win_key = -1
         self.win_seat = -1
         self.tricks: list[Trick] = []
         self.points = [0, 0]
-        self.end: str | None = None
+        self.end: End | None = None
         self.fault_seat: int | None = None
 
     # -- questions -------------------------------------------------------------------------
@@ -185,15 +223,19 @@ class Deal:
         return bool(self.hands[self.dealer] >> self.trump & 1)
 
     def legal_mask(self, seat: int | None = None) -> int:
-        hand = self.hands[self.turn if seat is None else seat]
-        if self.trick:
-            follow = hand & self.led_mask
-            if follow:
-                return follow
-        return hand
+        """The cards ``seat`` (default: the seat to play) may play on the current trick."""
+        return legal_mask(self.hands[self.turn if seat is None else seat], self.led_mask)
 
-    def legal_cards(self) -> tuple[Card, ...]:
-        return cards_of(self.legal_mask())
+    def legal_cards(self, seat: int | None = None) -> tuple[Card, ...]:
+        """:meth:`legal_mask` as cards: when following suit, one lookup in the led suit's table
+        (the same cards ``cards_of`` gives; a property test compares them)."""
+        hand = self.hands[self.turn if seat is None else seat]
+        follow = hand & self.led_mask
+        if follow:
+            led = self.led
+            return SUIT_TABLES[led][follow >> 10 * led]
+        # cards_of(hand), inlined: read once per card played by bots with hooks
+        return _T0[hand & _CHUNK_MASK] + _T1[(hand >> 14) & _CHUNK_MASK] + _T2[hand >> 28]
 
     def hand(self, seat: int) -> tuple[Card, ...]:
         return cards_of(self.hands[seat])
@@ -202,8 +244,7 @@ class Deal:
         """Would this card, from the seat to play, fail to follow suit while the hand could?"""
         c = card(value)
         hand = self.hands[self.turn]
-        return (bool(self.trick) and bool(hand >> c & 1) and not (self.led_mask >> c & 1)
-                and bool(hand & self.led_mask))
+        return bool(hand >> c & 1) and not legal_mask(hand, self.led_mask) >> c & 1
 
     def verify_play(self, value: object, seat: int | None = None) -> Card:
         """Raise unless the card is a legal play now; returns it as a :class:`Card`."""
@@ -250,7 +291,7 @@ class Deal:
         trick = self.trick
         if trick:
             led_mask = self.led_mask
-            if not led_mask & bit and hand & led_mask:
+            if not led_mask & bit and hand & led_mask:  # not legal_mask(hand, led_mask) & bit
                 return self._renuncia(turn, c)
             hands[turn] = hand ^ bit
             trick.append(c)
@@ -273,8 +314,8 @@ class Deal:
 
     def _close_trick(self, winner: int) -> Trick:
         """Score the complete trick on the table, taken by ``winner``, who leads next (also ends
-        the deal). ``runner._play_deal`` inlines this: change both (the runner-paths test
-        compares them)."""
+        the deal). ``runner._play_deal`` has a copy inlined for speed, checked against this one
+        by ``tests/engine/test_engine_runner_paths.py`` (every trick, hand, score and mask)."""
         trick = self.trick
         a, b, c, d = trick
         pts = POINTS[a] + POINTS[b] + POINTS[c] + POINTS[d]
@@ -282,7 +323,8 @@ class Deal:
         tricks = self.tricks
         tricks.append(t)
         self.points[winner & 1] += pts
-        trick.clear()  # led, led_mask and keys mean nothing until the next lead sets them
+        trick.clear()  # led and keys mean nothing until the next lead sets them
+        self.led_mask = 0
         self.turn = self.leader = winner
         if len(tricks) == 10:
             self.end = NORMAL
@@ -294,11 +336,12 @@ class Deal:
         t = Trick(self.leader, tuple(self.trick), None, 0)
         self.tricks.append(t)
         self.trick.clear()
+        self.led_mask = 0
         self.end = RENUNCIA
         self.fault_seat = seat
         return Play(seat, c, t)
 
-    def stop(self, end: str, seat: int | None) -> None:
+    def stop(self, end: End, seat: int | None) -> None:
         """End the deal early for a reason outside the rules (timeout, disconnect, abort)."""
         if self.end is None:
             self.end = end
@@ -366,7 +409,7 @@ class Match:
         self.game_points = [0, 0]
         self.held = 0  # ties in a row not yet paid out
         self.winner: int | None = None
-        self.end: str | None = None
+        self.end: End | None = None
         self.fault_seat: int | None = None
         self.awaiting_redeal = False
         self._start(first_dealer)
@@ -392,6 +435,22 @@ class Match:
         self.awaiting_redeal = (
             self.variant.weak_hand_redeal
             and hand_points(deal.hands[deal.turn]) <= WEAK_HAND_POINTS)
+
+    def legal_mask(self, seat: int) -> int:
+        """The cards ``seat`` may play now: none unless it is that seat's turn to play (not to
+        answer the redeal question, not after the end)."""
+        deal = self.deal
+        if deal.turn != seat or self.end is not None or self.awaiting_redeal:
+            return 0
+        return legal_mask(deal.hands[seat], deal.led_mask)
+
+    def legal_cards(self, seat: int) -> tuple[Card, ...]:
+        """:meth:`legal_mask` as cards (the same test, the fast decoding of
+        :meth:`Deal.legal_cards`)."""
+        deal = self.deal
+        if deal.turn != seat or self.end is not None or self.awaiting_redeal:
+            return ()
+        return deal.legal_cards(seat)
 
     # -- acts ------------------------------------------------------------------------------
     def can_redeal(self, seat: int | None = None) -> bool:
@@ -481,14 +540,16 @@ class Match:
         self._start((deal.dealer + 1) & 3)
         return result
 
-    def stop(self, end: str, seat: int | None = None) -> DealResult:
+    def stop(self, end: End | str, seat: int | None = None) -> DealResult:
         """End the match outside the rules: ``timeout``/``disconnect`` by ``seat`` (its team
-        loses) or ``aborted`` by the system (no winner, never a result)."""
+        loses) or ``aborted`` by the system (no winner, never a result). ``end`` may be given
+        as its text (a replay's)."""
         if self.end is not None:
             raise GameOverError(f"the match is over ({self.end})")
-        if end not in (TIMEOUT, DISCONNECT, ABORTED):
+        if end not in _STOPS:
             raise IllegalPlayError(f"bad end {end!r}: a match is stopped by timeout, disconnect "
                                    "or aborted")
+        end = End(end)
         if (end != ABORTED or seat is not None) and (
                 seat.__class__ is not int or seat not in (0, 1, 2, 3)):
             raise IllegalPlayError(f"bad seat {seat!r} for a {end}: a seat is 0, 1, 2 or 3")

@@ -1,25 +1,69 @@
 """What one seat may know: its own hand and public play, nothing more (docs/rules.md: no signals).
 
-:class:`Observation` is a *view* of a live match for one seat, computed on access: a bot that
+:class:`Observation` is the protocol a bot reads (``Bot.play(observation)``); three classes
+satisfy it: :class:`SeatView` here, the SDK's ``sueca.sdk.wire.Observation`` (decoded from the
+wire) and :class:`Snapshot` (frozen). So a bot works unchanged in-process and over the network.
+
+:class:`SeatView` is a *view* of a live match for one seat, computed on access: a bot that
 reads only ``legal`` pays only for ``legal``, which is how self-play reaches tens of thousands of
-deals a second. A view follows the match as it moves; :meth:`Observation.snapshot` freezes one.
-The SDK builds the same attributes from the wire, so a bot works unchanged in-process and over
-the network.
+deals a second. A view follows the match as it moves; :meth:`SeatView.snapshot` freezes one.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from .cards import _CHUNK_MASK, _T0, _T1, _T2, SUIT_TABLES, Card, cards_of
+from .cards import Card, cards_of
 from .game import Match, Trick
 from .variant import Variant
 
-_SHIFT = (0, 10, 20, 30)
+
+class Observation(Protocol):
+    """The game as one seat sees it. Attribute names are the protocol's field names
+    (``sueca.v1.Observation``), plus ``variant`` (from the match start) and ``team``."""
+
+    @property
+    def seat(self) -> int: ...
+    @property
+    def hand(self) -> tuple[Card, ...]: ...
+    @property
+    def legal(self) -> tuple[Card, ...]:
+        """Cards this seat may play now without a renúncia; empty when it is not its turn."""
+    @property
+    def trump(self) -> Card: ...
+    @property
+    def trump_suit(self) -> int: ...
+    @property
+    def trump_held(self) -> bool:
+        """Whether the dealer still holds the turned trump card (it is public until played)."""
+    @property
+    def dealer(self) -> int: ...
+    @property
+    def leader(self) -> int: ...
+    @property
+    def trick(self) -> tuple[tuple[int, Card], ...]:
+        """The current trick as (seat, card) pairs in play order."""
+    @property
+    def tricks(self) -> tuple[Trick, ...]:
+        """The deal's finished tricks."""
+    @property
+    def points(self) -> tuple[int, int]:
+        """Card points taken so far in this deal, by team."""
+    @property
+    def game_points(self) -> tuple[int, int]: ...
+    @property
+    def held_over(self) -> int:
+        """Tied deals in a row whose game points are still to be won (variant ``tie``)."""
+    @property
+    def variant(self) -> Variant: ...
+    @property
+    def deal_number(self) -> int: ...
+    @property
+    def team(self) -> int: ...
 
 
-class Observation:
-    """The game as ``seat`` sees it now. Attribute names are the protocol's field names."""
+class SeatView:
+    """The game as ``seat`` sees it now (an :class:`Observation` of a live match)."""
 
     __slots__ = ("_match", "seat")
 
@@ -34,19 +78,7 @@ class Observation:
     @property
     def legal(self) -> tuple[Card, ...]:
         """Cards this seat may play now without a renúncia; empty when it is not its turn."""
-        match = self._match
-        deal = match.deal
-        seat = self.seat
-        if deal.turn != seat or match.end is not None or match.awaiting_redeal:
-            return ()
-        hand = deal.hands[seat]
-        if deal.trick:
-            follow = hand & deal.led_mask
-            if follow:
-                led = deal.led
-                return SUIT_TABLES[led][follow >> _SHIFT[led]]
-        # cards_of(hand), inlined: this property is read once per card played
-        return _T0[hand & _CHUNK_MASK] + _T1[(hand >> 14) & _CHUNK_MASK] + _T2[hand >> 28]
+        return self._match.legal_cards(self.seat)
 
     @property
     def trump(self) -> Card:
@@ -112,7 +144,7 @@ class Observation:
         return Snapshot(**{name: getattr(self, name) for name in Snapshot._fields})
 
     def __repr__(self) -> str:
-        return f"Observation(seat={self.seat}, hand={' '.join(map(str, self.hand))})"
+        return f"SeatView(seat={self.seat}, hand={' '.join(map(str, self.hand))})"
 
 
 class Snapshot(NamedTuple):
@@ -140,3 +172,6 @@ class Snapshot(NamedTuple):
 
 
 OBSERVATION_FIELDS = Snapshot._fields
+
+if TYPE_CHECKING:  # `make check` runs mypy, which proves these satisfy the protocol
+    _OBSERVATIONS: tuple[type[Observation], ...] = (SeatView, Snapshot)

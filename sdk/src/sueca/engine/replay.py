@@ -7,30 +7,62 @@ checked (:func:`verify`). The README documents the format field by field.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from .cards import CARDS, card
 from .errors import ReplayError, SuecaError
-from .game import ABORTED, DISCONNECT, REDEAL, TIMEOUT, Deal, Match
+from .game import _STOPS, REDEAL, Deal, End, Match
 from .variant import Variant
 
 FORMAT = "sueca-replay/1"
-_STOPS = (TIMEOUT, DISCONNECT, ABORTED)
+
+
+class TrickRecord(TypedDict):
+    leader: int
+    cards: list[str]
+    winner: int | None  # None: cut short by a renúncia, or still on the table
+    points: int
+
+
+class DealRecord(TypedDict):
+    dealer: int
+    deck: list[str]  # top card first
+    hands: list[list[str]]  # by seat, as dealt
+    trump: str
+    tricks: list[TrickRecord]
+    points: list[int]
+    game_points: list[int]
+    end: End | None
+    fault_seat: int | None
+
+
+class ReplayRecord(TypedDict):
+    """One ``sueca-replay/1`` record as :func:`record` makes it (the README documents it)."""
+
+    format: str
+    match_id: str
+    variant: dict[str, Any]
+    seats: list[str]
+    seed: int | str | None
+    deals: list[DealRecord]
+    game_points: list[int]
+    winner: int | None
+    end: End | None
 
 
 def _names(cards: Sequence[int]) -> list[str]:
     return [str(CARDS[c]) for c in cards]
 
 
-def _deal_record(deal: Deal, trump_card: str, game_points: tuple[int, int]) -> dict[str, Any]:
+def _deal_record(deal: Deal, trump_card: str, game_points: tuple[int, int]) -> DealRecord:
     start = (deal.dealer + 1) & 3 if trump_card == "last" else deal.dealer
     hands: list[list[str]] = [[], [], [], []]
     for i in range(4):
         hands[(start + i) & 3] = _names(deal.deck[10 * i: 10 * i + 10])
-    tricks = [{"leader": t.leader, "cards": _names(t.cards), "winner": t.winner,
-               "points": t.points} for t in deal.tricks]
+    tricks: list[TrickRecord] = [{"leader": t.leader, "cards": _names(t.cards),
+                                  "winner": t.winner, "points": t.points} for t in deal.tricks]
     if deal.trick:  # a deal stopped mid-trick keeps the cards already on the table
         tricks.append({"leader": deal.leader, "cards": _names(deal.trick), "winner": None,
                        "points": 0})
@@ -41,7 +73,7 @@ def _deal_record(deal: Deal, trump_card: str, game_points: tuple[int, int]) -> d
     }
 
 
-def record(match: Match, match_id: str, seats: Sequence[str]) -> dict[str, Any]:
+def record(match: Match, match_id: str, seats: Sequence[str]) -> ReplayRecord:
     """The replay of a match (finished or stopped); ``seats`` names the bot in seat 0..3."""
     results = {r.number: r for r in match.results}
     deals = []
@@ -56,10 +88,10 @@ def record(match: Match, match_id: str, seats: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def replay(rec: dict[str, Any]) -> Match:
+def replay(rec: Mapping[str, Any]) -> Match:
     """Re-play a record's decks, redeal calls and cards through the engine; raise ReplayError
     at the first action the rules refuse."""
-    if not isinstance(rec, dict) or rec.get("format") != FORMAT:
+    if not isinstance(rec, Mapping) or rec.get("format") != FORMAT:
         raise ReplayError(f"not a {FORMAT} record: format is {_get(rec, 'format')!r}")
     try:
         variant = Variant.from_dict(rec["variant"])
@@ -93,16 +125,16 @@ def replay(rec: dict[str, Any]) -> Match:
 
 
 def _get(rec: Any, key: str) -> Any:
-    return rec.get(key) if isinstance(rec, dict) else rec
+    return rec.get(key) if isinstance(rec, Mapping) else rec
 
 
-def verify(rec: dict[str, Any]) -> list[str]:
+def verify(rec: Mapping[str, Any]) -> list[str]:
     """Every way the record differs from what its decks and plays give; empty when it is right."""
     try:
         match = replay(rec)
     except ReplayError as err:
         return [str(err)]
-    again = record(match, rec.get("match_id", ""), rec.get("seats", []))
+    again: Mapping[str, Any] = record(match, rec.get("match_id", ""), rec.get("seats", []))
     problems = []
     for key in ("variant", "game_points", "winner", "end"):
         if again[key] != rec.get(key):
@@ -117,7 +149,7 @@ def verify(rec: dict[str, Any]) -> list[str]:
     return problems
 
 
-def write(path: str | Path, records: Sequence[dict[str, Any]], append: bool = True) -> None:
+def write(path: str | Path, records: Sequence[Mapping[str, Any]], append: bool = True) -> None:
     with open(path, "a" if append else "w", encoding="utf-8") as f:
         for rec in records:
             f.write(json.dumps(rec, separators=(",", ":")) + "\n")

@@ -7,32 +7,41 @@ marks ``default_hook`` (the SDK's no-op defaults) are skipped. When no bot has a
 only bot code that runs is the ``play`` (or ``redeal``) of the seat to act, so the loop takes a
 fast path: the seat's view gets ``legal`` as a plain attribute just for that call, and the common
 case of :meth:`Deal.play` (a held card that follows suit) is inlined, a trick at a time; anything
-else goes through ``Deal.play`` itself. ``tests/referee/engine/test_engine_runner_paths.py``
-checks both paths play alike, and leave the same state behind when a bot raises.
+else goes through ``Deal.play`` itself. ``tests/engine/test_engine_runner_paths.py`` checks both
+paths play alike (legal cards, tricks, hands, scores), and leave the same state behind when a
+bot raises.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from .cards import _CHUNK_MASK, _T0, _T1, _T2, POINTS, SUIT_MASKS, SUIT_TABLES, Card
 from .game import _BITS, _KEYS, NORMAL, Deal, Match, Trick, _new
-from .observation import Observation
+from .observation import Observation, SeatView
 
 
-class _TurnView(Observation):
+class Player(Protocol):
+    """What :func:`play_match` needs of a bot: a card for an observation (a :class:`Card`, or
+    its number or text). ``redeal`` and the hooks are optional, looked up by name."""
+
+    def play(self, observation: Observation, /) -> object: ...
+
+
+class _TurnView(SeatView):
     """The runner's view when no bot has hooks: ``legal`` is filled just before the seat is asked
-    for a card and emptied right after, so it reads exactly as :class:`Observation` computes it
+    for a card and emptied right after, so it reads exactly as :class:`SeatView` computes it
     (the only bot code that runs is the ``play`` or ``redeal`` of the seat to act) without a
     property call per card."""
 
     __slots__ = ("legal",)
+    legal: tuple[Card, ...]  # a plain slot, not SeatView's property
 
     def __init__(self, match: Match, seat: int) -> None:
         self._match = match
         self.seat = seat
-        self.legal = ()  # type: ignore[misc]
+        self.legal = ()
 
 
 def _hooks(bots: Sequence[Any], name: str) -> list[Callable[..., Any]]:
@@ -51,6 +60,8 @@ def _play_deal(deal: Deal, acts: list[Callable[[Any], Any]], views: list[_TurnVi
     can). The winning key and seat live in locals until the trick closes; everything a view
     shows is up to date whenever a bot runs.
 
+    The cards a follower is shown are :func:`~.game.legal_mask`'s, decoded as
+    :meth:`Deal.legal_cards` does (the equivalence test compares what every bot was shown).
     Anything else (not a canonical Card, a card not held, a renúncia) goes through ``Deal.play``
     itself, with the deal's state brought up to date first. Closing a trick is
     ``Deal._close_trick`` inlined (3% of self-play time in a same-run A/B); the equivalence test
@@ -115,24 +126,25 @@ def _play_deal(deal: Deal, acts: list[Callable[[Any], Any]], views: list[_TurnVi
             if key > win_key:
                 win_key = key
                 win_seat = s
-        else:  # Deal._close_trick(win_seat), inlined
+        else:  # Deal._close_trick(win_seat), inlined (the equivalence test compares them)
             a, b, c, d = trick
             pts = POINTS[a] + POINTS[b] + POINTS[c] + POINTS[d]
             tricks.append(_new(Trick, (deal.leader, (a, b, c, d), win_seat, pts)))
             points[win_seat & 1] += pts
             trick.clear()
+            deal.led_mask = 0
             deal.turn = deal.leader = win_seat
             if len(tricks) == 10:
                 deal.end = NORMAL
 
 
-def play_match(match: Match, bots: Sequence[Any]) -> Match:
+def play_match(match: Match, bots: Sequence[Player]) -> Match:
     """Play ``match`` to its end; ``bots[s]`` plays seat ``s``. Returns the match."""
     acts = [b.play for b in bots]
     on_trick, on_deal = _hooks(bots, "on_trick_end"), _hooks(bots, "on_deal_end")
     on_end = _hooks(bots, "on_match_end")
     if on_trick or on_deal or on_end:
-        views: list[Observation] = [Observation(match, s) for s in range(4)]
+        views: list[SeatView] = [SeatView(match, s) for s in range(4)]
     else:
         views = [_TurnView(match, s) for s in range(4)]
     # the three seats after each seat, in playing order, with their views and play methods

@@ -3,7 +3,7 @@
 Self-play seeds five Mersenne Twisters per match (the deck's and one per bot), and for an int
 seed ``random.Random(seed)`` spends a fifth of its time in two Python-level calls
 (``__init__`` → ``seed``) around the C seeding. :func:`seeded_random` calls the C seeding
-directly; the generator is the same object in the same state (``tests/referee/engine``
+directly; the generator is the same object in the same state (``tests/engine/test_engine_seeding.py``
 compares ``getstate()`` for many seeds), so replays do not change.
 """
 
@@ -23,5 +23,5 @@ def seeded_random(seed: Any) -> random.Random:
         return _Random(seed)  # str, bytes, None...: Random.seed's own conversions
     rng = _new(_Random)
     _c_seed(rng, seed)
-    rng.gauss_next = None  # what Random.seed and Random.__init__ set after seeding
+    rng.gauss_next = None  # type: ignore[attr-defined]  # what Random.seed sets (undocumented)
     return rng

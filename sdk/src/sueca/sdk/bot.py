@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import random
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple, TypeVar
 
-from sueca.engine import Card, DealResult, Trick, Variant
+from sueca.engine import Card, DealResult, End, Observation, Trick, Variant
 from sueca.engine.seeding import seeded_random
+
+_F = TypeVar("_F", bound=Callable[..., object])
 
 
 class MatchInfo(NamedTuple):
@@ -60,17 +63,18 @@ def bot_seeds(match_seed: object) -> tuple[int, int, int, int]:
     return seeds[0], seeds[1], seeds[2], seeds[3]
 
 
-def _default(fn: Any) -> Any:
-    fn.default_hook = True  # the in-process runner skips hooks a bot did not override
+def _default(fn: _F) -> _F:
+    fn.default_hook = True  # type: ignore[attr-defined]  # the runners skip hooks not overridden
     return fn
 
 
 class Bot:
     """Subclass this and implement :meth:`play`.
 
-    ``observation`` has: ``seat``, ``hand``, ``legal``, ``trump``, ``trump_suit``,
-    ``trump_held``, ``dealer``, ``leader``, ``trick`` ((seat, card) pairs), ``tricks``,
-    ``points``, ``game_points``, ``held_over``, ``variant``, ``deal_number``, ``team``.
+    ``observation`` is an :class:`~sueca.engine.Observation`: ``seat``, ``hand``, ``legal``,
+    ``trump``, ``trump_suit``, ``trump_held``, ``dealer``, ``leader``, ``trick`` ((seat, card)
+    pairs), ``tricks``, ``points``, ``game_points``, ``held_over``, ``variant``,
+    ``deal_number``, ``team``; the same in self-play and over the network.
     """
 
     #: Seeded per match and seat before :meth:`on_match_start`; use it for any randomness.
@@ -83,11 +87,11 @@ class Bot:
         self.rng = seeded_random(info.bot_seed)
         self.on_match_start(info)
 
-    def play(self, observation: Any) -> Card:
+    def play(self, observation: Observation) -> Card:
         """Return one card of ``observation.legal`` (returning another card is a fault)."""
         raise NotImplementedError(f"{type(self).__name__} must implement play(observation)")
 
-    def redeal(self, observation: Any) -> bool:
+    def redeal(self, observation: Observation) -> bool:
         """Variant weak_hand_redeal: asked of the first player with 10 points or less."""
         return False
 
@@ -104,5 +108,5 @@ class Bot:
         """Hook: a deal ended, with its card points and game points."""
 
     @_default
-    def on_match_end(self, game_points: tuple[int, int], winner: int | None, end: str) -> None:
+    def on_match_end(self, game_points: tuple[int, int], winner: int | None, end: End) -> None:
         """Hook: the match ended; ``winner`` is a team, or None when aborted."""

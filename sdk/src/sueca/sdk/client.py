@@ -1,6 +1,6 @@
 """Connect a bot to one or more referees and play every game they give it.
 
->>> from sdk.client import run
+>>> from sueca.sdk.client import run
 >>> run(MyBot, "127.0.0.1:50051", token="mybot.Xy...", capacity=8)   # blocks; Ctrl-C drains
 
 One bidirectional stream per referee address; each referee multiplexes every game it seats this
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import inspect
 import logging
 import math
@@ -31,7 +32,7 @@ from typing import Any
 
 import grpc
 
-from sueca.engine import Card, CardError, card
+from sueca.engine import Card, CardError, End, card
 from sueca.sdk.bot import Bot, MatchInfo
 from sueca.sdk.channels import PLAINTEXT, ClientTLS, open_aio_channel
 from sueca.sdk.wire import Observation
@@ -39,6 +40,7 @@ from sueca.v1 import sueca_pb2 as pb
 from sueca.wire import (
     action_bytes,
     deal_result_from_pb,
+    end_from_pb,
     game_id_field,
     trick_from_pb,
     variant_from_pb,
@@ -68,7 +70,7 @@ _DRAIN = pb.BotMessage(drain=True).SerializeToString()
 
 
 def _identity(data: bytes) -> bytes:
-    return data  # BotMessages are encoded here (answers by proto_convert.action_bytes)
+    return data  # BotMessages are encoded here (answers by sueca.wire.action_bytes)
 
 
 class AuthenticationError(Exception):
@@ -113,7 +115,7 @@ def resolve(server: str) -> list[str]:
         if len(addrs) <= 1:
             out.append(item)
         else:
-            out.extend(f"[{a}]:{port}" if ":" in a else f"{a}:{port}" for a in addrs)
+            out.extend(f"[{a}]:{port}" if ":" in str(a) else f"{a}:{port}" for a in addrs)
     seen: set[str] = set()
     return [a for a in out if not (a in seen or seen.add(a))]  # type: ignore[func-returns-value]
 
@@ -249,9 +251,9 @@ class Game:
                       "will end this match", type(self.bot).__name__, self.game_id)
 
 
-def _end_args(m: pb.MatchEnd) -> tuple[tuple[int, int], int | None, str]:
-    gp = tuple(m.game_points) if len(m.game_points) == 2 else (0, 0)
-    return gp, None if m.winner < 0 else m.winner, m.end  # type: ignore[return-value]
+def _end_args(m: pb.MatchEnd) -> tuple[tuple[int, int], int | None, End]:
+    gp = (m.game_points[0], m.game_points[1]) if len(m.game_points) == 2 else (0, 0)
+    return gp, None if m.winner < 0 else m.winner, end_from_pb(m.end)
 
 
 class Connection:
@@ -307,7 +309,7 @@ class Connection:
         client = self.client
         async with open_aio_channel(self.address, client.tls, CHANNEL_OPTIONS,
                                     client.names.get(self.address)) as channel:
-            call = channel.stream_stream(
+            call: grpc.aio.StreamStreamCall[bytes, pb.RefereeMessage] = channel.stream_stream(
                 _CONNECT, request_serializer=_identity,
                 response_deserializer=pb.RefereeMessage.FromString)()
             self.call = call
@@ -324,7 +326,7 @@ class Connection:
                         f"referee {self.address} refused bot {client.name!r}: "
                         f"{err.details()}") from None
                 raise
-            if first is grpc.aio.EOF:
+            if not isinstance(first, pb.RefereeMessage):  # grpc.aio.EOF: closed at once
                 return False
             if first.HasField("welcome"):
                 if self.referee_id and first.welcome.referee_id != self.referee_id:
@@ -340,7 +342,7 @@ class Connection:
                     self._queue_drain()
                 while True:
                     msg = await call.read()
-                    if msg is grpc.aio.EOF:
+                    if not isinstance(msg, pb.RefereeMessage):  # grpc.aio.EOF
                         break
                     self._handle(msg)
             finally:
@@ -507,7 +509,11 @@ class Client:
         for k in range(groups):
             part = sync_jobs[k::groups]
             fut = loop.run_in_executor(self.pool, self._run_group, part)
-            fut.add_done_callback(lambda f, part=part: self._done(conn, part, f.result()))
+            fut.add_done_callback(functools.partial(self._group_done, conn, part))
+
+    def _group_done(self, conn: Connection, jobs: list[tuple[Game, list[Any]]],
+                    fut: asyncio.Future[list[bytes]]) -> None:
+        self._done(conn, jobs, fut.result())
 
     def _inline(self) -> bool:
         """Run this batch in the event loop? Yes while the bot is fast; a pooled bot is
@@ -662,7 +668,7 @@ async def serve(bot_factory: Callable[[], Bot], server: str, token: str, capacit
     referee refuses the token (:class:`AuthenticationError`)."""
     client = Client(bot_factory, server, token, capacity, name, threads, max_backoff, tls)
     main = asyncio.create_task(client.run())
-    waits = [main]
+    waits: list[asyncio.Task[Any]] = [main]
     if stop is not None:
         waits.append(asyncio.create_task(stop.wait()))
     try:
@@ -687,7 +693,7 @@ def run(bot_factory: Callable[[], Bot], server: str, token: str, capacity: int =
     ``server`` is ``host:port`` or a comma list; ``capacity`` is how many games this process
     plays at once (per referee); ``threads`` sizes the pool for synchronous bots (0 runs them in
     the event loop: fastest for bots that take microseconds); the bot's name is the part of the
-    token before the first '.', unless ``name`` is given; ``tls``
+    token before its last '.' (names may hold dots), unless ``name`` is given; ``tls``
     (:func:`sueca.sdk.channels.client_tls`) connects with TLS instead of plaintext.
     """
 

@@ -20,7 +20,7 @@ import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from sueca.engine import DEFAULT, Match, Variant, play_match
+from sueca.engine import DEFAULT, Match, Player, Variant, play_match
 
 from .bot import MatchInfo, bot_seeds
 
@@ -30,7 +30,7 @@ T = TypeVar("T")
 _new = tuple.__new__  # a NamedTuple without its Python-level __new__
 
 
-def play_local(bots: Sequence[Callable[[], Any]], variant: Variant = DEFAULT,
+def play_local(bots: Sequence[Callable[[], Player]], variant: Variant = DEFAULT,
                seed: int | str | None = None, match_id: str = "local",
                seat_names: Sequence[str] | None = None, decks: Iterable[Iterable[object]] = (),
                first_dealer: int | None = None) -> Match:
@@ -46,7 +46,7 @@ def play_local(bots: Sequence[Callable[[], Any]], variant: Variant = DEFAULT,
     if len(names) != 4:
         raise ValueError(f"seat_names must name 4 seats; got {len(names)}")
     match = Match(variant, seed, decks, first_dealer)
-    players = [make() for make in bots]
+    players: list[Player] = [make() for make in bots]
     loop = None
     if any(inspect.iscoroutinefunction(getattr(bot, "play", None)) for bot in players):
         loop = asyncio.new_event_loop()  # the client's criterion: play is a coroutine function
@@ -69,6 +69,8 @@ class _Awaited:
     on, as the network client awaits it. Hooks the bot left at their no-op default stay marked
     as such, so the engine still skips them."""
 
+    play: Callable[..., Any]
+
     def __init__(self, bot: Any, loop: asyncio.AbstractEventLoop) -> None:
         self.bot = bot
         for name in ("start", "play", "redeal", "on_trick_end", "on_deal_end", "on_match_end"):
@@ -90,7 +92,7 @@ def swap_teams(seats: Sequence[T]) -> list[T]:
     return [seats[1], seats[0], seats[3], seats[2]]
 
 
-def play_duplicate(bots: Sequence[Callable[[], Any]], variant: Variant = DEFAULT,
+def play_duplicate(bots: Sequence[Callable[[], Player]], variant: Variant = DEFAULT,
                    seed: int | str | None = None, match_ids: tuple[str, str] = ("dup-1", "dup-2"),
                    seat_names: Sequence[str] | None = None,
                    decks: Iterable[Iterable[object]] = (),

@@ -63,7 +63,7 @@ def bot_labels(specs: Sequence[str]) -> list[str]:
 
 def selfplay(factories: Sequence[Callable[[], Any]], names: Sequence[str], variant: Variant,
              matches: int, seed: int | str, duplicate: bool = False,
-             on_match: Callable[[Any, dict[str, Any] | None], None] | None = None,
+             on_match: Callable[[Any, replays.ReplayRecord | None], None] | None = None,
              want_records: bool = False) -> dict[str, Any]:
     """Play the matches and return the summary (the ``--json`` object, minus timing).
 

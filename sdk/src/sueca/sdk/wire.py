@@ -1,15 +1,15 @@
 """The observation a bot gets over the network, decoded lazily from the protobuf message.
 
-:class:`Observation` has the same attribute names and types as
-:class:`sueca.engine.Observation` (cards are :class:`~sueca.engine.Card`, tricks are
-:class:`~sueca.engine.Trick` tuples, ``variant`` a :class:`~sueca.engine.Variant`), so a bot
-written against self-play runs unchanged against a referee. Each attribute is decoded the first
+:class:`Observation` satisfies the protocol :class:`sueca.engine.Observation`, as the in-process
+view does (cards are :class:`~sueca.engine.Card`, tricks are :class:`~sueca.engine.Trick`
+tuples, ``variant`` a :class:`~sueca.engine.Variant`), so a bot written against self-play runs
+unchanged against a referee. Each attribute is decoded the first
 time it is read: a bot that looks only at ``legal`` pays only for ``legal``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sueca.engine import CARDS, Card, Trick, Variant
 from sueca.engine.observation import Snapshot
@@ -19,7 +19,6 @@ from sueca.wire import trick_from_pb
 __all__ = ["Observation"]
 
 _card = CARDS.__getitem__
-_MISSING = object()
 
 
 class Observation:
@@ -31,22 +30,22 @@ class Observation:
         self._m = message
         self.variant = variant
         self.seat: int = message.seat
-        self._hand: Any = _MISSING
-        self._legal: Any = _MISSING
-        self._trick: Any = _MISSING
-        self._tricks: Any = _MISSING
+        self._hand: tuple[Card, ...] | None = None  # None: not decoded yet
+        self._legal: tuple[Card, ...] | None = None
+        self._trick: tuple[tuple[int, Card], ...] | None = None
+        self._tricks: tuple[Trick, ...] | None = None
 
     @property
     def hand(self) -> tuple[Card, ...]:
-        if self._hand is _MISSING:
+        if self._hand is None:
             self._hand = tuple(map(_card, self._m.hand))
-        return self._hand  # type: ignore[no-any-return]
+        return self._hand
 
     @property
     def legal(self) -> tuple[Card, ...]:
-        if self._legal is _MISSING:
+        if self._legal is None:
             self._legal = tuple(map(_card, self._m.legal))
-        return self._legal  # type: ignore[no-any-return]
+        return self._legal
 
     @property
     def trump(self) -> Card:
@@ -71,15 +70,15 @@ class Observation:
     @property
     def trick(self) -> tuple[tuple[int, Card], ...]:
         """The current trick as (seat, card) pairs in play order."""
-        if self._trick is _MISSING:
+        if self._trick is None:
             self._trick = tuple((p.seat, CARDS[p.card]) for p in self._m.trick)
-        return self._trick  # type: ignore[no-any-return]
+        return self._trick
 
     @property
     def tricks(self) -> tuple[Trick, ...]:
-        if self._tricks is _MISSING:
+        if self._tricks is None:
             self._tricks = tuple(map(trick_from_pb, self._m.tricks))
-        return self._tricks  # type: ignore[no-any-return]
+        return self._tricks
 
     @property
     def points(self) -> tuple[int, int]:
@@ -108,3 +107,9 @@ class Observation:
 
     def __repr__(self) -> str:
         return f"Observation(seat={self.seat}, hand={' '.join(map(str, self.hand))})"
+
+
+if TYPE_CHECKING:  # `make check` runs mypy, which proves this satisfies the engine's protocol
+    import sueca.engine
+
+    _PROTOCOL: type[sueca.engine.Observation] = Observation

@@ -5,22 +5,24 @@ tricks as tuples), so what a seat is told is decided in one short module that a 
 read whole: a seat's :func:`observation` carries its own hand and public play, nothing else.
 
 Match specs travel as plain dicts between the league (Celery, the CLI) and the referee's control
-client; :func:`spec_to_pb` and :func:`spec_from_pb` are the two directions, and
-:func:`check_spec` turns a wire spec into engine values or raises :class:`SpecError` quoting the
-bad field. Imports only protobuf and the engine, so the SDK may use it.
+client (typed as :class:`SpecDict`); :func:`spec_to_pb` and :func:`spec_from_pb` are the two
+directions, and :func:`check_spec` turns a wire spec into engine values (a :class:`MatchPlan`)
+or raises :class:`SpecError` quoting the bad field. Imports only protobuf and the engine, so the
+SDK may use it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 from sueca.engine import (
     CARDS,
     Card,
     DealResult,
     DeckError,
+    End,
     Match,
     SuecaError,
     Trick,
@@ -28,11 +30,12 @@ from sueca.engine import (
     VariantError,
     card,
 )
-from sueca.engine.cards import SUIT_TABLES, cards_of, validate_deck
+from sueca.engine.cards import cards_of, validate_deck
 from sueca.v1 import sueca_pb2 as pb
 
 __all__ = [
-    "SpecError", "MatchPlan", "variant_to_pb", "variant_from_pb", "trick_to_pb", "trick_from_pb",
+    "SpecError", "MatchPlan", "SpecDict", "ResultDict", "end_from_pb", "variant_to_pb",
+    "variant_from_pb", "trick_to_pb", "trick_from_pb",
     "deal_end_to_pb", "deal_result_from_pb", "observation", "turn_request", "match_start",
     "match_end", "result_to_pb", "result_to_dict", "spec_to_pb", "spec_from_pb", "check_spec",
     "parse_seed", "event_to_dict", "varint", "field_bytes", "game_id_field", "trick_bytes",
@@ -91,8 +94,17 @@ def deal_end_to_pb(r: DealResult) -> pb.DealEnd:
                       fault_seat=-1 if r.fault_seat is None else r.fault_seat)
 
 
+def end_from_pb(text: str) -> End:
+    """An ``end`` field (DealEnd, MatchEnd, MatchResult) as the engine's :class:`End`."""
+    try:
+        return End(text)
+    except ValueError:
+        raise ValueError(f"unknown end {text[:40]!r}: expected one of "
+                         f"{', '.join(End)}") from None
+
+
 def deal_result_from_pb(m: pb.DealEnd) -> DealResult:
-    return DealResult(m.number, m.dealer, m.end, (m.points[0], m.points[1]),
+    return DealResult(m.number, m.dealer, end_from_pb(m.end), (m.points[0], m.points[1]),
                       (m.game_points[0], m.game_points[1]),
                       None if m.fault_seat < 0 else m.fault_seat)
 
@@ -116,13 +128,7 @@ def observation(match: Match, seat: int,
     deal = match.deal
     hand = deal.hands[seat]
     trick = deal.trick
-    if deal.turn != seat or match.end is not None or match.awaiting_redeal:
-        legal: Sequence[Card] = ()
-    elif trick and hand & deal.led_mask:
-        led = deal.led
-        legal = SUIT_TABLES[led][(hand & deal.led_mask) >> 10 * led]
-    else:
-        legal = cards_of(hand)
+    legal = match.legal_cards(seat)
     lead = deal.leader
     if tricks is None:
         tricks = [trick_to_pb(t) for t in deal.tricks]
@@ -169,10 +175,22 @@ def result_to_pb(match_id: str, match: Match, seats: Sequence[str],
         replay_json=json.dumps(replay, separators=(",", ":")) if replay is not None else "")
 
 
-def result_to_dict(m: pb.MatchResult) -> dict[str, Any]:
+class ResultDict(TypedDict):
+    """A match result as the league records it (:func:`result_to_dict`)."""
+
+    match_id: str
+    end: End
+    winner: int | None  # a team, or None (aborted)
+    game_points: list[int]
+    fault_seat: int | None
+    fault_bot: str | None
+    replay: dict[str, Any] | None  # the sueca-replay/1 record (RunMatch), None otherwise
+
+
+def result_to_dict(m: pb.MatchResult) -> ResultDict:
     """A MatchResult as the plain dict the league records (``replay`` parsed, or None)."""
     return {
-        "match_id": m.match_id, "end": m.end, "winner": None if m.winner < 0 else m.winner,
+        "match_id": m.match_id, "end": end_from_pb(m.end), "winner": None if m.winner < 0 else m.winner,
         "game_points": list(m.game_points),
         "fault_seat": None if m.fault_seat < 0 else m.fault_seat,
         "fault_bot": m.fault_bot or None,
@@ -210,8 +228,8 @@ def event_to_dict(e: pb.MatchEvent) -> dict[str, Any]:
 # A turn request is built once per card, for every card of every match, so it is encoded here
 # straight to bytes (protobuf's wire format is a concatenation of tagged fields) instead of
 # building message objects and copying them into a batch. Cards, points and small counts are
-# single-byte varints. tests/referee/test_proto_convert.py checks every encoder against the
-# generated classes. Field numbers are those of sueca.proto; keep them in step.
+# single-byte varints. tests/wire/test_wire.py checks every encoder against the generated classes
+# (on random messages, with hypothesis), so a field number out of step with sueca.proto fails.
 
 _V = tuple(bytes((n,)) for n in range(128))
 _U64 = (1 << 64) - 1
@@ -251,13 +269,12 @@ def trick_bytes(t: Trick) -> bytes:
             + b"\x18" + varint(-1 if t.winner is None else t.winner) + b"\x20" + _V[t.points])
 
 
-# Cards as bytes straight from masks: a hand by 14-bit chunks, legal cards by suit (10 bits),
+# Cards as bytes straight from masks: a hand (and the legal cards) by 14-bit chunks,
 # a card of the current trick by (seat, card) as a whole PlayedCard field (field 9).
 _HAND_BYTES = tuple(
     tuple(bytes(base + b for b in range(14) if m >> b & 1) for m in range(1 << bits))
     for base, bits in ((0, 14), (14, 14), (28, 12)))
 _H0, _H1, _H2 = _HAND_BYTES
-_SUIT_BYTES = tuple(tuple(bytes(t) for t in table) for table in SUIT_TABLES)
 _PLAYED = tuple(tuple(b"\x4a\x04\x08" + _V[s] + b"\x10" + _V[c] for c in range(40))
                 for s in range(4))
 
@@ -269,13 +286,8 @@ def observation_bytes(match: Match, seat: int, tricks: bytes) -> bytes:
     hand = deal.hands[seat]
     trick = deal.trick
     own = _H0[hand & 0x3FFF] + _H1[(hand >> 14) & 0x3FFF] + _H2[hand >> 28]
-    if deal.turn != seat or match.end is not None or match.awaiting_redeal:
-        legal: bytes = b""
-    elif trick and hand & deal.led_mask:
-        led = deal.led
-        legal = _SUIT_BYTES[led][(hand & deal.led_mask) >> 10 * led]
-    else:
-        legal = own
+    m = match.legal_mask(seat)
+    legal = own if m == hand else _H0[m & 0x3FFF] + _H1[(m >> 14) & 0x3FFF] + _H2[m >> 28]
     lead = deal.leader
     trump = deal.trump
     dealer = deal.dealer
@@ -393,11 +405,29 @@ def spec_to_pb(spec: Mapping[str, Any]) -> pb.MatchSpec:
     return m
 
 
-_SPEC_KEYS = {"match_id", "bots", "variant", "seed", "decks", "first_dealer", "move_ms",
-              "bank_ms", "grace_ms", "lenient", "quiet"}
 
 
-def spec_from_pb(m: pb.MatchSpec) -> dict[str, Any]:
+class SpecDict(TypedDict, total=False):
+    """A match spec as the league and the control client pass it (:func:`spec_to_pb` also takes
+    a variant as words or a :class:`Variant`, and cards as numbers)."""
+
+    match_id: str
+    bots: list[str]
+    variant: dict[str, Any]
+    seed: int | str | None
+    decks: list[list[str | int]]
+    first_dealer: int | None
+    move_ms: int
+    bank_ms: int
+    grace_ms: int
+    lenient: bool
+    quiet: bool
+
+
+_SPEC_KEYS = SpecDict.__optional_keys__  # every field (total=False): the keys spec_to_pb takes
+
+
+def spec_from_pb(m: pb.MatchSpec) -> SpecDict:
     """The wire spec as a dict of the same shape :func:`spec_to_pb` takes (cards as text)."""
     return {
         "match_id": m.match_id, "bots": list(m.bots),

@@ -17,8 +17,11 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
+from sueca.engine import Player
+
+from ..bot import Bot
 from .heuristic import HeuristicBot
 from .random_bot import RandomBot
 from .reckless import RecklessBot
@@ -26,7 +29,7 @@ from .reckless import RecklessBot
 __all__ = ["EXAMPLES", "BotLoadError", "HeuristicBot", "RandomBot", "RecklessBot", "check_bot",
            "load_bot"]
 
-EXAMPLES: dict[str, type] = {
+EXAMPLES: dict[str, type[Bot]] = {
     "random": RandomBot,
     "heuristic": HeuristicBot,
     "reckless": RecklessBot,
@@ -39,7 +42,7 @@ class BotLoadError(ValueError):
     """A bot spec that names no bot: the message quotes the spec and says what is wrong."""
 
 
-def load_bot(spec: str) -> Callable[[], Any]:
+def load_bot(spec: str) -> Callable[[], Player]:
     """The bot class (or no-argument factory) named by ``spec``: an example name,
     ``module:Class`` or ``path/to/file.py:Class``; :class:`BotLoadError` otherwise.
 
@@ -75,7 +78,7 @@ def load_bot(spec: str) -> Callable[[], Any]:
                            f"{type(found).__name__}, not a class or factory")
     if isinstance(found, type) and not callable(getattr(found, "play", None)):
         raise BotLoadError(f"bot {_quote(spec)}: class {_quote(attr)} has no play(observation) method")
-    return found  # type: ignore[no-any-return]
+    return cast(Callable[[], Player], found)
 
 
 def check_bot(spec: str, factory: Callable[[], Any]) -> None:

@@ -17,12 +17,11 @@ bigger number is a better card and sets of cards are bit masks.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from sueca.engine import Card
+from sueca.engine import Card, Observation, trick_keys
 from sueca.engine.cards import POINTS, SUIT_MASKS
 
-from ..bot import Bot
+from ..bot import Bot, MatchInfo
 
 _ACE, _SEVEN = 9, 8  # strengths (2 3 4 5 6 Q J K 7 A -> 0..9)
 TRUMP_WORTH = 4  # card points a trick must carry before a side card is trumped
@@ -44,17 +43,17 @@ def _above(c: int) -> int:
 class HeuristicBot(Bot):
     """A rule-based player: card memory, trump counting, smears, cheap wins."""
 
-    def on_match_start(self, info: Any) -> None:
+    def on_match_start(self, info: MatchInfo) -> None:
         self._deal = -1
 
-    def redeal(self, observation: Any) -> bool:
+    def redeal(self, observation: Observation) -> bool:
         """Variant weak_hand_redeal (asked only with 10 card points or less): throw the hand
         in unless four or more trumps make up for the missing points."""
         trump = observation.trump_suit
         return sum(1 for c in observation.hand if c // 10 == trump) < 4
 
     # -- memory ----------------------------------------------------------------------------
-    def _remember(self, obs: Any) -> None:
+    def _remember(self, obs: Observation) -> None:
         """Bring the played-card mask and the known voids up to date with the finished tricks."""
         if obs.deal_number != self._deal:
             self._deal = obs.deal_number
@@ -76,7 +75,7 @@ class HeuristicBot(Bot):
                 self._void[(leader + i) & 3] |= 1 << led
 
     # -- the decision ----------------------------------------------------------------------
-    def play(self, observation: Any) -> Card:
+    def play(self, observation: Observation) -> Card:
         obs = observation
         legal = obs.legal
         if len(legal) == 1:
@@ -179,10 +178,7 @@ class HeuristicBot(Bot):
     def _follow(self, legal: Sequence[Card], trick: Sequence[tuple[int, Card]]) -> Card:
         trump = self.trump
         led = trick[0][1] // 10
-
-        def key(c: int) -> int:
-            s = c // 10
-            return 20 + c % 10 if s == trump else 10 + c % 10 if s == led else -1
+        key = trick_keys(trump, led).__getitem__  # the engine's rule: the highest key wins
 
         win_seat, win_card = max(trick, key=lambda sc: key(sc[1]))
         pts = sum(POINTS[c] for _, c in trick)

@@ -6,9 +6,8 @@ The baseline every other bot must beat.
 from __future__ import annotations
 
 from math import floor
-from typing import Any
 
-from sueca.engine import Card
+from sueca.engine import Card, Observation
 
 from ..bot import Bot, MatchInfo
 
@@ -20,10 +19,10 @@ class RandomBot(Bot):
         super().start(info)
         self._random = self.rng.random  # bound once: play() is the hot path of self-play
 
-    def play(self, observation: Any) -> Card:
+    def play(self, observation: Observation) -> Card:
         legal = observation.legal
         return legal[floor(self._random() * len(legal))]  # = int(): cheaper to call
 
-    def redeal(self, observation: Any) -> bool:
+    def redeal(self, observation: Observation) -> bool:
         """Variant weak_hand_redeal: a coin flip."""
         return self._random() < 0.5

@@ -6,9 +6,7 @@ lost by a fault, the per-bot fault counts of self-play), not to win.
 
 from __future__ import annotations
 
-from typing import Any
-
-from sueca.engine import Card
+from sueca.engine import Card, Observation
 
 from ..bot import Bot, MatchInfo
 
@@ -22,6 +20,6 @@ class RecklessBot(Bot):
         super().start(info)
         self._random = self.rng.random
 
-    def play(self, observation: Any) -> Card:
+    def play(self, observation: Observation) -> Card:
         pool = observation.hand if self._random() < IGNORE_SUIT else observation.legal
         return pool[int(self._random() * len(pool))]

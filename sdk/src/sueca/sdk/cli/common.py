@@ -7,7 +7,10 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sueca.sdk.settings import Settings
 
 __all__ = ["INT_LIMIT", "Bounded", "UserError", "add_tls_flags", "load_checked", "tls_from_args"]
 
@@ -68,7 +71,7 @@ class Bounded(argparse.Action):
         setattr(namespace, self.dest, value)
 
 
-def settings() -> Any:
+def settings() -> Settings:
     """The settings (:mod:`sueca.sdk.settings`); a bad one is a one-line :class:`UserError`."""
     from sueca.sdk.settings import SettingsError, current
     try:

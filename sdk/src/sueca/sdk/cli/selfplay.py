@@ -68,10 +68,10 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"cannot write replays to {args.replays!r}: {err.strerror}") from None
 
     names = bot_labels(specs)
-    pending: list[dict[str, Any]] = []
+    pending: list[replays.ReplayRecord] = []
     started = time.perf_counter()
     with progress(args.matches, "selfplay") as advance:
-        def on_match(match: Any, rec: dict[str, Any] | None) -> None:
+        def on_match(match: Any, rec: replays.ReplayRecord | None) -> None:
             if rec is not None:
                 pending.append(rec)
                 if len(pending) >= BATCH:
