@@ -7,9 +7,11 @@ import os
 
 from sueca.arena.cli.common import (
     Bounded,
+    UserError,
     add_port,
     add_redis,
     check_operator_settings,
+    check_port_free,
     open_store,
     redis_url,
 )
@@ -46,6 +48,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
         os.environ["SUECA_RUNNER"] = args.runner
     if args.metrics_port is not None:
         os.environ["SUECA_METRICS_PORT"] = str(args.metrics_port)
+    port = os.environ.get("SUECA_METRICS_PORT")
+    if port:  # metrics are served from a Celery signal handler, whose errors Celery only logs
+        if not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise UserError(f"bad SUECA_METRICS_PORT {port[:40]!r}: expected a port 1..65535")
+        check_port_free("0.0.0.0", int(port), "worker metrics",
+                        "another worker? give each its own --metrics-port")
     from sueca.arena.celery_app import app, configure, prepare_metrics_env
     prepare_metrics_env()
     configure(url)
