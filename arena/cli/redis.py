@@ -52,6 +52,8 @@ def cmd_redis(args: argparse.Namespace) -> int:
         code = server.proc.wait()
         raise UserError(f"redis-server exited with code {code}")
     except KeyboardInterrupt:
+        for sig in (signal.SIGINT, signal.SIGTERM):  # a second one would cut the stop short
+            signal.signal(sig, signal.SIG_IGN)
         server.stop()
         print("Redis stopped", file=sys.stderr)
         return 0
