@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 __all__ = ["RedisServer", "Janitor", "redis_binary", "free_port", "default_url",
-           "dies_with_parent"]
+           "dies_with_parent", "child_setup"]
 
 # The janitor's program: stdlib only, so it starts in a few tens of milliseconds. Lines on
 # stdin: "pid N" (a process — the leader of its own group — to stop), "path P" (a directory to

@@ -4,7 +4,14 @@ It starts — as separate processes, exactly as a deployment runs them — a pri
 (:mod:`sueca.arena.redisproc`), a referee (``sueca-arena referee``), a Celery worker
 (``sueca-arena worker``) and the example bots (``sueca-bot run``, with tokens from the bot
 registry); runs a small duplicate round-robin of random, heuristic and reckless with a progress
-bar; prints the leaderboard; and stops everything, also on Ctrl-C or on any failure.
+bar; prints the leaderboard; and stops everything.
+
+Stopping: every child runs in its own session, so a terminal's Ctrl-C reaches the demo alone,
+which stops workers, then bots, then the referee, then Redis (nobody sees Redis vanish); an
+interrupted start-up is stopped at once (SIGTERM to all, SIGKILL after 2 s). The logs are kept,
+and named, only when something went wrong. If the demo itself is killed (even by SIGKILL) its
+children get SIGTERM (Linux ``PR_SET_PDEATHSIG``) and a janitor process stops whatever is left
+and removes the temporary folders (:class:`sueca.arena.redisproc.Janitor`).
 
 ``--redis URL`` / ``--referee ADDR`` use running ones instead (the bots are then registered as
 ``demo-random`` etc., so that no real bot's token is ever re-issued).
