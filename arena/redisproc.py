@@ -227,7 +227,11 @@ class RedisServer:
 
     def start(self, timeout: float = 10.0) -> RedisServer:
         if self.socket is None:
-            self._check_port_free()
+            try:
+                self._check_port_free()
+            except RuntimeError:
+                self.stop()  # the private folder made for it
+                raise
         argv = [redis_binary()]
         if self.password:  # from a file only we can read: argv is visible to every user (ps)
             fd, self._conf = tempfile.mkstemp(prefix="secret-", suffix=".conf", dir=self.dir)
