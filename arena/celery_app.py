@@ -128,7 +128,12 @@ def _start_metrics(**_: object) -> None:
     port = current().metrics_port
     if port is not None:
         from .metrics import serve_worker_metrics
-        serve_worker_metrics(port, redis_url(app), QUEUE)
+        try:
+            serve_worker_metrics(port, redis_url(app), QUEUE)
+        except OSError as err:  # taken since `sueca-arena worker` checked it: say so, loudly
+            import logging
+            logging.getLogger("sueca.arena.worker").error(
+                "NOT serving worker metrics on port %s: %s", port, err.strerror or err)
 
 
 @signals.worker_process_init.connect

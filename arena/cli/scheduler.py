@@ -3,7 +3,9 @@
 Event-driven: between two rounds of scheduling it blocks on the results log
 (:meth:`sueca.arena.schedule.Ladder.wait`), so a finished match frees its slot at once;
 ``--interval`` is only the fallback for what records no result (a failed match, a bot that
-connected)."""
+connected). It says what it queues once at start, then as a summary every SUMMARY_SECONDS (a
+busy ladder queues a match every few moments: a line each would bury everything else), and a
+total when it stops (SIGTERM or Ctrl-C)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ from sueca.arena.cli.common import (
     redis_url,
 )
 from sueca.sdk import settings
+
+SUMMARY_SECONDS = 60.0
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -59,8 +63,10 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
                     lambda mid: enqueue([mid]), variant)
     stop = {"now": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
+    signal.signal(signal.SIGINT, lambda *_: stop.update(now=True))
     err_out = console(stderr=True)
     last_note = 0.0
+    total, since, last_summary = 0, 0, time.monotonic()
     from sueca.arena.store import TRANSIENT_REDIS_ERRORS
     outage = False
     first = True
@@ -81,15 +87,23 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
         if outage:
             err_out.print("ladder: Redis is back")
             outage = False
-        if new:
+        if new and (total == 0 or args.once):  # the first ones by name; then a summary
             err_out.print(f"ladder: queued {len(new)} match(es): {', '.join(new)}")
-        elif time.monotonic() - last_note > 30 and len(ladder.running()) < args.target:
+        total, since = total + len(new), since + len(new)
+        now = time.monotonic()
+        if since and now - last_summary >= SUMMARY_SECONDS:
+            err_out.print(f"ladder: {since} match(es) queued in the last "
+                          f"{now - last_summary:.0f} s ({total} since start)")
+            since, last_summary = 0, now
+        if not new and time.monotonic() - last_note > 30 and len(ladder.running()) < args.target:
             err_out.print("ladder: below target and nothing scheduled: fewer than 2 registered "
                           "bots with free seats on the known referees (or another scheduler "
                           "holds the ladder lock); waiting")
             last_note = time.monotonic()
         if args.once:
             break
+    if not args.once:
+        err_out.print(f"ladder stopped: {total} match(es) queued since start")
     return 0
 
 

@@ -11,6 +11,7 @@ from sueca.arena.cli.common import (
     add_port,
     add_redis,
     check_operator_settings,
+    check_port_free,
     open_store,
     redis_url,
 )
@@ -50,6 +51,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
     if args.metrics_port is not None:
         flags["metrics_port"] = args.metrics_port
     settings.use(settings.replace(settings.current(), **flags))
+    port = settings.current().metrics_port  # checked (1..65535) by the settings already
+    if port is not None:  # served from a Celery signal handler, whose errors Celery only logs
+        check_port_free("0.0.0.0", port, "worker metrics",
+                        "another worker? give each its own --metrics-port")
     from sueca.arena.celery_app import app, configure, prepare_metrics_env
     prepare_metrics_env()
     configure(url)

@@ -1,21 +1,25 @@
 """``sueca-arena demo`` end to end on a machine with nothing running: it starts and stops its own
-Redis, referee, worker and bots, and leaves nothing behind — also when interrupted."""
+Redis, referee, worker and bots, and leaves nothing behind — also when interrupted by a
+terminal's Ctrl-C (SIGINT to the whole process group), during start-up, or killed outright."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
-from arenakit import ROOT, SUECA_ARENA
+from arenakit import ROOT, SUECA_ARENA, children
 
 pytestmark = pytest.mark.slow
+
+# what a referee or worker logs when Redis goes away under it
+LOST_REDIS = re.compile(r"(?i)cannot (publish to|reach) redis|connection refused|error 111")
 
 
 def _closed(address: str) -> bool:
@@ -27,10 +31,66 @@ def _closed(address: str) -> bool:
         return True
 
 
-def _env() -> dict[str, str]:
+def _env(tmp: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("SUECA_") and k != "PROMETHEUS_MULTIPROC_DIR"}
+    if tmp is not None:  # every temporary folder of the demo and its children goes here
+        env["TMPDIR"] = str(tmp)
     return env
+
+
+def _demo(tmp: Path, *args: str) -> subprocess.Popen[str]:
+    """The demo in its own session, as a shell runs a foreground job: a SIGINT to its process
+    group is what a terminal's Ctrl-C sends."""
+    return subprocess.Popen([SUECA_ARENA, "demo", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=_env(tmp), cwd=ROOT,
+                            start_new_session=True)
+
+
+def _wait_line(proc: subprocess.Popen[str], text: str, timeout: float = 60) -> str:
+    assert proc.stderr is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if text in line or not line:
+            return line
+    raise AssertionError(f"no {text!r} from the demo in {timeout}s")
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time (to tell it from a later process with the same pid); None when
+    it is gone or a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()
+    return None if fields[0] == "Z" else fields[19]
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """Every live descendant of ``pid`` (a child of this test), with its start time."""
+    found: dict[int, str] = {}
+    todo = [pid]
+    while todo:
+        for child in children(todo.pop()):
+            start = _start_time(child)
+            if start is not None:
+                found[child] = start
+                todo.append(child)
+    return found
+
+
+def _wait_gone(procs: dict[int, str], tmp: Path, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = [p for p, start in procs.items() if _start_time(p) == start]
+        if not alive and not any(tmp.iterdir()):
+            return
+        time.sleep(0.1)
+    names = {p: Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in alive
+             if Path(f"/proc/{p}").exists()}
+    raise AssertionError(f"left behind: processes {names}, files {list(tmp.rglob('*'))}")
 
 
 def test_demo_runs_end_to_end_and_heuristic_beats_random():
@@ -53,24 +113,79 @@ def test_demo_runs_end_to_end_and_heuristic_beats_random():
     assert _closed(redis_addr) and _closed(report["referee"])   # everything was stopped
 
 
-def test_demo_stops_everything_on_ctrl_c():
-    proc = subprocess.Popen([SUECA_ARENA, "demo", "-k", "40"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT)
-    line = ""
-    deadline = time.monotonic() + 60
-    assert proc.stderr is not None
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if "arena up" in line or not line:
-            break
-    found = re.search(r"Redis redis://([\d.]+:\d+)/0, referee ([\d.]+:\d+)", line)
-    assert found, line
-    time.sleep(1.0)                                   # the tournament is under way
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+def test_the_demo_table_explains_games_and_score_and_names_no_folder_it_deletes(tmp_path):
+    """12 matches per bot show as "games 6": the table says why. A demo that succeeds deletes
+    its logs, so it prints no folder; there is no `demo --id`, so it suggests none."""
+    out = subprocess.run([SUECA_ARENA, "demo", "-k", "2"], capture_output=True, text=True,
+                         timeout=240, env=_env(tmp_path), cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    table = " ".join(out.stdout.split())
+    assert "a duplicate pair" in table and "4 matches per bot are 2 games" in table
+    assert "score: games won" in table
+    assert "--id" not in out.stderr
+    assert str(tmp_path) not in out.stderr + out.stdout and not any(tmp_path.iterdir())
+
+
+def test_ctrl_c_in_a_terminal_stops_in_order_and_says_where_the_logs_are(tmp_path):
+    proc = _demo(tmp_path, "-k", "40")
+    try:
+        line = _wait_line(proc, "arena up")
+        found = re.search(r"Redis redis://([\d.]+:\d+)/0, referee ([\d.]+:\d+)", line)
+        assert found, line
+        time.sleep(1.5)                                   # the tournament is under way
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
     assert proc.returncode == 130, err[-2000:]
     assert "Traceback" not in err
     assert _closed(found.group(1)) and _closed(found.group(2))
-    logs = re.search(r"logs in (\S+)", line)
-    assert logs and os.path.isdir(logs.group(1))       # kept after an interruption, for a look
-    shutil.rmtree(logs.group(1), ignore_errors=True)
+    logs = re.search(r"logs kept in (\S+)", err)
+    assert logs and Path(logs.group(1)).parent == tmp_path, err[-2000:]
+    # Redis was stopped last: neither the referee nor the worker saw it go
+    for log in [*Path(logs.group(1)).glob("worker*.log"), Path(logs.group(1), "referee.log")]:
+        lost = LOST_REDIS.search(log.read_text(errors="replace"))
+        assert not lost, f"{log.name}: {lost.group(0)}"
+    # nothing else is left: the private Redis and its folder are gone
+    assert [p.name for p in tmp_path.iterdir()] == [Path(logs.group(1)).name]
+
+
+def test_ctrl_c_during_start_up_stops_at_once(tmp_path):
+    proc = _demo(tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob("sueca-demo-*/bot-*.log")):   # bots are starting
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.02)
+        tree = _descendants(proc.pid)
+        os.killpg(proc.pid, signal.SIGINT)
+        # generous: a couple of seconds is expected, and 20-30 s was the bug
+        _, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in err
+    logs = re.search(r"logs kept in (\S+)", err)
+    assert logs, err[-2000:]
+    for p in tmp_path.glob("sueca-demo-*"):
+        subprocess.run(["rm", "-rf", str(p)], check=True)
+    _wait_gone(tree, tmp_path, timeout=5)
+
+
+def test_a_killed_demo_leaves_no_process_and_no_folder(tmp_path):
+    """SIGKILL gives the demo no chance to clean up: its children die with it (their own
+    death signal, and a janitor process that also removes the temporary folders)."""
+    proc = _demo(tmp_path, "-k", "40")
+    try:
+        _wait_line(proc, "arena up")
+        time.sleep(1.0)
+        tree = _descendants(proc.pid)
+        assert any(b"redis-server" in Path(f"/proc/{p}/cmdline").read_bytes() for p in tree)
+        proc.kill()
+        proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    _wait_gone(tree, tmp_path)
