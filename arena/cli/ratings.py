@@ -50,9 +50,10 @@ def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
 
 
 def cmd_ratings_exporter(args: argparse.Namespace) -> int:
+    from sueca.arena.celery_app import QUEUE
     from sueca.arena.metrics import serve_ratings
     store = open_store(args)
-    serve_ratings(args.metrics_port, store, args.addr)
+    serve_ratings(args.metrics_port, store, args.addr, queue=QUEUE)
     print(f"serving ratings on http://{args.addr}:{args.metrics_port}/metrics", file=sys.stderr)
     stop = {"now": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
