@@ -193,7 +193,15 @@ def scrape_targets(job: dict[str, Any], built: list[dict[str, Any]]) -> list[dic
 
 
 def metrics_port(template: dict[str, Any]) -> int:
-    return flag(argv_of(template["spec"]["containers"][0]["args"]), "--metrics-port")
+    """The pod's container port named "metrics"; for the arena's roles, also the port their
+    command line serves metrics on."""
+    ports = [(c, p["containerPort"]) for c in template["spec"]["containers"]
+             for p in c.get("ports", []) if p.get("name") == "metrics"]
+    assert len(ports) == 1, f"{template['metadata']['labels']}: {len(ports)} metrics ports"
+    container, port = ports[0]
+    if container["image"].split(":")[0] == "sueca-arena":
+        assert port == flag(argv_of(container["args"]), "--metrics-port")
+    return port
 
 
 @needs_yaml
@@ -216,7 +224,8 @@ def test_k8s_scrape_config_gives_each_pod_the_job_its_alerts_select() -> None:
             assert t["instance"] == f"{name}-0", f"{name}: instance {t['instance']}"
     assert set(seen.values()) >= alert_jobs(), \
         f"alerts select jobs {sorted(alert_jobs())}; pods get {seen}"
-    assert seen == {"referee": "referee", "worker": "worker", "exporter": "exporter"}, seen
+    assert seen == {"referee": "referee", "worker": "worker", "exporter": "exporter",
+                    "redis": "redis"}, seen
 
 
 @needs_yaml
@@ -230,24 +239,30 @@ def test_k8s_scrape_config_rejects_the_stock_kubernetes_pods_job() -> None:
 
 
 @needs_yaml
-def test_podmonitor_gives_the_jobs_the_alerts_select() -> None:
+def test_podmonitors_give_the_jobs_the_alerts_select() -> None:
     built = kustomize(K8S)
-    monitor = load_yaml(DEPLOY / "k8s" / "monitoring" / "podmonitor.yaml")[0]
-    assert monitor["kind"] == "PodMonitor"
-    spec = monitor["spec"]
-    selector = spec["selector"]["matchLabels"]
-    ports = {e["port"] for e in spec["podMetricsEndpoints"]}
-    jobs = set()
-    for d in built:
-        if d["kind"] != "Deployment":
-            continue
-        template = d["spec"]["template"]
-        if not selector.items() <= template["metadata"]["labels"].items():
-            continue
-        declared = {p.get("name") for c in template["spec"]["containers"]
-                    for p in c.get("ports", [])}
-        if declared & ports:
-            jobs.add(template["metadata"]["labels"][spec["jobLabel"]])
-            assert metrics_port(template) in {p["containerPort"] for c in template["spec"][
-                "containers"] for p in c.get("ports", []) if p.get("name") in ports}
-    assert jobs == {"referee", "worker", "exporter"} and jobs >= alert_jobs(), jobs
+    jobs: dict[str, str] = {}
+    for monitor in load_yaml(DEPLOY / "k8s" / "monitoring" / "podmonitor.yaml"):
+        assert monitor["kind"] == "PodMonitor"
+        spec = monitor["spec"]
+        selector = spec["selector"]["matchLabels"]
+        for endpoint in spec["podMetricsEndpoints"]:
+            fixed = [r["replacement"] for r in endpoint.get("relabelings", [])
+                     if r.get("targetLabel") == "job" and "sourceLabels" not in r]
+            for d in built:
+                if d["kind"] != "Deployment":
+                    continue
+                template = d["spec"]["template"]
+                if not selector.items() <= template["metadata"]["labels"].items():
+                    continue
+                named = {p.get("name"): p["containerPort"] for c in template["spec"]["containers"]
+                         for p in c.get("ports", [])}
+                if endpoint["port"] not in named:
+                    continue
+                assert named[endpoint["port"]] == metrics_port(template)
+                name = d["metadata"]["name"]
+                assert name not in jobs, f"{name} is scraped by two PodMonitors"
+                jobs[name] = fixed[-1] if fixed else template["metadata"]["labels"][spec["jobLabel"]]
+    assert jobs == {"referee": "referee", "worker": "worker", "exporter": "exporter",
+                    "redis": "redis"}, jobs
+    assert set(jobs.values()) >= alert_jobs()

@@ -36,6 +36,12 @@ DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s" / "base"  # the base manifests
 K8S_TLS = DEPLOY / "k8s" / "overlays" / "tls"  # the base plus TLS patches
 IMAGE = "sueca-arena"
+OTHER_IMAGES = ("redis", "oliver006/redis_exporter")  # Redis and its metrics sidecar
+
+
+def other_image(image: str) -> bool:
+    """A container image that is not the arena's (its command is not ours to check)."""
+    return image.split(":")[0] in OTHER_IMAGES
 
 needs_yaml = pytest.mark.skipif(
     yaml is None, reason="PyYAML is not installed: add 'pyyaml' to the test extra in pyproject.toml")
@@ -353,7 +359,8 @@ def containers() -> list[tuple[str, dict[str, Any]]]:
     if yaml is None:
         return []
     return [(f"{d['metadata']['name']}/{c['name']}", c) for _, d in k8s_docs()
-            if d["kind"] == "Deployment" for c in d["spec"]["template"]["spec"]["containers"]]
+            if d["kind"] == "Deployment" for c in d["spec"]["template"]["spec"]["containers"]
+            if not other_image(c["image"])]
 
 
 @needs_yaml
@@ -411,7 +418,7 @@ def test_referee_is_headless_and_probed_by_grpc_health() -> None:
 @needs_yaml
 @pytest.mark.parametrize("where,container", containers(), ids=[w for w, _ in containers()])
 def test_k8s_container_runs_a_real_command(where: str, container: dict[str, Any]) -> None:
-    if container["image"].startswith("redis"):
+    if other_image(container["image"]):
         return
     assert container["image"].split(":")[0] == IMAGE, f"{where}: image {container['image']}"
     check_argv(argv_of(container.get("command", []) + container["args"]), f"k8s {where}")
@@ -710,7 +717,7 @@ def k8s_commands() -> Iterator[tuple[str, dict[str, Any], list[str]]]:
                             if b["name"] == c["name"])
             merged = {**original, **c, "env": original.get("env", []) + c.get("env", [])}
             where = f"{label} {name}/{c['name']}"
-            if merged["image"].startswith("redis"):
+            if other_image(merged["image"]):
                 continue
             yield where, merged, merged.get("command", []) + merged["args"]
             for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
@@ -1001,7 +1008,7 @@ def test_kustomize_builds_real_commands_and_the_network_policy(name: str) -> Non
         mounts = [m["mountPath"] for m in c.get("volumeMounts", [])]
         assert {m["name"] for m in c.get("volumeMounts", [])} <= volumes, \
             f"{where} mounts a volume its pod does not declare"
-        if c["image"].startswith("redis"):
+        if other_image(c["image"]):
             continue
         assert c["image"].split(":")[0] == IMAGE, f"{where}: image {c['image']}"
         command = c.get("command", []) + c.get("args", [])
@@ -1160,3 +1167,48 @@ def test_compose_checks_the_health_of_every_role_that_serves() -> None:
         else:
             assert check.get("disable") is True, \
                 f"compose {name}: inherits the referee's health check, which fails for a {role}"
+
+
+# --- Redis: bounded, never evicting, watched ----------------------------------------------------
+
+def redis_bytes(text: str) -> int:
+    """A redis.conf memory value (1gb, 768mb, 1000000) in bytes; Kubernetes' 1Gi, 512Mi too."""
+    units = {"": 1, "k": 1000, "kb": 1024, "m": 10**6, "mb": 1024**2, "g": 10**9, "gb": 1024**3,
+             "ki": 1024, "mi": 1024**2, "gi": 1024**3}
+    match = re.fullmatch(r"(\d+)([a-zA-Z]*)", str(text))
+    assert match and match.group(2).lower() in units, f"unreadable memory value {text!r}"
+    return int(match.group(1)) * units[match.group(2).lower()]
+
+
+def assert_bounded(argv: list[str], where: str) -> int:
+    assert argv[0] == "redis-server", f"{where}: runs {argv[0]}"
+    assert flag_value(argv, "--maxmemory-policy") == "noeviction", \
+        f"{where}: an evicting (or no) maxmemory policy drops results and tokens at the bound"
+    bound = flag_value(argv, "--maxmemory")
+    assert bound and redis_bytes(bound) > 0, f"{where}: no --maxmemory: Redis grows unbounded"
+    return redis_bytes(bound)
+
+
+@needs_yaml
+def test_redis_is_bounded_and_never_evicts_league_data() -> None:
+    assert_bounded(compose()["services"]["redis"]["command"], "compose redis")
+    built = kustomize(K8S)
+    redis = next(d for d in built if d["kind"] == "Deployment" and d["metadata"]["name"] == "redis")
+    server = next(c for c in redis["spec"]["template"]["spec"]["containers"] if c["name"] == "redis")
+    bound = assert_bounded(server["args"], "k8s redis")
+    limit = redis_bytes(server["resources"]["limits"]["memory"])
+    assert bound <= 0.8 * limit, (f"k8s redis: maxmemory {bound} is not well below the "
+                                  f"container limit {limit} (rewriting the AOF forks)")
+
+
+@needs_yaml
+def test_prometheus_scrapes_the_redis_exporter() -> None:
+    services = compose()["services"]
+    exporter = services["redis-exporter"]
+    assert exporter["image"].split(":")[0] == "oliver006/redis_exporter"
+    assert exporter["environment"]["REDIS_ADDR"].startswith("redis://redis:")
+    assert set(compose_networks(exporter)) == {"backend"} and not exporter.get("ports")
+    config = load_yaml(DEPLOY / "prometheus" / "prometheus.yml")[0]
+    jobs = {j["job_name"]: j for j in config["scrape_configs"]}
+    targets = [t for sc in jobs["redis"]["static_configs"] for t in sc["targets"]]
+    assert targets == [f"redis-exporter:{exporter['expose'][0]}"], targets
