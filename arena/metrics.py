@@ -28,6 +28,11 @@ metric                                     type       meaning
 Every labelled counter is created at 0 for each documented label value in every process, so
 ``increase()`` sees the first event of a fresh process.
 
+Scheduler (``sueca-arena scheduler --metrics-port P``): ``sueca_scheduler_last_loop_timestamp_seconds``
+(when its loop last went round, Redis outage or not), ``sueca_scheduler_matches_queued_total``,
+``sueca_worker_queue_depth``, ``sueca_build_info`` and ``process_*``; ``/healthz`` on the same
+port answers 503 once the loop has not gone round for a while (the liveness probe).
+
 Ratings exporter (``sueca-arena ratings exporter --metrics-port P``): one process reading Redis
 at scrape time; ``sueca_rating{bot,system}`` (system = elo, openskill_mu, openskill_sigma),
 ``sueca_rating_uncertainty{bot,system}`` (the ± shown beside each rating) and
@@ -39,6 +44,8 @@ anything a caller controls — plus ``sueca_worker_queue_depth``, ``sueca_build_
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,11 +56,12 @@ from prometheus_client import (
     ProcessCollector,
     start_http_server,
 )
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 __all__ = ["MATCHES_RECORDED", "MATCHES_FAILED", "TASK_SECONDS", "RETRIES", "QueueDepthCollector",
-           "RatingsCollector", "BuildInfoCollector", "serve_worker_metrics", "serve_ratings"]
+           "RatingsCollector", "BuildInfoCollector", "SchedulerMetrics", "serve_worker_metrics",
+           "serve_ratings"]
 
 MATCHES_RECORDED = Counter("sueca_worker_matches_recorded",
                            "Match results recorded by this worker, by how the match ended",
@@ -188,3 +196,58 @@ def serve_ratings(port: int, store: Any, addr: str = "0.0.0.0",
     ProcessCollector(registry=registry)
     start_http_server(port, addr=addr, registry=registry)
     return registry
+
+
+class SchedulerMetrics(Collector):
+    """The ladder scheduler's metrics and health, served on one port: ``/healthz`` for the
+    liveness probe, anything else the metrics. Healthy while the loop goes round: a scheduler
+    waiting out a Redis outage is alive (restarting it would not help), a stuck one is not."""
+
+    def __init__(self, store: Any, queue: str, stale_after: float) -> None:
+        self.stale_after = stale_after
+        self.queued = 0
+        self.last_loop = time.time()
+        self._last_loop_mono = time.monotonic()
+        self.registry = CollectorRegistry()
+        self.registry.register(self)
+        self.registry.register(QueueDepthCollector("", queue, client=store.r))
+        self.registry.register(BuildInfoCollector("scheduler"))
+        ProcessCollector(registry=self.registry)
+
+    def loop_done(self, queued: int = 0) -> None:
+        """One turn of the loop: called by the scheduler after each tick, even a failed one."""
+        self.queued += queued
+        self.last_loop, self._last_loop_mono = time.time(), time.monotonic()
+
+    def healthy(self) -> bool:
+        return time.monotonic() - self._last_loop_mono <= self.stale_after
+
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+        yield GaugeMetricFamily("sueca_scheduler_last_loop_timestamp_seconds",
+                                "When the scheduler's loop last went round (Unix time)",
+                                value=self.last_loop)
+        yield CounterMetricFamily("sueca_scheduler_matches_queued",
+                                  "Ladder matches this scheduler queued", value=self.queued)
+
+    def serve(self, port: int, addr: str = "0.0.0.0") -> None:
+        from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+        from prometheus_client import make_wsgi_app
+
+        metrics_app = make_wsgi_app(self.registry)
+
+        def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+            if environ.get("PATH_INFO") == "/healthz":
+                ok = self.healthy()
+                start_response("200 OK" if ok else "503 Service Unavailable",
+                               [("Content-Type", "text/plain")])
+                return [b"ok\n" if ok else b"the scheduler's loop has stalled\n"]
+            return metrics_app(environ, start_response)  # type: ignore[no-any-return]
+
+        class Quiet(WSGIRequestHandler):
+            def log_message(self, *args: Any) -> None:  # a probe every few seconds: no log
+                pass
+
+        server = make_server(addr, port, app, handler_class=Quiet)
+        threading.Thread(target=server.serve_forever, name="scheduler-metrics",
+                         daemon=True).start()

@@ -94,3 +94,48 @@ def test_ratings_exporter_only_shows_registered_bots(referee_arena):
     assert pm[("heuristic", "elo")] > 0 and pm[("heuristic", "openskill_mu")] > 0
     games = {s.labels["bot"]: s.value for s in fams["sueca_rating_games"].samples}
     assert games["heuristic"] >= 1
+
+
+def test_scheduler_serves_metrics_and_health(redis_url, prefix):
+    """A real scheduler process (no bots: it loops and schedules nothing) serves its build,
+    its loop's heartbeat and the queue depth, and /healthz answers 200 while the loop runs."""
+    from arenakit import arena_env
+    port = free_port()
+    proc = subprocess.Popen([SUECA_ARENA, "scheduler", "--interval", "0.2", "--metrics-port",
+                             str(port)], env=arena_env(redis_url, prefix),
+                            stderr=subprocess.DEVNULL)
+    try:
+        fams = scrape(port)
+        first = fams["sueca_scheduler_last_loop_timestamp_seconds"].samples[0].value
+        assert abs(first - time.time()) < 10
+        assert fams["sueca_build_info"].samples[0].labels["component"] == "scheduler"
+        assert fams["sueca_scheduler_matches_queued"].samples[0].value == 0
+        assert [s.value for s in fams["sueca_worker_queue_depth"].samples] == [0]
+        assert "process_cpu_seconds" in fams
+        time.sleep(0.6)
+        assert scrape(port)["sueca_scheduler_last_loop_timestamp_seconds"].samples[0].value > first
+        health = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
+        assert health.status == 200
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_scheduler_health_fails_when_the_loop_stalls(redis_url, prefix):
+    import urllib.error
+
+    from sueca.arena.celery_app import QUEUE
+    from sueca.arena.keys import Keys
+    from sueca.arena.metrics import SchedulerMetrics
+    from sueca.arena.store import Store, connect
+    health = SchedulerMetrics(Store(connect(redis_url), Keys(prefix)), QUEUE, stale_after=0.3)
+    port = free_port()
+    health.serve(port, "127.0.0.1")
+    health.loop_done(3)
+    ok = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
+    assert ok.status == 200
+    time.sleep(0.5)  # no loop_done: stalled
+    with pytest.raises(urllib.error.HTTPError) as stalled:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
+    assert stalled.value.code == 503
+    assert scrape(port)["sueca_scheduler_matches_queued"].samples[0].value == 3

@@ -56,9 +56,9 @@ def amtool() -> str:
 
 @pytest.fixture(scope="session")
 def exported_metrics() -> Iterator[dict[str, set[str]]]:
-    """Every series name the referee, the workers and the ratings exporter serve -> its label
-    names, collected from the code's own metric objects and collectors, against a real Redis
-    holding one rated bot (the exporter's series exist only for registered, rated bots)."""
+    """Every series name the referee, the workers, the scheduler and the ratings exporter serve
+    -> its label names, collected from the code's own metric objects and collectors, against a
+    real Redis holding one rated bot (the exporter's series exist only for registered, rated bots)."""
     from prometheus_client import CollectorRegistry
 
     from sueca.arena import metrics as arena_metrics
@@ -96,5 +96,6 @@ def exported_metrics() -> Iterator[dict[str, set[str]]]:
         registry.register(arena_metrics.QueueDepthCollector(server.url, QUEUE))
         registry.register(arena_metrics.BuildInfoCollector("exporter"))
         add(registry)
+        add(arena_metrics.SchedulerMetrics(store, QUEUE, stale_after=60).registry)
     assert "sueca_rating" in out and "sueca_worker_queue_depth" in out, sorted(out)
     yield out

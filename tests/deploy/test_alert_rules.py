@@ -225,7 +225,7 @@ def test_k8s_scrape_config_gives_each_pod_the_job_its_alerts_select() -> None:
     assert set(seen.values()) >= alert_jobs(), \
         f"alerts select jobs {sorted(alert_jobs())}; pods get {seen}"
     assert seen == {"referee": "referee", "worker": "worker", "exporter": "exporter",
-                    "redis": "redis"}, seen
+                    "scheduler": "scheduler", "redis": "redis"}, seen
 
 
 @needs_yaml
@@ -264,5 +264,5 @@ def test_podmonitors_give_the_jobs_the_alerts_select() -> None:
                 assert name not in jobs, f"{name} is scraped by two PodMonitors"
                 jobs[name] = fixed[-1] if fixed else template["metadata"]["labels"][spec["jobLabel"]]
     assert jobs == {"referee": "referee", "worker": "worker", "exporter": "exporter",
-                    "redis": "redis"}, jobs
+                    "scheduler": "scheduler", "redis": "redis"}, jobs
     assert set(jobs.values()) >= alert_jobs()

@@ -311,6 +311,8 @@ def test_prometheus_scrapes_the_ports_the_commands_open() -> None:
         "worker": ("worker", flag(argv_of(services["worker"]["command"]), "--metrics-port")),
         "exporter": ("exporter", flag(argv_of(services["exporter"]["command"]),
                                       "--metrics-port")),
+        "scheduler": ("scheduler", flag(argv_of(services["scheduler"]["command"]),
+                                        "--metrics-port")),
     }
     config = load_yaml(DEPLOY / "prometheus" / "prometheus.yml")[0]
     for rule_file in config["rule_files"]:
@@ -1161,9 +1163,11 @@ def test_compose_checks_the_health_of_every_role_that_serves() -> None:
             assert check["test"][1:3] == ["sueca-arena", "health"]
         elif "--metrics-port" in argv:
             assert not check.get("disable"), f"compose {name}: serves metrics, checks nothing"
-            url = f"http://127.0.0.1:{flag(argv, '--metrics-port')}/metrics"
-            assert check["test"][:3] == ["CMD", "python", "-c"] and url in check["test"][3], \
-                f"compose {name}: the health check does not ask {url}"
+            url = f"http://127.0.0.1:{flag(argv, '--metrics-port')}/"
+            path = "healthz" if role == "scheduler" else "metrics"  # its loop, not just a port
+            assert check["test"][:3] == ["CMD", "python", "-c"] and \
+                f"'{url}{path}'" in check["test"][3], \
+                f"compose {name}: the health check does not ask {url}{path}"
         else:
             assert check.get("disable") is True, \
                 f"compose {name}: inherits the referee's health check, which fails for a {role}"

@@ -16,9 +16,9 @@ BUILDS = {name: DEPLOY / "k8s" / name for name in ("base", "overlays/tls", "over
 POD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job")
 RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral",
                       "persistentVolumeClaim", "projected", "secret"}
-# Roles that serve nothing a probe could ask yet: a dead process is restarted by the kubelet
-# all the same. (A health endpoint in sueca-bot and the scheduler would let them be probed.)
-UNPROBED = {"scheduler", "bot"}
+# sueca-bot serves nothing a probe could ask yet: a dead bot is restarted by the kubelet all the
+# same. (A health endpoint in sueca-bot would let it be probed.)
+UNPROBED = {"bot"}
 
 
 def pods(build: str) -> list[tuple[str, dict[str, Any]]]:
@@ -147,4 +147,4 @@ def test_every_long_running_role_is_probed(build: str) -> None:
                     if http:
                         assert names.get(http["port"], http["port"]) == port, \
                             f"{where} {probe} asks port {http['port']}, not {port}"
-    assert {"referee", "worker", "exporter", "store"} <= probed, sorted(probed)
+    assert {"referee", "worker", "exporter", "scheduler", "store"} <= probed, sorted(probed)
