@@ -23,6 +23,7 @@ from prometheus_client.core import (
     Metric,
 )
 
+from sueca.engine.game import ABORTED, FAULT_ENDS, NORMAL
 from sueca.referee.faults import Fault
 
 
@@ -80,10 +81,10 @@ _FAULTS = Counter("sueca_referee_faults_total",
 MATCHES = Counter("sueca_referee_matches_total", "Finished matches by how they ended", ["end"])
 
 # The class of every fault kind the referee counts; a kind not listed is a protocol fault.
-GAME_FAULTS = ("renuncia", "timeout", "disconnect")
+GAME_FAULTS = FAULT_ENDS  # renuncia, timeout, disconnect: they end a deal or a match
 PROTOCOL_FAULTS = tuple(f.value for f in Fault)  # the ActionError codes
 SECURITY_FAULTS = ("unauthenticated",)
-MATCH_ENDS = ("normal", "renuncia", "timeout", "disconnect", "aborted")
+MATCH_ENDS = (NORMAL, *FAULT_ENDS, ABORTED)
 
 
 def fault_class(kind: str) -> str:
