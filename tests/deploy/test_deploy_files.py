@@ -665,7 +665,14 @@ def test_k8s_network_policy_lets_only_redis_clients_reach_redis() -> None:
         or service["spec"]["selector"].items() <= redis_labels.items()
     selectors = []
     assert spec["ingress"], "an ingress list is needed (empty means nothing gets in)"
+    redis_ports = {p["name"] for c in pods["redis"][1] if c["name"] == "redis"
+                   for p in c["ports"]} | {6379}
     for rule in spec["ingress"]:
+        ports = {p.get("port") for p in rule.get("ports", [])}
+        assert ports, "an ingress rule without `ports` opens Redis' port too"
+        if not ports & redis_ports:  # e.g. the exporter's metrics port, for Prometheus
+            assert "metrics" in ports and ports <= {"metrics", 9121}, ports
+            continue
         assert rule.get("from"), "an ingress rule without `from` lets every pod in"
         for peer in rule["from"]:
             assert set(peer) == {"podSelector"}, f"only pod selectors may reach redis: {peer}"
