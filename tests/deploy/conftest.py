@@ -50,6 +50,11 @@ def promtool() -> str:
 
 
 @pytest.fixture(scope="session")
+def prometheus() -> str:
+    return debian_tool("prometheus", "prometheus")
+
+
+@pytest.fixture(scope="session")
 def amtool() -> str:
     return debian_tool("amtool", "prometheus-alertmanager")
 

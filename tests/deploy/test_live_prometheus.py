@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import debian_tool
 from test_deploy_files import DEPLOY, needs_yaml
 
 pytestmark = pytest.mark.slow
@@ -64,8 +63,7 @@ def active_alerts(port: int) -> dict[str, str]:
 
 
 @needs_yaml
-def test_alerts_on_a_running_arena_scraped_by_prometheus(tmp_path: Path) -> None:
-    prometheus = debian_tool("prometheus", "prometheus")
+def test_alerts_on_a_running_arena_scraped_by_prometheus(tmp_path: Path, prometheus: str) -> None:
     from sueca.arena.cli.demo import LocalArena
     from sueca.arena.redisproc import free_port
 
