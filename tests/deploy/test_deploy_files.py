@@ -1,10 +1,12 @@
 """The deployment files, checked without Docker or a cluster.
 
-Every YAML and JSON file must parse; alert rules and the dashboard may only use the metric names
-the referee, the workers and the exporter document; every command a container runs must be a
-real ``sueca-arena`` / ``sueca-bot`` command line that the CLI's own parser accepts; Prometheus
-must scrape the ports those commands open; the Kubernetes objects must fit together, and
-``kubectl kustomize`` (no cluster needed) must build deploy/k8s/base and its overlays.
+Every YAML and JSON file must parse; alert rules, their tests and the dashboard may only use the
+metric names and labels the code exports (collected in conftest.py); every command a container
+runs must be a real ``sueca-arena`` / ``sueca-bot`` command line that the CLI's own parser
+accepts; Prometheus must scrape the ports those commands open; the Kubernetes objects must fit
+together, and ``kubectl kustomize`` (no cluster needed) must build deploy/k8s/base and its
+overlays; the image installs a hash-pinned lock that matches the packages' dependencies; Redis
+is bounded and never evicts. Exposure, pods, schemas and alert rules have their own files.
 
 YAML needs PyYAML (the ``test`` extra). Without it the YAML tests are *skipped with a reason*
 that names the missing dependency; the text-level metric checks still run. Without kubectl
