@@ -11,33 +11,57 @@ metric                                     type       meaning
 =========================================  =========  =========================================
 ``sueca_worker_matches_recorded_total``    counter    results this worker wrote, by ``end``
                                                       (normal, renuncia, timeout, disconnect)
-                                                      and ``failed`` for matches given up on
+``sueca_worker_matches_failed_total``      counter    matches given up on (no result: attempts
+                                                      exhausted or a permanent error)
 ``sueca_worker_task_seconds``              histogram  wall time of one task run, by ``outcome``
 ``sueca_worker_retries_total``             counter    task retries, by ``reason`` (referee,
                                                       capacity, redis, aborted)
 ``sueca_worker_queue_depth``               gauge      match tasks waiting in the broker queue
-                                                      (read from Redis at scrape time)
+                                                      (read from Redis at scrape time; the
+                                                      ratings exporter serves it too, so it is
+                                                      there when no worker runs)
+``sueca_build_info``                       gauge      1, by ``component``, ``version``,
+                                                      ``python``
+``process_*``                              various    the serving process (CPU, memory, fds)
 =========================================  =========  =========================================
+
+Every labelled counter is created at 0 for each documented label value in every process, so
+``increase()`` sees the first event of a fresh process.
+
+Scheduler (``sueca-arena scheduler --metrics-port P``): ``sueca_scheduler_last_loop_timestamp_seconds``
+(when its loop last went round, Redis outage or not), ``sueca_scheduler_matches_queued_total``,
+``sueca_worker_queue_depth``, ``sueca_build_info`` and ``process_*``; ``/healthz`` on the same
+port answers 503 once the loop has not gone round for a while (the liveness probe).
 
 Ratings exporter (``sueca-arena ratings exporter --metrics-port P``): one process reading Redis
 at scrape time; ``sueca_rating{bot,system}`` (system = record, elo, openskill_mu, openskill_sigma),
 ``sueca_rating_uncertainty{bot,system}`` (the ± shown beside each rating) and
 ``sueca_rating_games{bot}`` — for registered bots only, so a label set never grows with
-anything a caller controls.
+anything a caller controls — plus ``sueca_worker_queue_depth``, ``sueca_build_info`` and
+``process_*``.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    ProcessCollector,
+    start_http_server,
+)
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-__all__ = ["MATCHES_RECORDED", "TASK_SECONDS", "RETRIES", "QueueDepthCollector",
-           "RatingsCollector", "serve_worker_metrics", "serve_ratings"]
+__all__ = ["MATCHES_RECORDED", "MATCHES_FAILED", "TASK_SECONDS", "RETRIES", "QueueDepthCollector",
+           "RatingsCollector", "BuildInfoCollector", "SchedulerMetrics", "serve_worker_metrics",
+           "serve_ratings"]
 
 MATCHES_RECORDED = Counter("sueca_worker_matches_recorded",
                            "Match results recorded by this worker, by how the match ended",
@@ -45,28 +69,52 @@ MATCHES_RECORDED = Counter("sueca_worker_matches_recorded",
 TASK_SECONDS = Histogram("sueca_worker_task_seconds", "Wall time of one match task run",
                          ["outcome"],
                          buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300))
+MATCHES_FAILED = Counter("sueca_worker_matches_failed",
+                         "Matches this worker gave up on: no result recorded")
 RETRIES = Counter("sueca_worker_retries", "Match task retries, by reason", ["reason"])
 
-ENDS = ("normal", "renuncia", "timeout", "disconnect", "failed")
+ENDS = ("normal", "renuncia", "timeout", "disconnect")
 RETRY_REASONS = ("referee", "capacity", "redis", "aborted")
+TASK_OUTCOMES = ("recorded", "duplicate", "skipped", "failed", "retry", "error")
 
 
 def init_labels() -> None:
     """Create every documented label value at 0 (in each pool process), so a dashboard sees
-    ``rate(...)`` of 0 rather than no series before the first retry."""
+    ``rate(...)`` of 0 and ``increase()`` the first event, rather than no series before it."""
     for end in ENDS:
         MATCHES_RECORDED.labels(end)
     for reason in RETRY_REASONS:
         RETRIES.labels(reason)
+    for outcome in TASK_OUTCOMES:
+        TASK_SECONDS.labels(outcome)
+
+
+class BuildInfoCollector(Collector):
+    """``sueca_build_info{component,version,python}`` = 1: which code a process runs."""
+
+    def __init__(self, component: str) -> None:
+        import platform
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            release = version("sueca-arena")
+        except PackageNotFoundError:  # a source tree that is not installed
+            release = "unknown"
+        self.labels = [component, release, platform.python_version()]
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        g = GaugeMetricFamily("sueca_build_info", "The running build: always 1",
+                              labels=["component", "version", "python"])
+        g.add_metric(self.labels, 1.0)
+        yield g
 
 
 class QueueDepthCollector(Collector):
     """``sueca_worker_queue_depth``: LLEN of the match queue (and its priority sub-queues)."""
 
-    def __init__(self, redis_url: str, queue: str) -> None:
+    def __init__(self, redis_url: str, queue: str, client: Any = None) -> None:
         self.redis_url = redis_url
         self.queue = queue
-        self._client = None
+        self._client = client
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         from .keys import default_keys
@@ -96,6 +144,8 @@ def serve_worker_metrics(port: int, redis_url: str, queue: str,
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         multiprocess.MultiProcessCollector(registry)
     registry.register(QueueDepthCollector(redis_url, queue))
+    registry.register(BuildInfoCollector("worker"))
+    ProcessCollector(registry=registry)  # the serving (main) process; pool children are not
     start_http_server(port, addr=addr, registry=registry)
     return registry
 
@@ -138,8 +188,70 @@ class RatingsCollector(Collector):
         yield games
 
 
-def serve_ratings(port: int, store: Any, addr: str = "0.0.0.0") -> CollectorRegistry:
+def serve_ratings(port: int, store: Any, addr: str = "0.0.0.0",
+                  queue: str | None = None) -> CollectorRegistry:
+    """Serve the ratings, and the depth of ``queue``: the exporter runs when no worker does,
+    which is when a growing queue matters most."""
     registry = CollectorRegistry()
     registry.register(RatingsCollector(store))
+    if queue:
+        registry.register(QueueDepthCollector("", queue, client=store.r))
+    registry.register(BuildInfoCollector("exporter"))
+    ProcessCollector(registry=registry)
     start_http_server(port, addr=addr, registry=registry)
     return registry
+
+
+class SchedulerMetrics(Collector):
+    """The ladder scheduler's metrics and health, served on one port: ``/healthz`` for the
+    liveness probe, anything else the metrics. Healthy while the loop goes round: a scheduler
+    waiting out a Redis outage is alive (restarting it would not help), a stuck one is not."""
+
+    def __init__(self, store: Any, queue: str, stale_after: float) -> None:
+        self.stale_after = stale_after
+        self.queued = 0
+        self.last_loop = time.time()
+        self._last_loop_mono = time.monotonic()
+        self.registry = CollectorRegistry()
+        self.registry.register(self)
+        self.registry.register(QueueDepthCollector("", queue, client=store.r))
+        self.registry.register(BuildInfoCollector("scheduler"))
+        ProcessCollector(registry=self.registry)
+
+    def loop_done(self, queued: int = 0) -> None:
+        """One turn of the loop: called by the scheduler after each tick, even a failed one."""
+        self.queued += queued
+        self.last_loop, self._last_loop_mono = time.time(), time.monotonic()
+
+    def healthy(self) -> bool:
+        return time.monotonic() - self._last_loop_mono <= self.stale_after
+
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+        yield GaugeMetricFamily("sueca_scheduler_last_loop_timestamp_seconds",
+                                "When the scheduler's loop last went round (Unix time)",
+                                value=self.last_loop)
+        yield CounterMetricFamily("sueca_scheduler_matches_queued",
+                                  "Ladder matches this scheduler queued", value=self.queued)
+
+    def serve(self, port: int, addr: str = "0.0.0.0") -> None:
+        from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+        from prometheus_client import make_wsgi_app
+
+        metrics_app = make_wsgi_app(self.registry)
+
+        def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+            if environ.get("PATH_INFO") == "/healthz":
+                ok = self.healthy()
+                start_response("200 OK" if ok else "503 Service Unavailable",
+                               [("Content-Type", "text/plain")])
+                return [b"ok\n" if ok else b"the scheduler's loop has stalled\n"]
+            return metrics_app(environ, start_response)  # type: ignore[no-any-return]
+
+        class Quiet(WSGIRequestHandler):
+            def log_message(self, *args: Any) -> None:  # a probe every few seconds: no log
+                pass
+
+        server = make_server(addr, port, app, handler_class=Quiet)
+        threading.Thread(target=server.serve_forever, name="scheduler-metrics",
+                         daemon=True).start()

