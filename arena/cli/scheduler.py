@@ -57,9 +57,12 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     last_note = 0.0
     from sueca.arena.store import TRANSIENT_REDIS_ERRORS
     outage = False
+    from sueca.arena.recovery import Reaper
+    reaper = Reaper(store)  # re-queues in-flight matches whose task vanished (any tournament)
     while not stop["now"]:
         try:
             new = ladder.tick()
+            reaper.sweep_due()
         except TRANSIENT_REDIS_ERRORS as err:  # waited out, said once: the ladder is in Redis
             if args.once:
                 raise UserError(f"Redis stopped answering: {err}") from None
