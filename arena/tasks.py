@@ -84,14 +84,20 @@ def run_match(self: Any, match_id: str, mode: str | None = None) -> dict[str, An
             _retry(self, None, LEASE_SECONDS / 2 * (0.75 + random.random() * 0.5))
         except Transient as err:
             try:
-                attempts = int(store().match(match_id)["attempts"])  # type: ignore[index]
+                attempts: int | None = int(store().match(match_id)["attempts"])  # type: ignore[index]
             except TRANSIENT_REDIS_ERRORS:
-                attempts = self.request.retries + 1
-            if attempts >= max_attempts():
-                store().record_failure(match_id, f"gave up after {attempts} attempts: {err}")
-                metrics.MATCHES_RECORDED.labels("failed").inc()
-                outcome = "failed"
-                return {"status": "failed", "match_id": match_id, "error": str(err)}
+                attempts = None  # Redis away: not the match's fault, never a reason to give up
+            if attempts is not None and attempts >= max_attempts():
+                try:
+                    store().record_failure(match_id, f"gave up after {attempts} attempts: {err}")
+                except TRANSIENT_REDIS_ERRORS:  # Redis went away just now: look again later
+                    attempts = None
+                else:
+                    metrics.MATCHES_RECORDED.labels("failed").inc()
+                    outcome = "failed"
+                    return {"status": "failed", "match_id": match_id, "error": str(err)}
+            if attempts is None:
+                attempts = min(self.request.retries + 1, 6)  # only to size the back-off
             try:
                 store().set_status(match_id, "queued", error=f"attempt {attempts}: {err}")
             except TRANSIENT_REDIS_ERRORS:

@@ -198,7 +198,8 @@ def wait_for(store: Any, tid: str, timeout: float | None = None, quiet: bool = F
 
 
 def _status_line(progress: Mapping[str, int], seen: Any, workers: int | None) -> str:
-    parts = [f"running {seen.running}", f"queued {progress['queued'] + progress['pending']}"]
+    parts = [f"running {progress['running']}",
+             f"queued {progress['queued'] + progress['pending']}"]
     if seen.stale:
         parts.append(f"[yellow]stale {len(seen.stale)}[/]")
     parts.append("workers ?" if workers is None else
