@@ -160,3 +160,57 @@ def test_a_tournament_with_a_bot_not_connected_says_which_at_once(referee_arena)
         assert referee_arena.store.tournament("ghost-t") is None    # nothing written
     finally:
         cli("bots", "remove", "ghost", env=env)
+
+
+def test_no_celery_setting_drops_a_message_on_a_broker_loss():
+    from sueca.arena.celery_app import make_app
+    conf = make_app("redis://127.0.0.1:1/0").conf
+    assert conf.task_acks_late and conf.task_reject_on_worker_lost
+    assert conf.worker_cancel_long_running_tasks_on_connection_loss is False
+    assert conf.task_ignore_result  # a worker never writes to (or waits on) the result backend
+
+
+@pytest.mark.slow
+def test_a_redis_crash_under_a_running_match_loses_nothing_without_any_reaper(tmp_path):
+    """Issue 9 item 6: Redis SIGKILLed and restarted from its append-only file while a worker
+    plays; nothing runs that could re-queue (no scheduler, no waiting tournament run). The
+    attempt under way goes on and records its result once — it is not cancelled and
+    acknowledged as revoked, which left the match `running` for ever."""
+    from arenakit import Worker, arena_env, cli
+
+    from sueca.arena.keys import Keys
+    from sueca.arena.redisproc import RedisServer
+    from sueca.arena.store import Store, connect
+    prefix = "crash:"
+    server = RedisServer(appendonly=True).start()
+    worker = None
+    try:
+        env = arena_env(server.url, prefix, SLOWBOT_THINK="0.05")     # a ~10 s match
+        for bot in ("slow", "slow2"):
+            cli("bots", "add", bot, env=env)
+        worker = Worker(server.url, prefix, "--runner", "local", "-c", "1",
+                        log=tmp_path / "worker.log", SLOWBOT_THINK="0.05").wait_ready()
+        # queue the match, and leave: nothing is watching it any more
+        cli("tournament", "run", "--bots", "slow,slow2", "-k", "1", "--id", "crash-t",
+            "--timeout", "1", env=env, check=2)
+        store = Store(connect(server.url), Keys(prefix))
+        (mid,) = store.tournament_matches("crash-t")
+        deadline = time.monotonic() + 30
+        while store.match(mid)["status"] != "running":
+            assert time.monotonic() < deadline, worker.text()
+            time.sleep(0.05)
+        time.sleep(2.0)                        # mid-match, and the file has caught up
+        server.kill()
+        time.sleep(2.0)
+        server.start(timeout=30)
+        store = Store(connect(server.url), Keys(prefix))
+        deadline = time.monotonic() + 60
+        while store.match(mid)["status"] != "done":
+            assert time.monotonic() < deadline, (store.match(mid), worker.text())
+            time.sleep(0.2)
+        assert store.match(mid)["attempts"] == 1            # the same attempt, not a replay
+        assert len([r for _, r in store.results() if r["match_id"] == mid]) == 1
+    finally:
+        if worker is not None:
+            worker.stop()
+        server.stop()
