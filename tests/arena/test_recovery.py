@@ -214,3 +214,43 @@ def test_a_redis_crash_under_a_running_match_loses_nothing_without_any_reaper(tm
         if worker is not None:
             worker.stop()
         server.stop()
+
+
+@pytest.mark.slow
+def test_the_ladder_scheduler_requeues_a_lost_match_of_any_tournament(tmp_path):
+    """The scheduler runs for months: every in-flight match whose owner died is its business,
+    not only the ladder's (here a tournament match nobody waits for)."""
+    import os
+    import signal
+
+    from arenakit import arena_env, cli
+
+    from sueca.arena.keys import Keys
+    from sueca.arena.recovery import broker_messages
+    from sueca.arena.redisproc import RedisServer
+    from sueca.arena.store import Store, connect
+    prefix = "sched:"
+    with RedisServer() as server:
+        env = arena_env(server.url, prefix)
+        for bot in ("random", "heuristic"):
+            cli("bots", "add", bot, env=env)
+        store = Store(connect(server.url), Keys(prefix))
+        mid = _match(store, "orphan")
+        assert store.claim(mid)
+        store.start_attempt(mid, owner="gone/1/t", lease=0.5)    # then its worker died
+        log = open(tmp_path / "scheduler.log", "w+")
+        proc = subprocess.Popen([SUECA_ARENA, "scheduler", "--bots", "random,heuristic",
+                                 "--target", "1", "--interval", "0.2"], env=env, cwd=ROOT,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 30
+            while store.match(mid)["status"] != "queued":
+                assert time.monotonic() < deadline and proc.poll() is None, \
+                    open(log.name).read()[-3000:]
+                time.sleep(0.1)
+            assert mid in broker_messages(store, ["sueca.matches"])[0]   # and its task is sent
+            assert store.match(mid)["error"].startswith("re-queued")
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(15)
+            log.close()
