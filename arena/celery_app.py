@@ -39,13 +39,25 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import warnings
 
 from celery import Celery, signals
+from celery.exceptions import CPendingDeprecationWarning
 
 from .keys import default_keys
 from .redisurl import for_celery
 
 QUEUE = "sueca.matches"
+
+
+
+@signals.celeryd_after_setup.connect
+def _quiet_cancel_notice(**_: object) -> None:
+    """Celery warns on every connection loss that it will cancel running tasks "by default in
+    6.0": we set the option explicitly (to False, see above), so the notice is noise in a
+    worker's log. Installed after Celery's own logging set-up, which turns its warnings on."""
+    warnings.filterwarnings("ignore", message=r"\s*In Celery 5\.1 we introduced an optional",
+                            category=CPendingDeprecationWarning)
 
 
 def _url() -> str:
