@@ -184,6 +184,7 @@ def test_chaos_every_match_recorded_once_and_the_tournament_finishes(tmp_path: P
         time.sleep(1.0)
         server.start(timeout=30)
         chaos_over = time.monotonic()
+        assert store.tournament_matches("chaos-t") == mids          # back from its file
 
         out, _ = run.communicate(timeout=150)
         finished = time.monotonic()

@@ -8,6 +8,7 @@ visibility timeout left at its 600 s default — the re-run must come from the l
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 
@@ -125,6 +126,7 @@ def test_a_worker_killed_mid_match_is_replaced_within_30s(league, start_worker, 
     text = open(log.name).read()
     assert "re-queued 1 lost match" in text
     assert "is a worker running" not in text and "no worker answers" not in text, text
+    assert re.search(r"running 0 · queued 0 · workers [12]\b", text), text  # Celery's ping
 
 
 @pytest.mark.slow
