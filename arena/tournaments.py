@@ -74,7 +74,7 @@ def enqueue_missing(store: Any, tid: str, requeue_after: float = 900.0,
     return len(mids)
 
 
-def missing_bots(store: Any, bots: Sequence[str], grace: float = 3.0) -> tuple[list[str], list[str]]:
+def missing_bots(store: Any, bots: Sequence[str], grace: float = 5.0) -> tuple[list[str], list[str]]:
     """Bots of ``bots`` connected to none of the referee replicas that announce themselves in
     Redis (their ``referee:{addr}:bots`` lists), and those replicas. Nothing is missing when no
     replica announces itself (workers may play locally, or know replicas we do not): we cannot
@@ -138,6 +138,7 @@ def wait_for(store: Any, tid: str, timeout: float | None = None, quiet: bool = F
 
     Redis not answering for a while (a restart, a failover, a pause) is waited out with a note,
     not a traceback: the matches are in Redis and the workers carry on when it is back."""
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from sueca.arena.recovery import Reaper, Sweep
@@ -187,7 +188,7 @@ def wait_for(store: Any, tid: str, timeout: float | None = None, quiet: bool = F
                     for hint in _hints(store, mids, watch.alive):
                         if hint not in hints:
                             hints.add(hint)
-                            console.print(f"[yellow]{hint}[/]")
+                            console.print(f"[yellow]{escape(hint)}[/]")
                 except TRANSIENT_REDIS_ERRORS:
                     pass
             if deadline is not None and now > deadline:
@@ -224,7 +225,8 @@ def _hints(store: Any, mids: Sequence[str], workers: int | None) -> list[str]:
         error = text(error) or ""
         if text(status) in ("queued", "running") and error and not error.startswith("re-queued"):
             errors[error.partition(": ")[2] or error] = None
-    out += [f"waiting: {e[:300]}" for e in list(errors)[:3]]
+    # a worker's note may quote what a referee said about a bot: capped, one line each
+    out += [f"waiting: {e[:300]!r}"[:320] for e in list(errors)[:3]]
     return out
 
 
