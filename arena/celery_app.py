@@ -8,6 +8,19 @@ Delivery guarantees (why each setting):
   broker's "unacked" set, restored to the queue after ``visibility_timeout``
   (``SUECA_VISIBILITY_TIMEOUT``, default 600 s — longer than any match may take, or a slow match
   would be delivered twice; harmless, since recording is exactly-once, but wasteful).
+* ``worker_cancel_long_running_tasks_on_connection_loss = False``: when the broker connection
+  drops, a running match goes on. Set to True, Celery terminates it, calls the (unreachable)
+  result backend, treats the job as revoked and acknowledges it — the message is gone and the
+  match stays ``running`` for ever. Whatever happens to the message now (its ack may fail on the
+  dead channel; it may come back after the visibility timeout), recording is exactly-once and a
+  redelivery waits while the first attempt holds the match's lease.
+* ``task_ignore_result = True``: nobody reads a match task's Celery result (the result is in the
+  results log), so a worker never writes to the result backend — not on success, retry or
+  failure, and never on a Redis that is down. A caller that wants one for a single call passes
+  ``ignore_result=False`` to ``apply_async`` (the tests do); those expire after an hour.
+* Whatever still vanishes — a worker SIGKILLed between taking a message and acknowledging it, a
+  flushed broker — is found by :mod:`sueca.arena.recovery` from the match leases and re-queued
+  within seconds, so the visibility timeout is a last resort, not the recovery path.
 * ``worker_prefetch_multiplier = 1``: one reserved task per worker process, so a busy process
   never sits on matches that an idle one could play.
 * Every broker and backend key lives under ``{prefix}celery:`` (kombu ``global_keyprefix``), next
@@ -26,8 +39,10 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import warnings
 
 from celery import Celery, signals
+from celery.exceptions import CPendingDeprecationWarning
 
 from sueca.sdk.settings import current
 
@@ -35,6 +50,16 @@ from .keys import default_keys
 from .redisurl import for_celery
 
 QUEUE = "sueca.matches"
+
+
+
+@signals.celeryd_after_setup.connect
+def _quiet_cancel_notice(**_: object) -> None:
+    """Celery warns on every connection loss that it will cancel running tasks "by default in
+    6.0": we set the option explicitly (to False, see above), so the notice is noise in a
+    worker's log. Installed after Celery's own logging set-up, which turns its warnings on."""
+    warnings.filterwarnings("ignore", message=r"\s*In Celery 5\.1 we introduced an optional",
+                            category=CPendingDeprecationWarning)
 
 
 def _url() -> str:
@@ -64,6 +89,7 @@ def make_app(url: str | None = None) -> Celery:
         task_serializer="json",
         result_serializer="json",
         accept_content=["json"],
+        task_ignore_result=True,  # nothing reads results; a caller that wants one asks for it
         result_expires=3600,  # read within seconds (tests), if at all: ~0.5 KB a match in Redis
         task_store_errors_even_if_ignored=False,
         broker_connection_retry_on_startup=True,
@@ -72,7 +98,7 @@ def make_app(url: str | None = None) -> Celery:
         redis_socket_connect_timeout=5,
         worker_hijack_root_logger=True,
         worker_redirect_stdouts=False,
-        worker_cancel_long_running_tasks_on_connection_loss=True,
+        worker_cancel_long_running_tasks_on_connection_loss=False,
     )
     return app
 

@@ -43,6 +43,11 @@ key                                    type    holds
 ``ladder:recent``                      list    the bots of the last 100 ladder matches
                                                scheduled, newest first (``a b``), for the
                                                newcomers' cap
+``inflight``                           zset    match id -> time it was queued, for every match
+                                               queued or running (the reaper's work list)
+``lease:{id}``                         string  owner (host/pid/task id) of the attempt playing
+                                               match ``id``; a TTL the owner's heartbeat
+                                               renews every few seconds: gone = owner dead
 ``lock:{name}``                        string  short-lived scheduler locks (SET NX PX)
 ``celery:*``                           (any)   the Celery broker's own keys (kombu
                                                ``global_keyprefix``): queues, unacked messages
@@ -120,6 +125,12 @@ class Keys:
 
     def ladder_running(self) -> str:
         return self.prefix + "ladder:running"
+
+    def inflight(self) -> str:
+        return self.prefix + "inflight"
+
+    def lease(self, mid: str) -> str:
+        return f"{self.prefix}lease:{mid}"
 
     def lock(self, name: str) -> str:
         return f"{self.prefix}lock:{name}"

@@ -201,13 +201,16 @@ class RedisServer:
     (and puts it in ``url``). ``data_dir`` keeps the data there (append-only file, written every
     second and at shutdown) instead of in a private directory that is removed at the end;
     ``log`` sends Redis's own log lines to our stderr (they are otherwise kept only to explain
-    a failed start).
+    a failed start). ``appendonly=True`` keeps an append-only file in the private directory too,
+    so that after :meth:`kill` a new :meth:`start` comes back with the data — a crash and
+    restart of a real server (the chaos test).
     """
 
     def __init__(self, port: int | None = None, unix_socket: bool = False,
                  password: str | None = None, data_dir: str | os.PathLike[str] | None = None,
-                 log: bool = False) -> None:
+                 log: bool = False, appendonly: bool = False) -> None:
         self.persistent = data_dir is not None
+        self.appendonly = appendonly or self.persistent
         if data_dir is not None:
             os.makedirs(data_dir, exist_ok=True)
             self.dir = os.path.abspath(data_dir)
@@ -240,7 +243,7 @@ class RedisServer:
             with os.fdopen(fd, "w") as f:  # mkstemp: mode 0600
                 f.write(f"requirepass {_quoted(self.password)}\n")
             argv.append(self._conf)  # a config file must come first; the options below add to it
-        persist = (["--appendonly", "yes", "--appendfsync", "everysec"] if self.persistent
+        persist = (["--appendonly", "yes", "--appendfsync", "everysec"] if self.appendonly
                    else ["--appendonly", "no"])
         # Redis logs to stdout (a bind error too): to our stderr if asked, else to a file in
         # its folder, read back to explain a failed start (a pipe nobody drains would block it)
@@ -318,6 +321,12 @@ class RedisServer:
                 return f"process_id:{self.proc.pid}\r\n".encode() in got
         except OSError:
             return False
+
+    def kill(self) -> None:
+        """SIGKILL the server (a crash): its directory, and any append-only file, stay."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
     def stop(self) -> None:
         """SIGTERM (a persistent server writes its data first), SIGKILL after 10 s; then the

@@ -27,7 +27,7 @@ from typing import Any
 
 from sueca.sdk.settings import current
 
-from .store import TRANSIENT_REDIS_ERRORS, Store
+from .store import HEARTBEAT_SECONDS, LEASE_SECONDS, TRANSIENT_REDIS_ERRORS, Store, default_owner
 
 __all__ = ["Transient", "Permanent", "run_match", "run_local", "run_on_referee", "place",
            "play_and_record", "replicas", "outcome_to_result"]
@@ -282,31 +282,80 @@ def reseeded(spec: dict[str, Any], attempt: int) -> dict[str, Any]:
     return {**spec, "seed": str(int.from_bytes(digest[:8], "big"))}
 
 
+class Heartbeat:
+    """Renews the lease of a match being played every :data:`HEARTBEAT_SECONDS` from a daemon
+    thread, and ends it on exit — so the match stays ours while we live and becomes re-runnable
+    within :data:`LEASE_SECONDS` of our death. Redis trouble is ridden out: the next beat
+    re-takes a lease that lapsed meanwhile, unless another owner took the match over."""
+
+    def __init__(self, store: Store, mid: str, owner: str,
+                 every: float = HEARTBEAT_SECONDS, lease: float = LEASE_SECONDS) -> None:
+        import threading
+        self.store, self.mid, self.owner, self.every, self.lease = store, mid, owner, every, lease
+        self.lost = False  # another owner took the match over while we played
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"lease-{mid}", daemon=True)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                if not self.store.renew_lease(self.mid, self.owner, self.lease):
+                    self.lost = True
+            except Exception:  # Redis away: the next beat tries again
+                pass
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(self.every + 1)
+        try:
+            self.store.release_lease(self.mid, self.owner)
+        except Exception:  # Redis away: the lease lapses on its own
+            pass
+
+
 def play_and_record(store: Store, mid: str, mode: str | None = None,
-                    max_attempts: int | None = None) -> dict[str, Any]:
+                    max_attempts: int | None = None, owner: str | None = None,
+                    task: str = "") -> dict[str, Any]:
     """Run match ``mid`` once and record it; returns ``{"status", "attempt", ...}`` where status
     is ``recorded``, ``duplicate`` (someone recorded it while we played) or ``skipped`` (it was
-    recorded before we started). Raises Transient / Permanent as described above.
+    recorded before we started). Raises Transient / Permanent as described above, and
+    :class:`sueca.arena.store.LeaseHeld` when another attempt is playing the match right now
+    (the task waits and looks again; it never plays the match a second time meanwhile).
+
+    ``owner`` (default host/pid/``task``) holds the match's lease while it plays; a heartbeat
+    thread keeps it (:class:`Heartbeat`).
 
     An ``aborted`` end (the referee shut down under the match) is Transient: the match is played
     again (on a fresh seed, see :func:`reseeded`) rather than recorded without a result.
     """
+    owner = owner or default_owner(task)
     try:
         match = store.match(mid)
         if match is None:
             raise Permanent(f"unknown match {mid!r}")
         if match["status"] == "done":
             return {"status": "skipped", "match_id": mid}
-        attempt = store.start_attempt(mid)
+        attempt = store.start_attempt(mid, owner=owner, task=task)
         if attempt < 0:
             return {"status": "skipped", "match_id": mid}
-        if max_attempts is not None and attempt > max_attempts:
-            # every earlier attempt died without an answer (a worker lost each time): a match
-            # that kills its worker must not be re-delivered forever
-            raise Permanent(f"gave up after {attempt - 1} attempts that never finished "
-                            f"(worker lost?); last error: {match.get('error') or 'none'}")
     except TRANSIENT_REDIS_ERRORS as err:
         raise Transient(f"Redis unavailable: {err}") from None
+    with Heartbeat(store, mid, owner):
+        return _play(store, match, attempt, mode, max_attempts)
+
+
+def _play(store: Store, match: dict[str, Any], attempt: int, mode: str | None,
+          max_attempts: int | None) -> dict[str, Any]:
+    mid = match["id"]
+    if max_attempts is not None and attempt > max_attempts:
+        # every earlier attempt died without an answer (a worker lost each time): a match
+        # that kills its worker must not be re-delivered forever
+        raise Permanent(f"gave up after {attempt - 1} attempts that never finished "
+                        f"(worker lost?); last error: {match.get('error') or 'none'}")
     started = time.monotonic()
     played = reseeded(match["spec"], attempt)
     out = run_match(played, mode, store)

@@ -8,6 +8,13 @@ racing workers — gets ``(False, first_entry_id)`` the second time and nothing 
 
 Every other status change goes through a script too, so a late duplicate can never turn a
 ``done`` match back into ``running`` or ``failed``.
+
+Leases: an attempt that plays a match holds ``lease:{id}`` (its owner, with a TTL of
+:data:`LEASE_SECONDS` that the owner's heartbeat renews), taken atomically with the start of the
+attempt. A second delivery of the match finds the lease and stands down (:class:`LeaseHeld`)
+instead of playing the match again while the first attempt is alive; when the owner dies its
+lease lapses within seconds and :mod:`sueca.arena.recovery` re-queues the match. Every match
+that is queued or running is in the ``inflight`` set, the recovery's work list.
 """
 
 from __future__ import annotations
@@ -24,9 +31,9 @@ import redis
 from .keys import Keys, default_keys
 from .redisurl import masked
 
-__all__ = ["Store", "StoreError", "StoreUnavailable", "TournamentConflict", "connect",
-           "MatchStatus", "PENDING", "QUEUED", "RUNNING", "DONE", "FAILED",
-           "TRANSIENT_REDIS_ERRORS"]
+__all__ = ["Store", "StoreError", "StoreUnavailable", "TournamentConflict", "LeaseHeld", "connect",
+           "LEASE_SECONDS", "HEARTBEAT_SECONDS", "MatchStatus",
+           "PENDING", "QUEUED", "RUNNING", "DONE", "FAILED", "TRANSIENT_REDIS_ERRORS"]
 
 
 class MatchStatus(StrEnum):
@@ -62,6 +69,22 @@ class TournamentConflict(StoreError):
     """A tournament id that already exists with a different specification."""
 
 
+class LeaseHeld(StoreError):
+    """Another attempt holds the match's lease: it is being played elsewhere right now."""
+
+    def __init__(self, mid: str, owner: str) -> None:
+        super().__init__(f"match {mid!r} is being played by {owner!r}")
+        self.mid, self.owner = mid, owner
+
+
+#: Seconds a lease lives without a heartbeat: how long a dead owner keeps its match (the
+#: re-run follows within about this plus the recovery's confirmation delay). Long enough that a
+#: live owner starved of CPU for a few seconds on a busy host does not lose its match.
+LEASE_SECONDS = 10.0
+#: Seconds between an owner's heartbeats (renewals of its lease).
+HEARTBEAT_SECONDS = 2.0
+
+
 def connect(url: str | None, timeout: float = 3.0) -> redis.Redis:
     """A client for ``url``, checked with a PING; :class:`StoreUnavailable` if it does not answer.
 
@@ -94,7 +117,8 @@ def _now() -> str:
     return f"{time.time():.3f}"
 
 
-# KEYS: recorded, results, replay, match   ARGV: match id, result JSON, replay blob, now, end
+# KEYS: recorded, results, replay, match, lease, inflight
+# ARGV: match id, result JSON, replay blob, now, end
 _RECORD = """
 local prev = redis.call('GET', KEYS[1])
 if prev then return {0, prev} end
@@ -103,31 +127,61 @@ redis.call('SET', KEYS[1], id)
 if ARGV[3] ~= '' then redis.call('SET', KEYS[3], ARGV[3]) end
 redis.call('HSET', KEYS[4], 'status', 'done', 'result', id, 'end', ARGV[5],
            'updated', ARGV[4], 'error', '')
+redis.call('DEL', KEYS[5])
+redis.call('ZREM', KEYS[6], ARGV[1])
 return {1, id}
 """
 
-# KEYS: match, recorded   ARGV: status, now, field, value, ...
+# KEYS: match, recorded, inflight   ARGV: status, now, match id, field, value, ...
 # Refuses (0) once the match is recorded; -1 for an unknown match.
 _SET_STATUS = """
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-redis.call('HSET', KEYS[1], 'status', ARGV[1], 'updated', ARGV[2], unpack(ARGV, 3))
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'updated', ARGV[2], unpack(ARGV, 4))
+if ARGV[1] == 'queued' or ARGV[1] == 'running' then
+  redis.call('ZADD', KEYS[3], 'NX', ARGV[2], ARGV[3])
+else
+  redis.call('ZREM', KEYS[3], ARGV[3])
+end
 return 1
 """
 
-# KEYS: match, recorded   ARGV: now, referee
-# A worker starts an attempt: -1 if already recorded, -2 unknown, else the attempt number.
+# KEYS: match, recorded, lease, inflight   ARGV: now, referee, owner, lease ms, task, match id
+# A worker starts an attempt: {-1} if already recorded, {-2} unknown, {-3, owner} while another
+# owner's lease is alive, else {attempt number}; takes the lease with the attempt.
 _START = """
-if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
-if redis.call('EXISTS', KEYS[1]) == 0 then return -2 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-2} end
+local holder = redis.call('GET', KEYS[3])
+if holder and holder ~= ARGV[3] then return {-3, holder} end
+redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[4])
 local n = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
-redis.call('HSET', KEYS[1], 'status', 'running', 'updated', ARGV[1], 'referee', ARGV[2])
-return n
+redis.call('HSET', KEYS[1], 'status', 'running', 'updated', ARGV[1], 'referee', ARGV[2],
+           'owner', ARGV[3], 'task', ARGV[5])
+redis.call('ZADD', KEYS[4], 'NX', ARGV[1], ARGV[6])
+return {n}
 """
 
-# KEYS: match, recorded   ARGV: now, stale_before
+# KEYS: lease   ARGV: owner, lease ms
+# The owner's heartbeat: renew (or re-take, after a Redis pause let it lapse) unless someone
+# else holds it now. 1 renewed, 0 taken by another owner.
+_RENEW = """
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+
+# KEYS: lease   ARGV: owner.   Compare-and-delete: only the owner ends its lease.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+# KEYS: match, recorded, lease, inflight   ARGV: now, stale_before, match id
 # Claim a match for queueing: only pending or failed ones, or queued/running ones that have not
-# moved since ``stale_before`` (their task was lost). Two schedulers: exactly one claim wins.
+# moved since ``stale_before`` (their task was lost) and whose lease is not held. Two
+# schedulers: exactly one claim wins.
 _CLAIM = """
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 local st = redis.call('HGET', KEYS[1], 'status')
@@ -135,10 +189,25 @@ if not st then return 0 end
 local ok = (st == 'pending' or st == 'failed')
 if not ok and (st == 'queued' or st == 'running') then
   local up = tonumber(redis.call('HGET', KEYS[1], 'updated') or '0')
-  ok = up < tonumber(ARGV[2])
+  ok = up < tonumber(ARGV[2]) and redis.call('EXISTS', KEYS[3]) == 0
 end
 if not ok then return 0 end
 redis.call('HSET', KEYS[1], 'status', 'queued', 'updated', ARGV[1], 'attempts', 0, 'error', '')
+redis.call('ZADD', KEYS[4], ARGV[1], ARGV[3])
+return 1
+"""
+
+# KEYS: match, recorded, lease, inflight   ARGV: now, updated as observed, match id, reason
+# The recovery re-queues a match whose task vanished: only if it is still queued or running as
+# observed (``updated`` unchanged), unrecorded, and nobody holds its lease. Keeps ``attempts``:
+# a match that kills every worker it meets still gives up after the attempt limit.
+_REQUEUE = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+local f = redis.call('HMGET', KEYS[1], 'status', 'updated')
+if not f[1] or (f[1] ~= 'queued' and f[1] ~= 'running') or f[2] ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'queued', 'updated', ARGV[1], 'error', ARGV[4])
+redis.call('ZADD', KEYS[4], ARGV[1], ARGV[3])
 return 1
 """
 
@@ -162,6 +231,9 @@ class Store:
         self._set_status = client.register_script(_SET_STATUS)
         self._start = client.register_script(_START)
         self._claim = client.register_script(_CLAIM)
+        self._renew = client.register_script(_RENEW)
+        self._release = client.register_script(_RELEASE)
+        self._requeue = client.register_script(_REQUEUE)
         self._create = client.register_script(_CREATE_MATCH)
 
     @classmethod
@@ -200,24 +272,51 @@ class Store:
     def claim(self, mid: str, stale_after: float = 900.0) -> bool:
         """Atomically mark a match queued if nobody has it: True means "enqueue it now"."""
         now = time.time()
-        return bool(self._claim(keys=[self.keys.match(mid), self.keys.recorded(mid)],
-                                args=[f"{now:.3f}", f"{now - stale_after:.3f}"]))
+        return bool(self._claim(keys=self._lease_keys(mid),
+                                args=[f"{now:.3f}", f"{now - stale_after:.3f}", mid]))
 
-    def start_attempt(self, mid: str, referee: str = "") -> int:
-        """Count an attempt and mark the match running; -1 when it is already recorded."""
-        n = int(self._start(keys=[self.keys.match(mid), self.keys.recorded(mid)],
-                            args=[_now(), referee]))
+    def _lease_keys(self, mid: str) -> list[str]:
+        return [self.keys.match(mid), self.keys.recorded(mid), self.keys.lease(mid),
+                self.keys.inflight()]
+
+    def start_attempt(self, mid: str, referee: str = "", owner: str | None = None,
+                      task: str = "", lease: float = LEASE_SECONDS) -> int:
+        """Count an attempt, mark the match running and take its lease for ``owner``; -1 when
+        it is already recorded, :class:`LeaseHeld` while another owner's lease is alive."""
+        owner = owner or default_owner()
+        out = self._start(keys=self._lease_keys(mid),
+                          args=[_now(), referee, owner, int(lease * 1000), task, mid])
+        n = int(out[0])
         if n == -2:
             raise StoreError(f"unknown match {mid!r}")
+        if n == -3:
+            raise LeaseHeld(mid, text(out[1]))
         return n
+
+    def renew_lease(self, mid: str, owner: str, lease: float = LEASE_SECONDS) -> bool:
+        """The owner's heartbeat; False when another owner has taken the match over."""
+        return bool(self._renew(keys=[self.keys.lease(mid)], args=[owner, int(lease * 1000)]))
+
+    def release_lease(self, mid: str, owner: str) -> bool:
+        return bool(self._release(keys=[self.keys.lease(mid)], args=[owner]))
+
+    def requeue_lost(self, mid: str, observed_updated: str, reason: str) -> bool:
+        """Mark a match whose task vanished queued again (see ``_REQUEUE``); True means "send
+        its task now"."""
+        return bool(self._requeue(keys=self._lease_keys(mid),
+                                  args=[_now(), observed_updated, mid, reason[:2000]]))
+
+    def inflight(self) -> list[str]:
+        """Every match id queued or running (oldest first)."""
+        return [text(m) for m in self.r.zrange(self.keys.inflight(), 0, -1)]
 
     def set_status(self, mid: str, status: str, **fields: Any) -> bool:
         """Change status (and fields) unless the match is recorded; False when refused."""
-        args: list[Any] = [status, _now()]
+        args: list[Any] = [status, _now(), mid]
         for k, v in fields.items():
             args += [k, "" if v is None else str(v)]
-        done = int(self._set_status(keys=[self.keys.match(mid), self.keys.recorded(mid)],
-                                    args=args))
+        done = int(self._set_status(keys=[self.keys.match(mid), self.keys.recorded(mid),
+                                          self.keys.inflight()], args=args))
         if done == -1:
             raise StoreError(f"unknown match {mid!r}")
         return done == 1
@@ -240,7 +339,7 @@ class Store:
         blob = compress(replay) if replay is not None else b""
         new, entry = self._record(
             keys=[self.keys.recorded(mid), self.keys.results(), self.keys.replay(mid),
-                  self.keys.match(mid)],
+                  self.keys.match(mid), self.keys.lease(mid), self.keys.inflight()],
             args=[mid, data, blob, _now(), str(result.get("end", ""))])
         return bool(new), text(entry)
 
@@ -384,6 +483,13 @@ class Store:
         script = ("if redis.call('GET', KEYS[1]) == ARGV[1] then "
                   "return redis.call('DEL', KEYS[1]) else return 0 end")
         return bool(self.r.eval(script, 1, self.keys.lock(name), token))
+
+
+def default_owner(task: str = "") -> str:
+    """An attempt's owner id: ``host/pid/task id`` — who to look for when it seems stuck."""
+    import os
+    import socket
+    return f"{socket.gethostname()}/{os.getpid()}/{task}"
 
 
 def compress(rec: Mapping[str, Any]) -> bytes:

@@ -6,6 +6,11 @@ or raced task records nothing twice. Retries are only for transient trouble, wit
 back-off and jitter; after ``SUECA_MATCH_ATTEMPTS`` attempts (default 5, counted in Redis across
 retries *and* re-deliveries after a worker died) the match is recorded as failed with the
 reason. A permanent error (bad spec, unknown bot) fails it at once.
+
+A delivery that finds the match being played elsewhere (its lease held by a live attempt: a
+duplicate message, a redelivery after a visibility timeout) neither plays nor counts an
+attempt: it looks again after a few seconds, until the match is recorded (then it is skipped)
+or the other attempt's lease has lapsed (then it plays).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from sueca.sdk.settings import current
 
 from .celery_app import app, redis_url
 from .runner import Permanent, Transient, play_and_record
-from .store import TRANSIENT_REDIS_ERRORS, Store
+from .store import LEASE_SECONDS, TRANSIENT_REDIS_ERRORS, LeaseHeld, Store, default_owner
 
 _store: Store | None = None
 
@@ -73,32 +78,35 @@ def run_match(self: Any, match_id: str, mode: str | None = None) -> dict[str, An
     outcome = "error"
     try:
         try:
-            result = play_and_record(store(), match_id, mode, max_attempts())
+            result = play_and_record(store(), match_id, mode, max_attempts(),
+                                     owner=default_owner(self.request.id or ""),
+                                     task=self.request.id or "")
+        except LeaseHeld:
+            outcome = "busy"  # played elsewhere right now: look again once its lease could lapse
+            _retry(self, None, LEASE_SECONDS / 2 * (0.75 + random.random() * 0.5))
         except Transient as err:
             try:
-                attempts = int(store().match(match_id)["attempts"])  # type: ignore[index]
+                attempts: int | None = int(store().match(match_id)["attempts"])  # type: ignore[index]
             except TRANSIENT_REDIS_ERRORS:
-                attempts = self.request.retries + 1
-            if attempts >= max_attempts():
-                store().record_failure(match_id, f"gave up after {attempts} attempts: {err}")
-                metrics.MATCHES_FAILED.inc()
-                outcome = "failed"
-                return {"status": "failed", "match_id": match_id, "error": str(err)}
+                attempts = None  # Redis away: not the match's fault, never a reason to give up
+            if attempts is not None and attempts >= max_attempts():
+                try:
+                    store().record_failure(match_id, f"gave up after {attempts} attempts: {err}")
+                except TRANSIENT_REDIS_ERRORS:  # Redis went away just now: look again later
+                    attempts = None
+                else:
+                    metrics.MATCHES_FAILED.inc()
+                    outcome = "failed"
+                    return {"status": "failed", "match_id": match_id, "error": str(err)}
+            if attempts is None:
+                attempts = min(self.request.retries + 1, 6)  # only to size the back-off
             try:
                 store().set_status(match_id, "queued", error=f"attempt {attempts}: {err}")
             except TRANSIENT_REDIS_ERRORS:
                 pass
             metrics.RETRIES.labels(_reason(str(err))).inc()
             outcome = "retry"
-            try:
-                retry = self.retry(exc=err, countdown=backoff(attempts), max_retries=None,
-                                   throw=False)
-            except Reject as lost:
-                # the retry could not be published (Redis is down: the broker too). Celery
-                # would drop the message; keep it instead — re-queued, or restored from the
-                # unacked set after the visibility timeout once Redis is back.
-                raise Reject(f"could not re-queue: {lost.reason}", requeue=True) from None
-            raise retry from None
+            _retry(self, err, backoff(attempts))
         except Permanent as err:
             store().record_failure(match_id, str(err))
             metrics.MATCHES_FAILED.inc()
@@ -110,6 +118,18 @@ def run_match(self: Any, match_id: str, mode: str | None = None) -> dict[str, An
         return result
     finally:
         metrics.TASK_SECONDS.labels(outcome).observe(time.monotonic() - started)
+
+
+def _retry(task: Any, err: Exception | None, countdown: float) -> None:
+    """Send the task again after ``countdown`` seconds (raises Celery's Retry)."""
+    try:
+        retry = task.retry(exc=err, countdown=countdown, max_retries=None, throw=False)
+    except Reject as lost:
+        # the retry could not be published (Redis is down: the broker too). Celery would drop
+        # the message; keep it instead — re-queued, or restored from the unacked set once
+        # Redis is back (and found by the recovery, :mod:`sueca.arena.recovery`, if not).
+        raise Reject(f"could not re-queue: {lost.reason}", requeue=True) from None
+    raise retry from None
 
 
 def enqueue(match_ids: list[str], mode: str | None = None) -> None:

@@ -38,6 +38,12 @@ def prepare_tournament(store: Any, bots: Sequence[str], k: int, duplicate: bool,
         raise TournamentError(f"unknown bot(s) {', '.join(map(repr, unknown))}: register with "
                         f"`sueca-arena bots add NAME` (registered: "
                         f"{', '.join(registry.names()) or 'none'})")
+    missing, referees = missing_bots(store, bots)
+    if missing:  # matches for them could only wait (and fail after their retries): say so now
+        raise TournamentError(
+            f"bot(s) {', '.join(map(repr, missing))} not connected to any referee "
+            f"({', '.join(referees)}): no free seats for them anywhere; start them "
+            f"(`sueca-bot run ...`) and try again")
     try:
         spec = tournament_spec(bots, k, duplicate, variant.to_dict(), limits)
     except ValueError as err:
@@ -68,26 +74,95 @@ def enqueue_missing(store: Any, tid: str, requeue_after: float = 900.0,
     return len(mids)
 
 
+def missing_bots(store: Any, bots: Sequence[str], grace: float = 5.0) -> tuple[list[str], list[str]]:
+    """Bots of ``bots`` connected to none of the referee replicas that announce themselves in
+    Redis (their ``referee:{addr}:bots`` lists), and those replicas. Nothing is missing when no
+    replica announces itself (workers may play locally, or know replicas we do not): we cannot
+    tell. A bot that connects within ``grace`` seconds counts as connected."""
+    deadline = time.monotonic() + grace
+    while True:
+        addrs = store.referees()
+        if not addrs:
+            return [], []
+        pipe = store.r.pipeline(transaction=False)
+        for a in addrs:
+            pipe.hkeys(store.keys.referee_bots(a))
+        connected = {k.decode() if isinstance(k, bytes) else k
+                     for names in pipe.execute() for k in names}
+        missing = [b for b in dict.fromkeys(bots) if b not in connected]
+        if not missing or time.monotonic() >= deadline:
+            return missing, addrs
+        time.sleep(0.25)
+
+
+class WorkerWatch:
+    """How many Celery workers answer a ping (``app.control.inspect().ping()``, 1 s timeout),
+    asked every ``every`` seconds from a daemon thread so that a slow answer never stalls the
+    progress bar. ``alive`` is None until the first answer (or while the broker is away)."""
+
+    def __init__(self, every: float = 10.0, timeout: float = 1.0) -> None:
+        import threading
+        self.alive: int | None = None
+        self.every, self.timeout = every, timeout
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="worker-ping", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from sueca.arena.celery_app import app
+        while True:
+            try:
+                answers = app.control.inspect(timeout=self.timeout).ping() or {}
+                self.alive = len(answers)
+            except Exception:  # broker away: unknown, not zero
+                self.alive = None
+            if self._stop.wait(self.every):
+                return
+
+    def __enter__(self) -> WorkerWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+
+
 def wait_for(store: Any, tid: str, timeout: float | None = None, quiet: bool = False,
-             label: str | None = None) -> dict[str, int]:
+             label: str | None = None, reap_every: float = 2.0) -> dict[str, int]:
     """Progress bar (on stderr) until no match of ``tid`` is pending, queued or running.
+
+    While it waits it looks after the matches (:class:`sueca.arena.recovery.Reaper`): one
+    whose task vanished — its worker killed, its message lost — is re-queued within seconds.
+    The bar says what it sees: matches running (a live lease), queued, stale (lost, about to be
+    re-queued) and the workers that answer a ping; when nothing finishes for 15 s a hint says
+    what blocks (no worker answering, the error the workers noted: a bot not connected...).
 
     Redis not answering for a while (a restart, a failover, a pause) is waited out with a note,
     not a traceback: the matches are in Redis and the workers carry on when it is back."""
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from sueca.arena.recovery import Reaper, Sweep
     from sueca.arena.store import TRANSIENT_REDIS_ERRORS
     deadline = None if timeout is None else time.monotonic() + timeout
-    last_change, last_done, hinted = time.monotonic(), -1, False
+    last_change, last_done, next_reap = time.monotonic(), -1, 0.0
+    hints: set[str] = set()
     console = _stderr_console()
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[extra]}"), TimeElapsedColumn(), console=console,
-                  disable=quiet, transient=False) as bar:
+    mids = store.tournament_matches(tid)
+    reaper, seen = Reaper(store), Sweep()
+    watch = WorkerWatch()
+    with watch, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                         TextColumn("{task.fields[extra]}"), TimeElapsedColumn(),
+                         console=console, disable=quiet, transient=False) as bar:
         progress = store.progress(tid)
         task = bar.add_task(label or f"tournament {tid}", total=progress["total"], extra="")
         while True:
             try:
                 progress = store.progress(tid)
+                if time.monotonic() >= next_reap:
+                    statuses = store.statuses(mids)
+                    seen = reaper.sweep(also=[m for m, st in zip(mids, statuses)
+                                              if st in ("queued", "running")])
+                    next_reap = time.monotonic() + reap_every
             except TRANSIENT_REDIS_ERRORS as err:
                 if deadline is not None and time.monotonic() > deadline:
                     raise TournamentError(f"tournament {tid}: Redis stopped answering ({err}); the "
@@ -97,23 +172,62 @@ def wait_for(store: Any, tid: str, timeout: float | None = None, quiet: bool = F
                 time.sleep(0.5)
                 continue
             finished = progress["done"] + progress["failed"]
-            extra = f"[red]{progress['failed']} failed[/]" if progress["failed"] else ""
-            bar.update(task, completed=finished, extra=extra)
+            bar.update(task, completed=finished, extra=_status_line(progress, seen, watch.alive))
             if finished >= progress["total"] or (
                     progress["pending"] + progress["queued"] + progress["running"] == 0):
                 return progress
+            if seen.requeued and not quiet:
+                console.print(f"re-queued {len(seen.requeued)} lost match(es): "
+                              f"{', '.join(seen.requeued)}")
+                seen.requeued = []
             now = time.monotonic()
             if finished != last_done:
                 last_done, last_change = finished, now
-            elif not hinted and now - last_change > 15 and not quiet:
-                console.print("[yellow]no progress for 15 s: is a worker running? "
-                              "(`sueca-arena worker --redis URL`)[/]")
-                hinted = True
+            elif now - last_change > 15 and not quiet:
+                try:
+                    for hint in _hints(store, mids, watch.alive):
+                        if hint not in hints:
+                            hints.add(hint)
+                            console.print(f"[yellow]{escape(hint)}[/]")
+                except TRANSIENT_REDIS_ERRORS:
+                    pass
             if deadline is not None and now > deadline:
                 raise TournamentError(f"tournament {tid}: {finished} of {progress['total']} matches "
                                 f"done after {timeout:.0f}s; the rest stay queued — re-run with "
                                 f"--id {tid} to wait for them")
             time.sleep(0.05)
+
+
+def _status_line(progress: Mapping[str, int], seen: Any, workers: int | None) -> str:
+    parts = [f"running {progress['running']}",
+             f"queued {progress['queued'] + progress['pending']}"]
+    if seen.stale:
+        parts.append(f"[yellow]stale {len(seen.stale)}[/]")
+    parts.append("workers ?" if workers is None else
+                 (f"workers {workers}" if workers else "[red]no worker answers[/]"))
+    if progress["failed"]:
+        parts.append(f"[red]{progress['failed']} failed[/]")
+    return " · ".join(parts)
+
+
+def _hints(store: Any, mids: Sequence[str], workers: int | None) -> list[str]:
+    """Why nothing finished lately, from what is known: no worker answering, or the errors the
+    workers noted on the waiting matches (a bot not connected, no referee reachable)."""
+    from sueca.arena.store import text
+    out = []
+    if workers == 0:
+        out.append("no worker answers a ping: start one (`sueca-arena worker --redis URL`)")
+    pipe = store.r.pipeline(transaction=False)
+    for mid in mids:
+        pipe.hmget(store.keys.match(mid), "status", "error")
+    errors: dict[str, None] = {}
+    for status, error in pipe.execute():
+        error = text(error) or ""
+        if text(status) in ("queued", "running") and error and not error.startswith("re-queued"):
+            errors[error.partition(": ")[2] or error] = None
+    # a worker's note may quote what a referee said about a bot: capped, one line each
+    out += [f"waiting: {e[:300]!r}"[:320] for e in list(errors)[:3]]
+    return out
 
 
 def tournament_report(store: Any, tid: str) -> dict[str, Any]:
@@ -158,4 +272,4 @@ def _stderr_console() -> Any:
 
 
 __all__ = ["TournamentError", "new_tid", "prepare_tournament", "enqueue_missing", "wait_for",
-           "tournament_report", "run_tournament"]
+           "tournament_report", "run_tournament", "missing_bots", "WorkerWatch"]

@@ -76,16 +76,22 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     err_out = console(stderr=True)
     last_note = 0.0
     total, since, last_summary = 0, 0, time.monotonic()
+    from kombu.exceptions import OperationalError as BrokerError
+
     from sueca.arena.store import TRANSIENT_REDIS_ERRORS
+    lost = (*TRANSIENT_REDIS_ERRORS, BrokerError)  # the broker is the same Redis
     outage = False
     first = True
+    from sueca.arena.recovery import Reaper
+    reaper = Reaper(store)  # re-queues in-flight matches whose task vanished (any tournament)
     while not stop["now"]:
         try:
             if not first:
                 ladder.wait(args.interval)
             first = False
             new = ladder.tick()
-        except TRANSIENT_REDIS_ERRORS as err:  # waited out, said once: the ladder is in Redis
+            reaper.sweep_due()
+        except lost as err:  # waited out, said once: the ladder is in Redis
             if args.once:
                 raise UserError(f"Redis stopped answering: {err}") from None
             if not outage:

@@ -42,7 +42,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help="give up waiting after this many seconds (the matches stay queued)")
     run.add_argument("--requeue-after", action=Bounded, kind=float, low=0, above=True,
                      default=900.0, metavar="S",
-                     help="re-queue a queued/running match untouched for S seconds (default 900)")
+                     help="at start, also re-queue a queued/running match untouched for S seconds "
+                          "that no live worker holds (default 900; while it waits, the command "
+                          "re-queues lost matches within seconds anyway)")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.set_defaults(func=cmd_tournament_run)
     add_redis_action(acts, "show", "the table of a tournament, as far as it has got",

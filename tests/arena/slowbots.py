@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
 from sueca.sdk.bots import RandomBot
 
-THINK = 0.01  # seconds per card: a match of ~200 cards takes about two seconds
+#: seconds per card: a match of ~200 cards takes about two seconds (SLOWBOT_THINK to change)
+THINK = float(os.environ.get("SLOWBOT_THINK") or 0.01)
 
 
 class SlowBot(RandomBot):

@@ -80,19 +80,25 @@ def test_rerun_finishes_what_is_missing_and_never_replays(league, module_worker)
     assert store.replay(mids[0])["variant"]["target"] == 8
 
 
-def test_duplicated_task_records_once(league, module_worker):
+def test_duplicated_task_plays_once_and_records_once(league, module_worker):
+    """Two deliveries of one match at once (both pool processes free): the second finds the
+    first attempt's lease, waits, and finds the match recorded — one play, on the scheduled
+    seed, so a duplicate pair keeps its twin decks."""
     store = league.store
-    tid, _ = prepare_tournament(store, ["slow", "slow2"], 1, False, [], "tt-dup")
-    (mid,) = store.tournament_matches(tid)
+    tid, _ = prepare_tournament(store, ["slow", "slow2"], 2, True, [], "tt-dup")
+    mid, twin = store.tournament_matches(tid)
     assert store.claim(mid)
-    # the same task twice, at once: both pool processes play the match
-    results = [run_match.apply_async(args=[mid]) for _ in range(2)]
-    outcomes = sorted(r.get(timeout=60)["status"] for r in results)
-    assert outcomes in (["duplicate", "recorded"], ["recorded", "skipped"])
-    assert len(_results_for(store, [mid])) == 1
-    assert store.match(mid)["attempts"] in (1, 2)
+    results = [run_match.apply_async(args=[mid], ignore_result=False) for _ in range(2)]
+    outcomes = sorted(r.get(timeout=90)["status"] for r in results)
+    assert outcomes == ["recorded", "skipped"]
+    (logged,) = _results_for(store, [mid])
+    assert store.match(mid)["attempts"] == 1                     # played once, never twice
+    assert logged["seed"] == str(store.match(mid)["spec"]["seed"])
+    assert store.match(twin)["spec"]["seed"] == store.match(mid)["spec"]["seed"]
+    assert not store.r.exists(store.keys.lease(mid))             # the lease ended with the play
     # and a third copy long after: skipped without playing
-    assert run_match.apply_async(args=[mid]).get(timeout=30)["status"] == "skipped"
+    third = run_match.apply_async(args=[mid], ignore_result=False).get(timeout=30)
+    assert third["status"] == "skipped"
     assert len(_results_for(store, [mid])) == 1
 
 
@@ -101,7 +107,7 @@ def test_permanent_error_fails_at_once(league, module_worker):
     store.create_match("tt-bad", {"match_id": "tt-bad", "bots": ["random", "nosuchbot"] * 2,
                                   "seed": "1", "first_dealer": 0, "variant": {}})
     assert store.claim("tt-bad")
-    out = run_match.apply_async(args=["tt-bad"]).get(timeout=30)
+    out = run_match.apply_async(args=["tt-bad"], ignore_result=False).get(timeout=30)
     m = store.match("tt-bad")
     assert out["status"] == "failed" and m["status"] == "failed" and m["attempts"] == 1
     assert "nosuchbot" in m["error"]

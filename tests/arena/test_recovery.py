@@ -1,0 +1,258 @@
+"""Recovery without a human: leases, the reaper, and a worker SIGKILLed mid-match.
+
+Real Redis throughout; the last test runs real ``sueca-arena worker`` processes and a real
+``sueca-arena tournament run`` (the process that re-queues while it waits), with Celery's
+visibility timeout left at its 600 s default — the re-run must come from the lease lapsing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+
+import pytest
+from arenakit import ROOT, SUECA_ARENA
+
+from sueca.arena.recovery import Reaper, broker_messages
+from sueca.arena.store import LeaseHeld
+
+
+def _match(store, mid="m1"):
+    store.create_match(mid, {"match_id": mid, "bots": ["random", "heuristic"] * 2, "seed": "7",
+                             "first_dealer": 0, "variant": {}})
+    return mid
+
+
+def test_a_lease_keeps_a_second_attempt_out_until_it_lapses(store):
+    mid = _match(store)
+    assert store.claim(mid)
+    assert store.start_attempt(mid, owner="hostA/1/t1", lease=0.5) == 1
+    with pytest.raises(LeaseHeld, match="hostA/1/t1"):
+        store.start_attempt(mid, owner="hostB/2/t1")
+    assert store.match(mid)["attempts"] == 1                    # the refusal counted nothing
+    assert store.renew_lease(mid, "hostA/1/t1", 0.5)            # the owner's heartbeat
+    assert not store.renew_lease(mid, "hostB/2/t1")             # nobody else's
+    time.sleep(0.7)                                              # the owner died: it lapses
+    assert store.start_attempt(mid, owner="hostB/2/t1") == 2
+    assert not store.release_lease(mid, "hostA/1/t1")           # only the owner ends it
+    store.record_result(mid, {"match_id": mid, "end": "normal"})
+    assert not store.r.exists(store.keys.lease(mid))
+    assert store.inflight() == []
+
+
+def test_the_reaper_requeues_a_match_whose_owner_died_and_only_after_confirming(store):
+    mid = _match(store)
+    assert store.claim(mid)
+    assert store.inflight() == [mid]
+    store.start_attempt(mid, owner="dead/1/t", lease=0.2)
+    sent: list[list[str]] = []
+    reaper = Reaper(store, sent.append, confirm=0.5)
+    time.sleep(0.3)
+    first = reaper.sweep()
+    assert first.stale == [mid] and sent == []                   # seen once: not yet
+    time.sleep(0.6)
+    second = reaper.sweep()
+    assert second.requeued == [mid] and sent == [[mid]]
+    m = store.match(mid)
+    assert m["status"] == "queued" and m["attempts"] == 1        # attempts kept: the limit holds
+    assert Reaper(store, sent.append, confirm=0.0).sweep().requeued == []  # queued by us: wait
+
+
+def test_the_reaper_leaves_live_and_waiting_matches_alone(store):
+    live, waiting = _match(store, "live"), _match(store, "waiting")
+    for mid in (live, waiting):
+        assert store.claim(mid)
+    store.start_attempt(live, owner="alive/1/t", lease=30)
+    # a message for `waiting` in the queue, as kombu stores it
+    body = __import__("base64").b64encode(json.dumps([[waiting], {}, {}]).encode()).decode()
+    msg = {"body": body, "headers": {"id": "task-1"}, "properties": {"body_encoding": "base64"}}
+    store.r.lpush(store.keys.celery_prefix() + "sueca.matches", json.dumps(msg))
+    assert broker_messages(store, ["sueca.matches"])[0] == {waiting}
+    sent: list[list[str]] = []
+    reaper = Reaper(store, sent.append, confirm=0.0)
+    for _ in range(3):
+        seen = reaper.sweep()
+        assert (seen.running, seen.queued, seen.requeued) == (1, 1, [])
+    # the broker is flushed: the waiting match has nothing left standing for it
+    store.r.delete(store.keys.celery_prefix() + "sueca.matches")
+    reaper.sweep()
+    assert reaper.sweep().requeued == [waiting] and sent == [[waiting]]
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_match_is_replaced_within_30s(league, start_worker, tmp_path):
+    """SIGKILL the whole worker (main process and pool) playing a match; `tournament run`
+    re-queues the match when its lease lapses and the other worker plays it — not after the
+    600 s visibility timeout. Recorded exactly once."""
+    store = league.store
+    env = league.env(SLOWBOT_THINK="0.03")                      # a ~6 s match
+    workers = [start_worker("--runner", "local", "-c", "1", SLOWBOT_THINK="0.03")
+               for _ in range(2)]
+    log = open(tmp_path / "run.log", "w+")
+    run = subprocess.Popen([SUECA_ARENA, "tournament", "run", "--bots", "slow,slow2", "-k", "1",
+                            "--id", "tt-reap", "--json"], env=env, cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=log, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert time.monotonic() < deadline and run.poll() is None, open(log.name).read()
+            mids = store.tournament_matches("tt-reap")
+            m = store.match(mids[0]) if mids else None
+            if m and m["status"] == "running":
+                break
+            time.sleep(0.05)
+        (mid,) = mids
+        pid = int(m["owner"].split("/")[1])                      # the pool process playing it
+        (victim,) = [w for w in workers if pid in w.children()]
+        time.sleep(0.5)
+        victim.kill()
+        killed = time.monotonic()
+        while store.match(mid)["attempts"] < 2:
+            assert time.monotonic() - killed < 60, open(log.name).read()
+            time.sleep(0.1)
+        delay = time.monotonic() - killed
+        print(f"re-run started {delay:.1f} s after the kill")
+        assert delay <= 30
+        out, _ = run.communicate(timeout=90)
+    finally:
+        if run.poll() is None:
+            run.kill()
+        log.close()
+    assert run.returncode == 0, open(log.name).read()
+    assert json.loads(out)["recorded"] == 1
+    assert len([r for _, r in store.results() if r["match_id"] == mid]) == 1
+    text = open(log.name).read()
+    assert "re-queued 1 lost match" in text
+    assert "is a worker running" not in text and "no worker answers" not in text, text
+    assert re.search(r"running 0 · queued 0 · workers [12]\b", text), text  # Celery's ping
+
+
+@pytest.mark.slow
+def test_tournament_run_says_when_no_worker_answers(league, tmp_path):
+    """Without a worker the hint says so (from Celery's ping), and the command gives up at its
+    --timeout with the matches left queued for a re-run."""
+    out = subprocess.run([SUECA_ARENA, "tournament", "run", "--bots", "random,heuristic",
+                          "-k", "1", "--id", "tt-noworker", "--timeout", "22"],
+                         env=league.env(), cwd=ROOT, capture_output=True, text=True, timeout=90)
+    assert out.returncode == 2, out.stderr
+    assert "no worker answers a ping" in out.stderr, out.stderr
+    assert "re-run with --id tt-noworker" in out.stderr and "Traceback" not in out.stderr
+    # leave nothing for the workers of later tests: no message, no match in flight
+    league.store.r.delete(league.store.keys.celery_prefix() + "sueca.matches")
+    for mid in league.store.tournament_matches("tt-noworker"):
+        league.store.record_failure(mid, "test: no worker on purpose")
+
+
+@pytest.mark.slow
+def test_a_tournament_with_a_bot_not_connected_says_which_at_once(referee_arena):
+    """Issue 10 item 7: not "no progress for 15 s: is a worker running?" after 107 s."""
+    from arenakit import cli
+    env = referee_arena.cli_env
+    cli("bots", "add", "ghost", env=env)
+    try:
+        started = time.monotonic()
+        out = cli("tournament", "run", "--bots", "random,ghost", "--id", "ghost-t", env=env,
+                  check=2)
+        assert time.monotonic() - started < 20
+        assert "'ghost' not connected to any referee" in out.stderr, out.stderr
+        assert "random" not in out.stderr.split("not connected")[0]
+        assert "Traceback" not in out.stderr
+        assert referee_arena.store.tournament("ghost-t") is None    # nothing written
+    finally:
+        cli("bots", "remove", "ghost", env=env)
+
+
+def test_no_celery_setting_drops_a_message_on_a_broker_loss():
+    from sueca.arena.celery_app import make_app
+    conf = make_app("redis://127.0.0.1:1/0").conf
+    assert conf.task_acks_late and conf.task_reject_on_worker_lost
+    assert conf.worker_cancel_long_running_tasks_on_connection_loss is False
+    assert conf.task_ignore_result  # a worker never writes to (or waits on) the result backend
+
+
+@pytest.mark.slow
+def test_a_redis_crash_under_a_running_match_loses_nothing_without_any_reaper(tmp_path):
+    """Issue 9 item 6: Redis SIGKILLed and restarted from its append-only file while a worker
+    plays; nothing runs that could re-queue (no scheduler, no waiting tournament run). The
+    attempt under way goes on and records its result once — it is not cancelled and
+    acknowledged as revoked, which left the match `running` for ever."""
+    from arenakit import Worker, arena_env, cli
+
+    from sueca.arena.keys import Keys
+    from sueca.arena.redisproc import RedisServer
+    from sueca.arena.store import Store, connect
+    prefix = "crash:"
+    server = RedisServer(appendonly=True).start()
+    worker = None
+    try:
+        env = arena_env(server.url, prefix, SLOWBOT_THINK="0.05")     # a ~10 s match
+        for bot in ("slow", "slow2"):
+            cli("bots", "add", bot, env=env)
+        worker = Worker(server.url, prefix, "--runner", "local", "-c", "1",
+                        log=tmp_path / "worker.log", SLOWBOT_THINK="0.05").wait_ready()
+        # queue the match, and leave: nothing is watching it any more
+        cli("tournament", "run", "--bots", "slow,slow2", "-k", "1", "--id", "crash-t",
+            "--timeout", "1", env=env, check=2)
+        store = Store(connect(server.url), Keys(prefix))
+        (mid,) = store.tournament_matches("crash-t")
+        deadline = time.monotonic() + 30
+        while store.match(mid)["status"] != "running":
+            assert time.monotonic() < deadline, worker.text()
+            time.sleep(0.05)
+        time.sleep(2.0)                        # mid-match, and the file has caught up
+        server.kill()
+        time.sleep(2.0)
+        server.start(timeout=30)
+        store = Store(connect(server.url), Keys(prefix))
+        deadline = time.monotonic() + 60
+        while store.match(mid)["status"] != "done":
+            assert time.monotonic() < deadline, (store.match(mid), worker.text())
+            time.sleep(0.2)
+        assert store.match(mid)["attempts"] == 1            # the same attempt, not a replay
+        assert len([r for _, r in store.results() if r["match_id"] == mid]) == 1
+    finally:
+        if worker is not None:
+            worker.stop()
+        server.stop()
+
+
+@pytest.mark.slow
+def test_the_ladder_scheduler_requeues_a_lost_match_of_any_tournament(tmp_path):
+    """The scheduler runs for months: every in-flight match whose owner died is its business,
+    not only the ladder's (here a tournament match nobody waits for)."""
+    import os
+    import signal
+
+    from arenakit import arena_env, cli
+
+    from sueca.arena.keys import Keys
+    from sueca.arena.recovery import broker_messages
+    from sueca.arena.redisproc import RedisServer
+    from sueca.arena.store import Store, connect
+    prefix = "sched:"
+    with RedisServer() as server:
+        env = arena_env(server.url, prefix)
+        for bot in ("random", "heuristic"):
+            cli("bots", "add", bot, env=env)
+        store = Store(connect(server.url), Keys(prefix))
+        mid = _match(store, "orphan")
+        assert store.claim(mid)
+        store.start_attempt(mid, owner="gone/1/t", lease=0.5)    # then its worker died
+        log = open(tmp_path / "scheduler.log", "w+")
+        proc = subprocess.Popen([SUECA_ARENA, "scheduler", "--bots", "random,heuristic",
+                                 "--target", "1", "--interval", "0.2"], env=env, cwd=ROOT,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 30
+            while store.match(mid)["status"] != "queued":
+                assert time.monotonic() < deadline and proc.poll() is None, \
+                    open(log.name).read()[-3000:]
+                time.sleep(0.1)
+            assert mid in broker_messages(store, ["sueca.matches"])[0]   # and its task is sent
+            assert store.match(mid)["error"].startswith("re-queued")
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(15)
+            log.close()
