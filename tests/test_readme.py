@@ -87,7 +87,7 @@ def test_the_convention_is_followed() -> None:
             pytest.fail(f"README.md:{b.line}: write shell blocks as ```sh, not ```{b.lang}")
     assert len(RUN) >= 3, [b.line for b in RUN]
     text = "".join(b.text for b in RUN)
-    for command in ("sueca-arena selfplay", "sueca-arena redis", "sueca-bot run",
+    for command in ("sueca-bot selfplay", "sueca-arena redis", "sueca-bot run",
                     "sueca-arena tournament run"):
         assert command in text, f"no README block that runs {command!r}"
 

@@ -31,6 +31,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             if err.name != module_name:
                 raise
             continue
-        p = kinds.add_parser(kind, help=(module.__doc__ or "").strip().splitlines()[0])
+        p = kinds.add_parser(kind, help=(module.__doc__ or "").strip().splitlines()[0].replace("%", "%%"))
         module.add_arguments(p)
         p.set_defaults(func=module.run)

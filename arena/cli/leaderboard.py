@@ -11,7 +11,7 @@ from sueca.arena.cli.common import add_redis, console, emit, fmt, open_store
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     from sueca.arena.leaderboard import ORDERS
-    p = sub.add_parser("leaderboard", help="the registered bots by rating of record (±95%)")
+    p = sub.add_parser("leaderboard", help="the registered bots by rating of record (±95%%)")
     add_redis(p)
     p.add_argument("--by", choices=ORDERS, default="rating",
                    help="order by the rating of record (default), live Elo, or live OpenSkill's "
