@@ -1,0 +1,187 @@
+"""The web front end: a Starlette (ASGI) app over :class:`~sueca.arena.web.data.LeagueView`.
+
+Pages: ``/`` (leaderboard), ``/bots/{name}``, ``/matches``, ``/matches/{id}`` (the replay viewer),
+``/tournaments``, ``/tournaments/{id}``. JSON: the same under ``/api/`` (``/api/leaderboard``,
+``/api/matches``, ``/api/matches/{id}``, ``/api/bots/{name}``, ``/api/tournaments/{id}``).
+Only GET and HEAD exist, and no handler writes to Redis. An unknown id is a 404 and a bad query
+parameter a 400, each as a page (or a JSON ``{"error"}`` under ``/api/``) quoting the bad value;
+Redis out of reach is a 503; anything else a bare 500 — never a traceback.
+
+Run it with ``uvicorn --factory sueca.arena.web.app:from_env`` (``SUECA_REDIS_URL``), or as part
+of ``sueca-arena serve``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
+
+from .data import BadQuery, LeagueView, NotFound, check_page
+from .viewer import parse_position, position
+
+log = logging.getLogger("sueca.arena.web")
+TEMPLATES = Path(__file__).parent / "templates"
+MAX_ID = 200  # longer ids are no id of ours: 404 without asking Redis
+
+
+def _clean(value: Any) -> Any:
+    """JSON has no NaN or infinity: None instead (as the CLI's ``--json``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _when(ts: Any) -> str:
+    try:
+        return time.strftime("%Y-%m-%d %H:%M", time.gmtime(float(ts)))
+    except (TypeError, ValueError):
+        return ""
+
+
+def _fmt(value: Any, digits: int = 0) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def _q(request: Request, name: str) -> str | None:
+    value = request.query_params.get(name)
+    return None if value is None or value == "" else value
+
+
+def create_app(store: Store) -> Starlette:
+    view = LeagueView(store)
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
+    env.filters.update(when=_when, fmt=_fmt)
+
+    def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        def url(**changes: Any) -> str:
+            params = dict(request.query_params)
+            params.update({k: str(v) for k, v in changes.items() if v is not None})
+            return request.url.path + "?" + urlencode(params)
+        html = env.get_template(name).render(request=request, url=url, **context)
+        return HTMLResponse(html, status_code=status)
+
+    def api(request: Request) -> bool:
+        return request.url.path.startswith("/api/")
+
+    def answer(request: Request, data: Any, template: str, **context: Any) -> Response:
+        if api(request):
+            return JSONResponse(_clean(data))
+        return page(request, template, data=data, **context)
+
+    def ident(request: Request, name: str) -> str:
+        value = request.path_params[name]
+        if len(value) > MAX_ID:
+            raise NotFound(f"no {name} {value[:60]!r}…")
+        return str(value)
+
+    # -- handlers (sync: Starlette runs them in its thread pool, redis-py is blocking) --------
+    def leaderboard(request: Request) -> Response:
+        rows = view.leaderboard(_q(request, "sort") or "elo")
+        p, per = check_page(_q(request, "page") or 1, _q(request, "per") or 50)
+        total = len(rows)
+        if api(request):
+            return JSONResponse(_clean(rows[(p - 1) * per: p * per]))
+        return page(request, "leaderboard.html", rows=rows[(p - 1) * per: p * per],
+                    page_no=p, pages=max(1, -(-total // per)), total=total,
+                    sort=_q(request, "sort") or "elo")
+
+    def bot(request: Request) -> Response:
+        return answer(request, view.bot(ident(request, "name")), "bot.html")
+
+    def matches(request: Request) -> Response:
+        data = view.matches(_q(request, "page") or 1, _q(request, "per") or 50,
+                            _q(request, "tournament"), _q(request, "bot"), _q(request, "end"))
+        return answer(request, data, "matches.html",
+                      filters={k: _q(request, k) or "" for k in ("tournament", "bot", "end")})
+
+    def match(request: Request) -> Response:
+        data = view.match(ident(request, "mid"))
+        if api(request):
+            return JSONResponse(_clean(data))
+        pos = None
+        if data["replay"] is not None:
+            deal, trick = parse_position(_q(request, "deal"), _q(request, "trick"))
+            pos = position(data["replay"], deal, trick)
+        elif _q(request, "deal") or _q(request, "trick"):
+            raise BadQuery(f"match {data['match']['id']!r} has no replay to show yet "
+                           f"({data['hidden'] or 'no replay recorded'})")
+        return page(request, "match.html", data=data, pos=pos,
+                    seats=data["match"]["spec"].get("bots") or ["?"] * 4)
+
+    def tournaments(request: Request) -> Response:
+        return answer(request, view.tournaments(), "tournaments.html")
+
+    def tournament(request: Request) -> Response:
+        return answer(request, view.tournament(ident(request, "tid")), "tournament.html")
+
+    def health(request: Request) -> Response:
+        store.r.ping()
+        return JSONResponse({"ok": True})
+
+    # -- errors -----------------------------------------------------------------------------
+    def error(request: Request, status: int, message: str) -> Response:
+        if api(request):
+            return JSONResponse({"error": message, "status": status}, status_code=status)
+        title = {400: "Bad request", 404: "Not found", 405: "Method not allowed",
+                 503: "Redis unavailable"}.get(status, "Error")
+        return page(request, "error.html", status, title=title, message=message, code=status)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return error(request, 404, str(exc))
+
+    async def bad_query(request: Request, exc: Exception) -> Response:
+        return error(request, 400, str(exc))
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        msg = f"no page at {request.url.path[:200]!r}" if exc.status_code == 404 else str(exc.detail)
+        return error(request, exc.status_code, msg)
+
+    async def unavailable(request: Request, exc: Exception) -> Response:
+        return error(request, 503, "the league's Redis is not answering; try again shortly")
+
+    async def internal(request: Request, exc: Exception) -> Response:
+        log.exception("error serving %s", request.url.path[:200])
+        return error(request, 500, "internal error (logged on the server)")
+
+    handlers: dict[Any, Any] = {NotFound: not_found, BadQuery: bad_query,
+                                HTTPException: http_error, 500: internal}
+    for err in TRANSIENT_REDIS_ERRORS:
+        handlers[err] = unavailable
+    routes = []
+    for path, fn in (("/", leaderboard), ("/bots/{name}", bot), ("/matches", matches),
+                     ("/matches/{mid}", match), ("/tournaments", tournaments),
+                     ("/tournaments/{tid}", tournament)):
+        routes.append(Route(path, fn, methods=["GET", "HEAD"]))
+        api_path = "/api/leaderboard" if path == "/" else "/api" + path
+        routes.append(Route(api_path, fn, methods=["GET", "HEAD"]))
+    routes.append(Route("/api/health", health, methods=["GET", "HEAD"]))
+    return Starlette(routes=routes, exception_handlers=handlers)
+
+
+def from_env() -> Starlette:
+    """The app over ``SUECA_REDIS_URL`` and ``SUECA_KEY_PREFIX`` (uvicorn's ``--factory``)."""
+    from sueca.arena.redisproc import default_url
+    return create_app(Store.from_url(default_url()))
+
+
+__all__ = ["create_app", "from_env"]
