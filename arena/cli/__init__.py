@@ -36,6 +36,7 @@ COMMANDS = (
     ("sueca.arena.cli.scheduler", "scheduler"),
     ("sueca.arena.cli.ratings", "ratings"),
     ("sueca.arena.cli.demo", "demo"),
+    ("sueca.arena.cli.serve", "serve"),
 )
 
 
