@@ -199,9 +199,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 if registry.exists(b):
                     registry.remove(b)
 
-            def spawn(name: str, argv: list[str]) -> Proc:
+            def spawn(name: str, argv: list[str], **env: str) -> Proc:
                 assert arena is not None
-                p = Proc(name, argv, arena.env(), arena.log_dir / f"{name}.log")
+                p = Proc(name, argv, arena.env(**env), arena.log_dir / f"{name}.log")
                 extra.append(p)
                 return p
 
@@ -217,7 +217,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             web = spawn("web", [sys.executable, "-m", "uvicorn", "--factory",
                                 "sueca.arena.web.app:from_env", "--host", args.web_host,
                                 "--port", str(args.web_port), "--log-level", "warning",
-                                "--no-access-log"])
+                                "--no-access-log"],
+                        SUECA_REFEREES=arena.referee or "")  # spectators: where matches run
             web_url = f"http://{_shown_host(args.web_host)}:{args.web_port}"
             _wait_web(web_url, web)
         where = f"Redis {masked(url)}" + ("" if external else f" (data in {data}/)")

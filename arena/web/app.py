@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -24,12 +25,13 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
 
 from .data import BadQuery, LeagueView, NotFound, check_page
+from .live import NotLive, Slots, TooMany, open_watch, sse
 from .viewer import parse_position, position
 
 log = logging.getLogger("sueca.arena.web")
@@ -66,8 +68,11 @@ def _q(request: Request, name: str) -> str | None:
     return None if value is None or value == "" else value
 
 
-def create_app(store: Store) -> Starlette:
+def create_app(store: Store, referees: Sequence[str] = ()) -> Starlette:
+    """The app over ``store``; live spectating asks ``referees`` first, then every replica
+    :func:`sueca.arena.runner.replicas` knows."""
     view = LeagueView(store)
+    slots = Slots()
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
     env.filters.update(when=_when, fmt=_fmt)
 
@@ -124,8 +129,39 @@ def create_app(store: Store) -> Starlette:
         elif _q(request, "deal") or _q(request, "trick"):
             raise BadQuery(f"match {data['match']['id']!r} has no replay to show yet "
                            f"({data['hidden'] or 'no replay recorded'})")
-        return page(request, "match.html", data=data, pos=pos,
+        status = data["match"].get("status")
+        watchable = status not in ("done", "failed") and not data["match"].get("pair")
+        return page(request, "match.html", data=data, pos=pos, watchable=watchable,
                     seats=data["match"]["spec"].get("bots") or ["?"] * 4)
+
+    async def live(request: Request) -> Response:
+        """``/api/matches/{id}/live``: the match's public events as server-sent events."""
+        from starlette.concurrency import run_in_threadpool
+
+        from sueca.arena.runner import replicas
+        mid = ident(request, "mid")
+        await run_in_threadpool(view.live, mid)
+        known = list(referees) + [a for a in await run_in_threadpool(replicas, store)
+                                  if a not in referees]
+        events = open_watch(slots, known, mid)
+        try:
+            first = await events.__anext__()
+        except NotLive as err:
+            raise NotFound(str(err)) from None
+        except StopAsyncIteration:
+            raise NotFound(f"match {mid!r} ended before it could be watched") from None
+
+        async def body() -> AsyncIterator[bytes]:
+            try:
+                yield sse(first)
+                async for event in events:
+                    yield sse(event)
+                yield b"event: end\ndata: {}\n\n"
+            finally:
+                await events.aclose()
+
+        return StreamingResponse(body(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     def tournaments(request: Request) -> Response:
         return answer(request, view.tournaments(), "tournaments.html")
@@ -142,7 +178,7 @@ def create_app(store: Store) -> Starlette:
         if api(request):
             return JSONResponse({"error": message, "status": status}, status_code=status)
         title = {400: "Bad request", 404: "Not found", 405: "Method not allowed",
-                 503: "Redis unavailable"}.get(status, "Error")
+                 503: "Unavailable"}.get(status, "Error")
         return page(request, "error.html", status, title=title, message=message, code=status)
 
     async def not_found(request: Request, exc: Exception) -> Response:
@@ -156,6 +192,9 @@ def create_app(store: Store) -> Starlette:
         msg = f"no page at {request.url.path[:200]!r}" if exc.status_code == 404 else str(exc.detail)
         return error(request, exc.status_code, msg)
 
+    async def busy(request: Request, exc: Exception) -> Response:
+        return error(request, 503, str(exc))
+
     async def unavailable(request: Request, exc: Exception) -> Response:
         return error(request, 503, "the league's Redis is not answering; try again shortly")
 
@@ -163,7 +202,7 @@ def create_app(store: Store) -> Starlette:
         log.exception("error serving %s", request.url.path[:200])
         return error(request, 500, "internal error (logged on the server)")
 
-    handlers: dict[Any, Any] = {NotFound: not_found, BadQuery: bad_query,
+    handlers: dict[Any, Any] = {NotFound: not_found, BadQuery: bad_query, TooMany: busy,
                                 HTTPException: http_error, 500: internal}
     for err in TRANSIENT_REDIS_ERRORS:
         handlers[err] = unavailable
@@ -175,11 +214,13 @@ def create_app(store: Store) -> Starlette:
         api_path = "/api/leaderboard" if path == "/" else "/api" + path
         routes.append(Route(api_path, fn, methods=["GET", "HEAD"]))
     routes.append(Route("/api/health", health, methods=["GET", "HEAD"]))
+    routes.append(Route("/api/matches/{mid}/live", live, methods=["GET"]))
     return Starlette(routes=routes, exception_handlers=handlers)
 
 
 def from_env() -> Starlette:
-    """The app over ``SUECA_REDIS_URL`` and ``SUECA_KEY_PREFIX`` (uvicorn's ``--factory``)."""
+    """The app over ``SUECA_REDIS_URL`` and ``SUECA_KEY_PREFIX`` (uvicorn's ``--factory``);
+    spectators are served from ``SUECA_REFEREES`` and the replicas' heartbeats."""
     from sueca.arena.redisproc import default_url
     return create_app(Store.from_url(default_url()))
 

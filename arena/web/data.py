@@ -244,6 +244,20 @@ class LeagueView:
         replay = None if hidden else self.store.replay(mid)
         return {"match": m, "result": result, "replay": replay, "hidden": hidden}
 
+    def live(self, mid: str) -> dict[str, Any]:
+        """The match, if a visitor may watch it live: not finished, and no duplicate half
+        whose twin (same decks) is still to finish; else :class:`NotFound` says why."""
+        m = self.store.match(mid)
+        if m is None:
+            raise NotFound(f"no match {mid!r}")
+        if m.get("status") in (DONE, FAILED):
+            raise NotFound(f"match {mid!r} is not running (it is {m.get('status')}); "
+                           f"its page is /matches/{mid}")
+        if m.get("pair"):
+            raise NotFound(f"match {mid!r} is one half of a duplicate pair: its cards are its "
+                           "twin's decks, so it is shown only once both are finished")
+        return m
+
     def _twin_unfinished(self, m: Mapping[str, Any]) -> bool:
         """Whether the other half of ``m``'s duplicate pair (same seed) is still to finish.
 

@@ -89,7 +89,7 @@ def test_a_running_match_shows_no_hands_nor_seed(client: Any, seeded: dict[str, 
     assert doc["match"]["status"] == "running" and doc["replay"] is None
     assert "seed" not in doc["match"]["spec"] and "12345" not in client.get(f"/api/matches/{mid}").text
     html = client.get(f"/matches/{mid}").text
-    assert "data-card" not in html and "12345" not in html and "shown once the match is finished" in html
+    assert 'data-card="' not in html and "12345" not in html and "shown once the match is finished" in html
     r = client.get(f"/matches/{mid}?deal=1&trick=1")
     assert r.status_code == 400 and "no replay to show yet" in r.text
 
@@ -103,7 +103,7 @@ def test_a_half_played_duplicate_pair_hides_the_decks_until_the_twin_is_done(
     assert doc["match"]["status"] == "done" and doc["replay"] is None and "twin" in doc["hidden"]
     assert seed not in client.get(f"/api/matches/{done}").text
     assert seed not in client.get(f"/api/matches/{pending}").text
-    assert "data-card" not in client.get(f"/matches/{done}").text
+    assert 'data-card="' not in client.get(f"/matches/{done}").text
     play_and_record(seeded["store"], pending, mode="local")
     doc = client.get(f"/api/matches/{done}").json()
     assert doc["hidden"] is None and doc["replay"]["deals"]

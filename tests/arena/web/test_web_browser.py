@@ -172,3 +172,53 @@ def test_tournament_page_has_the_cross_table(arena: Serve, browser: Any, shoot: 
     assert len(cells) == 9 and sum(c.text.count("–") == 2 for c in cells) == 6
     assert len(browser.find_elements(By.CSS_SELECTOR, "#standings tbody tr")) == 3
     shoot("tournament")
+
+
+def test_a_live_match_receives_cards_while_it_is_played(arena: Serve, browser: Any,
+                                                        shoot: Any, tmp_path: Path) -> None:
+    import re
+    import time
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from arenakit import SUECA_ARENA
+    url = re.search(r"SUECA_REDIS_URL=(\S+)", arena.text()).group(1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
+    added = subprocess.run([SUECA_ARENA, "bots", "add", "ponder", "--redis", url],
+                           env=env, capture_output=True, text=True, timeout=60)
+    assert added.returncode == 0, added.stderr
+    here = str(Path(__file__).parent)
+    log = open(tmp_path / "ponder.log", "wb")
+    bot = subprocess.Popen(
+        [str(Path(SUECA_ARENA).parent / "sueca-bot"), "run", "webbots:PonderBot", "--server",
+         f"127.0.0.1:{arena.port}", "--name", "ponder", "--capacity", "4", "--threads", "0"],
+        env={**env, "SUECA_TOKEN": added.stdout.strip(),
+             "PYTHONPATH": os.pathsep.join([here, env.get("PYTHONPATH", "")])},
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        running = None
+        while running is None and time.monotonic() < deadline:
+            rows = arena.get("/api/matches?tournament=ladder&per=30")["matches"]
+            running = next((m for m in rows if m["status"] == "running"
+                            and "ponder" in m["seats"]), None)
+            time.sleep(0.3)
+        assert running, "the ladder never played the slow bot"
+        browser.get(f"{arena.web}/matches/{running['id']}")
+        wait = WebDriverWait(browser, 30, poll_frequency=0.1)
+        count = lambda: int(browser.find_element(By.ID, "live-count").text)  # noqa: E731
+        wait.until(lambda d: count() > 0)
+        first = count()
+        wait.until(lambda d: count() > first)  # more cards arrive while the page is open
+        assert browser.find_element(By.ID, "live-status").text == "live"
+        assert browser.find_element(By.CSS_SELECTOR, "#live-trump .card").get_attribute("data-card")
+        shoot("live")
+        # when it ends, the page turns into the replay
+        WebDriverWait(browser, 90, poll_frequency=0.5).until(
+            lambda d: d.find_elements(By.ID, "position"))
+        assert len(_cards(browser, "#hand-0 .card")) == 10
+    finally:
+        bot.terminate()
+        bot.wait(20)
+        log.close()
