@@ -179,10 +179,9 @@ def test_a_live_match_receives_cards_while_it_is_played(arena: Serve, browser: A
     import re
     import time
 
+    from arenakit import SUECA_ARENA
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
-
-    from arenakit import SUECA_ARENA
     url = re.search(r"SUECA_REDIS_URL=(\S+)", arena.text()).group(1)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
     added = subprocess.run([SUECA_ARENA, "bots", "add", "ponder", "--redis", url],
@@ -207,7 +206,7 @@ def test_a_live_match_receives_cards_while_it_is_played(arena: Serve, browser: A
         assert running, "the ladder never played the slow bot"
         browser.get(f"{arena.web}/matches/{running['id']}")
         wait = WebDriverWait(browser, 30, poll_frequency=0.1)
-        count = lambda: int(browser.find_element(By.ID, "live-count").text)  # noqa: E731
+        count = lambda: int(browser.find_element(By.ID, "live-count").text)
         wait.until(lambda d: count() > 0)
         first = count()
         wait.until(lambda d: count() > first)  # more cards arrive while the page is open
