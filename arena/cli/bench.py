@@ -15,6 +15,7 @@ KINDS = {
     "grpc-pingpong": "sueca.arena.bench.pingpong",
     "referee": "sueca.arena.bench.referee",
     "tournament": "sueca.arena.bench.tournament",
+    "web": "sueca.arena.bench.web",
 }
 
 

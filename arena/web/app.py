@@ -68,7 +68,7 @@ def _q(request: Request, name: str) -> str | None:
     return None if value is None or value == "" else value
 
 
-def create_app(store: Store, referees: Sequence[str] = ()) -> Starlette:
+def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
     """The app over ``store``; live spectating asks ``referees`` first, then every replica
     :func:`sueca.arena.runner.replicas` knows."""
     view = LeagueView(store)
@@ -215,10 +215,33 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Starlette:
         routes.append(Route(api_path, fn, methods=["GET", "HEAD"]))
     routes.append(Route("/api/health", health, methods=["GET", "HEAD"]))
     routes.append(Route("/api/matches/{mid}/live", live, methods=["GET"]))
-    return Starlette(routes=routes, exception_handlers=handlers)
+    return ServerTiming(Starlette(routes=routes, exception_handlers=handlers))
 
 
-def from_env() -> Starlette:
+class ServerTiming:
+    """ASGI middleware: every response says how long the app took, ``Server-Timing: app;dur=MS``
+    (browsers' developer tools show it; ``sueca-arena bench web`` reads it)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        t0 = time.perf_counter()
+
+        async def timed(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                ms = (time.perf_counter() - t0) * 1000.0
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  (b"server-timing", f"app;dur={ms:.2f}".encode())]}
+            await send(message)
+
+        await self.app(scope, receive, timed)
+
+
+def from_env() -> Any:
     """The app over ``SUECA_REDIS_URL`` and ``SUECA_KEY_PREFIX`` (uvicorn's ``--factory``);
     spectators are served from ``SUECA_REFEREES`` and the replicas' heartbeats."""
     from sueca.arena.redisproc import default_url

@@ -60,7 +60,7 @@ class LeagueView:
         self._cursor: str | None = None
         self._bots: dict[str, _BotStats] = {}
         self._by_end: dict[str, list[str]] = {}
-        self._log: list[str] = []   # every recorded match id, in log order
+        self._rated: tuple[tuple[Any, ...], dict[str, dict[str, Any]]] | None = None
 
     # -- the fold over the results log -----------------------------------------------------
     def refresh(self) -> None:
@@ -74,7 +74,6 @@ class LeagueView:
         seats = [str(s) for s in res.get("seats") or ()]
         end = str(res.get("end") or "")
         winner = res.get("winner")
-        self._log.append(mid)
         self._by_end.setdefault(end, []).append(mid)
         when = res.get("time")
         for team in (0, 1):
@@ -108,19 +107,35 @@ class LeagueView:
         """
         if sort not in SORTS:
             raise BadQuery(f"bad sort {sort!r}: one of {', '.join(SORTS)}")
-        self.refresh()
-        registered = set(BotRegistry(self.store.r, self.store.keys).names())
-        rows = []
-        for bot, r in load(self.store).items():
-            if bot in registered:
-                stats = self._bots.get(bot) or _BotStats()
-                rows.append({"bot": bot, **r.as_dict(), **stats.as_dict()})
-        rows.sort(key=lambda r: (-r["elo"], r["bot"]))
-        for n, r in enumerate(rows, 1):
-            r["rank"] = n
+        rows = [{**r, **(self._bots.get(r["bot"]) or _BotStats()).as_dict()}
+                for r in self._ratings().values()]
         if sort != "elo":
             rows.sort(key=SORTS[sort])
         return rows
+
+    def _ratings(self) -> dict[str, dict[str, Any]]:
+        """Rated registered bots by name (best Elo first, with ``rank``), read again only when
+        the ratings may have moved: a new results-log entry folded (the ratings cursor), a bot
+        registered or removed, a rebuild with another K. One round trip when nothing did."""
+        self.refresh()
+        k = self.store.keys
+        pipe = self.store.r.pipeline(transaction=False)
+        pipe.get(k.ratings_cursor())
+        pipe.scard(k.bots())
+        pipe.hget(k.ratings_config(), "elo_k")
+        stamp = tuple(text(x) for x in pipe.execute())
+        cached = self._rated
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        registered = set(BotRegistry(self.store.r, k).names())
+        rows = [{"bot": bot, **r.as_dict()} for bot, r in load(self.store).items()
+                if bot in registered]
+        rows.sort(key=lambda r: (-r["elo"], r["bot"]))
+        for n, r in enumerate(rows, 1):
+            r["rank"] = n
+        by_bot = {r["bot"]: r for r in rows}
+        self._rated = (stamp, by_bot)
+        return by_bot
 
     # -- bots --------------------------------------------------------------------------------
     def bot(self, name: str, recent: int = 20) -> dict[str, Any]:
@@ -129,14 +144,27 @@ class LeagueView:
         stats = self._bots.get(name)
         if not registry.exists(name) and stats is None:
             raise NotFound(f"no bot named {name!r}")
-        ratings = load(self.store).get(name)
+        row = self._ratings().get(name)
+        rating = None if row is None else {k: v for k, v in row.items() if k not in ("bot", "rank")}
         stats = stats or _BotStats()
         h2h = [{"opponent": opp, "won": w, "drawn": d, "lost": lost}
                for opp, (w, d, lost) in sorted(stats.versus.items())]
         return {"bot": name, "registered": registry.exists(name),
-                "rating": ratings.as_dict() if ratings else None, **stats.as_dict(),
+                "rating": rating, "rank": None if row is None else row["rank"], **stats.as_dict(),
+                "connected": self._connected(name),
                 "head_to_head": h2h,
                 "recent_matches": self.match_rows(list(reversed(stats.recent[-recent:])))}
+
+    def _connected(self, name: str) -> list[dict[str, Any]]:
+        """Referee replicas the bot is connected to now, with its free seats there (from the
+        replicas' heartbeats: the same data the ladder schedules by)."""
+        s = self.store
+        replicas = s.referees()
+        pipe = s.r.pipeline(transaction=False)
+        for addr in replicas:
+            pipe.hget(s.keys.referee_bots(addr), name)
+        return [{"referee": addr, "free": int(text(free))}
+                for addr, free in zip(replicas, pipe.execute()) if free is not None]
 
     # -- matches -----------------------------------------------------------------------------
     def matches(self, page: Any = 1, per: Any = 50, tournament: str | None = None,
@@ -155,7 +183,11 @@ class LeagueView:
                 ids = list((self._bots.get(bot) or _BotStats()).recent)
             if end is not None:
                 by_end = self._by_end.get(end, [])
-                ids = by_end if ids is None else [m for m in ids if m in set(by_end)]
+                if ids is None:
+                    ids = by_end
+                else:
+                    ending = set(by_end)
+                    ids = [m for m in ids if m in ending]
             assert ids is not None
             if tournament is not None:
                 tour = self._tournament_of(ids)

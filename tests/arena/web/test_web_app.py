@@ -172,6 +172,7 @@ def test_bot_page(client: Any, seeded: dict[str, Any]) -> None:
     doc = client.get("/api/bots/heuristic").json()
     assert doc["rating"]["games"] > 0 and doc["matches"] == doc["won"] + doc["drawn"] + doc["lost"]
     assert {h["opponent"] for h in doc["head_to_head"]} == {"random", "reckless"}
+    assert doc["connected"] == []  # no referee has announced it
     assert all("heuristic" in m["seats"] for m in doc["recent_matches"])
     html = client.get("/bots/heuristic").text
     assert 'id="head-to-head"' in html and doc["recent_matches"][0]["id"] in html
@@ -221,3 +222,25 @@ def test_redis_gone_is_a_503_page(tmp_path: Any) -> None:
     r = client.get("/")
     assert r.status_code == 503 and "not answering" in r.text and "Traceback" not in r.text
     assert client.get("/api/matches").json()["status"] == 503
+
+
+def test_the_leaderboard_follows_new_results_and_registrations(client: Any,
+                                                              seeded: dict[str, Any]) -> None:
+    from sueca.arena.bots import BotRegistry
+    from sueca.arena.runner import play_and_record
+    from sueca.arena.schedule import match_spec
+    store = seeded["store"]
+    before = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
+    mid = "ladder-after-1"
+    store.create_match(mid, match_spec(mid, ["random", "reckless"] * 2, "99", 1, {}),
+                       tournament="ladder")
+    play_and_record(store, mid, mode="local")
+    after = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
+    assert after["random"]["games"] == before["random"]["games"] + 1
+    assert after["reckless"]["matches"] == before["reckless"]["matches"] + 1
+    assert after["heuristic"]["games"] == before["heuristic"]["games"]
+    assert client.get("/api/bots/random").json()["rating"]["games"] == after["random"]["games"]
+    BotRegistry(store.r, store.keys).remove("reckless")  # removed bots leave the leaderboard
+    assert "reckless" not in {r["bot"] for r in client.get("/api/leaderboard").json()}
+    BotRegistry(store.r, store.keys).add("reckless")
+    assert "reckless" in {r["bot"] for r in client.get("/api/leaderboard").json()}

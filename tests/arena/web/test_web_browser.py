@@ -103,6 +103,8 @@ def test_leaderboard_shows_the_bots_with_their_ratings(arena: Serve, browser: An
     e.click()
     assert browser.find_element(By.TAG_NAME, "h1").text == "heuristic"
     assert browser.find_elements(By.CSS_SELECTOR, "#head-to-head tbody tr")
+    # connected to serve's referee right now (from the referee's heartbeat in Redis)
+    assert "free seat" in browser.find_element(By.ID, "connected").text
     shoot("bot")
 
 
