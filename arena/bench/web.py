@@ -9,9 +9,10 @@ with uvicorn on a loopback port and requests each page ``--repeat`` times.
 
 Each page's time is the app's own ``Server-Timing`` (routing, Redis, templates; no network),
 with the HTTP round trip beside it. The baseline, measured in the same run, is ``/api/health``:
-one Redis PING through the same stack. The first request after start folds the whole results
-log into the web process's counters (``cold_s``); every later one only the new entries. The last
-line is one JSON object; ``ok`` is whether every page's p95 is within ``--target-ms``.
+one Redis PING through the same stack. At start the app folds the whole results log into its
+counters (in the background; the first request, timed as ``cold_s``, waits for it); later
+requests fold only the new entries. The last line is one JSON object; ``ok`` is whether every
+page's p95 is within ``--target-ms``.
 """
 
 from __future__ import annotations

@@ -50,8 +50,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="address the web pages listen on (default 127.0.0.1)")
     add_port(p, "--web-port", default=8080, help="the web pages' port (default 8080)")
     p.add_argument("--example-bots", action="store_true",
-                   help=f"also run the bundled bots ({', '.join(EXAMPLE_BOTS)}) as sueca-bot "
-                        "processes, so the ladder has games to play")
+                   help=f"also run the bundled bots ({', '.join(EXAMPLE_BOTS)}; example-NAME "
+                        "with --redis) as sueca-bot processes, so the ladder has games to play")
     p.add_argument("--target", action=Bounded, kind=int, low=1, default=2,
                    help="ladder matches to keep in flight (default 2)")
     p.add_argument("--concurrency", action=Bounded, kind=int, low=1, default=2,
@@ -187,7 +187,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             else:
                 redis_server = DataRedis(data).start()
                 url = redis_server.url
-            bots = {b: b for b in EXAMPLE_BOTS} if args.example_bots else {}
+            # on a Redis of our own the example bots are "random" etc.; on a shared one
+            # "example-random" etc., so that no real bot's token is ever re-issued
+            bots = ({(f"example-{b}" if external else b): b for b in EXAMPLE_BOTS}
+                    if args.example_bots else {})
             arena = LocalArena(url, f"127.0.0.1:{args.port}", bots, capacity=4,
                                concurrency=args.concurrency, log_dir=data / "logs")
             # a resumed arena re-issues the example bots' tokens (ratings stay: they are by name)

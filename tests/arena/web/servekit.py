@@ -17,7 +17,7 @@ from arenakit import ROOT, SUECA_ARENA, children
 
 
 class Serve:
-    def __init__(self, data: Path, log: Path, *extra: str) -> None:
+    def __init__(self, data: Path, log: Path, *extra: str, **env_extra: str) -> None:
         from sueca.arena.redisproc import free_port
         self.port, self.metrics, self.web_port = free_port(), free_port(), free_port()
         while self.metrics + 1 in (self.port, self.web_port):
@@ -28,6 +28,7 @@ class Serve:
         env = dict(os.environ)
         for name in ("SUECA_REDIS_URL", "SUECA_KEY_PREFIX", "PROMETHEUS_MULTIPROC_DIR"):
             env.pop(name, None)
+        env.update(env_extra)
         self.proc = subprocess.Popen(
             [SUECA_ARENA, "serve", "--data", str(data), "--port", str(self.port),
              "--metrics-port", str(self.metrics), "--web-port", str(self.web_port), *extra],

@@ -65,3 +65,21 @@ def rows_matches_all(serve: Serve) -> list[dict]:
         if page >= got["pages"]:
             return out
         page += 1
+
+
+def test_serve_on_an_external_redis(tmp_path: Path, redis_url: str, prefix: str) -> None:
+    from sueca.arena.keys import Keys
+    from sueca.arena.store import Store, connect
+    serve = Serve(tmp_path / "data", tmp_path / "serve.log", "--example-bots", "--redis",
+                  redis_url, SUECA_KEY_PREFIX=prefix).wait_up()
+    try:
+        rows = serve.wait_games(bots=3, games=1)
+        assert {r["bot"] for r in rows} == {"example-random", "example-heuristic",
+                                            "example-reckless"}
+        assert "(data in" not in serve.text()
+    finally:
+        serve.stop(signal.SIGTERM, group=False)
+    assert serve.proc.returncode == 0, serve.text()
+    store = Store(connect(redis_url), Keys(prefix))  # the external Redis is left running
+    assert store.results_count() >= 2
+    assert not (tmp_path / "data" / "appendonly.aof").exists()
