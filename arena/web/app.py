@@ -34,6 +34,7 @@ from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
 
 from .data import BadQuery, LeagueView, NotFound, check_page
 from .live import NotLive, Slots, TooMany, open_watch, sse
+from .plot import rating_plot
 from .viewer import parse_position, position
 
 log = logging.getLogger("sueca.arena.web")
@@ -112,7 +113,8 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
                     sort=_q(request, "sort") or "elo")
 
     def bot(request: Request) -> Response:
-        return answer(request, view.bot(ident(request, "name")), "bot.html")
+        data = view.bot(ident(request, "name"))
+        return answer(request, data, "bot.html", plot=rating_plot(data["history"]))
 
     def matches(request: Request) -> Response:
         data = view.matches(_q(request, "page") or 1, _q(request, "per") or 50,

@@ -20,11 +20,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from sueca.arena.bots import BotRegistry
-from sueca.arena.ratings import DEFAULT_ELO_K, load, rated, standings
+from sueca.arena.ratings import (
+    DEFAULT_ELO_INITIAL,
+    DEFAULT_ELO_K,
+    Ratings,
+    load,
+    rated,
+    standings,
+)
 from sueca.arena.store import DONE, FAILED, Store, text
 
 FAULT_ENDS = ("timeout", "disconnect")
 MAX_PAGE_SIZE = 200
+HISTORY = 500  # rating points a bot page shows (the latest)
 
 
 class NotFound(LookupError):
@@ -61,13 +69,33 @@ class LeagueView:
         self._bots: dict[str, _BotStats] = {}
         self._by_end: dict[str, list[str]] = {}
         self._rated: tuple[tuple[Any, ...], dict[str, dict[str, Any]]] | None = None
+        self._fold_config: tuple[float, float] | None = None
+        self._history: dict[str, list[tuple[float | None, float, float, float]]] = {}
+        self._fold_ratings = Ratings()
 
     # -- the fold over the results log -----------------------------------------------------
     def refresh(self) -> None:
         with self._lock:
+            config = self._config()
+            if self._fold_config != config:  # first use, or ratings rebuilt with another K
+                self._reset(config)
             for eid, res in self.store.results(after=self._cursor):
                 self._cursor = eid
                 self._fold(res)
+
+    def _config(self) -> tuple[float, float]:
+        """(elo_k, elo_initial) as the league stored them, read only (defaults if unset)."""
+        k, initial = self.store.r.hmget(self.store.keys.ratings_config(), ["elo_k", "elo_initial"])
+        return (DEFAULT_ELO_K if k is None else float(text(k)),
+                DEFAULT_ELO_INITIAL if initial is None else float(text(initial)))
+
+    def _reset(self, config: tuple[float, float]) -> None:
+        self._fold_config = config
+        self._cursor = None
+        self._bots = {}
+        self._by_end = {}
+        self._history = {}
+        self._fold_ratings = Ratings(*config)
 
     def _fold(self, res: Mapping[str, Any]) -> None:
         mid = str(res.get("match_id", ""))
@@ -97,6 +125,14 @@ class LeagueView:
         fault_bot = res.get("fault_bot")
         if fault_bot and end in FAULT_ENDS:
             self._bots.setdefault(str(fault_bot), _BotStats()).faults[end] += 1
+        # the league's own rating fold, in log order: each bot's rating after each rated game
+        fold = self._fold_ratings
+        fold.apply(res)
+        for bot in fold.dirty:
+            r = fold.bots[bot]
+            self._history.setdefault(bot, []).append(
+                (float(when) if isinstance(when, int | float) else None, r.elo, r.mu, r.sigma))
+        fold.dirty.clear()
 
     # -- leaderboard -----------------------------------------------------------------------
     def leaderboard(self, sort: str = "elo") -> list[dict[str, Any]]:
@@ -152,6 +188,8 @@ class LeagueView:
         return {"bot": name, "registered": registry.exists(name),
                 "rating": rating, "rank": None if row is None else row["rank"], **stats.as_dict(),
                 "connected": self._connected(name),
+                "history": [{"time": t, "elo": e, "mu": mu, "sigma": sg}
+                            for t, e, mu, sg in self._history.get(name, [])[-HISTORY:]],
                 "head_to_head": h2h,
                 "recent_matches": self.match_rows(list(reversed(stats.recent[-recent:])))}
 

@@ -178,6 +178,22 @@ def test_bot_page(client: Any, seeded: dict[str, Any]) -> None:
     assert 'id="head-to-head"' in html and doc["recent_matches"][0]["id"] in html
 
 
+def test_bot_rating_history_is_the_leagues_own_fold(client: Any, seeded: dict[str, Any]) -> None:
+    from sueca.arena.ratings import load
+    live = load(seeded["store"])
+    for bot in ("random", "heuristic", "reckless"):
+        doc = client.get(f"/api/bots/{bot}").json()
+        history = doc["history"]
+        assert len(history) == doc["rating"]["games"] == live[bot].games
+        # the web's fold of the log ends exactly where the live ratings are
+        assert (history[-1]["elo"], history[-1]["mu"], history[-1]["sigma"]) == (
+            live[bot].elo, live[bot].mu, live[bot].sigma)
+        assert all(h["time"] for h in history)
+    page = client.get("/bots/heuristic").text
+    points = re.search(r'<polyline[^>]*points="([^"]+)"', page).group(1).split()
+    assert len(points) == len(client.get("/api/bots/heuristic").json()["history"])
+
+
 def test_text_from_the_league_is_escaped(client: Any, seeded: dict[str, Any]) -> None:
     store = seeded["store"]
     store.create_match("evil-1", {"bots": ["random"] * 4}, tournament="ladder")
