@@ -329,7 +329,7 @@ class LeagueView:
         return m
 
     def _twin_unfinished(self, m: Mapping[str, Any]) -> bool:
-        """Whether the other half of ``m``'s duplicate pair (same seed) is still to finish.
+        """Whether the other half of ``m``'s duplicate pair (same seed) is not recorded yet.
 
         A schedule puts the two halves next to each other; the whole list is read only if not.
         """
@@ -348,8 +348,8 @@ class LeagueView:
             for x in candidates:
                 pipe.hmget(s.keys.match(x), ["pair", "status"])
             twins = [text(st) for p, st in pipe.execute() if text(p) == pair]
-            if twins:
-                return any(st not in (DONE, FAILED) for st in twins)
+            if twins:  # a failed twin counts as unfinished: a re-run plays it on the same seed
+                return any(st != DONE for st in twins)
         return False
 
     # -- tournaments -------------------------------------------------------------------------

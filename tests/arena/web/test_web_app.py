@@ -104,6 +104,9 @@ def test_a_half_played_duplicate_pair_hides_the_decks_until_the_twin_is_done(
     assert seed not in client.get(f"/api/matches/{done}").text
     assert seed not in client.get(f"/api/matches/{pending}").text
     assert 'data-card="' not in client.get(f"/matches/{done}").text
+    # a failed twin is no finished one: re-running its tournament plays it on the same seed
+    seeded["store"].record_failure(pending, "referee gone")
+    assert client.get(f"/api/matches/{done}").json()["replay"] is None
     play_and_record(seeded["store"], pending, mode="local")
     doc = client.get(f"/api/matches/{done}").json()
     assert doc["hidden"] is None and doc["replay"]["deals"]
