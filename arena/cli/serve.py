@@ -156,6 +156,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from sueca.arena.redisurl import masked
     from sueca.arena.store import StoreUnavailable, connect
     console = make_console(stderr=True)
+    if args.metrics_port == 65535:
+        raise UserError("bad --metrics-port '65535': the referee's metrics take the next port; "
+                        "at most 65534")
     data = Path(args.data)
     try:
         data.mkdir(parents=True, exist_ok=True)
@@ -224,6 +227,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         SUECA_REFEREES=arena.referee or "")  # spectators: where matches run
             web_url = f"http://{_shown_host(args.web_host)}:{args.web_port}"
             _wait_web(web_url, web)
+        from sueca.arena.cli.referee import is_loopback
+        if not is_loopback(args.host) and current().operator_token is None:
+            console.print(f"[yellow]the referee listens on {args.host} without an operator "
+                          "token: anyone who reaches its port can run matches and list bots; "
+                          "set SUECA_OPERATOR_TOKEN[/]")
         where = f"Redis {masked(url)}" + ("" if external else f" (data in {data}/)")
         bot_addr = f"{_shown_host(args.host)}:{args.port}"
         console.print(

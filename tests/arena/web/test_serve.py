@@ -83,3 +83,15 @@ def test_serve_on_an_external_redis(tmp_path: Path, redis_url: str, prefix: str)
     store = Store(connect(redis_url), Keys(prefix))  # the external Redis is left running
     assert store.results_count() >= 2
     assert not (tmp_path / "data" / "appendonly.aof").exists()
+
+
+def test_serve_refuses_bad_settings_before_starting_anything(tmp_path: Path) -> None:
+    afile = tmp_path / "a-file"
+    afile.write_text("x")
+    for argv, quoted in ((["--metrics-port", "65535"], "'65535'"),
+                         (["--data", str(afile)], repr(str(afile))),
+                         (["--web-port", "0"], "'0'")):
+        run = subprocess.run([SUECA_ARENA, "serve", *argv], capture_output=True, text=True,
+                             timeout=60, cwd=tmp_path)
+        assert run.returncode == 2 and quoted in run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "sueca-data").exists()  # nothing was created for a refused start
