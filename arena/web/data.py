@@ -32,6 +32,7 @@ from sueca.arena.store import DONE, FAILED, Store, text
 
 FAULT_ENDS = ("timeout", "disconnect")
 MAX_PAGE_SIZE = 200
+MAX_PAGE = 10**9  # Redis ranges are 64-bit: a larger offset would be its error, not ours
 HISTORY = 500  # rating points a bot page shows (the latest)
 
 
@@ -401,8 +402,8 @@ def check_page(page: Any, per: Any) -> tuple[int, int]:
         p, n = int(page), int(per)
     except (TypeError, ValueError):
         raise BadQuery(f"bad page {page!r} or per {per!r}: whole numbers") from None
-    if p < 1:
-        raise BadQuery(f"bad page {page!r}: 1 or more")
+    if not 1 <= p <= MAX_PAGE:
+        raise BadQuery(f"bad page {page!r}: 1 to {MAX_PAGE}")
     if not 1 <= n <= MAX_PAGE_SIZE:
         raise BadQuery(f"bad per {per!r}: 1 to {MAX_PAGE_SIZE}")
     return p, n

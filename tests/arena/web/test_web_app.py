@@ -122,6 +122,7 @@ def test_a_half_played_duplicate_pair_hides_the_decks_until_the_twin_is_done(
     ("/?sort=height", 400, "'height'"),
     ("/matches?per=5000", 400, "'5000'"),
     ("/matches?page=0", 400, "'0'"),
+    ("/matches?page=99999999999999999999999", 400, "'99999999999999999999999'"),
     ("/matches/{mid}?deal=9", 400, "deal 9"),
     ("/matches/{mid}?deal=1&trick=11", 400, "trick 11"),
     ("/matches/{mid}?trick=x1", 400, "'x1'"),
