@@ -18,6 +18,7 @@ KINDS = {
     "ratings": "sueca.arena.bench.ratings",
     "referee": "sueca.arena.bench.referee",
     "tournament": "sueca.arena.bench.tournament",
+    "web": "sueca.arena.bench.web",
 }
 
 

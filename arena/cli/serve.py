@@ -1,0 +1,270 @@
+"""``sueca-arena serve``: a persistent arena on one machine, until Ctrl-C.
+
+It starts, as separate processes: a private Redis keeping its data in ``--data DIR`` (an
+append-only file, so a second ``serve`` on the same directory resumes the same ladder, ratings
+and history), a referee for bots (``--host``, ``--port``), a Celery worker, the ladder scheduler,
+the ratings exporter (``--metrics-port``) and the web front end (``--web-port``); with
+``--example-bots`` also the bundled bots, as ``sueca-bot`` processes, so a fresh arena has games
+to show. ``--redis URL`` (or ``SUECA_REDIS_URL``) uses that Redis instead of a private one.
+
+Ctrl-C or SIGTERM stops everything in order — the scheduler and the web first, then the worker
+(it finishes the match in hand; an unfinished one is re-queued by the broker), the bots, the
+referee, and Redis last, which writes its file out. Logs are in ``DIR/logs``. One ``serve`` per
+data directory: a second one on a directory in use is refused.
+
+The process supervisor is :class:`sueca.arena.cli.demo.LocalArena`, which the demo uses too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from sueca.arena.cli.common import Bounded, UserError, add_port
+from sueca.arena.cli.demo import EXAMPLE_BOTS, LocalArena, Proc
+from sueca.sdk.settings import current
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="run a persistent arena on this machine (Redis, referee, "
+                                     "worker, ladder, web pages) until Ctrl-C",
+                       description=(__doc__ or "").split("\n\n", 1)[-1])
+    p.add_argument("--data", metavar="DIR", default="./sueca-data",
+                   help="where the private Redis keeps the arena (default ./sueca-data)")
+    p.add_argument("--redis", metavar="URL", default=None,
+                   help="use this Redis instead of a private one (default $SUECA_REDIS_URL)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address the referee listens on for bots (default 127.0.0.1; 0.0.0.0 "
+                        "for every interface)")
+    add_port(p, "--port", default=50051, help="the referee's port for bots (default 50051)")
+    add_port(p, "--metrics-port", default=9464,
+             help="Prometheus metrics of the ratings exporter; the referee's are on the next "
+                  "port (default 9464)")
+    p.add_argument("--web-host", default="127.0.0.1",
+                   help="address the web pages listen on (default 127.0.0.1)")
+    add_port(p, "--web-port", default=8080, help="the web pages' port (default 8080)")
+    p.add_argument("--example-bots", action="store_true",
+                   help=f"also run the bundled bots ({', '.join(EXAMPLE_BOTS)}; example-NAME "
+                        "with --redis) as sueca-bot processes, so the ladder has games to play")
+    p.add_argument("--target", action=Bounded, kind=int, low=1, default=2,
+                   help="ladder matches to keep in flight (default 2)")
+    p.add_argument("--concurrency", action=Bounded, kind=int, low=1, default=2,
+                   help="worker pool processes (default 2)")
+    p.set_defaults(func=cmd_serve)
+
+
+class DataRedis:
+    """``redis-server`` with its append-only file in ``data``: what it holds survives a restart.
+
+    Its own session, so a terminal's Ctrl-C reaches ``serve`` (which stops Redis last), not it.
+    """
+
+    def __init__(self, data: Path) -> None:
+        from sueca.arena.redisproc import free_port
+        self.data = data
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log: IO[bytes] | None = None
+
+    def start(self, timeout: float = 30.0) -> DataRedis:
+        import redis
+
+        from sueca.arena.redisproc import redis_binary
+        self.log = open(self.data / "logs" / "redis.log", "ab")
+        self.proc = subprocess.Popen(
+            [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1",
+             "--dir", str(self.data.resolve()), "--appendonly", "yes", "--appendfsync", "everysec",
+             "--save", "", "--daemonize", "no", "--protected-mode", "yes", "--loglevel", "warning"],
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True)
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.5)
+        deadline = time.monotonic() + timeout  # a long append-only file takes a while to load
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise UserError(f"redis-server exited at start (code {self.proc.returncode}); "
+                                f"see {self.data / 'logs' / 'redis.log'}")
+            try:
+                client.ping()
+                return self
+            except (redis.ConnectionError, redis.BusyLoadingError, redis.TimeoutError):
+                time.sleep(0.1)
+        raise UserError(f"redis-server did not answer within {timeout:.0f}s; "
+                        f"see {self.data / 'logs' / 'redis.log'}")
+
+    def stop(self) -> None:
+        """SIGTERM: Redis writes the append-only file out and exits."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.log is not None:
+            self.log.close()
+
+
+def _lock(data: Path) -> IO[str]:
+    """Hold ``DIR/serve.lock`` for as long as we run: two Redis on one file would ruin it."""
+    import fcntl
+    f = open(data / "serve.lock", "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise UserError(f"data directory {str(data)!r} is in use by another `sueca-arena serve`; "
+                        "stop it first or pass another --data") from None
+    f.truncate(0)
+    f.write(f"{os.getpid()}\n")
+    f.flush()
+    return f
+
+
+def _bin(name: str) -> str:
+    here = Path(sys.executable).parent / name
+    return str(here) if here.exists() else name
+
+
+def _wait_web(url: str, proc: Proc, timeout: float = 30.0) -> None:
+    import urllib.request
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        proc.check()
+        try:
+            with urllib.request.urlopen(url + "/api/health", timeout=1) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise UserError(f"the web front end did not answer at {url} within {timeout:.0f}s; "
+                    f"see {proc.log}")
+
+
+def _shown_host(host: str) -> str:
+    return "127.0.0.1" if host in ("0.0.0.0", "::", "[::]") else host
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from sueca.arena.cli.common import console as make_console
+    from sueca.arena.redisurl import masked
+    from sueca.arena.store import StoreUnavailable, connect
+    console = make_console(stderr=True)
+    if args.metrics_port == 65535:
+        raise UserError("bad --metrics-port '65535': the referee's metrics take the next port; "
+                        "at most 65534")
+    data = Path(args.data)
+    try:
+        data.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"cannot use data directory {args.data!r}: {err.strerror}") from None
+    lock = _lock(data)
+    import shutil
+    if (data / "logs").exists():  # this run's logs in logs/, the previous run's in logs.prev/
+        shutil.rmtree(data / "logs.prev", ignore_errors=True)
+        (data / "logs").rename(data / "logs.prev")
+    (data / "logs").mkdir()
+    external = args.redis or current().redis_url
+    redis_server: DataRedis | None = None
+    arena: LocalArena | None = None
+    extra: list[Proc] = []
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, terminate)
+    try:
+        with console.status("starting Redis, the referee, a worker, the ladder and the web..."):
+            if external:
+                try:
+                    connect(external).close()
+                except StoreUnavailable as err:
+                    raise UserError(str(err)) from None
+                url = external
+            else:
+                redis_server = DataRedis(data).start()
+                url = redis_server.url
+            # on a Redis of our own the example bots are "random" etc.; on a shared one
+            # "example-random" etc., so that no real bot's token is ever re-issued
+            bots = ({(f"example-{b}" if external else b): b for b in EXAMPLE_BOTS}
+                    if args.example_bots else {})
+            arena = LocalArena(url, f"127.0.0.1:{args.port}", bots, capacity=4,
+                               concurrency=args.concurrency, log_dir=data / "logs")
+            # a resumed arena re-issues the example bots' tokens (ratings stay: they are by name)
+            from sueca.arena.bots import BotRegistry
+            from sueca.arena.store import Store
+            store = Store(connect(url))
+            registry = BotRegistry(store.r, store.keys)
+            for b in bots:
+                if registry.exists(b):
+                    registry.remove(b)
+
+            def spawn(name: str, argv: list[str], **env: str) -> Proc:
+                assert arena is not None
+                p = Proc(name, argv, arena.env(**env), arena.log_dir / f"{name}.log")
+                extra.append(p)
+                return p
+
+            m = args.metrics_port
+            spawn("referee", [_bin("sueca-arena"), "referee", "--host", args.host,
+                              "--port", str(args.port), "--metrics-port", str(m + 1),
+                              "--drain-seconds", "5", "--log-level", "warning"])
+            arena.start(timeout=60)
+            spawn("scheduler", [_bin("sueca-arena"), "scheduler", "--referee", arena.referee or "",
+                                "--target", str(args.target)])
+            spawn("exporter", [_bin("sueca-arena"), "ratings", "exporter", "--metrics-port", str(m),
+                               "--addr", "127.0.0.1"])
+            web = spawn("web", [sys.executable, "-m", "uvicorn", "--factory",
+                                "sueca.arena.web.app:from_env", "--host", args.web_host,
+                                "--port", str(args.web_port), "--log-level", "warning",
+                                "--no-access-log"],
+                        SUECA_REFEREES=arena.referee or "")  # spectators: where matches run
+            web_url = f"http://{_shown_host(args.web_host)}:{args.web_port}"
+            _wait_web(web_url, web)
+        from sueca.arena.cli.referee import is_loopback
+        if not is_loopback(args.host) and current().operator_token is None:
+            console.print(f"[yellow]the referee listens on {args.host} without an operator "
+                          "token: anyone who reaches its port can run matches and list bots; "
+                          "set SUECA_OPERATOR_TOKEN[/]")
+        where = f"Redis {masked(url)}" + ("" if external else f" (data in {data}/)")
+        bot_addr = f"{_shown_host(args.host)}:{args.port}"
+        console.print(
+            f"[bold]Sueca Arena is up.[/] {where}; logs in {arena.log_dir}/\n"
+            f"  web pages     {web_url}/  (JSON under {web_url}/api/)\n"
+            f"  bots connect  {bot_addr}\n"
+            f"  metrics       ratings :{m}, referee :{m + 1}\n"
+            f"  register a bot (its token is shown once):\n"
+            f"    SUECA_REDIS_URL={masked(url)} sueca-arena bots add MYBOT\n"
+            f"  connect it:\n"
+            f"    SUECA_TOKEN=<token> sueca-bot run mybot.py:MyBot --server {bot_addr} --name MYBOT\n"
+            f"  Ctrl-C stops everything; `sueca-arena serve --data {data}` resumes.")
+        while True:
+            time.sleep(1.0)
+            for p in (*extra, *arena.procs):
+                p.check()
+    except KeyboardInterrupt:
+        console.print("stopping...")
+        return 0
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop short
+        try:
+            for p in [p for p in extra if p.name != "referee"]:
+                p.stop()
+            if arena is not None:
+                arena.procs.extend(p for p in extra if p.name == "referee")
+                arena.stop()
+            else:
+                for p in extra:
+                    p.stop()
+            if redis_server is not None:
+                redis_server.stop()
+        finally:
+            signal.signal(signal.SIGTERM, old)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            lock.close()

@@ -1,0 +1,106 @@
+"""``sueca-arena serve`` as a subprocess for the tests: start it, read its web API, stop it the way
+a terminal does (SIGINT to its whole process group) or a service manager does (SIGTERM)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from arenakit import ROOT, SUECA_ARENA, children
+
+
+class Serve:
+    def __init__(self, data: Path, log: Path, *extra: str, **env_extra: str) -> None:
+        from sueca.arena.redisproc import free_port
+        self.port, self.metrics, self.web_port = free_port(), free_port(), free_port()
+        while self.metrics + 1 in (self.port, self.web_port):
+            self.metrics = free_port()
+        self.web = f"http://127.0.0.1:{self.web_port}"
+        self.log = log
+        self.out = open(log, "ab")
+        env = dict(os.environ)
+        for name in ("SUECA_REDIS_URL", "SUECA_KEY_PREFIX", "PROMETHEUS_MULTIPROC_DIR"):
+            env.pop(name, None)
+        env.update(env_extra)
+        self.proc = subprocess.Popen(
+            [SUECA_ARENA, "serve", "--data", str(data), "--port", str(self.port),
+             "--metrics-port", str(self.metrics), "--web-port", str(self.web_port), *extra],
+            env=env, cwd=ROOT, stdout=self.out, stderr=subprocess.STDOUT,
+            start_new_session=True)
+
+    def text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def wait_up(self, timeout: float = 90.0) -> Serve:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"serve exited with {self.proc.returncode}:\n{self.text()}")
+            if "Sueca Arena is up" in self.text():
+                return self
+            time.sleep(0.2)
+        raise AssertionError(f"serve not up in {timeout}s:\n{self.text()}")
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.web + path, timeout=5) as r:
+            return json.loads(r.read())
+
+    def status(self, path: str) -> int:
+        try:
+            with urllib.request.urlopen(self.web + path, timeout=5) as r:
+                return int(r.status)
+        except urllib.error.HTTPError as err:
+            return int(err.code)
+
+    def wait_games(self, bots: int, games: int, timeout: float = 90.0) -> list[dict[str, Any]]:
+        """Wait until ``bots`` bots on the leaderboard have ``games`` rated games each."""
+        deadline = time.monotonic() + timeout
+        rows: list[dict[str, Any]] = []
+        while time.monotonic() < deadline:
+            rows = self.get("/api/leaderboard")
+            if len([r for r in rows if r["games"] >= games]) >= bots:
+                return rows
+            time.sleep(0.5)
+        raise AssertionError(f"leaderboard after {timeout}s: {rows}\n{self.text()}")
+
+    def descendants(self) -> list[int]:
+        found, todo = [], [self.proc.pid]
+        while todo:
+            kids = children(todo.pop())
+            found += kids
+            todo += kids
+        return found
+
+    def stop(self, sig: int = signal.SIGINT, group: bool = True, timeout: float = 60.0) -> float:
+        """Send ``sig`` (to the whole process group, as a terminal's Ctrl-C does); returns the
+        seconds until serve exited."""
+        t0 = time.monotonic()
+        if self.proc.poll() is None:
+            if group:
+                os.killpg(self.proc.pid, sig)
+            else:
+                self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+                raise AssertionError(f"serve did not stop in {timeout}s:\n{self.text()}") from None
+        self.out.close()
+        return time.monotonic() - t0
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(b")") + 2:].split()[0] != b"Z"

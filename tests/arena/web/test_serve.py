@@ -1,0 +1,97 @@
+"""``sueca-arena serve``: a persistent arena that plays the ladder with its example bots, stops
+on Ctrl-C or SIGTERM within seconds leaving nothing behind, and resumes from its data directory."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from arenakit import SUECA_ARENA
+from servekit import Serve, alive
+
+pytestmark = pytest.mark.slow
+
+
+def test_serve_plays_stops_and_resumes(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first = Serve(data, tmp_path / "serve1.log", "--example-bots").wait_up()
+    out = first.text()
+    assert first.web in out and f"127.0.0.1:{first.port}" in out and "sueca-arena bots add" in out
+    rows = first.wait_games(bots=3, games=3)
+    assert {r["bot"] for r in rows} == {"random", "heuristic", "reckless"}
+    # a second serve on the same data directory is refused while the first runs
+    again = subprocess.run([SUECA_ARENA, "serve", "--data", str(data), "--port", "1",
+                            "--web-port", "1"], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2 and "in use" in again.stderr and "Traceback" not in again.stderr
+    first_ids = {m["id"] for m in rows_matches(first) if m["status"] == "done"}
+    kids = first.descendants()
+    assert len(kids) >= 9  # redis, referee, worker (+ pool), 3 bots, scheduler, exporter, web
+    seconds = first.stop(signal.SIGINT, group=True)  # a terminal's Ctrl-C
+    assert first.proc.returncode == 0, first.text()
+    assert seconds < 30, f"took {seconds:.1f}s to stop"
+    assert not [p for p in kids if alive(p)], "processes left behind"
+
+    second = Serve(data, tmp_path / "serve2.log", "--example-bots").wait_up()
+    try:
+        before = {r["bot"]: r["games"] for r in rows}
+        now = {r["bot"]: r for r in second.get("/api/leaderboard")}
+        for bot, games in before.items():  # ratings and history resumed, not started over
+            assert now[bot]["games"] >= games
+        later = second.wait_games(bots=3, games=max(before.values()) + 1)
+        assert sum(r["games"] for r in later) > sum(before.values())
+        done_now = {m["id"] for m in second.get("/api/matches?per=200&end=normal")["matches"]}
+        assert first_ids and first_ids <= {m["id"] for m in rows_matches_all(second)}
+        assert done_now
+        assert second.status("/matches/no-such-match") == 404
+    finally:
+        kids = second.descendants()
+        seconds = second.stop(signal.SIGTERM, group=False)  # a service manager's stop
+    assert second.proc.returncode == 0, second.text()
+    assert seconds < 30 and not [p for p in kids if alive(p)]
+
+
+def rows_matches(serve: Serve) -> list[dict]:
+    return serve.get("/api/matches?per=200")["matches"]
+
+
+def rows_matches_all(serve: Serve) -> list[dict]:
+    """Every match, all pages."""
+    out, page = [], 1
+    while True:
+        got = serve.get(f"/api/matches?per=200&page={page}")
+        out += got["matches"]
+        if page >= got["pages"]:
+            return out
+        page += 1
+
+
+def test_serve_on_an_external_redis(tmp_path: Path, redis_url: str, prefix: str) -> None:
+    from sueca.arena.keys import Keys
+    from sueca.arena.store import Store, connect
+    serve = Serve(tmp_path / "data", tmp_path / "serve.log", "--example-bots", "--redis",
+                  redis_url, SUECA_KEY_PREFIX=prefix).wait_up()
+    try:
+        rows = serve.wait_games(bots=3, games=1)
+        assert {r["bot"] for r in rows} == {"example-random", "example-heuristic",
+                                            "example-reckless"}
+        assert "(data in" not in serve.text()
+    finally:
+        serve.stop(signal.SIGTERM, group=False)
+    assert serve.proc.returncode == 0, serve.text()
+    store = Store(connect(redis_url), Keys(prefix))  # the external Redis is left running
+    assert store.results_count() >= 2
+    assert not (tmp_path / "data" / "appendonly.aof").exists()
+
+
+def test_serve_refuses_bad_settings_before_starting_anything(tmp_path: Path) -> None:
+    afile = tmp_path / "a-file"
+    afile.write_text("x")
+    for argv, quoted in ((["--metrics-port", "65535"], "'65535'"),
+                         (["--data", str(afile)], repr(str(afile))),
+                         (["--web-port", "0"], "'0'")):
+        run = subprocess.run([SUECA_ARENA, "serve", *argv], capture_output=True, text=True,
+                             timeout=60, cwd=tmp_path)
+        assert run.returncode == 2 and quoted in run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "sueca-data").exists()  # nothing was created for a refused start

@@ -1,0 +1,266 @@
+"""The web front end over HTTP: the real Starlette app, a real Redis, matches really played and
+recorded by the league's runner. Pages and ``/api/`` agree with the CLI's data; the replay viewer
+shows the recorded cards; hidden information stays hidden; errors are pages, not tracebacks;
+nothing a visitor does writes to Redis."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from typing import Any
+
+import pytest
+
+
+def _cards(html: str, element_id: str) -> list[str]:
+    """The data-card values inside the element with that id (up to its closing div/span)."""
+    m = re.search(rf'id="{element_id}">(.*?)</(?:div|span)>\s*(?:</div>|<span class="order")', html, re.S)
+    assert m, f"no #{element_id} in the page"
+    return re.findall(r'data-card="(\w+)"', m.group(1))
+
+
+def test_leaderboard_api_is_the_cli_data(client: Any, seeded: dict[str, Any]) -> None:
+    from sueca.arena.leaderboard import leaderboard
+    cli = {r["bot"]: r for r in leaderboard(seeded["store"])}
+    rows = client.get("/api/leaderboard").json()
+    assert [r["bot"] for r in rows] == sorted(cli, key=lambda b: (-cli[b]["elo"], b))
+    for r in rows:
+        for key in ("rank", "elo", "elo_pm", "mu", "mu_pm", "sigma", "ordinal", "games", "score"):
+            assert r[key] == cli[r["bot"]][key], (r["bot"], key)
+        assert r["games"] > 0
+        assert r["won"] + r["drawn"] + r["lost"] == r["matches"] > 0
+
+
+def test_leaderboard_page_shows_every_bot_with_its_ratings(client: Any) -> None:
+    rows = client.get("/api/leaderboard").json()
+    html = client.get("/").text
+    for r in rows:
+        row = re.search(rf'<tr data-bot="{r["bot"]}">(.*?)</tr>', html, re.S)
+        assert row, r["bot"]
+        assert f"{r['elo']:.0f} ± {r['elo_pm']:.0f}" in row.group(1)
+        assert f"{r['mu']:.1f} ± {r['mu_pm']:.1f}" in row.group(1)
+    by_os = client.get("/api/leaderboard?sort=openskill").json()
+    assert [r["ordinal"] for r in by_os] == sorted((r["ordinal"] for r in rows), reverse=True)
+    page2 = client.get("/api/leaderboard?per=2&page=2").json()
+    assert [r["bot"] for r in page2] == [r["bot"] for r in rows[2:4]]
+
+
+def test_replay_viewer_shows_the_recorded_cards(client: Any, seeded: dict[str, Any]) -> None:
+    mid = seeded["matches"][0]
+    rec = seeded["store"].replay(mid)
+    deal = rec["deals"][1]
+    trick = deal["tricks"][4]
+    html = client.get(f"/matches/{mid}?deal=2&trick=5").text
+    assert "Deal 2 of" in html and "trick 5 of 10" in html
+    for i, card in enumerate(trick["cards"]):
+        seat = (trick["leader"] + i) & 3
+        assert _cards(html, f"table-{seat}") == [card]
+    assert re.search(r'id="trick-winner">(\d)<', html).group(1) == str(trick["winner"])
+    for seat in range(4):
+        shown = _cards(html, f"hand-{seat}")
+        assert sorted(shown) == sorted(deal["hands"][seat])
+        gone = set(re.findall(r'class="card[^"]*played[^"]*" data-card="(\w+)"',
+                              html.split(f'id="hand-{seat}"')[1].split("</div>")[0]))
+        assert gone == {c for t in deal["tricks"][:5] for c in t["cards"]} & set(deal["hands"][seat])
+    assert re.search(r'id="trump"><span[^>]*data-card="(\w+)"', html).group(1) == deal["trump"]
+    points = [0, 0]
+    for t in deal["tricks"][:5]:
+        points[t["winner"] & 1] += t["points"]
+    assert f'id="points">{points[0]}–{points[1]}<' in html
+    # steps are links to the neighbouring positions; the last trick of a deal adds its game points
+    assert 'href="?deal=2&amp;trick=4"' in html and 'href="?deal=2&amp;trick=6"' in html
+    end = client.get(f"/matches/{mid}?deal=1&trick=10").text
+    gp = rec["deals"][0]["game_points"]
+    assert f"0–0 → {gp[0]}–{gp[1]}" in end
+    assert 'href="?deal=2&amp;trick=0"' in end
+
+
+def test_match_api_has_the_replay_once_finished(client: Any, seeded: dict[str, Any]) -> None:
+    mid = seeded["matches"][1]
+    doc = client.get(f"/api/matches/{mid}").json()
+    assert doc["replay"] == seeded["store"].replay(mid)
+    assert doc["result"] == seeded["store"].result_of(mid)
+    assert doc["hidden"] is None and doc["match"]["spec"]["seed"]
+
+
+def test_a_running_match_shows_no_hands_nor_seed(client: Any, seeded: dict[str, Any]) -> None:
+    mid = seeded["running"]
+    doc = client.get(f"/api/matches/{mid}").json()
+    assert doc["match"]["status"] == "running" and doc["replay"] is None
+    assert "seed" not in doc["match"]["spec"] and "12345" not in client.get(f"/api/matches/{mid}").text
+    html = client.get(f"/matches/{mid}").text
+    assert 'data-card="' not in html and "12345" not in html and "shown once the match is finished" in html
+    r = client.get(f"/matches/{mid}?deal=1&trick=1")
+    assert r.status_code == 400 and "no replay to show yet" in r.text
+
+
+def test_a_half_played_duplicate_pair_hides_the_decks_until_the_twin_is_done(
+        client: Any, seeded: dict[str, Any]) -> None:
+    from sueca.arena.runner import play_and_record
+    done, pending = seeded["half_done"], seeded["half_pending"]
+    seed = seeded["store"].match(done)["spec"]["seed"]
+    doc = client.get(f"/api/matches/{done}").json()
+    assert doc["match"]["status"] == "done" and doc["replay"] is None and "twin" in doc["hidden"]
+    assert seed not in client.get(f"/api/matches/{done}").text
+    assert seed not in client.get(f"/api/matches/{pending}").text
+    assert 'data-card="' not in client.get(f"/matches/{done}").text
+    # a failed twin is no finished one: re-running its tournament plays it on the same seed
+    seeded["store"].record_failure(pending, "referee gone")
+    assert client.get(f"/api/matches/{done}").json()["replay"] is None
+    play_and_record(seeded["store"], pending, mode="local")
+    doc = client.get(f"/api/matches/{done}").json()
+    assert doc["hidden"] is None and doc["replay"]["deals"]
+
+
+@pytest.mark.parametrize("path, status, quoted", [
+    ("/matches/no-such-match", 404, "'no-such-match'"),
+    ("/bots/nobody", 404, "'nobody'"),
+    ("/tournaments/none-here", 404, "'none-here'"),
+    ("/matches?tournament=none-here", 404, "'none-here'"),
+    ("/no/such/page", 404, "'/no/such/page'"),
+    ("/?page=zero", 400, "'zero'"),
+    ("/?sort=height", 400, "'height'"),
+    ("/matches?per=5000", 400, "'5000'"),
+    ("/matches?page=0", 400, "'0'"),
+    ("/matches?page=99999999999999999999999", 400, "'99999999999999999999999'"),
+    ("/matches/{mid}?deal=9", 400, "deal 9"),
+    ("/matches/{mid}?deal=1&trick=11", 400, "trick 11"),
+    ("/matches/{mid}?trick=x1", 400, "'x1'"),
+])
+def test_bad_requests_get_a_clear_page(client: Any, seeded: dict[str, Any], path: str,
+                                       status: int, quoted: str) -> None:
+    path = path.format(mid=seeded["matches"][0])
+    r = client.get(path)
+    assert r.status_code == status
+    assert quoted in unescape(r.text) and f"{status} " in r.text and "Traceback" not in r.text
+    assert r.headers["content-type"].startswith("text/html")
+    if "deal=" in path or "trick=" in path:
+        return  # positions are the viewer's: the API gives the whole replay
+    api = client.get("/api" + path if not path.startswith("/?") else "/api/leaderboard" + path[1:])
+    assert api.status_code == status and api.json()["status"] == status
+
+
+def test_matches_filters_and_pages(client: Any, seeded: dict[str, Any]) -> None:
+    everything = client.get("/api/matches?per=200").json()
+    assert everything["total"] == len(everything["matches"]) >= len(seeded["matches"]) + 3
+    by_bot = client.get("/api/matches?bot=reckless&per=200").json()["matches"]
+    assert by_bot and all("reckless" in m["seats"] for m in by_bot)
+    assert {m["id"] for m in by_bot} == {m["id"] for m in everything["matches"]
+                                          if m["status"] == "done" and "reckless" in m["seats"]}
+    tour = client.get(f"/api/matches?tournament={seeded['tournament']}&per=5&page=2").json()
+    assert tour["total"] == len(seeded["matches"]) and tour["pages"] == -(-tour["total"] // 5)
+    assert [m["id"] for m in tour["matches"]] == seeded["matches"][5:10]
+    ends = {m["end"] for m in everything["matches"] if m["end"]}
+    for end in ends:
+        got = client.get(f"/api/matches?end={end}&per=200").json()["matches"]
+        assert got and all(m["end"] == end for m in got)
+    ladder = client.get("/api/matches?tournament=ladder").json()["matches"]
+    assert [m["id"] for m in ladder] == [seeded["running"]]
+    assert "reckless" in client.get("/matches?bot=reckless").text
+
+
+def test_tournament_page_has_standings_cross_table_and_progress(client: Any,
+                                                                seeded: dict[str, Any]) -> None:
+    tid = seeded["tournament"]
+    doc = client.get(f"/api/tournaments/{tid}").json()
+    assert "secret" not in doc["spec"] and "secret" not in client.get(f"/tournaments/{tid}").text
+    assert doc["progress"]["done"] == doc["progress"]["total"] == len(seeded["matches"])
+    for row in doc["standings"]:
+        crossed = [sum(c[i] for c in doc["cross"][row["bot"]].values()) for i in (0, 2)]
+        assert crossed[0] + crossed[1] == row["matches"]
+    html = client.get(f"/tournaments/{tid}").text
+    assert 'id="cross"' in html and f"{len(seeded['matches'])} of {len(seeded['matches'])} matches done" in html
+
+
+def test_bot_page(client: Any, seeded: dict[str, Any]) -> None:
+    doc = client.get("/api/bots/heuristic").json()
+    assert doc["rating"]["games"] > 0 and doc["matches"] == doc["won"] + doc["drawn"] + doc["lost"]
+    assert {h["opponent"] for h in doc["head_to_head"]} == {"random", "reckless"}
+    assert doc["connected"] == []  # no referee has announced it
+    assert all("heuristic" in m["seats"] for m in doc["recent_matches"])
+    html = client.get("/bots/heuristic").text
+    assert 'id="head-to-head"' in html and doc["recent_matches"][0]["id"] in html
+
+
+def test_bot_rating_history_is_the_leagues_own_fold(client: Any, seeded: dict[str, Any]) -> None:
+    from sueca.arena.ratings import load
+    live = load(seeded["store"])
+    for bot in ("random", "heuristic", "reckless"):
+        doc = client.get(f"/api/bots/{bot}").json()
+        history = doc["history"]
+        assert len(history) == doc["rating"]["games"] == live[bot].games
+        # the web's fold of the log ends exactly where the live ratings are
+        assert (history[-1]["elo"], history[-1]["mu"], history[-1]["sigma"]) == (
+            live[bot].elo, live[bot].mu, live[bot].sigma)
+        assert all(h["time"] for h in history)
+    page = client.get("/bots/heuristic").text
+    points = re.search(r'<polyline[^>]*points="([^"]+)"', page).group(1).split()
+    assert len(points) == len(client.get("/api/bots/heuristic").json()["history"])
+
+
+def test_text_from_the_league_is_escaped(client: Any, seeded: dict[str, Any]) -> None:
+    store = seeded["store"]
+    store.create_match("evil-1", {"bots": ["random"] * 4}, tournament="ladder")
+    store.record_failure("evil-1", "<script>alert(1)</script>")
+    page = client.get("/matches/evil-1").text
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
+
+
+def test_nothing_a_visitor_does_writes_to_redis(client: Any, seeded: dict[str, Any]) -> None:
+    store = seeded["store"]
+    prefix = store.keys.prefix
+
+    def snapshot() -> dict[bytes, bytes]:
+        keys = sorted(store.r.scan_iter(match=prefix + "*", count=1000))
+        return {k: store.r.dump(k) for k in keys}
+
+    before = snapshot()
+    mid = seeded["matches"][0]
+    for path in ("/", "/?sort=openskill", "/matches", "/matches?bot=random", f"/matches/{mid}",
+                 f"/matches/{mid}?deal=3&trick=2", f"/matches/{seeded['running']}", "/bots/random",
+                 f"/tournaments/{seeded['tournament']}", "/tournaments", "/matches/nope",
+                 "/api/leaderboard", "/api/matches", f"/api/matches/{mid}", "/api/bots/random",
+                 f"/api/tournaments/{seeded['tournament']}", "/api/health"):
+        assert client.get(path).status_code in (200, 404)
+    for method in ("post", "put", "delete"):
+        assert getattr(client, method)("/api/matches").status_code == 405
+    assert snapshot() == before
+
+
+def test_redis_gone_is_a_503_page(tmp_path: Any) -> None:
+    from starlette.testclient import TestClient
+
+    from sueca.arena.keys import Keys
+    from sueca.arena.redisproc import RedisServer
+    from sueca.arena.store import Store, connect
+    from sueca.arena.web.app import create_app
+    server = RedisServer().start()
+    store = Store(connect(server.url, timeout=0.5), Keys("gone:"))
+    client = TestClient(create_app(store), raise_server_exceptions=False)
+    assert client.get("/").status_code == 200
+    server.stop()
+    r = client.get("/")
+    assert r.status_code == 503 and "not answering" in r.text and "Traceback" not in r.text
+    assert client.get("/api/matches").json()["status"] == 503
+
+
+def test_the_leaderboard_follows_new_results_and_registrations(client: Any,
+                                                              seeded: dict[str, Any]) -> None:
+    from sueca.arena.bots import BotRegistry
+    from sueca.arena.runner import play_and_record
+    from sueca.arena.schedule import match_spec
+    store = seeded["store"]
+    before = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
+    mid = "ladder-after-1"
+    store.create_match(mid, match_spec(mid, ["random", "reckless"] * 2, "99", 1, {}),
+                       tournament="ladder")
+    play_and_record(store, mid, mode="local")
+    after = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
+    assert after["random"]["games"] == before["random"]["games"] + 1
+    assert after["reckless"]["matches"] == before["reckless"]["matches"] + 1
+    assert after["heuristic"]["games"] == before["heuristic"]["games"]
+    assert client.get("/api/bots/random").json()["rating"]["games"] == after["random"]["games"]
+    BotRegistry(store.r, store.keys).remove("reckless")  # removed bots leave the leaderboard
+    assert "reckless" not in {r["bot"] for r in client.get("/api/leaderboard").json()}
+    BotRegistry(store.r, store.keys).add("reckless")
+    assert "reckless" in {r["bot"] for r in client.get("/api/leaderboard").json()}

@@ -1,0 +1,243 @@
+"""The web pages in a real browser: headless Chromium (Debian's ``chromium`` and
+``chromium-driver`` packages, driven by Selenium; nothing is downloaded) against a real
+``sueca-arena serve`` whose example bots play the ladder.
+
+Every page visited is saved as a screenshot under the test's temporary folder (and, with
+``SUECA_SCREENSHOTS=DIR``, also in DIR: that is how ``docs/screenshots`` is refreshed).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from servekit import Serve
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+
+
+def _install_chromium() -> None:
+    """Debian's packages, when absent (the test machine is Debian; root installs them)."""
+    if os.path.exists(CHROMIUM) and os.path.exists(DRIVER):
+        return
+    if shutil.which("apt-get") and os.geteuid() == 0:
+        subprocess.run(["apt-get", "update"], check=False, capture_output=True, timeout=300)
+        subprocess.run(["apt-get", "install", "-y", "chromium", "chromium-driver"], check=False,
+                       capture_output=True, timeout=600)
+    if not (os.path.exists(CHROMIUM) and os.path.exists(DRIVER)):
+        pytest.fail("headless Chromium is needed: apt-get install chromium chromium-driver")
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
+    tmp = tmp_path_factory.mktemp("serve")
+    serve = Serve(tmp / "data", tmp / "serve.log", "--example-bots").wait_up()
+    try:
+        serve.wait_games(bots=3, games=2)
+        yield serve
+    finally:
+        serve.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    _install_chromium()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must never fetch a driver
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1280,760"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    driver.set_page_load_timeout(20)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def shoot(browser: Any, tmp_path: Path):
+    """``shoot(name)`` saves the page as NAME.png in tmp_path (and in $SUECA_SCREENSHOTS)."""
+    def save(name: str) -> Path:
+        path = tmp_path / f"{name}.png"
+        assert browser.save_screenshot(str(path))
+        assert path.stat().st_size > 1000
+        extra = os.environ.get("SUECA_SCREENSHOTS")
+        if extra:
+            shutil.copy(path, Path(extra) / path.name)
+        return path
+    return save
+
+
+def _cards(browser: Any, css: str) -> list[str]:
+    from selenium.webdriver.common.by import By
+    return [e.get_attribute("data-card") for e in browser.find_elements(By.CSS_SELECTOR, css)]
+
+
+def test_leaderboard_shows_the_bots_with_their_ratings(arena: Serve, browser: Any,
+                                                       shoot: Any) -> None:
+    from selenium.webdriver.common.by import By
+    rows = {r["bot"]: r for r in arena.get("/api/leaderboard")}
+    browser.get(arena.web + "/")  # after the API: the ladder plays on, the page is newer
+    shown = browser.find_elements(By.CSS_SELECTOR, "#leaderboard tr[data-bot]")
+    assert {e.get_attribute("data-bot") for e in shown} == {"random", "heuristic", "reckless"}
+    for e in shown:
+        bot = e.get_attribute("data-bot")
+        elo = e.find_element(By.CSS_SELECTOR, ".elo").text
+        games = int(e.find_element(By.CSS_SELECTOR, ".games").text)
+        assert games >= rows[bot]["games"] >= 2
+        assert " ± " in elo and float(elo.split(" ± ")[0]) > 0
+    shoot("leaderboard")
+    e = browser.find_element(By.LINK_TEXT, "heuristic")
+    e.click()
+    assert browser.find_element(By.TAG_NAME, "h1").text == "heuristic"
+    assert browser.find_elements(By.CSS_SELECTOR, "#head-to-head tbody tr")
+    # connected to serve's referee right now (from the referee's heartbeat in Redis)
+    assert "free seat" in browser.find_element(By.ID, "connected").text
+    shoot("bot")
+
+
+def test_replay_viewer_steps_through_a_deal(arena: Serve, browser: Any, shoot: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    done = [m for m in arena.get("/api/matches?end=normal&per=50")["matches"]]
+    replays = [arena.get(f"/api/matches/{m['id']}")["replay"] for m in done[:10]]
+    mid, rec = next((r["match_id"], r) for r in replays
+                    if any(len(d["tricks"]) == 10 for d in r["deals"]))
+    # a deal played to its end (a renúncia can end one after a trick or two)
+    deal = next(d for d in rec["deals"] if len(d["tricks"]) == 10)
+    k = rec["deals"].index(deal) + 1
+    browser.get(f"{arena.web}/matches/{mid}?deal={k}&trick=0")
+    for seat in range(4):
+        assert sorted(_cards(browser, f"#hand-{seat} .card")) == sorted(deal["hands"][seat])
+        assert not _cards(browser, f"#hand-{seat} .card.played")
+    assert _cards(browser, "#trump .card") == [deal["trump"]]
+    body = browser.find_element(By.TAG_NAME, "body")
+    for n in (1, 2, 3):
+        if n == 3:
+            browser.find_element(By.ID, "next").click()  # the button, as well as the keyboard
+        else:
+            body.send_keys(Keys.ARROW_RIGHT)
+        body = browser.find_element(By.TAG_NAME, "body")  # a new page
+        assert browser.current_url.endswith(f"?deal={k}&trick={n}")
+        trick = deal["tricks"][n - 1]
+        for i, card in enumerate(trick["cards"]):
+            assert _cards(browser, f"#table-{(trick['leader'] + i) & 3} .card") == [card]
+        assert browser.find_element(By.ID, "trick-winner").text == str(trick["winner"])
+        played = {c for t in deal["tricks"][:n] for c in t["cards"]}
+        assert set(_cards(browser, ".hand .card.played")) == played
+    shoot("replay")
+    body.send_keys(Keys.ARROW_LEFT)
+    assert browser.current_url.endswith(f"?deal={k}&trick=2")
+    # a shared URL opens the same position
+    browser.get(f"{arena.web}/matches/{mid}?deal={k}&trick=3")
+    assert "trick 3 of" in browser.find_element(By.ID, "position").text
+
+
+def test_lists_and_a_missing_match(arena: Serve, browser: Any, shoot: Any) -> None:
+    from selenium.webdriver.common.by import By
+    browser.get(arena.web + "/matches?bot=reckless")
+    rows = browser.find_elements(By.CSS_SELECTOR, "table.matches tbody tr")
+    assert rows and all("reckless" in r.text for r in rows)
+    shoot("matches")
+    browser.get(arena.web + "/matches/no-such-match")
+    assert browser.find_element(By.ID, "error-title").text == "404 Not found"
+    assert "no-such-match" in browser.find_element(By.ID, "error-message").text
+    shoot("not-found")
+
+
+def test_tournament_page_has_the_cross_table(arena: Serve, browser: Any, shoot: Any) -> None:
+    import re
+
+    from selenium.webdriver.common.by import By
+    url = re.search(r"SUECA_REDIS_URL=(\S+)", arena.text()).group(1)  # as serve printed it
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
+    env["SUECA_REDIS_URL"] = url
+    from arenakit import SUECA_ARENA
+    run = subprocess.run([SUECA_ARENA, "tournament", "run", "--bots", "random,heuristic,reckless",
+                          "-k", "2", "--duplicate", "--id", "browser-cup", "--timeout", "90",
+                          "--json"], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    browser.get(arena.web + "/tournaments/browser-cup")
+    assert "6 of 6 matches done" in browser.find_element(By.ID, "progress").text
+    cells = browser.find_elements(By.CSS_SELECTOR, "#cross tbody td")
+    assert len(cells) == 9 and sum(c.text.count("–") == 2 for c in cells) == 6
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#standings tbody tr")) == 3
+    shoot("tournament")
+
+
+def test_a_live_match_receives_cards_while_it_is_played(arena: Serve, browser: Any,
+                                                        shoot: Any, tmp_path: Path) -> None:
+    import re
+    import time
+
+    from arenakit import SUECA_ARENA
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    url = re.search(r"SUECA_REDIS_URL=(\S+)", arena.text()).group(1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
+    added = subprocess.run([SUECA_ARENA, "bots", "add", "ponder", "--redis", url],
+                           env=env, capture_output=True, text=True, timeout=60)
+    assert added.returncode == 0, added.stderr
+    here = str(Path(__file__).parent)
+    log = open(tmp_path / "ponder.log", "wb")
+    bot = subprocess.Popen(
+        [str(Path(SUECA_ARENA).parent / "sueca-bot"), "run", "webbots:PonderBot", "--server",
+         f"127.0.0.1:{arena.port}", "--name", "ponder", "--capacity", "4", "--threads", "0"],
+        env={**env, "SUECA_TOKEN": added.stdout.strip(),
+             "PYTHONPATH": os.pathsep.join([here, env.get("PYTHONPATH", "")])},
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        def count() -> int | None:
+            """Cards the live board has shown; None once the page is the replay."""
+            try:
+                found = browser.find_elements(By.ID, "live-count")
+                return int(found[0].text) if found else None
+            except StaleElementReferenceException:  # the page is being replaced
+                return None
+
+        wait = WebDriverWait(browser, 30, poll_frequency=0.1)
+        watched = None
+        for _ in range(3):  # a match caught near its end may finish before a second look
+            deadline = time.monotonic() + 60
+            running = None
+            while running is None and time.monotonic() < deadline:
+                rows = arena.get("/api/matches?tournament=ladder&per=30")["matches"]
+                running = next((m for m in rows if m["status"] == "running"
+                                and "ponder" in m["seats"] and m["id"] != watched), None)
+                time.sleep(0.3)
+            assert running, "the ladder never played the slow bot"
+            watched = running["id"]
+            browser.get(f"{arena.web}/matches/{watched}")
+            wait.until(lambda d: (count() or 0) > 0 or count() is None)
+            first = count()
+            if first is None:
+                continue
+            wait.until(lambda d, seen=first: count() is None or count() > seen)
+            now = count()
+            if now is not None and now > first:  # more cards arrived while the page was open
+                break
+        else:
+            raise AssertionError("never saw cards arrive on a live page")
+        assert browser.find_element(By.ID, "live-status").text == "live"
+        assert browser.find_element(By.CSS_SELECTOR, "#live-trump .card").get_attribute("data-card")
+        shoot("live")
+        # when it ends, the page turns into the replay
+        WebDriverWait(browser, 90, poll_frequency=0.5).until(
+            lambda d: d.find_elements(By.ID, "position"))
+        assert len(_cards(browser, "#hand-0 .card")) == 10
+    finally:
+        bot.terminate()
+        bot.wait(20)
+        log.close()

@@ -1,0 +1,82 @@
+"""Live spectating over HTTP: server-sent events from the referee's spectator stream, for a
+match really played on a real referee by bot processes (the session's ``referee_arena``)."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def _events(text: str) -> list[dict[str, Any]]:
+    out = []
+    for block in text.split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "event" in lines:
+            out.append({"event": lines["event"], **json.loads(lines["data"])})
+    return out
+
+
+def test_a_running_match_streams_its_public_play(referee_arena: Any) -> None:
+    from starlette.testclient import TestClient
+
+    from sueca.arena.web.app import create_app
+    from sueca.referee import control
+    store = referee_arena.store
+    mid = f"live-{uuid.uuid4().hex[:8]}"
+    spec = {"match_id": mid, "bots": ["slow", "random", "slow", "random"], "seed": "7",
+            "variant": {}}
+    store.create_match(mid, spec, tournament="ladder")
+    store.start_attempt(mid)
+    client = TestClient(create_app(store, referees=[referee_arena.referee]),
+                        raise_server_exceptions=False)
+    with ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(control.run_match, referee_arena.referee, spec, 120)
+        deadline = time.monotonic() + 30
+        while True:  # until the referee has the match (the slow bot makes it last seconds)
+            r = client.get(f"/api/matches/{mid}/live")
+            if r.status_code == 200 or time.monotonic() > deadline or fut.done():
+                break
+            assert r.status_code == 404 and "not running on any known referee" in r.json()["error"]
+            time.sleep(0.05)
+        result = fut.result(120)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+    events = _events(r.text)
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "started" and kinds[-2:] == ["result", "end"]
+    played = [c for d in result["replay"]["deals"] for t in d["tricks"] for c in t["cards"]]
+    assert [e["card"] for e in events if e["event"] == "card"] == played
+    trumps = [d["trump"] for d in result["replay"]["deals"] if d["end"] != "redeal"]
+    assert [e["trump"] for e in events if e["event"] == "deal_start"][:len(trumps)] == trumps
+    assert not any("hands" in e or "deck" in e or e.get("replay") for e in events)
+    # the page of a running match carries the live board, never a hand
+    store.set_status(mid, "running")
+    page = client.get(f"/matches/{mid}").text
+    assert f"/api/matches/{mid}/live" in page and 'data-card="' not in page
+
+
+def test_only_a_running_single_match_can_be_watched(referee_arena: Any) -> None:
+    from starlette.testclient import TestClient
+
+    from sueca.arena.web.app import create_app
+    store = referee_arena.store
+    client = TestClient(create_app(store, referees=[referee_arena.referee]),
+                        raise_server_exceptions=False)
+    mid = f"half-{uuid.uuid4().hex[:8]}"
+    store.create_match(mid, {"bots": ["slow", "random"] * 2, "seed": "9"}, tournament="t",
+                       pair="t/slow/random/0")
+    r = client.get(f"/api/matches/{mid}/live")
+    assert r.status_code == 404 and "duplicate pair" in r.json()["error"]
+    store.record_failure(mid, "gone")
+    assert "not running" in client.get(f"/api/matches/{mid}/live").json()["error"]
+    assert client.get("/api/matches/nope-nope/live").status_code == 404
+    queued = f"queued-{uuid.uuid4().hex[:8]}"
+    store.create_match(queued, {"bots": ["slow", "random"] * 2, "seed": "9"}, tournament="ladder")
+    r = client.get(f"/api/matches/{queued}/live")
+    assert r.status_code == 404 and "not running on any known referee" in r.json()["error"]
