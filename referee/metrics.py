@@ -67,6 +67,18 @@ FAULTS = Counter("sueca_referee_faults_total",
                  "Faults by kind: protocol faults (unknown_game, not_your_seat, not_in_hand, "
                  "out_of_turn, stale_request, malformed, renuncia_refused), renuncia, timeout, "
                  "disconnect, and refused connections (unauthenticated)", ["kind"])
+LIMIT_HITS = Counter(
+    "sueca_referee_limit_hits_total",
+    "Times a per-bot limit acted (sueca.referee.limits): out_queue (a session cut off for not "
+    "reading), errors (an ActionError not answered), read_throttle (a stream's reading paused "
+    "for its message or action rate), hello_deadline, streams_per_connection, "
+    "connections_per_address, sessions_per_bot, refusals (a hello refused before Redis was "
+    "asked)", ["limit"])
+BAD_HELLOS = Counter(
+    "sueca_referee_bad_hellos_total",
+    "Refused or missing hellos by peer address (the first 32 addresses seen, then 'other') "
+    "and reason (no_hello, bad_hello, bad_name, no_token, bad_token, wrong_token, "
+    "bad_capacity, rate_limited)", ["peer", "reason"])
 MATCHES = Counter("sueca_referee_matches_total", "Finished matches by how they ended", ["end"])
 
 

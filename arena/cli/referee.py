@@ -9,14 +9,21 @@ Security: ``--tls-cert``/``--tls-key`` serve TLS on the same port (bots then con
 ``sueca-bot run --tls`` or ``--tls-ca``); ``--operator-token-file`` (or ``SUECA_OPERATOR_TOKEN``)
 lets only callers with that token run, watch or list (league workers and the CLI send
 ``SUECA_OPERATOR_TOKEN``). Health checking and reflection stay open for probes.
+
+Hostile bots: every per-bot limit (README "Threat model") has a flag, also read from
+``SUECA_<FLAG>`` (``--out-bytes`` / ``SUECA_OUT_BYTES``); 0 disables it. ``SUECA_SEED_KEY``
+(or ``--seed-key-file``) keys the bots' seeds: set the same key on every referee so a match
+replays exactly, anywhere (``sueca-arena selfplay`` and ``play_local`` read it too).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import ipaddress
 import logging
+import math
 import os
 import signal
 import socket
@@ -26,6 +33,22 @@ from typing import Any
 from sueca.sdk.cli import Bounded, add_tls_flags, tls_from_args
 
 HEARTBEAT_SECONDS = 2.0
+MIN_SEED_KEY_CHARS = 16  # a short key could be found by trying keys and small seeds together
+LIMIT_HELP = {
+    "out_bytes": "bytes queued towards one bot before its stream is closed (RESOURCE_EXHAUSTED)",
+    "out_items": "turns, events and errors queued towards one bot before its stream is closed",
+    "errors_per_message": "ActionErrors answered for one incoming message (the rest: counted)",
+    "errors_per_second": "ActionErrors answered per bot stream and second",
+    "messages_per_second": "incoming messages read per bot stream and second (then it waits)",
+    "actions_per_second": "incoming actions read per bot stream and second (then it waits)",
+    "hello_seconds": "seconds a new bot stream has to send its hello",
+    "streams_per_connection": "bot streams at once on one connection",
+    "connections_per_address": "connections with bot streams at once from one address "
+                               "(0 behind a proxy that hides bot addresses)",
+    "sessions_per_bot": "streams at once of one bot name",
+    "refusals_per_second": "refused hellos per address and second before further hellos from "
+                           "it are refused without asking Redis",
+}
 HEARTBEAT_TTL = 10  # seconds a replica's bot list outlives its last heartbeat
 
 log = logging.getLogger("sueca.referee")
@@ -57,7 +80,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--operator-token-file", default=None, metavar="FILE",
                    help="file holding the token RunMatch, Watch and ListBots callers must send "
                         "(default: $SUECA_OPERATOR_TOKEN; without either, anyone may call them)")
+    p.add_argument("--seed-key-file", default=None, metavar="FILE",
+                   help="file holding the key of the bots' seeds (default: $SUECA_SEED_KEY; "
+                        "without either, a random key: bot play then replays only here)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    add_limit_flags(p)
     p.set_defaults(func=run)
 
     h = sub.add_parser("health", help="ask a referee's gRPC health service (exit 0 if serving)",
@@ -70,6 +97,66 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="seconds to wait for the answer (default 2)")
     add_tls_flags(h)
     h.set_defaults(func=health)
+
+
+def add_limit_flags(p: argparse.ArgumentParser) -> None:
+    from sueca.referee.limits import Limits
+    group = p.add_argument_group(
+        "per-bot limits", "what one bot may cost this referee (0 disables a limit); each flag "
+        "is also read from SUECA_<FLAG>, e.g. SUECA_OUT_BYTES")
+    for field in dataclasses.fields(Limits):
+        kind = int if isinstance(field.default, int) else float
+        group.add_argument("--" + field.name.replace("_", "-"), action=Bounded, kind=kind, low=0,
+                           default=None, dest=field.name,
+                           help=f"{LIMIT_HELP[field.name]} (default {field.default})")
+
+
+def limits_from(args: argparse.Namespace, environ: Any = None) -> Any:
+    """The referee's :class:`~sueca.referee.limits.Limits` from the flags, else ``SUECA_*``,
+    else the defaults; a bad variable is a UserError quoting it."""
+    from sueca.arena.cli import UserError
+    from sueca.referee.limits import Limits
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(Limits):
+        value = getattr(args, field.name, None)
+        name = "SUECA_" + field.name.upper()
+        if value is None and env.get(name, "").strip():
+            raw = env[name]
+            kind = int if isinstance(field.default, int) else float
+            try:
+                value = kind(raw.strip())
+                bad = value < 0 or not math.isfinite(value)
+            except ValueError:
+                bad = True
+            if bad:
+                raise UserError(f"{name} must be a {'whole ' if kind is int else ''}number at "
+                                f"least 0, not {raw!r}")
+        if value is not None:
+            values[field.name] = value
+    return Limits(**values)
+
+
+def seed_key_from(args: argparse.Namespace, environ: Any = None) -> bytes | None:
+    """The bot seed key from ``--seed-key-file`` or ``SUECA_SEED_KEY`` (None: neither)."""
+    from sueca.arena.cli import UserError
+    env = os.environ if environ is None else environ
+    if args.seed_key_file:
+        where = f"seed key file {args.seed_key_file!r}"
+        try:
+            with open(args.seed_key_file, encoding="utf-8", errors="replace") as f:
+                key = f.read().strip()
+        except OSError as err:
+            raise UserError(f"cannot read {where}: {err.strerror}") from None
+    elif "SUECA_SEED_KEY" in env:
+        where, key = "SUECA_SEED_KEY", env["SUECA_SEED_KEY"].strip()
+    else:
+        return None
+    if len(key) < MIN_SEED_KEY_CHARS:
+        raise UserError(f"{where} holds {len(key)} characters: a seed key needs at least "
+                        f"{MIN_SEED_KEY_CHARS} (e.g. `python -c 'import secrets; "
+                        "print(secrets.token_urlsafe(32))'`)")
+    return key.encode()
 
 
 def health(args: argparse.Namespace) -> int:
@@ -136,6 +223,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("the referee checks bot tokens in Redis: pass --redis URL (or set "
                         "SUECA_REDIS_URL), or --insecure to accept any token on a private machine")
     credentials, operator_token = security(args)
+    limits = limits_from(args)
+    seed_key = seed_key_from(args)
     from sueca.arena.bots import RegistryAuth
     from sueca.referee.server import StaticAuth
     auth: Any
@@ -152,21 +241,26 @@ def run(args: argparse.Namespace) -> int:
     advertise = args.advertise or f"{host}:{args.port}"
     try:
         asyncio.run(_serve(args, auth, advertise, redis_url is not None, credentials,
-                           operator_token))
+                           operator_token, limits, seed_key))
     except OSError as err:
         raise UserError(f"cannot start the referee on {args.host}:{args.port}: {err}") from None
     return 0
 
 
 async def _serve(args: argparse.Namespace, auth: Any, advertise: str, publish: bool,
-                 credentials: Any = None, operator_token: str | None = None) -> None:
+                 credentials: Any = None, operator_token: str | None = None,
+                 limits: Any = None, seed_key: bytes | None = None) -> None:
     from sueca.referee import metrics
     from sueca.referee.server import start
 
     if args.metrics_port:
         metrics.serve(args.metrics_port, args.host)
     ref = await start(auth, args.host, args.port, referee_id=advertise, credentials=credentials,
-                      operator_token=operator_token)
+                      operator_token=operator_token, limits=limits, seed_key=seed_key)
+    if seed_key is None:
+        log.warning("no SUECA_SEED_KEY: bots' seeds use a random key of this process, so a "
+                    "match's bot play replays only on this referee; set the same key on every "
+                    "referee (and for selfplay) to reproduce matches anywhere")
     log.info("referee %s listening on %s:%d (%s, %s)%s", advertise, args.host, ref.port,
              "TLS" if credentials is not None else "plaintext",
              "operator token required" if operator_token else "no operator token",
