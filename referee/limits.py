@@ -44,8 +44,8 @@ class Limits:
     messages_per_second: float = 500.0  # incoming messages read per session and second
     actions_per_second: float = 50_000.0  # incoming actions read per session and second
     hello_seconds: float = 5.0          # a stream must say hello within this
-    streams_per_connection: int = 8     # BotService.Connect streams on one HTTP/2 connection
-    connections_per_address: int = 256  # connections with a Connect stream, per peer address
+    streams_per_connection: int = 4     # BotService.Connect streams on one HTTP/2 connection
+    connections_per_address: int = 64   # connections with a Connect stream, per peer address
     sessions_per_bot: int = 32          # authenticated streams of one bot name
     refusals_per_second: float = 5.0    # refused hellos per peer address (burst: 4 seconds')
 
@@ -131,21 +131,30 @@ class Bucket:
 
 
 class Summary:
-    """A log line at most once per ``window`` seconds, saying how many were held back: a
-    scanner or a flood of bad hellos costs one line per window, not one per attempt."""
+    """Log lines within a budget: ``rate`` per second, ``burst`` at once; a line beyond it is
+    only counted, and the next line logged says how many were held back. A scanner, a flood of
+    bad hellos or a bot reconnecting in a loop costs a few lines, not one per attempt.
+    ``Summary(log, 0.1, 1)`` is one line per 10 seconds."""
 
-    def __init__(self, logger: logging.Logger, window: float = 10.0) -> None:
-        self.log, self.window = logger, window
+    def __init__(self, logger: logging.Logger, rate: float, burst: float = 1.0) -> None:
+        self.log = logger
+        self.bucket = Bucket(rate, burst)
         self.quiet = 0
-        self.last = -window
+
+    def emit(self, level: int, fmt: str, *args: object) -> None:
+        if not self.bucket.take():
+            self.quiet += 1
+            return
+        if self.quiet:
+            fmt, args = fmt + " (%d more since the last line)", (*args, self.quiet)
+            self.quiet = 0
+        self.log.log(level, fmt, *args)
 
     def warning(self, fmt: str, *args: object) -> None:
-        now = time.monotonic()
-        if now - self.last >= self.window:
-            self.log.warning(fmt + " (%d more since the last line)", *args, self.quiet)
-            self.last, self.quiet = now, 0
-        else:
-            self.quiet += 1
+        self.emit(logging.WARNING, fmt, *args)
+
+    def info(self, fmt: str, *args: object) -> None:
+        self.emit(logging.INFO, fmt, *args)
 
 
 class PeerLabels:

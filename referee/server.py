@@ -53,6 +53,7 @@ REFUSED_LOG_SECONDS = 10.0     # refused calls and hellos: one log line per wind
 # limit: Limits.streams_per_connection). A scheduler multiplexes its RunMatch calls on a few
 # connections, so this stays far above any concurrency it uses.
 MAX_CONCURRENT_STREAMS = 1024
+SESSION_LOG_RATE, SESSION_LOG_BURST = 5.0, 100  # bot connected/disconnected lines per second
 _READ_THROTTLE = metrics.LIMIT_HITS.labels("read_throttle")
 
 SERVER_OPTIONS = [
@@ -140,8 +141,12 @@ class Referee:
         self.auth = auth
         # MatchService callers must send it (None: anyone may, as on a private network)
         self.operator_token = operator_token.encode() if operator_token else None
-        self._refused_calls = Summary(log, REFUSED_LOG_SECONDS)   # MatchService refusals
-        self._refused_hellos = Summary(log, REFUSED_LOG_SECONDS)  # bot stream refusals
+        # log budgets: one line per window for each kind of refusal, a few lines a second
+        # for bots coming and going (a bot reconnecting in a loop must not flood the log)
+        self._refused_calls = Summary(log, 1 / REFUSED_LOG_SECONDS)   # MatchService
+        self._refused_hellos = Summary(log, 1 / REFUSED_LOG_SECONDS)  # bot hellos
+        self._refused_streams = Summary(log, 1 / REFUSED_LOG_SECONDS)  # stream limits
+        self._sessions_log = Summary(log, SESSION_LOG_RATE, SESSION_LOG_BURST)
         # operators see this one (ListBots); bots get public_id, which names no host
         self.referee_id = referee_id or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
         self.public_id = secrets.token_hex(8)
@@ -172,12 +177,13 @@ class Referee:
         if refused is not None:
             limit, message = refused
             metrics.LIMIT_HITS.labels(limit).inc()
-            self._refused_hellos.warning("refused a bot stream from %s: %s", peer, limit)
+            self._refused_streams.warning("refused a bot stream from %s: %s", peer, limit)
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
-        try:
-            await self._connect(context, peer, address)
-        finally:
-            self._leave(peer, address)
+        # counted until gRPC is done with the stream, not when this handler returns: a stream
+        # cut off while its bot does not read lingers in the transport until the bot reads
+        # or hangs up, and must keep counting against the limits meanwhile
+        context.add_done_callback(lambda _: self._leave(peer, address))
+        await self._connect(context, peer, address)
 
     def _enter(self, peer: str, address: str) -> tuple[str, str] | None:
         """Count a new Connect stream of connection ``peer``; (limit, message) if over one."""
@@ -270,16 +276,17 @@ class Referee:
                           limits)
         if not self.hub.add(session, limits.sessions_per_bot):
             metrics.LIMIT_HITS.labels("sessions_per_bot").inc()
-            self._refused_hellos.warning("refused a session of bot %r from %s: it has %d "
-                                         "already", session.bot, peer, limits.sessions_per_bot)
+            self._refused_streams.warning("refused a session of bot %r from %s: it has %d "
+                                          "already", session.bot, peer, limits.sessions_per_bot)
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
                                 f"bot {session.bot!r} already has {limits.sessions_per_bot} "
                                 "sessions on this referee (the limit): close one first")
         reader = writer = None
         try:
             await context.write(conv.welcome_bytes(self.public_id, hello.capacity))
-            log.info("bot %r connected from %s (capacity %d, sdk %s)", session.bot,
-                     session.peer, session.capacity, shown(session.sdk_version))
+            self._sessions_log.info("bot %r connected from %s (capacity %d, sdk %s)",
+                                    session.bot, session.peer, session.capacity,
+                                    shown(session.sdk_version))
             reader = asyncio.create_task(self._read(session, context))
             writer = asyncio.create_task(session.write_loop(context.write))
             session.kill = writer.cancel  # an overflow cuts short a write the bot never reads
@@ -296,7 +303,8 @@ class Referee:
                 if task is not None:
                     task.cancel()
             self.hub.remove(session)
-            log.info("bot %r disconnected (%s): %d messages in (%.1f answers each), %d out "
+            self._sessions_log.info(
+                     "bot %r disconnected (%s): %d messages in (%.1f answers each), %d out "
                      "(%.1f items each)%s", session.bot, session.peer, session.received,
                      session.actions_received / max(session.received, 1), session.sent,
                      session.items_sent / max(session.sent, 1),
@@ -331,8 +339,8 @@ class Referee:
                         session.draining = True
                         # after every game start already queued: the bot then knows all its games
                         session.push(conv.welcome_bytes(self.public_id, 0))
-                        log.info("bot %r (%s) is draining: no new games", session.bot,
-                                 session.peer)
+                        self._sessions_log.info("bot %r (%s) is draining: no new games",
+                                                session.bot, session.peer)
                     if msg.HasField("hello"):
                         hub.malformed(session, "hello was already sent on this stream; "
                                       "send it only in the first message")

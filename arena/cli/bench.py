@@ -13,6 +13,7 @@ import importlib
 KINDS = {
     "engine": "sueca.arena.bench.engine",
     "grpc-pingpong": "sueca.arena.bench.pingpong",
+    "hostile": "sueca.arena.bench.hostile",
     "referee": "sueca.arena.bench.referee",
     "tournament": "sueca.arena.bench.tournament",
 }
