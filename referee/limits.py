@@ -11,7 +11,9 @@ session, connection or address, so a bot's cost to the referee never grows with 
 - incoming messages and actions per second: beyond that the referee stops reading the stream
   for a while, so HTTP/2 flow control slows the sender instead of the referee's event loop;
 - a hello deadline, streams per connection, connections per address, sessions per bot;
-- refused hellos per address and second: beyond that a hello is refused before Redis is asked.
+- hellos, and refused hellos, per address and second: beyond either a hello is refused (after a
+  pause) before Redis is asked, so neither a bad-hello flood nor a bot reconnecting in a loop
+  costs a Redis look-up and a session per attempt.
 
 Nothing here imports the arena: the name and token syntax is the registry's (``sueca.arena.bots``
 issues ``NAME.<secret>``), restated so the referee can refuse a malformed hello for free.
@@ -42,12 +44,13 @@ class Limits:
     errors_per_message: int = 16        # ActionErrors answered for one incoming message
     errors_per_second: float = 100.0    # ActionErrors answered per session and second
     messages_per_second: float = 500.0  # incoming messages read per session and second
-    actions_per_second: float = 50_000.0  # incoming actions read per session and second
+    actions_per_second: float = 20_000.0  # incoming actions read per session and second
     hello_seconds: float = 5.0          # a stream must say hello within this
     streams_per_connection: int = 4     # BotService.Connect streams on one HTTP/2 connection
     connections_per_address: int = 64   # connections with a Connect stream, per peer address
     sessions_per_bot: int = 32          # authenticated streams of one bot name
     refusals_per_second: float = 5.0    # refused hellos per peer address (burst: 4 seconds')
+    hellos_per_second: float = 20.0     # hellos checked per peer address (burst: 5 seconds')
 
     @classmethod
     def names(cls) -> list[str]:
@@ -174,23 +177,23 @@ class PeerLabels:
         return "other"
 
 
-class Refusals:
-    """Refused hellos per peer address: a :class:`Bucket` each, bounded in number (buckets
-    that have refilled are forgotten first)."""
+class AddressBudget:
+    """A :class:`Bucket` per peer address (refused hellos, or all hellos), bounded in number:
+    buckets that have refilled are forgotten first, and an address flood starts over."""
 
-    def __init__(self, rate: float) -> None:
-        self.rate = rate
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
         self.buckets: dict[str, Bucket] = {}
 
     def allowed(self, address: str) -> bool:
-        """May this address have another hello checked (it has refusals left)?"""
+        """Has ``address`` budget left (without spending it)?"""
         bucket = self.buckets.get(address)
         if bucket is None or self.rate <= 0:
             return True
         bucket.refill()
         return bucket.tokens >= 1
 
-    def refused(self, address: str) -> None:
+    def spend(self, address: str) -> None:
         if self.rate <= 0:
             return
         bucket = self.buckets.get(address)
@@ -198,10 +201,10 @@ class Refusals:
             if len(self.buckets) >= MAX_TRACKED_PEERS:
                 self.buckets = {a: b for a, b in self.buckets.items() if not b.full}
                 if len(self.buckets) >= MAX_TRACKED_PEERS:
-                    self.buckets.clear()  # an address flood: start over rather than grow
-            bucket = self.buckets[address] = Bucket(self.rate, 4 * self.rate)
+                    self.buckets.clear()
+            bucket = self.buckets[address] = Bucket(self.rate, self.burst)
         bucket.take()
 
 
-__all__ = ["Limits", "Bucket", "Summary", "PeerLabels", "Refusals", "shown", "peer_address",
+__all__ = ["Limits", "Bucket", "Summary", "PeerLabels", "AddressBudget", "shown", "peer_address",
            "check_hello", "NAME", "TOKEN"]

@@ -72,8 +72,8 @@ LIMIT_HITS = Counter(
     "Times a per-bot limit acted (sueca.referee.limits): out_queue (a session cut off for not "
     "reading), errors (an ActionError not answered), read_throttle (a stream's reading paused "
     "for its message or action rate), hello_deadline, streams_per_connection, "
-    "connections_per_address, sessions_per_bot, refusals (a hello refused before Redis was "
-    "asked)", ["limit"])
+    "connections_per_address, sessions_per_bot, refusals and hellos (a hello refused before "
+    "Redis was asked: too many refused, or too many in all, from its address)", ["limit"])
 BAD_HELLOS = Counter(
     "sueca_referee_bad_hellos_total",
     "Refused or missing hellos by peer address (the first 32 addresses seen, then 'other') "

@@ -30,10 +30,10 @@ from sueca import wire as conv
 from sueca.referee import metrics
 from sueca.referee.limits import (
     SHOWN_CHARS,
+    AddressBudget,
     Bucket,
     Limits,
     PeerLabels,
-    Refusals,
     Summary,
     check_hello,
     peer_address,
@@ -52,13 +52,23 @@ REFUSED_LOG_SECONDS = 10.0     # refused calls and hellos: one log line per wind
 # HTTP/2 streams at once on one connection, any service (bot streams have their own, smaller
 # limit: Limits.streams_per_connection). A scheduler multiplexes its RunMatch calls on a few
 # connections, so this stays far above any concurrency it uses.
-MAX_CONCURRENT_STREAMS = 1024
+MAX_CONCURRENT_STREAMS = 100
+# A stream refused for a limit (streams, connections, refused hellos) is answered after this
+# long, not at once: waiting costs the referee a timer, and a client that opens streams only
+# to be refused gets at most MAX_CONCURRENT_STREAMS refusals per connection and second instead
+# of as many as it can send (each costs the referee's event loop ~100 us of gRPC machinery).
+TARPIT_SECONDS = 2.0
 SESSION_LOG_RATE, SESSION_LOG_BURST = 5.0, 100  # bot connected/disconnected lines per second
 _READ_THROTTLE = metrics.LIMIT_HITS.labels("read_throttle")
 
 SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
     ("grpc.max_concurrent_streams", MAX_CONCURRENT_STREAMS),
+    # No bandwidth-delay probing: it grows a stream's receive window far beyond what the
+    # referee reads, and a bot that sends faster than its read rate (Limits.messages_per_second)
+    # then gets megabytes of tiny messages parsed by gRPC's threads for it (measured: ~30% of a
+    # core while 10 messages a second were read). Bots' answers are small; 64 KB is plenty.
+    ("grpc.http2.bdp_probe", 0),
     ("grpc.keepalive_time_ms", 20_000),
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.keepalive_permit_without_calls", 1),
@@ -156,7 +166,10 @@ class Referee:
         self.limits = limits or Limits()
         self.streams: dict[str, int] = {}      # peer (one connection) -> live bot streams
         self.connections: dict[str, int] = {}  # peer address -> connections with bot streams
-        self.refusals = Refusals(self.limits.refusals_per_second)
+        rate = self.limits.refusals_per_second
+        self.refusals = AddressBudget(rate, 4 * rate)  # refused hellos per address
+        rate = self.limits.hellos_per_second
+        self.hellos = AddressBudget(rate, 5 * rate)    # hellos that reach Redis, per address
         self.peer_labels = PeerLabels()
         self.hub = SessionHub()
         self.matches: dict[str, MatchRunner] = {}
@@ -178,6 +191,7 @@ class Referee:
             limit, message = refused
             metrics.LIMIT_HITS.labels(limit).inc()
             self._refused_streams.warning("refused a bot stream from %s: %s", peer, limit)
+            await asyncio.sleep(TARPIT_SECONDS)
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
         # counted until gRPC is done with the stream, not when this handler returns: a stream
         # cut off while its bot does not read lingers in the transport until the bot reads
@@ -218,7 +232,7 @@ class Referee:
         per window, spend the address's refusal budget, abort with ``message`` (which quotes
         bot-sent text only through :func:`shown`)."""
         metrics.BAD_HELLOS.labels(self.peer_labels(address), reason).inc()
-        self.refusals.refused(address)
+        self.refusals.spend(address)
         self._refused_hellos.warning("refused a bot hello from %s: %s", context.peer(),
                                      message.split(":")[0])
         await context.abort(code, message)
@@ -253,11 +267,15 @@ class Referee:
                                grpc.StatusCode.INVALID_ARGUMENT,
                                f"bad capacity {hello.capacity}: a bot process plays 1.."
                                f"{MAX_CAPACITY} games at once")
-        if not self.refusals.allowed(address):  # a flood of bad hellos: Redis is not asked
-            metrics.LIMIT_HITS.labels("refusals").inc()
-            metrics.BAD_HELLOS.labels(self.peer_labels(address), "rate_limited").inc()
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                f"too many refused hellos from {address}: wait a few seconds")
+        for budget, limit in ((self.refusals, "refusals"), (self.hellos, "hellos")):
+            if not budget.allowed(address):  # a flood of hellos: Redis is not asked
+                metrics.LIMIT_HITS.labels(limit).inc()
+                metrics.BAD_HELLOS.labels(self.peer_labels(address), "rate_limited").inc()
+                await asyncio.sleep(TARPIT_SECONDS)
+                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                    f"too many {'refused ' if limit == 'refusals' else ''}"
+                                    f"hellos from {address}: wait a few seconds")
+        self.hellos.spend(address)
         try:
             ok = await self.auth.verify(hello.bot, hello.token)
         except Exception as err:

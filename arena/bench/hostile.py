@@ -68,11 +68,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"bench hostile failed: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
         print(json.dumps({"error": f"{type(err).__name__}: {err}"}), flush=True)
         return 1
-    print(f"{'attack':<12} {'matches/s':>10} {'ratio':>6}  limits that acted", flush=True)
-    print(f"{'(none)':<12} {result['baseline_matches_per_s']:>10.2f} {1:>6.2f}", flush=True)
+    cpu = result["referee_cpu_ms_per_match"]
+    print(f"{'attack':<12} {'matches/s':>10} {'ratio':>6} {'ref ms/match':>13}  limits that "
+          "acted", flush=True)
+    print(f"{'(none)':<12} {result['baseline_matches_per_s']:>10.2f} {1:>6.2f} "
+          f"{cpu['baseline']:>13.1f}", flush=True)
     for name in result["attacks"]:
         print(f"{name:<12} {result['matches_per_s'][name]:>10.2f} {result['ratios'][name]:>6.2f}"
-              f"  {result['limit_hits'][name] or '-'}", flush=True)
+              f" {cpu[name]:>13.1f}  {result['limit_hits'][name] or '-'}", flush=True)
     print(json.dumps(result), flush=True)
     return 0 if not result["abnormal"] else 1
 
@@ -106,6 +109,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     fleet = _fleet(logs)
     redis = RedisServer()
     speeds: dict[str, list[float]] = {"baseline": [], **{a: [] for a in attacks}}
+    cpu: dict[str, list[float]] = {"baseline": [], **{a: [] for a in attacks}}
     ratios: dict[str, list[float]] = {a: [] for a in attacks}
     hits: dict[str, dict[str, int]] = {a: {} for a in attacks}
     abnormal = 0
@@ -129,6 +133,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             # hit both sides alike
             last = _round(address, args.matches, args.concurrency, fleet)
             speeds["baseline"].append(last["matches_per_s"])
+            cpu["baseline"].append(last["cpu_ms_per_match"])
             abnormal += last["abnormal"]
             for attack in attacks:
                 name = f"attack-{attack}-{r}"
@@ -148,6 +153,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 nxt = _round(address, args.matches, args.concurrency, fleet)
                 speeds["baseline"].append(nxt["matches_per_s"])
                 speeds[attack].append(played["matches_per_s"])
+                cpu["baseline"].append(nxt["cpu_ms_per_match"])
+                cpu[attack].append(played["cpu_ms_per_match"])
                 base = (last["matches_per_s"] + nxt["matches_per_s"]) / 2
                 ratios[attack].append(played["matches_per_s"] / base if base else 0.0)
                 abnormal += played["abnormal"] + nxt["abnormal"]
@@ -175,9 +182,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "ratios": {a: round(statistics.median(ratios[a]), 3) for a in attacks},
         "rounds": {a: [round(v, 3) for v in speeds[a]] for a in speeds},
         "limit_hits": hits,
+        # the referee's CPU per honest match (its own and the attack's): less noisy than speed
+        "referee_cpu_ms_per_match": {a: round(statistics.median(v), 2) for a, v in cpu.items()},
         "referee_rss_mb": rss,
         "matches_per_round": args.matches, "concurrency": args.concurrency,
         "abnormal": abnormal,
+        "logs": str(logs) if args.keep_logs else None,
     }
 
 
@@ -208,12 +218,24 @@ def _fleet(logs: Path) -> Any:
 
 
 def _round(address: str, n: int, conc: int, fleet: Any) -> dict[str, Any]:
+    """Play ``n`` honest matches; their rate, and the referee's CPU per match meanwhile."""
     from sueca.arena.bench.referee import _play
 
+    pid = fleet.procs["referee"].pid
+    cpu = _cpu_seconds(pid)
     played = _play(address, ["honest"], n, conc, 2000, 120.0, fleet)
     secs = played["seconds"]
-    played["matches_per_s"] = sum(played["ends"].values()) / secs if secs > 0 else 0.0
+    done = sum(played["ends"].values())
+    played["matches_per_s"] = done / secs if secs > 0 else 0.0
+    played["cpu_ms_per_match"] = (_cpu_seconds(pid) - cpu) * 1000 / done if done else 0.0
     return played
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _rss_mb(pid: int) -> float | None:
@@ -289,11 +311,12 @@ def unread(address: str, token: str, stop: Callable[[], bool]) -> dict[str, int]
                     time.sleep(0.001)
         finally:
             out.put(None)
-            try:
-                if call.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                    stats["cut_off"] += 1
-            except Exception:
-                pass
+            if call.done():
+                try:
+                    if call.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                        stats["cut_off"] += 1
+                except Exception:
+                    pass
             call.cancel()
             channel.close()
     return stats

@@ -48,6 +48,8 @@ LIMIT_HELP = {
     "sessions_per_bot": "streams at once of one bot name",
     "refusals_per_second": "refused hellos per address and second before further hellos from "
                            "it are refused without asking Redis",
+    "hellos_per_second": "hellos per address and second (5 seconds' worth at once) before "
+                         "further ones are refused without asking Redis",
 }
 HEARTBEAT_TTL = 10  # seconds a replica's bot list outlives its last heartbeat
 
