@@ -53,11 +53,6 @@ REFUSED_LOG_SECONDS = 10.0     # refused calls and hellos: one log line per wind
 # limit: Limits.streams_per_connection). A scheduler multiplexes its RunMatch calls on a few
 # connections, so this stays far above any concurrency it uses.
 MAX_CONCURRENT_STREAMS = 100
-# A stream refused for a limit (streams, connections, refused hellos) is answered after this
-# long, not at once: waiting costs the referee a timer, and a client that opens streams only
-# to be refused gets at most MAX_CONCURRENT_STREAMS refusals per connection and second instead
-# of as many as it can send (each costs the referee's event loop ~100 us of gRPC machinery).
-TARPIT_SECONDS = 2.0
 SESSION_LOG_RATE, SESSION_LOG_BURST = 5.0, 100  # bot connected/disconnected lines per second
 _READ_THROTTLE = metrics.LIMIT_HITS.labels("read_throttle")
 
@@ -135,6 +130,23 @@ async def _events(listener: Listener) -> AsyncIterator[pb.MatchEvent]:
             return
 
 
+class _Gone(Exception):
+    """The bot hung up before it could be told why its stream ends."""
+
+
+async def _abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str) -> None:
+    """``context.abort``, but a peer already gone (gRPC then fails to send the status) is a
+    quiet :class:`_Gone` rather than an ExecuteBatchError traceback in the referee's log."""
+    try:
+        await context.abort(code, message)
+    except grpc.aio.AbortError:
+        raise
+    except Exception as err:
+        log.debug("could not tell a bot stream %s (%s): it is gone (%s)", code.name,
+                  message.split(":")[0], shown(str(err), 100))
+        raise _Gone from None
+
+
 def _SERIALIZE(msg: bytes) -> bytes:
     """RefereeMessages are encoded by the sessions (see proto_convert's hot-path encoders)."""
     return msg
@@ -191,13 +203,28 @@ class Referee:
             limit, message = refused
             metrics.LIMIT_HITS.labels(limit).inc()
             self._refused_streams.warning("refused a bot stream from %s: %s", peer, limit)
-            await asyncio.sleep(TARPIT_SECONDS)
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
+            await self._pause()
+            try:
+                await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, message)
+            except _Gone:
+                return
         # counted until gRPC is done with the stream, not when this handler returns: a stream
         # cut off while its bot does not read lingers in the transport until the bot reads
         # or hangs up, and must keep counting against the limits meanwhile
         context.add_done_callback(lambda _: self._leave(peer, address))
-        await self._connect(context, peer, address)
+        try:
+            await self._connect(context, peer, address)
+        except _Gone:
+            pass
+
+    async def _pause(self) -> None:
+        """Wait ``hello_seconds`` before refusing a stream for a limit (streams, connections,
+        hellos per address). Waiting costs the referee a timer; answering at once would let a
+        client that opens streams only to be refused get as many refusals as it can send, each
+        ~100 us of the event loop's gRPC machinery. This way a refused stream costs the referee
+        no more than one that never says hello, and their rate per connection is bounded by
+        MAX_CONCURRENT_STREAMS / hello_seconds."""
+        await asyncio.sleep(self.limits.hello_seconds)
 
     def _enter(self, peer: str, address: str) -> tuple[str, str] | None:
         """Count a new Connect stream of connection ``peer``; (limit, message) if over one."""
@@ -235,7 +262,7 @@ class Referee:
         self.refusals.spend(address)
         self._refused_hellos.warning("refused a bot hello from %s: %s", context.peer(),
                                      message.split(":")[0])
-        await context.abort(code, message)
+        await _abort(context, code, message)
 
     async def _connect(self, context: grpc.aio.ServicerContext, peer: str, address: str) -> None:
         limits = self.limits
@@ -271,8 +298,8 @@ class Referee:
             if not budget.allowed(address):  # a flood of hellos: Redis is not asked
                 metrics.LIMIT_HITS.labels(limit).inc()
                 metrics.BAD_HELLOS.labels(self.peer_labels(address), "rate_limited").inc()
-                await asyncio.sleep(TARPIT_SECONDS)
-                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                await self._pause()
+                await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
                                     f"too many {'refused ' if limit == 'refusals' else ''}"
                                     f"hellos from {address}: wait a few seconds")
         self.hellos.spend(address)
@@ -281,7 +308,7 @@ class Referee:
         except Exception as err:
             self._refused_hellos.warning("cannot check the token of bot %r: %s", hello.bot,
                                          shown(str(err), 200))
-            await context.abort(grpc.StatusCode.UNAVAILABLE,
+            await _abort(context, grpc.StatusCode.UNAVAILABLE,
                                 f"the referee cannot check tokens right now: {shown(str(err), 200)}")
         if not ok:
             metrics.FAULTS.labels("unauthenticated").inc()
@@ -289,14 +316,14 @@ class Referee:
                                f"wrong token for bot {hello.bot!r}: a token plays only as the "
                                "bot it was issued to")
         if not self.accepting:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")
+            await _abort(context, grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")
         session = Session(hello.bot, hello.capacity, peer, hello.sdk_version[:SHOWN_CHARS],
                           limits)
         if not self.hub.add(session, limits.sessions_per_bot):
             metrics.LIMIT_HITS.labels("sessions_per_bot").inc()
             self._refused_streams.warning("refused a session of bot %r from %s: it has %d "
                                           "already", session.bot, peer, limits.sessions_per_bot)
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+            await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
                                 f"bot {session.bot!r} already has {limits.sessions_per_bot} "
                                 "sessions on this referee (the limit): close one first")
         reader = writer = None
@@ -329,7 +356,7 @@ class Referee:
                      f", {session.errors_unanswered} faults not answered"
                      if session.errors_unanswered else "")
         if session.overflowed:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+            await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
                                 f"stream not read: more than {limits.out_bytes} bytes or "
                                 f"{limits.out_items} items were waiting to be sent to bot "
                                 f"{session.bot!r}; its games wait for it to reconnect")

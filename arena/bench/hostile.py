@@ -180,6 +180,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "matches_per_s": mps,
         # per attack: the median over rounds of (attack round / mean of its two baselines)
         "ratios": {a: round(statistics.median(ratios[a]), 3) for a in attacks},
+        "round_ratios": {a: [round(r, 3) for r in ratios[a]] for a in attacks},
         "rounds": {a: [round(v, 3) for v in speeds[a]] for a in speeds},
         "limit_hits": hits,
         # the referee's CPU per honest match (its own and the attack's): less noisy than speed
@@ -300,7 +301,9 @@ def unread(address: str, token: str, stop: Callable[[], bool]) -> dict[str, int]
     stats = {"streams": 0, "cut_off": 0, "messages": 0}
     flood = _bogus(200)
     while not stop():
-        channel, call, out = _stream(address, [_hello(ATTACKER, token)])
+        # a receive window that never grows: what is not read stays queued at the referee
+        channel, call, out = _stream(address, [_hello(ATTACKER, token)],
+                                     [*_LOCAL, ("grpc.http2.bdp_probe", 0)])
         stats["streams"] += 1
         try:
             while not stop() and not call.done():

@@ -234,7 +234,7 @@ def test_streams_per_connection_are_limited(limited):
 
 
 def test_connections_per_address_are_limited(make_referee):
-    ref = make_referee("--connections-per-address", "4", "--hello-seconds", "10")
+    ref = make_referee("--connections-per-address", "4", "--hello-seconds", "3")
     channels = [own_channel(ref.address) for _ in range(5)]
     held = []
     for ch in channels[:4]:
@@ -319,7 +319,8 @@ def test_a_flood_of_wrong_tokens_is_summarised_and_stops_reaching_redis(make_ref
     (the address's budget of refusals), the rest are refused without asking it (after a
     second's wait: a refusal flood gets no faster than the referee wants); the log has a
     summary line or two, and the metric counts them per peer address."""
-    ref = make_referee("--refusals-per-second", "5", "--streams-per-connection", "0")
+    ref = make_referee("--refusals-per-second", "5", "--streams-per-connection", "0",
+                       "--hello-seconds", "1")
     before = redis_lookups(redis_url)
     t0 = time.monotonic()
 
@@ -353,7 +354,7 @@ def test_a_bot_reconnecting_in_a_loop_is_slowed_down(make_referee, tokens):
     """Connection churn with a right token: --hellos-per-second 2 (10 at once) lets 10
     sessions in, then refuses further hellos from the address (after a pause) without asking
     Redis, and lets in 2 a second after that."""
-    ref = make_referee("--hellos-per-second", "2")
+    ref = make_referee("--hellos-per-second", "2", "--hello-seconds", "1")
     codes: list[str] = []
     t0 = time.monotonic()
     for _ in range(16):
