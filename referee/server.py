@@ -53,6 +53,7 @@ REFUSED_LOG_SECONDS = 10.0     # refused calls and hellos: one log line per wind
 # limit: Limits.streams_per_connection). A scheduler multiplexes its RunMatch calls on a few
 # connections, so this stays far above any concurrency it uses.
 MAX_CONCURRENT_STREAMS = 100
+STREAM_REFUSAL_PAUSE = 4.0  # x hello_seconds: see Referee._pause
 SESSION_LOG_RATE, SESSION_LOG_BURST = 5.0, 100  # bot connected/disconnected lines per second
 _READ_THROTTLE = metrics.LIMIT_HITS.labels("read_throttle")
 
@@ -203,7 +204,8 @@ class Referee:
             limit, message = refused
             metrics.LIMIT_HITS.labels(limit).inc()
             self._refused_streams.warning("refused a bot stream from %s: %s", peer, limit)
-            await self._pause()
+            # no SDK client opens more than one stream per connection: this one waits longer
+            await self._pause(STREAM_REFUSAL_PAUSE)
             try:
                 await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, message)
             except _Gone:
@@ -217,14 +219,14 @@ class Referee:
         except _Gone:
             pass
 
-    async def _pause(self) -> None:
-        """Wait ``hello_seconds`` before refusing a stream for a limit (streams, connections,
-        hellos per address). Waiting costs the referee a timer; answering at once would let a
-        client that opens streams only to be refused get as many refusals as it can send, each
-        ~100 us of the event loop's gRPC machinery. This way a refused stream costs the referee
-        no more than one that never says hello, and their rate per connection is bounded by
-        MAX_CONCURRENT_STREAMS / hello_seconds."""
-        await asyncio.sleep(self.limits.hello_seconds)
+    async def _pause(self, factor: float = 1.0) -> None:
+        """Wait ``factor`` x ``hello_seconds`` before refusing a stream for a limit (streams,
+        connections, hellos per address). Waiting costs the referee a timer; answering at once
+        would let a client that opens streams only to be refused get as many refusals as it
+        can send, each a few hundred us of the event loop's gRPC machinery. This way a refused
+        stream costs the referee no more than one that never says hello, and their rate per
+        connection is bounded by MAX_CONCURRENT_STREAMS / the pause."""
+        await asyncio.sleep(factor * self.limits.hello_seconds)
 
     def _enter(self, peer: str, address: str) -> tuple[str, str] | None:
         """Count a new Connect stream of connection ``peer``; (limit, message) if over one."""

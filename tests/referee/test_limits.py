@@ -222,7 +222,7 @@ def test_streams_per_connection_are_limited(limited):
     held = [hello_less(channel) for _ in range(3)]
     time.sleep(0.3)
     call, out = hello_less(channel)
-    err = status_of(call, 5)
+    err = status_of(call, 10)  # refused after 4 x --hello-seconds
     assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "3 bot streams" in err.details()
     # the three held streams were not cut by the limit (only, later, by the hello deadline)
     for c, _ in held:
@@ -234,14 +234,14 @@ def test_streams_per_connection_are_limited(limited):
 
 
 def test_connections_per_address_are_limited(make_referee):
-    ref = make_referee("--connections-per-address", "4", "--hello-seconds", "3")
+    ref = make_referee("--connections-per-address", "4", "--hello-seconds", "1.5")
     channels = [own_channel(ref.address) for _ in range(5)]
     held = []
     for ch in channels[:4]:
         held.append(hello_less(ch))
         time.sleep(0.1)
     call, out = hello_less(channels[4])
-    err = status_of(call, 5)
+    err = status_of(call, 10)
     assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "4 connections from ipv4:127.0.0.1" in err.details()
     assert metric(ref, "sueca_referee_limit_hits_total", limit="connections_per_address") == 1
