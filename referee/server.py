@@ -302,8 +302,8 @@ class Referee:
                 metrics.BAD_HELLOS.labels(self.peer_labels(address), "rate_limited").inc()
                 await self._pause()
                 await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                    f"too many {'refused ' if limit == 'refusals' else ''}"
-                                    f"hellos from {address}: wait a few seconds")
+                             f"too many {'refused ' if limit == 'refusals' else ''}"
+                             f"hellos from {address}: wait a few seconds")
         self.hellos.spend(address)
         try:
             ok = await self.auth.verify(hello.bot, hello.token)
@@ -311,7 +311,7 @@ class Referee:
             self._refused_hellos.warning("cannot check the token of bot %r: %s", hello.bot,
                                          shown(str(err), 200))
             await _abort(context, grpc.StatusCode.UNAVAILABLE,
-                                f"the referee cannot check tokens right now: {shown(str(err), 200)}")
+                         f"the referee cannot check tokens right now: {shown(str(err), 200)}")
         if not ok:
             metrics.FAULTS.labels("unauthenticated").inc()
             await self._refuse(context, address, "wrong_token", grpc.StatusCode.UNAUTHENTICATED,
@@ -326,8 +326,8 @@ class Referee:
             self._refused_streams.warning("refused a session of bot %r from %s: it has %d "
                                           "already", session.bot, peer, limits.sessions_per_bot)
             await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                f"bot {session.bot!r} already has {limits.sessions_per_bot} "
-                                "sessions on this referee (the limit): close one first")
+                         f"bot {session.bot!r} already has {limits.sessions_per_bot} "
+                         "sessions on this referee (the limit): close one first")
         reader = writer = None
         try:
             await context.write(conv.welcome_bytes(self.public_id, hello.capacity))
@@ -351,17 +351,17 @@ class Referee:
                     task.cancel()
             self.hub.remove(session)
             self._sessions_log.info(
-                     "bot %r disconnected (%s): %d messages in (%.1f answers each), %d out "
-                     "(%.1f items each)%s", session.bot, session.peer, session.received,
-                     session.actions_received / max(session.received, 1), session.sent,
-                     session.items_sent / max(session.sent, 1),
-                     f", {session.errors_unanswered} faults not answered"
-                     if session.errors_unanswered else "")
+                "bot %r disconnected (%s): %d messages in (%.1f answers each), %d out "
+                "(%.1f items each)%s", session.bot, session.peer, session.received,
+                session.actions_received / max(session.received, 1), session.sent,
+                session.items_sent / max(session.sent, 1),
+                f", {session.errors_unanswered} faults not answered"
+                if session.errors_unanswered else "")
         if session.overflowed:
             await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                f"stream not read: more than {limits.out_bytes} bytes or "
-                                f"{limits.out_items} items were waiting to be sent to bot "
-                                f"{session.bot!r}; its games wait for it to reconnect")
+                         f"stream not read: more than {limits.out_bytes} bytes or "
+                         f"{limits.out_items} items were waiting to be sent to bot "
+                         f"{session.bot!r}; its games wait for it to reconnect")
 
     async def _read(self, session: Session, context: grpc.aio.ServicerContext) -> None:
         """Hand each incoming message to the hub, at most ``messages_per_second`` and
