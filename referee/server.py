@@ -52,7 +52,7 @@ REFUSED_LOG_SECONDS = 10.0     # refused calls and hellos: one log line per wind
 # HTTP/2 streams at once on one connection, any service (bot streams have their own, smaller
 # limit: Limits.streams_per_connection). A scheduler multiplexes its RunMatch calls on a few
 # connections, so this stays far above any concurrency it uses.
-MAX_CONCURRENT_STREAMS = 100
+MAX_CONCURRENT_STREAMS = 1024
 STREAM_REFUSAL_PAUSE = 4.0  # x hello_seconds: see Referee._pause
 SESSION_LOG_RATE, SESSION_LOG_BURST = 5.0, 100  # bot connected/disconnected lines per second
 _READ_THROTTLE = metrics.LIMIT_HITS.labels("read_throttle")
