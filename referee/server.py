@@ -54,6 +54,8 @@ REFUSED_LOG_SECONDS = 10.0     # refused calls and hellos: one log line per wind
 # connections, so this stays far above any concurrency it uses.
 MAX_CONCURRENT_STREAMS = 1024
 STREAM_REFUSAL_PAUSE = 4.0  # x hello_seconds: see Referee._pause
+MAX_PAUSED_PER_ADDRESS = 256  # refusals of one address waiting at once (as many as it may hold
+                              # hello-less streams: streams_per_connection x connections_...)
 SESSION_LOG_RATE, SESSION_LOG_BURST = 5.0, 100  # bot connected/disconnected lines per second
 _READ_THROTTLE = metrics.LIMIT_HITS.labels("read_throttle")
 
@@ -179,6 +181,7 @@ class Referee:
         self.limits = limits or Limits()
         self.streams: dict[str, int] = {}      # peer (one connection) -> live bot streams
         self.connections: dict[str, int] = {}  # peer address -> connections with bot streams
+        self.paused: dict[str, int] = {}       # peer address -> refusals waiting (_pause)
         rate = self.limits.refusals_per_second
         self.refusals = AddressBudget(rate, 4 * rate)  # refused hellos per address
         rate = self.limits.hellos_per_second
@@ -205,7 +208,7 @@ class Referee:
             metrics.LIMIT_HITS.labels(limit).inc()
             self._refused_streams.warning("refused a bot stream from %s: %s", peer, limit)
             # no SDK client opens more than one stream per connection: this one waits longer
-            await self._pause(STREAM_REFUSAL_PAUSE)
+            await self._pause(address, STREAM_REFUSAL_PAUSE)
             try:
                 await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, message)
             except _Gone:
@@ -219,14 +222,24 @@ class Referee:
         except _Gone:
             pass
 
-    async def _pause(self, factor: float = 1.0) -> None:
+    async def _pause(self, address: str, factor: float = 1.0) -> None:
         """Wait ``factor`` x ``hello_seconds`` before refusing a stream for a limit (streams,
         connections, hellos per address). Waiting costs the referee a timer; answering at once
         would let a client that opens streams only to be refused get as many refusals as it
         can send, each a few hundred us of the event loop's gRPC machinery. This way a refused
         stream costs the referee no more than one that never says hello, and their rate per
-        connection is bounded by MAX_CONCURRENT_STREAMS / the pause."""
-        await asyncio.sleep(factor * self.limits.hello_seconds)
+        connection is bounded by MAX_CONCURRENT_STREAMS / the pause. At most
+        MAX_PAUSED_PER_ADDRESS refusals of one address wait at once (memory); beyond, at once."""
+        waiting = self.paused.get(address, 0)
+        if waiting >= MAX_PAUSED_PER_ADDRESS:
+            return
+        self.paused[address] = waiting + 1
+        try:
+            await asyncio.sleep(factor * self.limits.hello_seconds)
+        finally:
+            left = self.paused.pop(address, 1) - 1
+            if left > 0:
+                self.paused[address] = left
 
     def _enter(self, peer: str, address: str) -> tuple[str, str] | None:
         """Count a new Connect stream of connection ``peer``; (limit, message) if over one."""
@@ -300,7 +313,7 @@ class Referee:
             if not budget.allowed(address):  # a flood of hellos: Redis is not asked
                 metrics.LIMIT_HITS.labels(limit).inc()
                 metrics.BAD_HELLOS.labels(self.peer_labels(address), "rate_limited").inc()
-                await self._pause()
+                await self._pause(address)
                 await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
                              f"too many {'refused ' if limit == 'refusals' else ''}"
                              f"hellos from {address}: wait a few seconds")

@@ -398,3 +398,34 @@ def test_the_referee_name_syntax_is_the_registry_s():
     from sueca.referee.limits import NAME
     assert NAME.pattern.strip("^$") == REGISTRY_NAME.pattern.strip("^$")
 
+
+
+def test_refusals_wait_but_never_more_than_a_bounded_number_per_address(monkeypatch):
+    """A refused stream is answered after a pause (cheap: a timer), but only so many of one
+    address wait at once; beyond that they are refused at once, so waiting refusals cannot
+    pile up in memory. In-process referee, the bound set to 2 for the test."""
+    from sueca.referee import server as referee_server
+    from sueca.referee.limits import Limits
+    from sueca.referee.server import ServerThread, StaticAuth
+
+    monkeypatch.setattr(referee_server, "MAX_PAUSED_PER_ADDRESS", 2)
+    limits = Limits(streams_per_connection=1, hello_seconds=1.0)
+    with ServerThread(StaticAuth(None), limits=limits) as srv:
+        channel = own_channel(srv.address)
+        held = hello_less(channel)
+        time.sleep(0.2)
+        t0 = time.monotonic()
+        extra = [hello_less(channel) for _ in range(4)]
+        ends: list[float] = []
+        for call, _ in extra:
+            call.add_done_callback(lambda _c: ends.append(time.monotonic() - t0))
+        for call, _ in extra:
+            assert status_of(call, 15).code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        wait_for(lambda: len(ends) == 4, 5, "every refusal")
+        quick = [t for t in ends if t < 1.5]
+        slow = [t for t in ends if t >= 3.5]  # 4 x hello_seconds
+        assert len(quick) == 2 and len(slow) == 2, ends
+        for call, q in [held, *extra]:
+            q.put(None)
+            call.cancel()
+        channel.close()
