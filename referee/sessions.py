@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from sueca import wire as conv
 from sueca.referee import metrics
 from sueca.referee.faults import Fault
-from sueca.referee.limits import Bucket, Limits, shown
+from sueca.referee.limits import Bucket, Limits, Summary, shown
 from sueca.v1 import sueca_pb2 as pb
 
 if TYPE_CHECKING:
@@ -58,6 +58,7 @@ class PlacementError(Exception):
 
 
 _OUT_QUEUE = metrics.LIMIT_HITS.labels("out_queue")
+_overflow_log = Summary(log, 1.0, 10)  # a bot cut off, back, cut off... costs a few lines
 _ERRORS = metrics.LIMIT_HITS.labels("errors")
 
 
@@ -126,8 +127,8 @@ class Session:
             return
         self.overflowed = True
         _OUT_QUEUE.inc()
-        log.warning("bot %r (%s) did not read: %d bytes, %d items queued; closing its stream",
-                    self.bot, self.peer, self.out_bytes, len(self.out))
+        _overflow_log.warning("bot %r (%s) did not read: %d bytes, %d items queued; closing "
+                              "its stream", self.bot, self.peer, self.out_bytes, len(self.out))
         self.out = []
         self.out_bytes = 0
         self.close()
