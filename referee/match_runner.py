@@ -29,7 +29,7 @@ from sueca.engine.cards import cards_of
 from sueca.engine.game import ABORTED, DISCONNECT, RENUNCIA, TIMEOUT, End
 from sueca.referee import metrics
 from sueca.referee.faults import Fault
-from sueca.sdk.bot import bot_seed
+from sueca.sdk.bot import bot_seeds
 from sueca.v1 import sueca_pb2 as pb
 
 
@@ -227,8 +227,10 @@ class Listener:
 class MatchRunner:
     """Runs one match; seats are bound to the sessions :meth:`SessionHub.reserve` chose."""
 
-    def __init__(self, plan: conv.MatchPlan, sessions: Sequence[Session], hub: SessionHub) -> None:
+    def __init__(self, plan: conv.MatchPlan, sessions: Sequence[Session], hub: SessionHub,
+                 seed_key: bytes) -> None:
         self.plan = plan
+        self.seed_key = seed_key  # keys the bots' seeds: see sueca.sdk.bot.bot_seed
         self.match_id = plan.match_id
         self.hub = hub
         self.loop = asyncio.get_running_loop()
@@ -359,10 +361,11 @@ class MatchRunner:
     def start(self) -> None:
         plan = self.plan
         metrics.ACTIVE_MATCHES.inc()
+        seeds = bot_seeds(plan.seed, self.seed_key)
         for seat in self.seats:
             seat.start_event = conv.event_bytes(_GameEvent(
                 game_id=seat.game_id, match_start=conv.match_start(
-                    seat.seat, plan.bots, plan.variant, bot_seed(plan.seed, seat.seat))))
+                    seat.seat, plan.bots, plan.variant, seeds[seat.seat])))
             seat.session.push(seat.start_event)  # type: ignore[union-attr]
         self.started = True
         self._publish(self._deal_start_event())

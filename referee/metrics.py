@@ -78,6 +78,18 @@ _FAULTS = Counter("sueca_referee_faults_total",
                   "not_in_hand, out_of_turn, stale_request, malformed, renuncia_refused) and "
                   "security (unauthenticated: refused connections and operator calls)",
                   ["kind", "class"])
+LIMIT_HITS = Counter(
+    "sueca_referee_limit_hits_total",
+    "Times a per-bot limit acted (sueca.referee.limits): out_queue (a session cut off for not "
+    "reading), errors (an ActionError not answered), read_throttle (a stream's reading paused "
+    "for its message or action rate), hello_deadline, streams_per_connection, "
+    "connections_per_address, sessions_per_bot, refusals and hellos (a hello refused before "
+    "Redis was asked: too many refused, or too many in all, from its address)", ["limit"])
+BAD_HELLOS = Counter(
+    "sueca_referee_bad_hellos_total",
+    "Refused or missing hellos by peer address (the first 32 addresses seen, then 'other') "
+    "and reason (no_hello, bad_hello, bad_name, no_token, bad_token, wrong_token, "
+    "bad_capacity, rate_limited)", ["peer", "reason"])
 MATCHES = Counter("sueca_referee_matches_total", "Finished matches by how they ended", ["end"])
 
 # The class of every fault kind the referee counts; a kind not listed is a protocol fault.
@@ -108,6 +120,11 @@ class _Faults:
 FAULTS = _Faults()
 
 
+#: the ``limit`` label values of LIMIT_HITS (what sueca.referee.limits counts)
+LIMITS = ("out_queue", "errors", "read_throttle", "hello_deadline", "streams_per_connection",
+          "connections_per_address", "sessions_per_bot", "refusals", "hellos")
+
+
 def init_labels() -> None:
     """Create every known label value at 0, so that ``increase()`` sees the first fault of a
     fresh replica (a series born at 4 has no earlier sample to increase from)."""
@@ -115,6 +132,8 @@ def init_labels() -> None:
         FAULTS.labels(kind)
     for end in MATCH_ENDS:
         MATCHES.labels(end)
+    for limit in LIMITS:
+        LIMIT_HITS.labels(limit)
 
 
 class _BuildInfo:

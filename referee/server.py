@@ -28,6 +28,17 @@ from grpc_reflection.v1alpha import reflection
 
 from sueca import wire as conv
 from sueca.referee import metrics
+from sueca.referee.limits import (
+    SHOWN_CHARS,
+    AddressBudget,
+    Bucket,
+    Limits,
+    PeerLabels,
+    Summary,
+    check_hello,
+    peer_address,
+    shown,
+)
 from sueca.referee.match_runner import Listener, MatchRunner
 from sueca.referee.security import AUTHORIZATION, BEARER
 from sueca.referee.sessions import MAX_CAPACITY, PlacementError, Session, SessionHub
@@ -37,10 +48,27 @@ log = logging.getLogger("sueca.referee")
 
 MAX_RECEIVE_BYTES = 64 * 1024  # bots and callers never need more; bigger messages are refused
 WATCH_QUEUE_LIMIT = 10_000     # a spectator this far behind is cut off, never the match slowed
-REFUSED_LOG_SECONDS = 10.0     # refused operator calls: one log line per window (scanners)
+REFUSED_LOG_SECONDS = 10.0     # refused calls and hellos: one log line per window (scanners)
+# HTTP/2 streams at once on one connection, any service (bot streams have their own, smaller
+# limit: Limits.streams_per_connection). A scheduler multiplexes its RunMatch calls on a few
+# connections, so this stays far above any concurrency it uses.
+MAX_CONCURRENT_STREAMS = 1024
+STREAM_REFUSAL_PAUSE = 4.0  # x hello_seconds: see Referee._pause
+# Refusals of one address waiting at once (each a sleeping handler and its call, some KB).
+# Beyond, refused at once: a client with more streams pending than this gets faster refusals
+# (measured: at 256, a client keeping 480 refused streams open got 6x the refusals per second).
+MAX_PAUSED_PER_ADDRESS = 1024
+SESSION_LOG_RATE, SESSION_LOG_BURST = 5.0, 100  # bot connected/disconnected lines per second
+_READ_THROTTLE = metrics.LIMIT_HITS.labels("read_throttle")
 
 SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+    ("grpc.max_concurrent_streams", MAX_CONCURRENT_STREAMS),
+    # No bandwidth-delay probing: it grows a stream's receive window far beyond what the
+    # referee reads, and a bot that sends faster than its read rate (Limits.messages_per_second)
+    # then gets megabytes of tiny messages parsed by gRPC's threads for it (measured: ~30% of a
+    # core while 10 messages a second were read). Bots' answers are small; 64 KB is plenty.
+    ("grpc.http2.bdp_probe", 0),
     ("grpc.keepalive_time_ms", 20_000),
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.keepalive_permit_without_calls", 1),
@@ -107,6 +135,23 @@ async def _events(listener: Listener) -> AsyncIterator[pb.MatchEvent]:
             return
 
 
+class _Gone(Exception):
+    """The bot hung up before it could be told why its stream ends."""
+
+
+async def _abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str) -> None:
+    """``context.abort``, but a peer already gone (gRPC then fails to send the status) is a
+    quiet :class:`_Gone` rather than an ExecuteBatchError traceback in the referee's log."""
+    try:
+        await context.abort(code, message)
+    except grpc.aio.AbortError:
+        raise
+    except Exception as err:
+        log.debug("could not tell a bot stream %s (%s): it is gone (%s)", code.name,
+                  message.split(":")[0], shown(str(err), 100))
+        raise _Gone from None
+
+
 def _SERIALIZE(msg: bytes) -> bytes:
     """RefereeMessages are encoded by the sessions (see proto_convert's hot-path encoders)."""
     return msg
@@ -118,13 +163,32 @@ class Referee:
     """The state of one referee: sessions, running matches, and the services over them."""
 
     def __init__(self, auth: Authenticator, referee_id: str | None = None,
-                 operator_token: str | None = None) -> None:
+                 operator_token: str | None = None, limits: Limits | None = None,
+                 seed_key: bytes | None = None) -> None:
         self.auth = auth
         # MatchService callers must send it (None: anyone may, as on a private network)
         self.operator_token = operator_token.encode() if operator_token else None
-        self._refused_quiet = 0      # refusals not logged since the last line
-        self._refused_logged = -REFUSED_LOG_SECONDS
+        # log budgets: one line per window for each kind of refusal, a few lines a second
+        # for bots coming and going (a bot reconnecting in a loop must not flood the log)
+        self._refused_calls = Summary(log, 1 / REFUSED_LOG_SECONDS)   # MatchService
+        self._refused_hellos = Summary(log, 1 / REFUSED_LOG_SECONDS)  # bot hellos
+        self._refused_streams = Summary(log, 1 / REFUSED_LOG_SECONDS)  # stream limits
+        self._sessions_log = Summary(log, SESSION_LOG_RATE, SESSION_LOG_BURST)
+        # operators see this one (ListBots); bots get public_id, which names no host
         self.referee_id = referee_id or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
+        self.public_id = secrets.token_hex(8)
+        # bot seeds are keyed with this (sueca.sdk.bot.bot_seed): unset, a random key per
+        # process, so no bot can work back from its bot_seed to the match seed and the decks
+        self.seed_key = seed_key or secrets.token_bytes(32)
+        self.limits = limits or Limits()
+        self.streams: dict[str, int] = {}      # peer (one connection) -> live bot streams
+        self.connections: dict[str, int] = {}  # peer address -> connections with bot streams
+        self.paused: dict[str, int] = {}       # peer address -> refusals waiting (_pause)
+        rate = self.limits.refusals_per_second
+        self.refusals = AddressBudget(rate, 4 * rate)  # refused hellos per address
+        rate = self.limits.hellos_per_second
+        self.hellos = AddressBudget(rate, 5 * rate)    # hellos that reach Redis, per address
+        self.peer_labels = PeerLabels()
         self.hub = SessionHub()
         self.matches: dict[str, MatchRunner] = {}
         self.accepting = True
@@ -135,81 +199,221 @@ class Referee:
 
     # -- BotService.Connect ---------------------------------------------------------------------
     async def connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:
-        first = await context.read()
+        """One bot stream: hello (within ``hello_seconds``, checked by syntax before Redis is
+        asked), then the session until either side ends it. Refusals before the hello is
+        accepted cost one metric and, at most once per window, one log line."""
+        peer = context.peer() or ""
+        address = peer_address(peer)
+        refused = self._enter(peer, address)
+        if refused is not None:
+            limit, message = refused
+            metrics.LIMIT_HITS.labels(limit).inc()
+            self._refused_streams.warning("refused a bot stream from %s: %s", peer, limit)
+            # no SDK client opens more than one stream per connection: this one waits longer
+            await self._pause(address, STREAM_REFUSAL_PAUSE)
+            try:
+                await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, message)
+            except _Gone:
+                return
+        # counted until gRPC is done with the stream, not when this handler returns: a stream
+        # cut off while its bot does not read lingers in the transport until the bot reads
+        # or hangs up, and must keep counting against the limits meanwhile
+        context.add_done_callback(lambda _: self._leave(peer, address))
+        try:
+            await self._connect(context, peer, address)
+        except _Gone:
+            pass
+
+    async def _pause(self, address: str, factor: float = 1.0) -> None:
+        """Wait ``factor`` x ``hello_seconds`` before refusing a stream for a limit (streams,
+        connections, hellos per address). Waiting costs the referee a timer; answering at once
+        would let a client that opens streams only to be refused get as many refusals as it
+        can send, each a few hundred us of the event loop's gRPC machinery. This way a refused
+        stream costs the referee no more than one that never says hello, and their rate per
+        connection is bounded by MAX_CONCURRENT_STREAMS / the pause. At most
+        MAX_PAUSED_PER_ADDRESS refusals of one address wait at once (memory); beyond, at once."""
+        waiting = self.paused.get(address, 0)
+        if waiting >= MAX_PAUSED_PER_ADDRESS:
+            return
+        self.paused[address] = waiting + 1
+        try:
+            await asyncio.sleep(factor * self.limits.hello_seconds)
+        finally:
+            left = self.paused.pop(address, 1) - 1
+            if left > 0:
+                self.paused[address] = left
+
+    def _enter(self, peer: str, address: str) -> tuple[str, str] | None:
+        """Count a new Connect stream of connection ``peer``; (limit, message) if over one."""
+        limits = self.limits
+        n = self.streams.get(peer, 0)
+        if limits.streams_per_connection and n >= limits.streams_per_connection:
+            return ("streams_per_connection",
+                    f"this connection already has {n} bot streams (the limit): a bot process "
+                    "needs one stream per connection")
+        if n == 0:
+            c = self.connections.get(address, 0)
+            if limits.connections_per_address and c >= limits.connections_per_address:
+                return ("connections_per_address",
+                        f"{c} connections from {address} already have bot streams here (the "
+                        "limit): close some first")
+            self.connections[address] = c + 1
+        self.streams[peer] = n + 1
+        return None
+
+    def _leave(self, peer: str, address: str) -> None:
+        n = self.streams.pop(peer, 1) - 1
+        if n > 0:
+            self.streams[peer] = n
+            return
+        c = self.connections.pop(address, 1) - 1
+        if c > 0:
+            self.connections[address] = c
+
+    async def _refuse(self, context: grpc.aio.ServicerContext, address: str, reason: str,
+                      code: grpc.StatusCode, message: str) -> None:
+        """Refuse a hello: count it (per address, bounded labels), log a summary at most once
+        per window, spend the address's refusal budget, abort with ``message`` (which quotes
+        bot-sent text only through :func:`shown`)."""
+        metrics.BAD_HELLOS.labels(self.peer_labels(address), reason).inc()
+        self.refusals.spend(address)
+        self._refused_hellos.warning("refused a bot hello from %s: %s", context.peer(),
+                                     message.split(":")[0])
+        await _abort(context, code, message)
+
+    async def _connect(self, context: grpc.aio.ServicerContext, peer: str, address: str) -> None:
+        limits = self.limits
+        try:
+            first = await asyncio.wait_for(context.read(), limits.hello_seconds or None)
+        except TimeoutError:
+            metrics.LIMIT_HITS.labels("hello_deadline").inc()
+            await self._refuse(context, address, "no_hello", grpc.StatusCode.DEADLINE_EXCEEDED,
+                               f"no hello within {limits.hello_seconds:g}s: the first "
+                               "BotMessage must carry hello (bot, token, capacity)")
         if first is grpc.aio.EOF:
             return
         if isinstance(first, _Malformed):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, first.error)
+            await self._refuse(context, address, "bad_hello", grpc.StatusCode.INVALID_ARGUMENT,
+                               first.error[:200])
         if not first.HasField("hello"):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                "the first BotMessage must carry hello (bot, token, capacity)")
+            await self._refuse(context, address, "bad_hello", grpc.StatusCode.INVALID_ARGUMENT,
+                               "the first BotMessage must carry hello (bot, token, capacity)")
         hello = first.hello
-        if not hello.token:
+        problem = check_hello(hello.bot, hello.token)
+        if problem is not None:
             metrics.FAULTS.labels("unauthenticated").inc()
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
-                                f"no token for bot {hello.bot!r}: pass the token "
-                                "`sueca-arena bots add NAME` printed")
-        if not hello.bot:
-            metrics.FAULTS.labels("unauthenticated").inc()
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "hello names no bot")
+            reason, message = problem
+            await self._refuse(context, address, reason, grpc.StatusCode.INVALID_ARGUMENT
+                               if reason == "bad_name" else grpc.StatusCode.UNAUTHENTICATED,
+                               message)
+        if not 1 <= hello.capacity <= MAX_CAPACITY:
+            await self._refuse(context, address, "bad_capacity",
+                               grpc.StatusCode.INVALID_ARGUMENT,
+                               f"bad capacity {hello.capacity}: a bot process plays 1.."
+                               f"{MAX_CAPACITY} games at once")
+        for budget, limit in ((self.refusals, "refusals"), (self.hellos, "hellos")):
+            if not budget.allowed(address):  # a flood of hellos: Redis is not asked
+                metrics.LIMIT_HITS.labels(limit).inc()
+                metrics.BAD_HELLOS.labels(self.peer_labels(address), "rate_limited").inc()
+                await self._pause(address)
+                await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                             f"too many {'refused ' if limit == 'refusals' else ''}"
+                             f"hellos from {address}: wait a few seconds")
+        self.hellos.spend(address)
         try:
             ok = await self.auth.verify(hello.bot, hello.token)
         except Exception as err:
-            log.error("cannot check the token of bot %r: %s", hello.bot, err)
-            await context.abort(grpc.StatusCode.UNAVAILABLE,
-                                f"the referee cannot check tokens right now: {err}")
+            self._refused_hellos.warning("cannot check the token of bot %r: %s", hello.bot,
+                                         shown(str(err), 200))
+            await _abort(context, grpc.StatusCode.UNAVAILABLE,
+                         f"the referee cannot check tokens right now: {shown(str(err), 200)}")
         if not ok:
             metrics.FAULTS.labels("unauthenticated").inc()
-            log.warning("refused bot %r from %s: wrong token", hello.bot, context.peer())
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
-                                f"wrong token for bot {hello.bot!r}: a token plays only as the "
-                                "bot it was issued to")
-        if not 1 <= hello.capacity <= MAX_CAPACITY:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                f"bad capacity {hello.capacity}: a bot process plays 1.."
-                                f"{MAX_CAPACITY} games at once")
+            await self._refuse(context, address, "wrong_token", grpc.StatusCode.UNAUTHENTICATED,
+                               f"wrong token for bot {hello.bot!r}: a token plays only as the "
+                               "bot it was issued to")
         if not self.accepting:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")
-        session = Session(hello.bot, hello.capacity, context.peer(), hello.sdk_version)
-        await context.write(conv.welcome_bytes(self.referee_id, hello.capacity))
-        self.hub.add(session)
-        log.info("bot %r connected from %s (capacity %d, sdk %s)", session.bot, session.peer,
-                 session.capacity, session.sdk_version or "?")
-        reader = asyncio.create_task(self._read(session, context))
+            await _abort(context, grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")
+        session = Session(hello.bot, hello.capacity, peer, hello.sdk_version[:SHOWN_CHARS],
+                          limits)
+        if not self.hub.add(session, limits.sessions_per_bot):
+            metrics.LIMIT_HITS.labels("sessions_per_bot").inc()
+            self._refused_streams.warning("refused a session of bot %r from %s: it has %d "
+                                          "already", session.bot, peer, limits.sessions_per_bot)
+            await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                         f"bot {session.bot!r} already has {limits.sessions_per_bot} "
+                         "sessions on this referee (the limit): close one first")
+        reader = writer = None
         try:
-            await session.write_loop(context.write)
+            await context.write(conv.welcome_bytes(self.public_id, hello.capacity))
+            self._sessions_log.info("bot %r connected from %s (capacity %d, sdk %s)",
+                                    session.bot, session.peer, session.capacity,
+                                    shown(session.sdk_version))
+            reader = asyncio.create_task(self._read(session, context))
+            writer = asyncio.create_task(session.write_loop(context.write))
+            session.kill = writer.cancel  # an overflow cuts short a write the bot never reads
+            await writer
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not session.overflowed or (task is not None and task.cancelling()):
+                raise
+        except Exception as err:  # the peer went away in mid-write: nothing to report
+            log.debug("stream of bot %r (%s) ended while writing: %s", session.bot, peer,
+                      shown(str(err), 200))
         finally:
-            reader.cancel()
+            for task in (reader, writer):
+                if task is not None:
+                    task.cancel()
             self.hub.remove(session)
-            log.info("bot %r disconnected (%s): %d messages in (%.1f answers each), %d out "
-                     "(%.1f items each)", session.bot, session.peer, session.received,
-                     session.actions_received / max(session.received, 1), session.sent,
-                     session.items_sent / max(session.sent, 1))
+            self._sessions_log.info(
+                "bot %r disconnected (%s): %d messages in (%.1f answers each), %d out "
+                "(%.1f items each)%s", session.bot, session.peer, session.received,
+                session.actions_received / max(session.received, 1), session.sent,
+                session.items_sent / max(session.sent, 1),
+                f", {session.errors_unanswered} faults not answered"
+                if session.errors_unanswered else "")
+        if session.overflowed:
+            await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                         f"stream not read: more than {limits.out_bytes} bytes or "
+                         f"{limits.out_items} items were waiting to be sent to bot "
+                         f"{session.bot!r}; its games wait for it to reconnect")
 
     async def _read(self, session: Session, context: grpc.aio.ServicerContext) -> None:
+        """Hand each incoming message to the hub, at most ``messages_per_second`` and
+        ``actions_per_second``: beyond that reading pauses and flow control slows the bot."""
         hub = self.hub
+        messages = Bucket(self.limits.messages_per_second)
+        actions = Bucket(self.limits.actions_per_second)
         try:
             while True:
                 msg = await context.read()
                 if msg is grpc.aio.EOF:
                     break
+                session.errors_in_message = 0
                 if msg.__class__ is _Malformed:
                     hub.malformed(session, msg.error)
-                    continue
-                if msg.actions:
-                    hub.dispatch(session, msg.actions)
-                if msg.drain and not session.draining:
-                    session.draining = True
-                    # after every game start already queued: the bot then knows all its games
-                    session.push(conv.welcome_bytes(self.referee_id, 0))
-                    log.info("bot %r (%s) is draining: no new games", session.bot, session.peer)
-                if msg.HasField("hello"):
-                    hub.malformed(session, "hello was already sent on this stream; "
-                                  "send it only in the first message")
+                    pause = messages.debit(1)
+                else:
+                    n = len(msg.actions)
+                    if n:
+                        hub.dispatch(session, msg.actions)
+                    if msg.drain and not session.draining:
+                        session.draining = True
+                        # after every game start already queued: the bot then knows all its games
+                        session.push(conv.welcome_bytes(self.public_id, 0))
+                        self._sessions_log.info("bot %r (%s) is draining: no new games",
+                                                session.bot, session.peer)
+                    if msg.HasField("hello"):
+                        hub.malformed(session, "hello was already sent on this stream; "
+                                      "send it only in the first message")
+                    pause = max(messages.debit(1), actions.debit(n))
+                if pause > 0:
+                    _READ_THROTTLE.inc()
+                    await asyncio.sleep(pause)
         except asyncio.CancelledError:
             raise
         except Exception as err:  # the stream broke: the write loop ends the session
-            log.debug("read from bot %r ended: %s", session.bot, err)
+            log.debug("read from bot %r ended: %s", session.bot, shown(str(err), 200))
         session.close()
 
     # -- MatchService ---------------------------------------------------------------------------
@@ -233,14 +437,8 @@ class Referee:
                 problem = "wrong operator token"
         if problem is not None:
             metrics.FAULTS.labels("unauthenticated").inc()
-            now = time.monotonic()
-            if now - self._refused_logged >= REFUSED_LOG_SECONDS:
-                log.warning("refused a MatchService call from %s: %s (%d more refused since the "
-                            "last line)", context.peer(), problem.split(":")[0],
-                            self._refused_quiet)
-                self._refused_logged, self._refused_quiet = now, 0
-            else:
-                self._refused_quiet += 1
+            self._refused_calls.warning("refused a MatchService call from %s: %s",
+                                        context.peer(), problem.split(":")[0])
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
 
     async def RunMatch(self, request: pb.MatchSpec,
@@ -274,7 +472,7 @@ class Referee:
                     code = grpc.StatusCode.NOT_FOUND
                     message = f"unknown bot {name!r}: no bot of that name is registered"
             await context.abort(code, message)
-        runner = MatchRunner(plan, sessions, self.hub)
+        runner = MatchRunner(plan, sessions, self.hub, self.seed_key)
         self.matches[plan.match_id] = runner
         listener = runner.listen(cards=not plan.quiet, replay=True)
         task = asyncio.create_task(runner.run(), name=f"match {plan.match_id}")
@@ -371,14 +569,17 @@ def _handlers(ref: Referee) -> list[grpc.GenericRpcHandler]:
 async def start(auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
                 referee_id: str | None = None,
                 credentials: grpc.ServerCredentials | None = None,
-                operator_token: str | None = None) -> Referee:
+                operator_token: str | None = None, limits: Limits | None = None,
+                seed_key: bytes | None = None) -> Referee:
     """Start a referee on ``host:port`` (0: a free port, see ``Referee.port``) in this loop.
 
     ``credentials`` (:func:`sueca.referee.security.server_credentials`) serve TLS instead of plaintext
     on the same port; ``operator_token`` makes every MatchService call prove it is an operator
     (bots keep their own tokens; health and reflection stay open for probes and grpcurl).
+    ``limits`` bound what each bot may cost (:class:`sueca.referee.limits.Limits`); ``seed_key``
+    keys the bots' seeds (unset: random, so only this process can reproduce its bots' play).
     """
-    ref = Referee(auth, referee_id, operator_token)
+    ref = Referee(auth, referee_id, operator_token, limits, seed_key)
     server = grpc.aio.server(options=SERVER_OPTIONS)
     server.add_generic_rpc_handlers(_handlers(ref))
     health_pb2_grpc.add_HealthServicer_to_server(ref.health, server)
@@ -411,8 +612,10 @@ class ServerThread:
             control.list_bots(srv.address)
     """
 
-    def __init__(self, auth: Authenticator, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
+                 limits: Limits | None = None, seed_key: bytes | None = None) -> None:
         self.auth, self.host, self.want_port = auth, host, port
+        self.limits, self.seed_key = limits, seed_key
         self.loop = asyncio.new_event_loop()
         self.referee: Referee | None = None
         self._thread = threading.Thread(target=self._main, name="referee", daemon=True)
@@ -432,7 +635,8 @@ class ServerThread:
     async def _serve(self) -> None:
         self._stopped = asyncio.Event()
         try:
-            self.referee = await start(self.auth, self.host, self.want_port)
+            self.referee = await start(self.auth, self.host, self.want_port,
+                                       limits=self.limits, seed_key=self.seed_key)
         except BaseException as err:
             self._error = err
             self._ready.set()

@@ -18,12 +18,13 @@ import asyncio
 import itertools
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from sueca import wire as conv
 from sueca.referee import metrics
 from sueca.referee.faults import Fault
+from sueca.referee.limits import Bucket, Limits, Summary, shown
 from sueca.v1 import sueca_pb2 as pb
 
 if TYPE_CHECKING:
@@ -56,10 +57,17 @@ class PlacementError(Exception):
         self.code = code
 
 
-class Session:
-    """One authenticated bot stream."""
+_OUT_QUEUE = metrics.LIMIT_HITS.labels("out_queue")
+_overflow_log = Summary(log, 1.0, 10)  # a bot cut off, back, cut off... costs a few lines
+_ERRORS = metrics.LIMIT_HITS.labels("errors")
 
-    def __init__(self, bot: str, capacity: int, peer: str = "", sdk_version: str = "") -> None:
+
+class Session:
+    """One authenticated bot stream, with what it may cost the referee (:class:`Limits`)."""
+
+    def __init__(self, bot: str, capacity: int, peer: str = "", sdk_version: str = "",
+                 limits: Limits | None = None) -> None:
+        limits = limits or Limits()
         self.id = next(_ids)
         self.bot = bot
         self.capacity = capacity
@@ -67,6 +75,17 @@ class Session:
         self.sdk_version = sdk_version
         self.games: dict[str, Seat] = {}
         self.out: list[bytes] = []  # encoded RefereeMessage fields: turns, events, errors
+        # what ``out`` holds; over a limit the session is cut off (see overflow)
+        self.out_bytes = 0
+        self.max_bytes = limits.out_bytes or 1 << 62
+        self.max_items = limits.out_items or 1 << 62
+        self.overflowed = False
+        self.kill: Callable[[], object] | None = None  # cancels a write stuck on a full stream
+        # ActionErrors answered: per incoming message, and a bucket per second
+        self.errors_per_message = limits.errors_per_message or 1 << 62
+        self.errors_in_message = 0
+        self.error_bucket = Bucket(limits.errors_per_second)
+        self.errors_unanswered = 0
         self.wake = asyncio.Event()
         self.draining = False
         self.closed = False
@@ -87,6 +106,9 @@ class Session:
         """Queue one encoded RefereeMessage field (a turn, an event or an error) and have it
         sent in this tick's batch."""
         self.out.append(field)
+        self.out_bytes += len(field)
+        if self.out_bytes > self.max_bytes or len(self.out) > self.max_items:
+            self.overflow()
         self.wake.set()
 
     def push_lazy(self, field: bytes) -> None:
@@ -94,8 +116,38 @@ class Session:
         or deal end is needed before the seat's next turn, not sooner): one match costs its
         bots one message per turn, not one per event."""
         self.out.append(field)
+        self.out_bytes += len(field)
+        if self.out_bytes > self.max_bytes or len(self.out) > self.max_items:
+            self.overflow()
+
+    def overflow(self) -> None:
+        """The bot does not read what it is sent: drop the queue and end the stream
+        (RESOURCE_EXHAUSTED). Its games wait for it to come back like any lost connection."""
+        if self.overflowed:
+            return
+        self.overflowed = True
+        _OUT_QUEUE.inc()
+        _overflow_log.warning("bot %r (%s) did not read: %d bytes, %d items queued; closing "
+                              "its stream", self.bot, self.peer, self.out_bytes, len(self.out))
+        self.out = []
+        self.out_bytes = 0
+        self.close()
+        if self.kill is not None:
+            self.kill()
+
+    def may_answer(self) -> bool:
+        """May this session be answered one more ActionError? Not beyond ``errors_per_message``
+        for the message being handled, nor ``errors_per_second``: the rest are counted only."""
+        if (self.errors_in_message < self.errors_per_message and not self.overflowed
+                and self.error_bucket.take()):
+            self.errors_in_message += 1
+            return True
+        self.errors_unanswered += 1
+        _ERRORS.inc()
+        return False
 
     def push_error(self, game_id: str, request_id: int, code: str, message: str) -> None:
+        """Answer a fault (the caller asked :meth:`may_answer` first)."""
         self.push(conv.error_bytes(game_id, request_id, code, message))
         metrics.FAULTS.labels(code).inc()
 
@@ -112,10 +164,12 @@ class Session:
         if len(out) <= MAX_BATCH:
             self.items_sent += len(out)
             self.out = []
+            self.out_bytes = 0
             return b"".join(out)
         self.items_sent += MAX_BATCH
         msg = b"".join(out[:MAX_BATCH])
         del out[:MAX_BATCH]
+        self.out_bytes -= len(msg)
         return msg
 
     async def write_loop(self, write: object) -> None:
@@ -156,8 +210,13 @@ class SessionHub:
         self.away: dict[str, dict[str, Seat]] = {}  # bot -> seats whose connection was lost
 
     # -- sessions -------------------------------------------------------------------------------
-    def add(self, session: Session) -> None:
-        self.sessions.setdefault(session.bot, []).append(session)
+    def add(self, session: Session, limit: int = 0) -> bool:
+        """Register an authenticated stream; False (nothing changed) when its bot already has
+        ``limit`` sessions here (0: no limit)."""
+        same = self.sessions.setdefault(session.bot, [])
+        if limit and len(same) >= limit:
+            return False
+        same.append(session)
         metrics.SESSIONS.inc()
         away = self.away.pop(session.bot, None)
         if away:
@@ -165,6 +224,7 @@ class SessionHub:
                      len(away))
             for seat in away.values():
                 seat.reattach(session)
+        return True
 
     def remove(self, session: Session) -> None:
         """The stream ended: its games wait for the bot to come back (grace period)."""
@@ -262,21 +322,24 @@ class SessionHub:
             gid = action.game_id
             seat = games.get(gid)
             if seat is None:
-                session.push_error(gid, action.request_id, UNKNOWN_GAME,
-                                   f"unknown game {gid!r}: no such game is running on this "
-                                   "referee (it may have ended)")
+                if session.may_answer():  # the id is the bot's own text: quoted cut, escaped
+                    session.push_error(gid[:64], action.request_id, UNKNOWN_GAME,
+                                       f"unknown game {shown(gid)}: no such game is running "
+                                       "on this referee (it may have ended)")
                 continue
             if seat.bot != bot:  # says nothing of the game's match, seat or bot
-                session.push_error(gid, action.request_id, NOT_YOUR_SEAT,
-                                   f"game {gid!r} is not held by bot {bot!r}: answer only the "
-                                   "games this stream was given")
+                if session.may_answer():
+                    session.push_error(gid, action.request_id, NOT_YOUR_SEAT,
+                                       f"game {gid!r} is not held by bot {bot!r}: answer only "
+                                       "the games this stream was given")
                 continue
             fault = seat.offer(action)
-            if fault is not None:
+            if fault is not None and session.may_answer():
                 session.push_error(gid, action.request_id, fault[0], fault[1])
 
     def malformed(self, session: Session, message: str) -> None:
-        session.push_error("", 0, MALFORMED, message)
+        if session.may_answer():
+            session.push_error("", 0, MALFORMED, message)
 
     # -- status ---------------------------------------------------------------------------------
     def status(self) -> list[pb.BotStatus]:

@@ -9,12 +9,18 @@ Security: ``--tls-cert``/``--tls-key`` serve TLS on the same port (bots then con
 ``sueca-bot run --tls`` or ``--tls-ca``); ``--operator-token-file`` (or ``SUECA_OPERATOR_TOKEN``)
 lets only callers with that token run, watch or list (league workers and the CLI send
 ``SUECA_OPERATOR_TOKEN``). Health checking and reflection stay open for probes.
+
+Hostile bots: every per-bot limit (README "Threat model") has a flag, also read from
+``SUECA_<FLAG>`` (``--out-bytes`` / ``SUECA_OUT_BYTES``); 0 disables it. ``SUECA_SEED_KEY``
+(or ``--seed-key-file``) keys the bots' seeds: set the same key on every referee so a match
+replays exactly, anywhere (``sueca-arena selfplay`` and ``play_local`` read it too).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import ipaddress
 import logging
 import os
@@ -27,6 +33,24 @@ from sueca.sdk.cli import Bounded
 from sueca.sdk.settings import current
 
 HEARTBEAT_SECONDS = 2.0
+MIN_SEED_KEY_CHARS = 16  # a short key could be found by trying keys and small seeds together
+LIMIT_HELP = {
+    "out_bytes": "bytes queued towards one bot before its stream is closed (RESOURCE_EXHAUSTED)",
+    "out_items": "turns, events and errors queued towards one bot before its stream is closed",
+    "errors_per_message": "ActionErrors answered for one incoming message (the rest: counted)",
+    "errors_per_second": "ActionErrors answered per bot stream and second",
+    "messages_per_second": "incoming messages read per bot stream and second (then it waits)",
+    "actions_per_second": "incoming actions read per bot stream and second (then it waits)",
+    "hello_seconds": "seconds a new bot stream has to send its hello",
+    "streams_per_connection": "bot streams at once on one connection",
+    "connections_per_address": "connections with bot streams at once from one address "
+                               "(0 behind a proxy that hides bot addresses)",
+    "sessions_per_bot": "streams at once of one bot name",
+    "refusals_per_second": "refused hellos per address and second before further hellos from "
+                           "it are refused without asking Redis",
+    "hellos_per_second": "hellos per address and second (5 seconds' worth at once) before "
+                         "further ones are refused without asking Redis",
+}
 HEARTBEAT_TTL = 10  # seconds a replica's bot list outlives its last heartbeat
 
 log = logging.getLogger("sueca.referee")
@@ -58,8 +82,58 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--operator-token-file", default=None, metavar="FILE",
                    help="file holding the token RunMatch, Watch and ListBots callers must send "
                         "(default: $SUECA_OPERATOR_TOKEN; without either, anyone may call them)")
+    p.add_argument("--seed-key-file", default=None, metavar="FILE",
+                   help="file holding the key of the bots' seeds (default: $SUECA_SEED_KEY; "
+                        "without either, a random key: bot play then replays only here)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    add_limit_flags(p)
     p.set_defaults(func=run)
+
+def add_limit_flags(p: argparse.ArgumentParser) -> None:
+    from sueca.referee.limits import Limits
+    group = p.add_argument_group(
+        "per-bot limits", "what one bot may cost this referee (0 disables a limit); each flag "
+        "is also read from SUECA_<FLAG>, e.g. SUECA_OUT_BYTES")
+    for field in dataclasses.fields(Limits):
+        kind = int if isinstance(field.default, int) else float
+        group.add_argument("--" + field.name.replace("_", "-"), action=Bounded, kind=kind, low=0,
+                           default=None, dest=field.name,
+                           help=f"{LIMIT_HELP[field.name]} (default {field.default})")
+
+
+def limits_from(args: argparse.Namespace) -> Any:
+    """The referee's :class:`~sueca.referee.limits.Limits` from the flags, else the settings
+    (``SUECA_OUT_BYTES`` ..., checked at start-up), else the defaults."""
+    from sueca.referee.limits import Limits
+    env = current()
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(Limits):
+        value = getattr(args, field.name, None)
+        if value is None:
+            value = getattr(env, field.name)
+        if value is not None:
+            kind = int if isinstance(field.default, int) else float
+            values[field.name] = kind(value)
+    return Limits(**values)
+
+
+def seed_key_from(args: argparse.Namespace) -> bytes | None:
+    """The bot seed key from ``--seed-key-file`` or ``SUECA_SEED_KEY`` (None: neither)."""
+    from sueca.arena.cli import UserError
+    if args.seed_key_file:
+        where = f"seed key file {args.seed_key_file!r}"
+        try:
+            with open(args.seed_key_file, encoding="utf-8", errors="replace") as f:
+                key = f.read().strip()
+        except OSError as err:
+            raise UserError(f"cannot read {where}: {err.strerror}") from None
+        if len(key) < MIN_SEED_KEY_CHARS:
+            raise UserError(f"{where} holds {len(key)} characters: a seed key needs at least "
+                            f"{MIN_SEED_KEY_CHARS} (e.g. `python -c 'import secrets; "
+                            "print(secrets.token_urlsafe(32))'`)")
+        return key.encode()
+    key = current().seed_key  # checked (16 characters at least) with every setting
+    return None if key is None else key.encode()
 
 
 def is_loopback(host: str) -> bool:
@@ -107,6 +181,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("the referee checks bot tokens in Redis: pass --redis URL (or set "
                         "SUECA_REDIS_URL), or --insecure to accept any token on a private machine")
     credentials, operator_token = security(args)
+    limits = limits_from(args)
+    seed_key = seed_key_from(args)
     from sueca.arena.bots import RegistryAuth
     from sueca.referee.server import StaticAuth
     auth: Any
@@ -123,14 +199,15 @@ def run(args: argparse.Namespace) -> int:
     advertise = args.advertise or f"{host}:{args.port}"
     try:
         asyncio.run(_serve(args, auth, advertise, redis_url is not None, credentials,
-                           operator_token))
+                           operator_token, limits, seed_key))
     except OSError as err:
         raise UserError(f"cannot start the referee on {args.host}:{args.port}: {err}") from None
     return 0
 
 
 async def _serve(args: argparse.Namespace, auth: Any, advertise: str, publish: bool,
-                 credentials: Any = None, operator_token: str | None = None) -> None:
+                 credentials: Any = None, operator_token: str | None = None,
+                 limits: Any = None, seed_key: bytes | None = None) -> None:
     from sueca.referee import metrics
     from sueca.referee.server import start
 
@@ -143,7 +220,11 @@ async def _serve(args: argparse.Namespace, auth: Any, advertise: str, publish: b
                             f"{args.metrics_port}: {err.strerror or err} (another referee? "
                             "give each its own --metrics-port, or 0 for none)") from None
     ref = await start(auth, args.host, args.port, referee_id=advertise, credentials=credentials,
-                      operator_token=operator_token)
+                      operator_token=operator_token, limits=limits, seed_key=seed_key)
+    if seed_key is None:
+        log.warning("no SUECA_SEED_KEY: bots' seeds use a random key of this process, so a "
+                    "match's bot play replays only on this referee; set the same key on every "
+                    "referee (and for selfplay) to reproduce matches anywhere")
     log.info("referee %s listening on %s:%d (%s, %s)%s", advertise, args.host, ref.port,
              "TLS" if credentials is not None else "plaintext",
              "operator token required" if operator_token else "no operator token",

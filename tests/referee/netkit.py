@@ -28,7 +28,10 @@ BOTLIB = str(Path(__file__).resolve().parent / "botlib.py")
 # Every process of these tests agrees on the Redis key prefix, whatever another test package
 # left in this process's environment.
 KEY_PREFIX = "sueca:"
-ENV = {"SUECA_KEY_PREFIX": KEY_PREFIX}
+# The referees of these tests key their bots' seeds with this (SUECA_SEED_KEY), so a test can
+# replay a network match in-process (play_local(..., seed_key=SEED_KEY)).
+SEED_KEY = "netkit-test-seed-key-0123456789"
+ENV = {"SUECA_KEY_PREFIX": KEY_PREFIX, "SUECA_SEED_KEY": SEED_KEY}
 
 
 def wait_for(cond: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
@@ -74,14 +77,15 @@ class RefereeProc(_Proc):
     """``sueca-arena referee`` as a subprocess on free ports."""
 
     def __init__(self, redis_url: str | None, drain_seconds: float = 5.0,
-                 log_path: Path | None = None, port: int | None = None) -> None:
+                 log_path: Path | None = None, port: int | None = None,
+                 extra: Sequence[str] = (), env: dict[str, str] | None = None) -> None:
         self.port = port or free_port()
         self.metrics_port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         args = [str(BIN / "sueca-arena"), "referee", "--port", str(self.port),
                 "--metrics-port", str(self.metrics_port), "--drain-seconds", str(drain_seconds)]
         args += ["--redis", redis_url] if redis_url else ["--insecure"]
-        self._spawn(args, log_path, {})
+        self._spawn(args + list(extra), log_path, env or {})
         wait_for(self._healthy, 30, f"referee on {self.address}")
 
     def _healthy(self) -> bool:

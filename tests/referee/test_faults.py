@@ -140,12 +140,15 @@ def test_protocol_faults_are_answered_and_never_touch_the_game(referee, random_b
     # acting with no open request: out of turn (a new id) or stale (an old one)
     bot.play(nxt)
     bot.send(action(nxt, request_id=rid + 5, card=nxt.observation.legal[0]))
-    e = error_of(bot)
-    assert e.code in ("out_of_turn", "stale_request")
+    msg = bot.expect(lambda m: m.errors, 10, "action error")
+    assert msg.errors[0].code in ("out_of_turn", "stale_request")
+    turns = list(msg.turns)  # the next turn may share the batch with the error
     bot.send(action(nxt, card=nxt.observation.legal[0]))
-    assert error_of(bot).code in ("stale_request", "out_of_turn")
+    msg = bot.expect(lambda m: m.errors, 10, "action error")
+    assert msg.errors[0].code in ("stale_request", "out_of_turn")
+    turns += msg.turns
 
-    result = play_to_end(bot, fut)
+    result = play_to_end(bot, fut, turns[0] if turns else None)
     assert result["end"] == "normal"
     assert replay.verify(result["replay"]) == []
     bot.close()

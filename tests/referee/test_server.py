@@ -11,7 +11,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from netkit import BOTLIB, RawBot, RefereeProc, free_of, rpc_error, sessions_of, wait_for
+from netkit import BOTLIB, SEED_KEY, RawBot, RefereeProc, free_of, rpc_error, sessions_of, wait_for
 
 from sueca.engine import Variant, replay, shuffled_deck
 from sueca.referee import control
@@ -86,8 +86,8 @@ def test_many_games_over_one_stream(referee, random_bots):
 @pytest.mark.parametrize("seed", [2024, "duplicate-pair-7"])
 def test_same_seed_same_replay_in_process_and_over_network(referee, random_bots, seed):
     mid = f"same-{seed}"
-    local = replay.record(play_local([RandomBot] * 4, seed=seed, match_id=mid, seat_names=AB),
-                          mid, AB)
+    local = replay.record(play_local([RandomBot] * 4, seed=seed, match_id=mid, seat_names=AB,
+                                     seed_key=SEED_KEY.encode()), mid, AB)
     remote = control.run_match(referee.address, {"bots": AB, "seed": seed, "match_id": mid})
     assert remote["replay"] == local
 
@@ -197,6 +197,7 @@ def test_weak_hand_redeal_over_the_network(referee, tokens, bot_proc):
     variant = Variant(weak_hand_redeal=True)
     seats = ["carol"] * 4
     local = replay.record(play_local([Redealer] * 4, variant=variant, seed=16, match_id="redeal",
+                                     seed_key=SEED_KEY.encode(),
                                      seat_names=seats), "redeal", seats)
     remote = control.run_match(referee.address, {"bots": seats, "seed": 16, "match_id": "redeal",
                                                  "variant": {"weak_hand_redeal": True}})

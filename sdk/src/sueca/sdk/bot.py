@@ -9,6 +9,7 @@ without ever juggling game ids, and a synchronous bot never needs a lock.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import random
 from collections.abc import Callable
 from typing import NamedTuple, TypeVar
@@ -42,19 +43,24 @@ _sha256 = hashlib.sha256
 _from_bytes = int.from_bytes
 
 
-def bot_seed(match_seed: object, seat: int) -> int:
-    """The seed of a seat's ``Bot.rng``, derived from the match seed by a one-way hash.
+def bot_seed(match_seed: object, seat: int, key: bytes = b"") -> int:
+    """The seed of a seat's ``Bot.rng``, derived from the match seed and the operator's ``key``.
 
-    It must not reveal the match seed (which fixes every deck): rated matches use 64-bit random
-    seeds, so inverting this by trying seeds is hopeless.
+    Over the network it must reveal nothing of the match seed, which fixes every deck, whatever
+    that seed is: an operator's ``seed: 1`` is found by trying small seeds in a millisecond. So
+    the referee always derives it with HMAC-SHA256 under a key no bot ever sees
+    (``SUECA_SEED_KEY``, else a random key per referee process). The same key gives the same
+    bot seeds, so an operator who holds it replays a match exactly, in-process too
+    (:func:`sueca.sdk.local.play_local` takes it, or reads ``SUECA_SEED_KEY``). With no key
+    (in-process play, where every bot could read the match anyway) it is an unkeyed SHA-256.
     """
-    digest = _sha256(f"sueca-bot:{match_seed}:{seat}".encode()).digest()
-    return _from_bytes(digest[:8], "big")
+    return bot_seeds(match_seed, key)[seat]
 
 
-def bot_seeds(match_seed: object) -> tuple[int, int, int, int]:
-    """``bot_seed(match_seed, seat)`` for seats 0..3 (the same values), the prefix hashed once."""
-    h = _sha256(f"sueca-bot:{match_seed}:".encode())
+def bot_seeds(match_seed: object, key: bytes = b"") -> tuple[int, int, int, int]:
+    """``bot_seed(match_seed, seat, key)`` for seats 0..3, the prefix hashed once."""
+    prefix = f"sueca-bot:{match_seed}:".encode()
+    h = hmac.new(key, prefix, _sha256) if key else _sha256(prefix)
     seeds = []
     for tail in (b"0", b"1", b"2", b"3"):
         c = h.copy()

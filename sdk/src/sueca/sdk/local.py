@@ -3,7 +3,8 @@
 ``play_local`` makes one fresh bot per seat (bots keep per-match memory), starts each with the
 same :class:`~sueca.sdk.bot.MatchInfo` a referee would send, and plays the match through the engine.
 A seat's ``Bot.rng`` is seeded with :func:`~sueca.sdk.bot.bot_seed` of the match seed, so a match is
-fully reproducible from its seed and bots.
+fully reproducible from its seed and bots; with the referee's seed key (``seed_key``, or
+``SUECA_SEED_KEY``) a match played here is the very match a referee with that key played.
 
 A bot whose ``play`` is ``async def`` plays here as it does over the network: its ``play``,
 ``redeal`` and hooks are awaited (on an event loop of the match's own), so the same bot behaves
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 from sueca.engine import DEFAULT, Match, Player, Variant, play_match
 
 from .bot import MatchInfo, bot_seeds
+from .settings import current
 
 __all__ = ["play_local", "play_duplicate", "swap_teams"]
 
@@ -33,11 +35,12 @@ _new = tuple.__new__  # a NamedTuple without its Python-level __new__
 def play_local(bots: Sequence[Callable[[], Player]], variant: Variant = DEFAULT,
                seed: int | str | None = None, match_id: str = "local",
                seat_names: Sequence[str] | None = None, decks: Iterable[Iterable[object]] = (),
-               first_dealer: int | None = None) -> Match:
+               first_dealer: int | None = None, seed_key: bytes | None = None) -> Match:
     """Play one match; ``bots[s]`` (a class or a no-argument factory) makes the bot of seat s.
 
-    Returns the finished :class:`~sueca.engine.Match` (``sueca.engine.replay.record`` turns
-    it into a replay).
+    ``seed_key`` keys the bots' seeds as a referee does (default: ``SUECA_SEED_KEY``, else
+    none). Returns the finished :class:`~sueca.engine.Match` (``sueca.engine.replay.record``
+    turns it into a replay).
     """
     if len(bots) != 4:
         raise ValueError(f"a match needs 4 bots, one per seat; got {len(bots)}")
@@ -52,7 +55,9 @@ def play_local(bots: Sequence[Callable[[], Player]], variant: Variant = DEFAULT,
         loop = asyncio.new_event_loop()  # the client's criterion: play is a coroutine function
         players = [_Awaited(bot, loop) for bot in players]
     try:
-        seeds = bot_seeds(seed)  # bot_seed(seed, seat) for each seat
+        if seed_key is None:
+            seed_key = (current().seed_key or "").encode()
+        seeds = bot_seeds(seed, seed_key)  # bot_seed(seed, seat, seed_key) for each seat
         for seat, bot in enumerate(players):
             start = getattr(bot, "start", None)
             if start is not None:

@@ -84,6 +84,25 @@ def _runner(raw: str) -> str:
     return value
 
 
+def _limit(raw: str) -> float | None:
+    if not raw.strip():
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError("a number at least 0 (0 disables the limit)") from None
+    if not math.isfinite(value) or value < 0:
+        raise ValueError("a number at least 0 (0 disables the limit)")
+    return value
+
+
+def _seed_key(raw: str) -> str | None:
+    key = raw.strip()
+    if key and len(key) < 16:
+        raise ValueError(f"a seed key needs at least 16 characters, this one has {len(key)}")
+    return key or None
+
+
 def _prefix(raw: str) -> str:
     value = raw.strip() or "sueca:"
     if any(c.isspace() for c in value) or len(value) > 64:
@@ -149,6 +168,15 @@ VARIABLES: tuple[Variable, ...] = (
              "seconds before Redis hands an unacknowledged match to another worker", _seconds),
     Variable("SUECA_ELO_K", "24", "worker, ratings commands",
              "Elo K of a new league (then kept in Redis)", _positive),
+    Variable("SUECA_SEED_KEY", "", "referee, self-play",
+             "secret key of the bots' seeds (HMAC): a bot cannot learn the decks from its seed; "
+             "unset, a referee picks a random one", _seed_key),
+    *(Variable(f"SUECA_{name.upper()}", "", "referee", f"per-bot limit `--{name.replace('_', '-')}` "
+               "(unset: its built-in default; 0 disables it)", _limit)
+      for name in ("out_bytes", "out_items", "errors_per_message", "errors_per_second",
+                   "messages_per_second", "actions_per_second", "hello_seconds",
+                   "streams_per_connection", "connections_per_address", "sessions_per_bot",
+                   "refusals_per_second", "hellos_per_second")),
 )
 
 
@@ -176,6 +204,19 @@ class Settings:
     retry_base: float
     visibility_timeout: float
     elo_k: float
+    seed_key: str | None
+    out_bytes: float | None
+    out_items: float | None
+    errors_per_message: float | None
+    errors_per_second: float | None
+    messages_per_second: float | None
+    actions_per_second: float | None
+    hello_seconds: float | None
+    streams_per_connection: float | None
+    connections_per_address: float | None
+    sessions_per_bot: float | None
+    refusals_per_second: float | None
+    hellos_per_second: float | None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -1,0 +1,210 @@
+"""What one bot may cost the referee: the per-session and per-peer limits, and the helpers that
+keep untrusted text and unauthenticated callers cheap.
+
+Every bot is assumed hostile. A limit here bounds what the referee *chooses* to spend on one
+session, connection or address, so a bot's cost to the referee never grows with what it sends:
+
+- what the referee queues towards a bot (bytes and items of ``Session.out``): a bot that does
+  not read is cut off (RESOURCE_EXHAUSTED) instead of growing the queue without end;
+- ActionErrors it is answered, per incoming message and per second: faults beyond that are
+  counted, not answered (each answer costs an encoding and a queue slot);
+- incoming messages and actions per second: beyond that the referee stops reading the stream
+  for a while, so HTTP/2 flow control slows the sender instead of the referee's event loop;
+- a hello deadline, streams per connection, connections per address, sessions per bot;
+- hellos, and refused hellos, per address and second: beyond either a hello is refused (after a
+  pause) before Redis is asked, so neither a bad-hello flood nor a bot reconnecting in a loop
+  costs a Redis look-up and a session per attempt.
+
+Nothing here imports the arena: the name and token syntax is the registry's (``sueca.arena.bots``
+issues ``NAME.<secret>``), restated so the referee can refuse a malformed hello for free.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass, fields
+
+# Bot names as the registry accepts them (sueca.arena.bots.NAME); a test keeps the two equal.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+# Tokens as the registry issues them (NAME.<urlsafe secret>), with room for hand-made ones.
+TOKEN = re.compile(r"[A-Za-z0-9_.~+/=-]{1,200}")
+SHOWN_CHARS = 64  # untrusted text is cut to this many characters in logs and status messages
+MAX_TRACKED_PEERS = 4096  # addresses with a refusal budget kept in memory at once
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The referee's limits; every field has a ``sueca-arena referee`` flag and a ``SUECA_*``
+    variable (``--out-bytes`` / ``SUECA_OUT_BYTES`` ...). 0 disables a count limit."""
+
+    out_bytes: int = 8 * 1024 * 1024    # queued towards one bot, not yet sent
+    out_items: int = 100_000            # turns, events and errors queued towards one bot
+    errors_per_message: int = 16        # ActionErrors answered for one incoming message
+    errors_per_second: float = 100.0    # ActionErrors answered per session and second
+    messages_per_second: float = 500.0  # incoming messages read per session and second
+    actions_per_second: float = 20_000.0  # incoming actions read per session and second
+    hello_seconds: float = 5.0          # a stream must say hello within this
+    streams_per_connection: int = 4     # BotService.Connect streams on one HTTP/2 connection
+    connections_per_address: int = 64   # connections with a Connect stream, per peer address
+    sessions_per_bot: int = 32          # authenticated streams of one bot name
+    refusals_per_second: float = 5.0    # refused hellos per peer address (burst: 4 seconds')
+    hellos_per_second: float = 20.0     # hellos checked per peer address (burst: 5 seconds')
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``value`` fit for a log line or a status message: ``repr``-escaped (a newline cannot forge
+    a log line) and cut to ``limit`` characters, saying how long it really was."""
+    if isinstance(value, bytes | str) and len(value) > limit:
+        return f"{value[:limit]!r}... ({len(value)} long)"
+    return repr(value)
+
+
+def peer_address(peer: str) -> str:
+    """``ipv4:10.0.0.1:5555`` -> ``ipv4:10.0.0.1``: the address without the port (one peer
+    string is one connection; the address is the host behind it)."""
+    head, sep, port = peer.rpartition(":")
+    return head if sep and port.isdigit() else peer
+
+
+def check_hello(bot: str, token: str) -> tuple[str, str] | None:
+    """(reason, message) for what is wrong with a hello's bot name and token by syntax alone,
+    or None. Reasons: no_bot, bad_name, no_token, bad_token. The message quotes a bad name cut
+    and escaped, and never the token (it may be a real one)."""
+    if not bot:
+        return "no_bot", "hello names no bot"
+    if not NAME.fullmatch(bot):
+        return "bad_name", (f"bad bot name {shown(bot)}: 1-40 characters, letters, digits and "
+                            "_.- (not first)")
+    if not token:
+        return "no_token", (f"no token for bot {bot!r}: pass the token `sueca-arena bots add "
+                            "NAME` printed")
+    if not TOKEN.fullmatch(token):
+        return "bad_token", (f"malformed token for bot {bot!r} ({len(token)} characters): pass "
+                             "the token `sueca-arena bots add NAME` printed")
+    return None
+
+
+class Bucket:
+    """A token bucket: ``rate`` per second, at most ``burst`` saved. ``take`` never blocks;
+    ``debit`` may go into debt and says how long to wait until it is paid off."""
+
+    __slots__ = ("rate", "burst", "tokens", "stamp")
+
+    def __init__(self, rate: float, burst: float | None = None) -> None:
+        self.rate = rate
+        self.burst = burst if burst is not None else max(rate, 1.0)
+        self.tokens = self.burst
+        self.stamp = time.monotonic()
+
+    def refill(self) -> None:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def take(self, n: float = 1.0) -> bool:
+        if self.rate <= 0:
+            return True
+        if self.tokens < n:
+            self.refill()
+            if self.tokens < n:
+                return False
+        self.tokens -= n
+        return True
+
+    def debit(self, n: float) -> float:
+        """Spend ``n`` now; the seconds until the balance is back to zero (0: no debt)."""
+        if self.rate <= 0:
+            return 0.0
+        self.tokens -= n
+        if self.tokens >= 0:
+            return 0.0
+        self.refill()
+        return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
+
+    @property
+    def full(self) -> bool:
+        self.refill()
+        return self.tokens >= self.burst
+
+
+class Summary:
+    """Log lines within a budget: ``rate`` per second, ``burst`` at once; a line beyond it is
+    only counted, and the next line logged says how many were held back. A scanner, a flood of
+    bad hellos or a bot reconnecting in a loop costs a few lines, not one per attempt.
+    ``Summary(log, 0.1, 1)`` is one line per 10 seconds."""
+
+    def __init__(self, logger: logging.Logger, rate: float, burst: float = 1.0) -> None:
+        self.log = logger
+        self.bucket = Bucket(rate, burst)
+        self.quiet = 0
+
+    def emit(self, level: int, fmt: str, *args: object) -> None:
+        if not self.bucket.take():
+            self.quiet += 1
+            return
+        if self.quiet:
+            fmt, args = fmt + " (%d more since the last line)", (*args, self.quiet)
+            self.quiet = 0
+        self.log.log(level, fmt, *args)
+
+    def warning(self, fmt: str, *args: object) -> None:
+        self.emit(logging.WARNING, fmt, *args)
+
+    def info(self, fmt: str, *args: object) -> None:
+        self.emit(logging.INFO, fmt, *args)
+
+
+class PeerLabels:
+    """Metric label values for peer addresses with bounded cardinality: the first ``size``
+    distinct addresses get their own label, every later one is ``other``."""
+
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self.known: set[str] = set()
+
+    def __call__(self, address: str) -> str:
+        if address in self.known:
+            return address
+        if len(self.known) < self.size:
+            self.known.add(address)
+            return address
+        return "other"
+
+
+class AddressBudget:
+    """A :class:`Bucket` per peer address (refused hellos, or all hellos), bounded in number:
+    buckets that have refilled are forgotten first, and an address flood starts over."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self.buckets: dict[str, Bucket] = {}
+
+    def allowed(self, address: str) -> bool:
+        """Has ``address`` budget left (without spending it)?"""
+        bucket = self.buckets.get(address)
+        if bucket is None or self.rate <= 0:
+            return True
+        bucket.refill()
+        return bucket.tokens >= 1
+
+    def spend(self, address: str) -> None:
+        if self.rate <= 0:
+            return
+        bucket = self.buckets.get(address)
+        if bucket is None:
+            if len(self.buckets) >= MAX_TRACKED_PEERS:
+                self.buckets = {a: b for a, b in self.buckets.items() if not b.full}
+                if len(self.buckets) >= MAX_TRACKED_PEERS:
+                    self.buckets.clear()
+            bucket = self.buckets[address] = Bucket(self.rate, self.burst)
+        bucket.take()
+
+
+__all__ = ["Limits", "Bucket", "Summary", "PeerLabels", "AddressBudget", "shown", "peer_address",
+           "check_hello", "NAME", "TOKEN"]
