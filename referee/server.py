@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 import grpc
@@ -28,6 +28,7 @@ from grpc_reflection.v1alpha import reflection
 
 from sueca import wire as conv
 from sueca.referee import metrics
+from sueca.referee.house import HouseBots, is_house_name, quote
 from sueca.referee.match_runner import Listener, MatchRunner
 from sueca.referee.security import AUTHORIZATION, BEARER
 from sueca.referee.sessions import MAX_CAPACITY, PlacementError, Session, SessionHub
@@ -118,7 +119,7 @@ class Referee:
     """The state of one referee: sessions, running matches, and the services over them."""
 
     def __init__(self, auth: Authenticator, referee_id: str | None = None,
-                 operator_token: str | None = None) -> None:
+                 operator_token: str | None = None, house_bots: Sequence[str] = ()) -> None:
         self.auth = auth
         # MatchService callers must send it (None: anyone may, as on a private network)
         self.operator_token = operator_token.encode() if operator_token else None
@@ -126,6 +127,7 @@ class Referee:
         self._refused_logged = -REFUSED_LOG_SECONDS
         self.referee_id = referee_id or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
         self.hub = SessionHub()
+        self.hub.house = HouseBots(house_bots)  # off unless the operator names them
         self.matches: dict[str, MatchRunner] = {}
         self.accepting = True
         self.health = HealthServicer()
@@ -152,6 +154,11 @@ class Referee:
         if not hello.bot:
             metrics.FAULTS.labels("unauthenticated").inc()
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "hello names no bot")
+        if is_house_name(hello.bot):  # whatever the token, even with --insecure
+            metrics.FAULTS.labels("unauthenticated").inc()
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
+                                f"bot name {quote(hello.bot)} is reserved for the referee's own "
+                                "house bots: no network bot may connect as one")
         try:
             ok = await self.auth.verify(hello.bot, hello.token)
         except Exception as err:
@@ -269,7 +276,8 @@ class Referee:
             code = getattr(grpc.StatusCode, err.code)
             message = str(err)
             if err.code == "FAILED_PRECONDITION":
-                name = next(b for b in plan.bots if b not in self.hub.sessions)
+                name = next(b for b in plan.bots
+                            if b not in self.hub.sessions and not is_house_name(b))
                 if await self.auth.known(name) is False:
                     code = grpc.StatusCode.NOT_FOUND
                     message = f"unknown bot {name!r}: no bot of that name is registered"
@@ -371,14 +379,16 @@ def _handlers(ref: Referee) -> list[grpc.GenericRpcHandler]:
 async def start(auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
                 referee_id: str | None = None,
                 credentials: grpc.ServerCredentials | None = None,
-                operator_token: str | None = None) -> Referee:
+                operator_token: str | None = None, house_bots: Sequence[str] = ()) -> Referee:
     """Start a referee on ``host:port`` (0: a free port, see ``Referee.port``) in this loop.
 
     ``credentials`` (:func:`sueca.referee.security.server_credentials`) serve TLS instead of plaintext
     on the same port; ``operator_token`` makes every MatchService call prove it is an operator
     (bots keep their own tokens; health and reflection stay open for probes and grpcurl).
+    ``house_bots`` (example names) are the bots this referee may seat itself
+    (:mod:`sueca.referee.house`); none by default.
     """
-    ref = Referee(auth, referee_id, operator_token)
+    ref = Referee(auth, referee_id, operator_token, house_bots)
     server = grpc.aio.server(options=SERVER_OPTIONS)
     server.add_generic_rpc_handlers(_handlers(ref))
     health_pb2_grpc.add_HealthServicer_to_server(ref.health, server)
@@ -411,8 +421,10 @@ class ServerThread:
             control.list_bots(srv.address)
     """
 
-    def __init__(self, auth: Authenticator, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
+                 house_bots: Sequence[str] = ()) -> None:
         self.auth, self.host, self.want_port = auth, host, port
+        self.house_bots = tuple(house_bots)
         self.loop = asyncio.new_event_loop()
         self.referee: Referee | None = None
         self._thread = threading.Thread(target=self._main, name="referee", daemon=True)
@@ -432,7 +444,8 @@ class ServerThread:
     async def _serve(self) -> None:
         self._stopped = asyncio.Event()
         try:
-            self.referee = await start(self.auth, self.host, self.want_port)
+            self.referee = await start(self.auth, self.host, self.want_port,
+                                       house_bots=self.house_bots)
         except BaseException as err:
             self._error = err
             self._ready.set()
