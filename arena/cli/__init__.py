@@ -39,6 +39,7 @@ COMMANDS = (
     ("sueca.arena.cli.ratings", "ratings"),
     ("sueca.arena.cli.redis", "redis"),
     ("sueca.arena.cli.demo", "demo"),
+    ("sueca.arena.cli.loadtest", "loadtest"),
 )
 
 

@@ -1,0 +1,126 @@
+"""``sueca-arena loadtest``: real runs on a private arena (Redis, a referee with house bots,
+``sueca-bot run`` processes), a few seconds each; SLO exit codes; a running bot on a referee
+without house bots; usage errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BIN = Path(sys.executable).parent
+THINKER = """
+import time
+from sueca.sdk.bots import RandomBot
+
+class Thinker(RandomBot):
+    def play(self, observation):
+        time.sleep({think})
+        return super().play(observation)
+"""
+
+
+def loadtest(*args: str, cwd: Path | None = None,
+             timeout: float = 120) -> tuple[int, dict[str, Any] | None, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
+    proc = subprocess.run([str(BIN / "sueca-arena"), "loadtest", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd, env=env)
+    lines = proc.stdout.strip().splitlines()
+    result = None
+    if lines and lines[-1].startswith("{"):
+        result = json.loads(lines[-1])
+    return proc.returncode, result, proc.stderr
+
+
+def thinker(tmp_path: Path, think: float) -> str:
+    (tmp_path / "thinker.py").write_text(textwrap.dedent(THINKER.format(think=think)))
+    return "./thinker.py:Thinker"
+
+
+def test_random_target_on_a_private_arena(tmp_path: Path) -> None:
+    code, r, err = loadtest("random", "--games", "8", "--duration", "4", "--house",
+                            "random,heuristic", "--slo-p99-ms", "10000", "--max-timeouts", "0",
+                            "--max-faults", "0", "--json")
+    assert code == 0, err
+    assert r is not None
+    for key in ("moves_per_s", "p50_ms", "p95_ms", "p99_ms", "max_ms", "timeouts", "faults"):
+        assert key in r, key
+    assert r["matches_finished"] == r["matches_started"] > 8  # matches end and new ones start
+    assert r["ends"] == {"normal": r["matches_finished"]}
+    # the target holds one seat of four in every match: a quarter of the cards are its
+    assert r["target_moves"] * 4 == r["moves"] > 0
+    assert r["samples"] == r["target_moves"]
+    assert 0 < r["p50_ms"] <= r["p95_ms"] <= r["p99_ms"] <= r["max_ms"]
+    assert r["moves_per_s"] > 100
+    assert r["timeouts"] == r["faults"] == r["protocol_faults"] == r["failed"] == 0
+    assert r["reconnects"] == 0 and r["slo_broken"] == []
+
+
+def test_latency_is_the_targets_thinking_and_a_slow_target_breaks_the_p99_slo(
+        tmp_path: Path) -> None:
+    spec = thinker(tmp_path, 0.03)
+    code, r, err = loadtest(spec, "--games", "4", "--duration", "3", "--slo-p99-ms", "10",
+                            "--json", cwd=tmp_path)
+    assert code == 1, err
+    assert r is not None and r["samples"] > 20
+    # every move of the target sleeps 30 ms: no percentile can be below that, and the house
+    # bots' moves (in the referee) add next to nothing
+    assert 30 <= r["p50_ms"] < 200, r
+    assert "SLO broken: p99 latency" in err and "--slo-p99-ms 10" in err
+    assert r["slo_broken"] and r["timeouts"] == 0
+
+
+def test_timeouts_break_max_timeouts(tmp_path: Path) -> None:
+    spec = thinker(tmp_path, 0.3)
+    code, r, err = loadtest(spec, "--games", "2", "--duration", "2", "--move-ms", "50",
+                            "--bank-ms", "100", "--max-timeouts", "0", "--json", cwd=tmp_path)
+    assert code == 1, err
+    assert r is not None and r["timeouts"] >= 1
+    assert r["ends"].get("timeout", 0) == r["timeouts"]
+    assert "SLO broken" in err and "--max-timeouts 0" in err
+
+
+def test_a_running_bot_on_a_referee_with_and_without_house_bots(tmp_path: Path) -> None:
+    from sueca.arena.loadtest import PrivateArena
+    arena = PrivateArena("random", 1, capacity=16, house=["random"]).start()
+    try:
+        code, r, err = loadtest("--bot", PrivateArena.NAME, "--server", arena.address,
+                                "--metrics-url", arena.metrics_url, "--games", "4",
+                                "--duration", "2", "--json")
+        assert code == 0, err
+        assert r is not None and r["mode"] == "running bot" and r["samples"] > 0
+        assert r["protocol_faults"] == 0
+        code, r, err = loadtest("--bot", "nobody", "--server", arena.address, "--duration", "1")
+        assert code == 2
+        assert "bot 'nobody' is not connected to referee" in err
+        code, r, err = loadtest("--bot", PrivateArena.NAME, "--server", arena.address,
+                                "--house", "heuristic", "--duration", "1")
+        assert code == 2, err
+        assert "PERMISSION_DENIED" in err and "'house:heuristic' is a house bot" in err
+        assert "Traceback" not in err
+    finally:
+        arena.stop()
+
+
+@pytest.mark.parametrize("args, message", [
+    ((), "give either TARGET"),
+    (("random", "--bot", "x"), "give either TARGET"),
+    (("--bot", "x"), "--bot 'x' needs --server"),
+    (("nosuchbot",), "unknown bot 'nosuchbot'"),
+    (("random", "--house", "evil:Bot"), "bad house bot 'evil:Bot'"),
+    (("random", "--variant", "tie=nonsense"), "nonsense"),
+    (("random", "--games", "0"), "--games"),
+    (("random", "--report", "/no/such/dir/r.html"), "cannot write --report"),
+])
+def test_usage_errors(args: Sequence[str], message: str) -> None:
+    code, _, err = loadtest(*args, timeout=60)
+    assert code == 2, err
+    assert message in err
+    assert "Traceback" not in err
