@@ -288,8 +288,12 @@ class Referee:
         task = asyncio.create_task(runner.run(), name=f"match {plan.match_id}")
         self._tasks.add(task)
         task.add_done_callback(lambda t, mid=plan.match_id: self._match_done(t, mid))
+        # a load test asks for every seat's turn times (trailing metadata, see MatchRunner)
+        times = ("sueca-turn-times", "1") in tuple(context.invocation_metadata() or ())
         try:
             async for event in _events(listener):
+                if times and event.HasField("result"):
+                    context.set_trailing_metadata((runner.turn_times_metadata(),))
                 yield event
         finally:
             runner.unlisten(listener)

@@ -172,11 +172,20 @@ def run(args: argparse.Namespace) -> int:
     result["slo_broken"] = broken
     print_result(result, make_console(stderr=args.json))
     if args.report:
+        import os
+
         from sueca.arena.loadtest import html_report
-        try:
-            with open(args.report, "w", encoding="utf-8") as f:
-                f.write(html_report(result, stats))
+        page = html_report(result, stats)
+        partial = f"{args.report}.partial"
+        try:  # all or nothing: never a half-written report under the name asked for
+            with open(partial, "w", encoding="utf-8") as f:
+                f.write(page)
+            os.replace(partial, args.report)
         except OSError as err:
+            try:
+                os.unlink(partial)
+            except OSError:
+                pass
             raise UserError(f"cannot write --report {args.report!r}: {err}") from None
         err_console.print(f"report written to {args.report}")
     for line in broken:

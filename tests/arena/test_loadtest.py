@@ -45,9 +45,10 @@ def thinker(tmp_path: Path, think: float) -> str:
 
 
 def test_random_target_on_a_private_arena(tmp_path: Path) -> None:
+    report = tmp_path / "load.html"
     code, r, err = loadtest("random", "--games", "8", "--duration", "4", "--house",
                             "random,heuristic", "--slo-p99-ms", "10000", "--max-timeouts", "0",
-                            "--max-faults", "0", "--json")
+                            "--max-faults", "0", "--json", "--report", str(report))
     assert code == 0, err
     assert r is not None
     for key in ("moves_per_s", "p50_ms", "p95_ms", "p99_ms", "max_ms", "timeouts", "faults"):
@@ -61,6 +62,21 @@ def test_random_target_on_a_private_arena(tmp_path: Path) -> None:
     assert r["moves_per_s"] > 100
     assert r["timeouts"] == r["faults"] == r["protocol_faults"] == r["failed"] == 0
     assert r["reconnects"] == 0 and r["slo_broken"] == []
+    # every figure is the referee's own turn time, not a guess from the event stream
+    assert r["latency_source"] == f"referee ({r['matches_finished']} matches)"
+    # the report: written whole, self-contained (nothing fetched), with its charts and figures
+    page = report.read_text()
+    assert not list(tmp_path.glob("*.partial"))
+    assert page.startswith("<!doctype html>") and page.rstrip().endswith("</html>")
+    for external in ("http://", "https://", "src=", "<link", "<script", "url(", "@import"):
+        assert external not in page, external
+    assert page.count("<svg") == 5  # latency over time, histogram, throughput, in flight, faults
+    assert page.count("<polyline") >= 4 + 2 + 1  # p50/p95/p99/max, moves/s x2, in flight
+    assert page.count("<rect") > 20  # histogram bars
+    for text in ("Target latency over time", "Target latency histogram", "Throughput over time",
+                 "Faults", "Settings", "Machine", "every SLO given holds",
+                 f"{r['samples']} moves", str(r["p99_ms"]), "heuristic", "cpus"):
+        assert text in page, text
 
 
 def test_latency_is_the_targets_thinking_and_a_slow_target_breaks_the_p99_slo(

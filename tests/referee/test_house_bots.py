@@ -85,6 +85,34 @@ def test_four_house_bots_play_a_match_alone(house_referee: ServerThread) -> None
     assert sum(len(t["cards"]) for d in result["replay"]["deals"] for t in d["tricks"]) >= 40
 
 
+def test_turn_times_come_back_only_to_a_caller_that_asks(house_referee: ServerThread) -> None:
+    from sueca import wire as conv
+    from sueca.arena.loadtest import parse_turn_times
+    from sueca.v1 import sueca_pb2_grpc as pb_grpc
+
+    spec = conv.spec_to_pb({"bots": ["house:random", "house:heuristic"] * 2, "seed": 11,
+                            "quiet": True})
+    with grpc.insecure_channel(house_referee.address) as ch:
+        stub = pb_grpc.MatchServiceStub(ch)
+        call = stub.RunMatch(spec, metadata=(("sueca-turn-times", "1"),), timeout=30)
+        events = list(call)
+        result = conv.result_to_dict(events[-1].result)
+        trailing = call.trailing_metadata()
+        plain = stub.RunMatch(spec, timeout=30)
+        list(plain)
+        assert parse_turn_times(plain.trailing_metadata(), 0) is None
+    assert result["end"] == "normal"
+    cards = [0, 0, 0, 0]
+    for deal in result["replay"]["deals"]:
+        for trick in deal["tricks"]:
+            for k in range(len(trick["cards"])):
+                cards[(trick["leader"] + k) % 4] += 1
+    for seat in range(4):
+        times = parse_turn_times(trailing, seat)
+        assert times is not None and len(times) == cards[seat] > 0  # one per card it played
+        assert all(0 <= t < 5 for t in times)
+
+
 def test_house_bot_names_are_checked() -> None:
     assert parse_house_bots("random, heuristic,random") == ("random", "heuristic")
     assert parse_house_bots(["house:random"]) == ("random",)
