@@ -108,6 +108,7 @@ class Stats:
     reconnects: int | None = None
     first_error: str | None = None
     sources: Counter[str] = field(default_factory=Counter)  # matches by latency source
+    match_seconds: list[float] = field(default_factory=list)  # each finished match's duration
     fatal: str | None = None
     elapsed: float = 0.0
 
@@ -167,6 +168,10 @@ def quantile(sorted_values: Sequence[float], q: float) -> float | None:
     return sorted_values[min(rank, len(sorted_values)) - 1]
 
 
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
 def _ms(x: float | None) -> float | None:
     return None if x is None else round(x * 1000, 3)
 
@@ -214,6 +219,8 @@ def summary(stats: Stats, shape: Shape, target: Target) -> dict[str, Any]:
         "renuncias": stats.renuncias, "protocol_faults": stats.protocol_faults,
         "failed": stats.failed, "cut": stats.cut, "faults": faults(stats),
         "reconnects": stats.reconnects, "first_error": stats.first_error,
+        "match_s_p50": _round(quantile(sorted(stats.match_seconds), 0.5)),
+        "match_s_max": _round(max(stats.match_seconds, default=None)),
         "latency_source": ", ".join(f"{k} ({v} matches)" for k, v in
                                     sorted(stats.sources.items())) or None,
     }
@@ -264,7 +271,7 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
             conv.spec_to_pb(spec), timeout=target.match_timeout,
             metadata=(*operator_metadata(), ("sueca-turn-times", "1")))
     clock = time.monotonic
-    last = clock()
+    last = began = clock()
     finished = False
     arrivals: list[float] = []   # when each of the target's cards was seen
     gaps: list[float] = []       # ... and the time since the event before it
@@ -286,6 +293,7 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
             elif kind == "result":
                 r = event.result
                 stats.ends[r.end] += 1
+                stats.match_seconds.append(now - began)
                 finished = True
                 if r.fault_seat == seat:
                     if r.end == "timeout":
@@ -450,9 +458,11 @@ class PrivateArena:
 
     NAME = "target"
 
-    def __init__(self, spec: str, processes: int, capacity: int, house: Sequence[str]) -> None:
+    def __init__(self, spec: str, processes: int, capacity: int, house: Sequence[str],
+                 net_rtt_ms: float = 0.0, net_jitter_ms: float = 0.0) -> None:
         self.spec, self.processes, self.capacity = spec, processes, capacity
         self.house = list(house)
+        self.net_rtt_ms, self.net_jitter_ms = net_rtt_ms, net_jitter_ms
         self.address = ""
         self.metrics_url = ""
         self.logs: Any = None
@@ -492,12 +502,22 @@ class PrivateArena:
                                     "--house-bots", ",".join(self.house),
                                     "--log-level", "warning"])
             self._wait(lambda n: True, deadline, "the referee to serve")
+            bots_dial = self.address
+            if self.net_rtt_ms > 0:  # the target's processes reach the referee through it
+                pport = free_port()
+                self._spawn("delayproxy", [sys.executable, "-m", "sueca.arena.delayproxy",
+                                           "--port", str(pport), "--to", self.address,
+                                           "--rtt-ms", f"{self.net_rtt_ms:g}",
+                                           "--jitter-ms", f"{self.net_jitter_ms:g}"])
+                bots_dial = f"127.0.0.1:{pport}"
+                self._wait_port(pport, deadline)
             for k in range(self.processes):
                 # the token in the environment, never in argv (ps shows argv to everyone)
                 self._spawn(f"target-{k}", [sys.executable, "-c", "import sys; from sueca.sdk."
                                             "cli import main; sys.exit(main())", "run",
-                                            self.spec, "--server", self.address, "--capacity",
-                                            str(self.capacity), "--log-level", "warning"],
+                                            self.spec, "--server", bots_dial, "--capacity",
+                                            str(self.capacity), "--max-backoff", "1",
+                                            "--log-level", "warning"],
                             SUECA_TOKEN=token)
             self._wait(lambda n: n >= self.processes, deadline,
                        f"{self.processes} target session(s)")
@@ -520,6 +540,19 @@ class PrivateArena:
         except BaseException:
             log.close()
             raise
+
+    def _wait_port(self, port: int, deadline: float) -> None:
+        import socket
+        while True:
+            self.check()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the delaying proxy did not listen on {port}; logs in "
+                                       f"{self.logs}") from None
+                time.sleep(0.05)
 
     def _wait(self, enough: Callable[[int], bool], deadline: float, what: str) -> None:
         """Until ListBots answers with ``enough(target sessions)``, or raise RuntimeError."""
@@ -753,13 +786,16 @@ def html_report(result: dict[str, Any], stats: Stats) -> str:
                        f"{r['p50_ms']} / {r['p95_ms']} / {r['p99_ms']} / {r['max_ms']}"),
                       ("matches started / finished", f"{r['matches_started']} / "
                                                      f"{r['matches_finished']}"),
+                      ("match duration p50 / max (s)", f"{r['match_s_p50']} / "
+                                                       f"{r['match_s_max']}"),
                       ("ends", ", ".join(f"{k} {v}" for k, v in sorted(r["ends"].items())))])
     faults_t = table([(k, r.get(k)) for k in ("timeouts", "disconnects", "renuncias",
                                               "protocol_faults", "failed", "cut", "faults",
                                               "reconnects", "first_error")])
     settings = table([(k, r.get(k)) for k in ("target", "mode", "referee", "house", "games",
                                               "duration_s", "ramp_s", "rate", "variant",
-                                              "move_ms", "bank_ms", "bot_processes", "slo",
+                                              "move_ms", "bank_ms", "bot_processes",
+                                              "net_rtt_ms", "net_jitter_ms", "slo",
                                               "seconds", "latency_source")])
     machine_t = table(sorted((r.get("machine") or {}).items()))
     style = ("body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:820px}"

@@ -59,6 +59,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="time a lost connection has to come back")
     p.add_argument("--bot-processes", action=Bounded, kind=int, low=1, high=16, default=1,
                    help="`sueca-bot run TARGET` processes on the private arena (default 1)")
+    p.add_argument("--net-rtt-ms", action=Bounded, kind=float, low=0, high=2000, default=0.0,
+                   help="with TARGET: put a delaying TCP proxy (loopback) between the target's "
+                        "processes and the referee, adding this round trip (default 0: none)")
+    p.add_argument("--net-jitter-ms", action=Bounded, kind=float, low=0, high=2000, default=0.0,
+                   help="with --net-rtt-ms: jitter, ± half of this per direction, never "
+                        "reordering a stream (default 0)")
     p.add_argument("--slo-p99-ms", action=Bounded, kind=float, low=0, above=True, default=None,
                    help="fail (exit 1) when the target's p99 latency is above this")
     p.add_argument("--max-timeouts", action=Bounded, kind=int, low=0, default=None,
@@ -85,6 +91,12 @@ def _check(args: argparse.Namespace) -> tuple[list[str], Any]:
         raise UserError(f"--bot {args.bot!r} needs --server ADDR: the referee it is connected to")
     if args.target is not None and (args.server or args.metrics_url):
         raise UserError("--server and --metrics-url go with --bot; TARGET gets its own arena")
+    if args.bot is not None and (args.net_rtt_ms or args.net_jitter_ms):
+        raise UserError("--net-rtt-ms and --net-jitter-ms go with TARGET: the proxy sits in "
+                        "front of the private arena's referee")
+    if args.net_jitter_ms > args.net_rtt_ms:
+        raise UserError(f"--net-jitter-ms {args.net_jitter_ms:g} is more than --net-rtt-ms "
+                        f"{args.net_rtt_ms:g}: the delay each way would go below zero")
     try:
         house = list(parse_house_bots(args.house))
     except HouseBotError as err:
@@ -138,7 +150,9 @@ def run(args: argparse.Namespace) -> int:
                                     f"bots, {args.bot_processes} x {args.target}..."):
                 try:
                     arena = PrivateArena(args.target, args.bot_processes,
-                                         capacity=args.games, house=house).start()
+                                         capacity=args.games, house=house,
+                                         net_rtt_ms=args.net_rtt_ms,
+                                         net_jitter_ms=args.net_jitter_ms).start()
                 except RuntimeError as err:
                     raise UserError(f"the private arena did not start: {err}") from None
             address, bot, metrics_url = arena.address, PrivateArena.NAME, arena.metrics_url
@@ -165,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
     result["target"] = args.target or args.bot
     result["mode"] = "private arena" if args.target is not None else "running bot"
     result["bot_processes"] = args.bot_processes if args.target is not None else None
+    result["net_rtt_ms"], result["net_jitter_ms"] = args.net_rtt_ms, args.net_jitter_ms
     result["machine"] = machine()
     broken = check_slo(result, args.slo_p99_ms, args.max_timeouts, args.max_faults)
     result["slo"] = {"p99_ms": args.slo_p99_ms, "max_timeouts": args.max_timeouts,
@@ -253,6 +268,7 @@ def print_result(r: dict[str, Any], out: Any) -> None:
             ("renúncias", _v(r["renuncias"])), ("protocol faults", _v(r["protocol_faults"])),
             ("failed matches", _v(r["failed"])), ("cut at the end", _v(r["cut"])),
             ("reconnects", _v(r["reconnects"])),
+            ("match duration p50 / max", f"{_v(r['match_s_p50'])} / {_v(r['match_s_max'])} s"),
             ("ends", ", ".join(f"{k} {v}" for k, v in sorted(r["ends"].items())) or "—")]
     for name, value in rows:
         t.add_row(name, value)

@@ -103,6 +103,24 @@ def test_timeouts_break_max_timeouts(tmp_path: Path) -> None:
     assert "SLO broken" in err and "--max-timeouts 0" in err
 
 
+def test_a_bot_answering_instantly_from_100ms_away_never_times_out_under_default_clocks(
+        ) -> None:
+    # the target's processes reach the referee through a delaying proxy: 100 ms added round
+    # trip, +-10 ms jitter each way; no --move-ms/--bank-ms: the referee's default clocks. The
+    # whole round trip is charged to the bot (no lag compensation, see the README), and the
+    # default move limit leaves room for it.
+    code, r, err = loadtest("random", "--games", "4", "--duration", "3", "--net-rtt-ms", "100",
+                            "--net-jitter-ms", "20", "--max-timeouts", "0", "--max-faults", "0",
+                            "--json")
+    assert code == 0, err
+    assert r is not None and r["move_ms"] is None and r["net_rtt_ms"] == 100
+    assert r["matches_finished"] >= 4 and r["cut"] == 0
+    assert r["ends"] == {"normal": r["matches_finished"]} and r["timeouts"] == 0
+    assert r["samples"] >= 100
+    assert r["p50_ms"] >= 90  # the delay is real, and charged to the bot's turn
+    assert r["max_ms"] < 2000  # the default per-move limit: the bank was never touched
+
+
 def test_a_running_bot_on_a_referee_with_and_without_house_bots(tmp_path: Path) -> None:
     from sueca.arena.loadtest import PrivateArena
     arena = PrivateArena("random", 1, capacity=16, house=["random"]).start()
@@ -134,6 +152,8 @@ def test_a_running_bot_on_a_referee_with_and_without_house_bots(tmp_path: Path) 
     (("random", "--variant", "tie=nonsense"), "nonsense"),
     (("random", "--games", "0"), "--games"),
     (("random", "--report", "/no/such/dir/r.html"), "cannot write --report"),
+    (("random", "--net-rtt-ms", "10", "--net-jitter-ms", "30"), "--net-jitter-ms 30 is more"),
+    (("--bot", "x", "--server", "127.0.0.1:1", "--net-rtt-ms", "50"), "go with TARGET"),
 ])
 def test_usage_errors(args: Sequence[str], message: str) -> None:
     code, _, err = loadtest(*args, timeout=60)
