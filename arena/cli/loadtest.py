@@ -240,15 +240,20 @@ def _v(x: Any, unit: str = "") -> str:
 
 
 def _live_table(s: dict[str, Any]) -> Any:
+    """The live view: one line per kind of figure, narrow enough for 80 columns."""
     from rich.table import Table
-    t = Table(title=f"loadtest — {s.get('elapsed', 0.0):.1f}s", show_header=True)
-    for col in ("in flight", "moves/s", "target moves/s", "p50", "p95", "p99", "max",
-                "timeouts", "faults", "renúncias", "reconnects"):
-        t.add_column(col, justify="right")
-    t.add_row(_v(s.get("in_flight")), _v(s.get("moves_per_s")), _v(s.get("target_moves_per_s")),
-              _v(s.get("p50_ms"), " ms"), _v(s.get("p95_ms"), " ms"), _v(s.get("p99_ms"), " ms"),
-              _v(s.get("max_ms"), " ms"), _v(s.get("timeouts")), _v(s.get("faults")),
-              _v(s.get("renuncias")), _v(s.get("reconnects")))
+    t = Table(title=f"loadtest — {s.get('elapsed', 0.0):.1f}s", show_header=False)
+    t.add_column("what")
+    t.add_column("now", justify="right")
+    t.add_row("matches in flight / started", f"{_v(s.get('in_flight'))} / {_v(s.get('started'))}")
+    t.add_row("moves/s (all seats / target)",
+              f"{_v(s.get('moves_per_s'))} / {_v(s.get('target_moves_per_s'))}")
+    t.add_row("target p50/p95/p99/max, last 5 s",
+              f"{_v(s.get('p50_ms'))} / {_v(s.get('p95_ms'))} / {_v(s.get('p99_ms'))} / "
+              f"{_v(s.get('max_ms'))} ms")
+    t.add_row("timeouts/faults/renúncias/reconnects",
+              f"{_v(s.get('timeouts'))} / {_v(s.get('faults'))} / {_v(s.get('renuncias'))} / "
+              f"{_v(s.get('reconnects'))}")
     return t
 
 
