@@ -110,6 +110,8 @@ class Stats:
     sources: Counter[str] = field(default_factory=Counter)  # matches by latency source
     match_seconds: list[float] = field(default_factory=list)  # each finished match's duration
     fatal: str | None = None
+    failed_in_row: int = 0        # RunMatch calls failed since the last match that finished
+    stopped_early: str | None = None
     elapsed: float = 0.0
 
     def at(self, now: float) -> Second:
@@ -120,6 +122,7 @@ class Stats:
 
     def error(self, message: str) -> None:
         self.failed += 1
+        self.failed_in_row += 1
         if self.first_error is None:
             self.first_error = message[:500]
 
@@ -219,6 +222,7 @@ def summary(stats: Stats, shape: Shape, target: Target) -> dict[str, Any]:
         "renuncias": stats.renuncias, "protocol_faults": stats.protocol_faults,
         "failed": stats.failed, "cut": stats.cut, "faults": faults(stats),
         "reconnects": stats.reconnects, "first_error": stats.first_error,
+        "stopped_early": stats.stopped_early,
         "match_s_p50": _round(quantile(sorted(stats.match_seconds), 0.5)),
         "match_s_max": _round(max(stats.match_seconds, default=None)),
         "latency_source": ", ".join(f"{k} ({v} matches)" for k, v in
@@ -294,6 +298,7 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
                 r = event.result
                 stats.ends[r.end] += 1
                 stats.match_seconds.append(now - began)
+                stats.failed_in_row = 0
                 finished = True
                 if r.fault_seat == seat:
                     if r.end == "timeout":
@@ -403,6 +408,10 @@ async def run_load(target: Target, shape: Shape,
             now = clock()
             t = now - stats.t0
             if t >= shape.duration:
+                break
+            if stats.failed_in_row >= max(8, shape.games):  # the target is gone: stop burning
+                stats.stopped_early = (f"stopped starting matches after {t:.1f}s: "
+                                       f"{stats.failed_in_row} failed in a row")
                 break
             cap = shape.cap(t)
             while (len(tasks) < cap and (shape.rate <= 0 or stats.started < 1 + shape.rate * t)):
@@ -791,7 +800,8 @@ def html_report(result: dict[str, Any], stats: Stats) -> str:
                       ("ends", ", ".join(f"{k} {v}" for k, v in sorted(r["ends"].items())))])
     faults_t = table([(k, r.get(k)) for k in ("timeouts", "disconnects", "renuncias",
                                               "protocol_faults", "failed", "cut", "faults",
-                                              "reconnects", "first_error")])
+                                              "reconnects", "stopped_early", "target_exited",
+                                              "first_error")])
     settings = table([(k, r.get(k)) for k in ("target", "mode", "referee", "house", "games",
                                               "duration_s", "ramp_s", "rate", "variant",
                                               "move_ms", "bank_ms", "bot_processes",

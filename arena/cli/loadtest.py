@@ -166,9 +166,13 @@ def run(args: argparse.Namespace) -> int:
             stats = asyncio.run(_run_live(target, shape, err_console))
         except LoadTestError as err:
             raise UserError(str(err)) from None
+        exited = None
         if arena is not None:
-            arena.check()
-        ok = True
+            try:
+                arena.check()
+            except RuntimeError as err:  # the target died: that is the result, not a crash
+                exited = str(err)[:2000]
+        ok = exited is None
     finally:
         if arena is not None:
             with err_console.status("stopping the private arena..."):
@@ -182,6 +186,10 @@ def run(args: argparse.Namespace) -> int:
     result["net_rtt_ms"], result["net_jitter_ms"] = args.net_rtt_ms, args.net_jitter_ms
     result["machine"] = machine()
     broken = check_slo(result, args.slo_p99_ms, args.max_timeouts, args.max_faults)
+    result["target_exited"] = exited
+    if exited is not None:
+        broken.append("a target process exited during the run: " + exited.splitlines()[0])
+        err_console.print(f"a target process exited during the run: {exited}", markup=False)
     result["slo"] = {"p99_ms": args.slo_p99_ms, "max_timeouts": args.max_timeouts,
                      "max_faults": args.max_faults}
     result["slo_broken"] = broken
@@ -278,5 +286,7 @@ def print_result(r: dict[str, Any], out: Any) -> None:
     for name, value in rows:
         t.add_row(name, value)
     out.print(t)
+    if r.get("stopped_early"):
+        out.print(f"[yellow]{r['stopped_early']}[/]")
     if r.get("first_error"):
         out.print(f"first error: {r['first_error']}", markup=False)

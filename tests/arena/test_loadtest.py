@@ -121,6 +121,30 @@ def test_a_bot_answering_instantly_from_100ms_away_never_times_out_under_default
     assert r["max_ms"] < 2000  # the default per-move limit: the bank was never touched
 
 
+def test_a_target_that_dies_fails_the_run(tmp_path: Path) -> None:
+    (tmp_path / "dying.py").write_text(textwrap.dedent("""
+        import os
+        from sueca.sdk.bots import RandomBot
+        PLAYED = [0]
+
+        class Dying(RandomBot):
+            def play(self, observation):
+                PLAYED[0] += 1
+                if PLAYED[0] > 150:
+                    os._exit(3)
+                return super().play(observation)
+    """))
+    code, r, err = loadtest("./dying.py:Dying", "--games", "4", "--duration", "3",
+                            "--grace-ms", "300", "--json", cwd=tmp_path)
+    assert code == 1, err
+    assert r is not None and r["target_exited"] and "exited with code 3" in r["target_exited"]
+    assert r["disconnects"] >= 1 and r["faults"] >= r["disconnects"]
+    # once no match can be placed any more, the run stops starting them
+    assert r["failed"] >= 1 and r["stopped_early"] and "failed in a row" in r["stopped_early"]
+    assert "SLO broken: a target process exited" in err
+    assert "Traceback" not in err.split("exited with code 3")[0]
+
+
 def test_a_running_bot_on_a_referee_with_and_without_house_bots(tmp_path: Path) -> None:
     from sueca.arena.loadtest import PrivateArena
     arena = PrivateArena("random", 1, capacity=16, house=["random"]).start()
