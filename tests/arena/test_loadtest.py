@@ -121,6 +121,37 @@ def test_a_bot_answering_instantly_from_100ms_away_never_times_out_under_default
     assert r["max_ms"] < 2000  # the default per-move limit: the bank was never touched
 
 
+def test_renuncias_are_counted_and_are_not_faults() -> None:
+    code, r, err = loadtest("reckless", "--games", "4", "--duration", "2", "--max-faults", "0",
+                            "--json")
+    assert code == 0, err
+    assert r is not None and r["renuncias"] >= 1
+    assert r["ends"].get("renuncia", 0) == r["renuncias"]  # a renúncia ends the match
+    assert r["faults"] == 0
+
+
+def test_protocol_faults_are_counted_from_the_referee(tmp_path: Path) -> None:
+    (tmp_path / "cheat.py").write_text(textwrap.dedent("""
+        from sueca.engine import CARDS
+        from sueca.sdk.bots import RandomBot
+
+        class Cheat(RandomBot):
+            def play(self, observation):  # now and then a card it does not hold
+                if self.rng.random() < 0.05:
+                    mine = set(observation.hand)
+                    return next(c for c in CARDS if c not in mine)
+                return super().play(observation)
+    """))
+    code, r, err = loadtest("./cheat.py:Cheat", "--games", "4", "--duration", "2",
+                            "--move-ms", "100", "--bank-ms", "100", "--max-faults", "0",
+                            "--json", cwd=tmp_path)
+    assert code == 1, err
+    assert r is not None and r["protocol_faults"] >= 1 and r["faults"] >= r["protocol_faults"]
+    # the card was refused, the turn stayed open, the clock ended the match
+    assert r["timeouts"] >= 1
+    assert "SLO broken" in err and "--max-faults 0" in err
+
+
 def test_a_target_that_dies_fails_the_run(tmp_path: Path) -> None:
     (tmp_path / "dying.py").write_text(textwrap.dedent("""
         import os
