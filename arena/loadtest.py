@@ -74,7 +74,7 @@ class Shape:
         ramp = self.ramp_s
         if ramp <= 0:
             return self.games
-        share = min(1.0, (t + 1e-9) / ramp, (self.duration - t) / ramp)
+        share = min(1.0, t / ramp, (self.duration - t) / ramp)
         return max(1, math.ceil(self.games * share))
 
 

@@ -215,3 +215,24 @@ def test_usage_errors(args: Sequence[str], message: str) -> None:
     assert code == 2, err
     assert message in err
     assert "Traceback" not in err
+
+
+def test_the_load_shape_ramps_up_holds_and_ramps_down() -> None:
+    from sueca.arena.loadtest import Shape
+    shape = Shape(games=100, duration=20, ramp=4)
+    caps = [shape.cap(t / 10) for t in range(0, 200)]
+    assert caps[0] == 1 and caps[10] == 25 and caps[20] == 50  # 0 s, 1 s, 2 s: linear
+    assert set(caps[40:160]) == {100}                          # steady from 4 s to 16 s
+    assert caps[180] == 50 and caps[-1] == 3                   # 18 s, 19.9 s: down again
+    assert caps == sorted(caps[:100]) + caps[100:]             # never down while going up
+    assert shape.cap(20) == shape.cap(25) == 0                 # nothing after the duration
+    assert Shape(games=7, duration=1, ramp=0).cap(0) == 7
+    assert Shape(games=8, duration=40).ramp_s == 5 and Shape(duration=8).ramp_s == 2
+
+
+def test_rate_caps_new_matches_per_second() -> None:
+    code, r, err = loadtest("random", "--games", "8", "--duration", "2", "--rate", "2",
+                            "--json")
+    assert code == 0, err
+    assert r is not None and 2 <= r["matches_started"] <= 1 + 2 * 2
+    assert r["matches_finished"] == r["matches_started"]
