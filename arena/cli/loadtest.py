@@ -25,6 +25,7 @@ import sys
 from typing import Any
 
 from sueca.arena.cli.common import Bounded, UserError
+from sueca.arena.loadtest import MAX_DURATION, MAX_GAMES  # standard library only: cheap
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -41,9 +42,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--house", default="random", metavar="NAMES",
                    help="house bots in the other seats, comma-separated (default random; "
                         "also heuristic, reckless)")
-    p.add_argument("--games", action=Bounded, kind=int, low=1, high=2000, default=16,
+    p.add_argument("--games", action=Bounded, kind=int, low=1, high=MAX_GAMES, default=16,
                    help="matches in flight at the steady state (default 16, at most 2000)")
-    p.add_argument("--duration", action=Bounded, kind=float, low=0, high=3600, above=True,
+    p.add_argument("--duration", action=Bounded, kind=float, low=0, high=MAX_DURATION, above=True,
                    default=10.0, help="seconds of load (default 10, at most 3600)")
     p.add_argument("--rate", action=Bounded, kind=float, low=0, default=0.0,
                    help="new matches per second at most (default 0: no limit but --games)")
