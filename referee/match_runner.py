@@ -56,6 +56,8 @@ class SessionHub(Protocol):
 log = logging.getLogger("sueca.referee.match")
 
 _CLOCK_SLACK = 1e-6  # the loop may run a timer this early (its clock resolution)
+MAX_TURN_TIMES = 2000  # turn times kept per seat for the RunMatch caller (sueca-turn-times-us)
+TURN_TIMES_KEY = "sueca-turn-times-us"
 _observe_rtt = metrics.MOVE_RTT.observe
 _MOVES = metrics.MOVES
 _GameEvent = pb.GameEvent
@@ -73,7 +75,7 @@ class Seat:
 
     __slots__ = ("runner", "seat", "game_id", "gid", "bot", "session", "request_id", "open",
                  "redeal", "request", "deadline_ms", "asked_at", "expires", "bank", "grace_timer",
-                 "start_event")
+                 "start_event", "turn_times")
 
     def __init__(self, runner: MatchRunner, seat: int, bot: str, session: Session,
                  game_id: str) -> None:
@@ -93,6 +95,7 @@ class Seat:
         self.bank = runner.bank_s
         self.grace_timer: asyncio.TimerHandle | None = None
         self.start_event = b""
+        self.turn_times: list[float] = []  # seconds per answered turn (sent on request)
 
     # -- the runner's side ----------------------------------------------------------------------
     def ask(self, redeal: bool) -> None:
@@ -351,6 +354,15 @@ class MatchRunner:
                 else:
                     s.session.push_lazy(event)
 
+    def turn_times_metadata(self) -> tuple[str, str]:
+        """Each seat's answered turns (queued request to valid answer, as the referee saw them,
+        in microseconds, at most MAX_TURN_TIMES a seat), for a RunMatch caller that asks with
+        the request metadata ``sueca-turn-times: 1`` (``sueca-arena loadtest``): sent as
+        trailing metadata ``sueca-turn-times-us: 0=812,977;1=...;2=...;3=...``."""
+        return TURN_TIMES_KEY, ";".join(
+            f"{s.seat}=" + ",".join(str(round(t * 1e6)) for t in s.turn_times)
+            for s in self.seats)
+
     # -- the game -------------------------------------------------------------------------------
     async def run(self) -> pb.MatchResult:
         """Start the match and wait for its end; the result carries the replay."""
@@ -406,7 +418,10 @@ class MatchRunner:
 
     def _answer(self, seat: Seat, value: Any) -> None:
         match = self.match
-        _observe_rtt(seat.settle())
+        used = seat.settle()
+        _observe_rtt(used)
+        if len(seat.turn_times) < MAX_TURN_TIMES:
+            seat.turn_times.append(used)
         _MOVES.value += 1
         if seat.redeal:
             result = match.redeal(value, seat.seat)

@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 import grpc
@@ -28,6 +28,7 @@ from grpc_reflection.v1alpha import reflection
 
 from sueca import wire as conv
 from sueca.referee import metrics
+from sueca.referee.house import HouseBots, is_house_name, quote
 from sueca.referee.limits import (
     SHOWN_CHARS,
     AddressBudget,
@@ -164,7 +165,7 @@ class Referee:
 
     def __init__(self, auth: Authenticator, referee_id: str | None = None,
                  operator_token: str | None = None, limits: Limits | None = None,
-                 seed_key: bytes | None = None) -> None:
+                 seed_key: bytes | None = None, house_bots: Sequence[str] = ()) -> None:
         self.auth = auth
         # MatchService callers must send it (None: anyone may, as on a private network)
         self.operator_token = operator_token.encode() if operator_token else None
@@ -190,6 +191,7 @@ class Referee:
         self.hellos = AddressBudget(rate, 5 * rate)    # hellos that reach Redis, per address
         self.peer_labels = PeerLabels()
         self.hub = SessionHub()
+        self.hub.house = HouseBots(house_bots)  # off unless the operator names them
         self.matches: dict[str, MatchRunner] = {}
         self.accepting = True
         self.health = HealthServicer()
@@ -299,6 +301,11 @@ class Referee:
             await self._refuse(context, address, "bad_hello", grpc.StatusCode.INVALID_ARGUMENT,
                                "the first BotMessage must carry hello (bot, token, capacity)")
         hello = first.hello
+        if is_house_name(hello.bot):  # whatever the token, even with --insecure
+            metrics.FAULTS.labels("unauthenticated").inc()
+            await self._refuse(context, address, "bad_name", grpc.StatusCode.PERMISSION_DENIED,
+                               f"bot name {quote(hello.bot)} is reserved for the referee's own "
+                               "house bots: no network bot may connect as one")
         problem = check_hello(hello.bot, hello.token)
         if problem is not None:
             metrics.FAULTS.labels("unauthenticated").inc()
@@ -467,7 +474,8 @@ class Referee:
             code = getattr(grpc.StatusCode, err.code)
             message = str(err)
             if err.code == "FAILED_PRECONDITION":
-                name = next(b for b in plan.bots if b not in self.hub.sessions)
+                name = next(b for b in plan.bots
+                            if b not in self.hub.sessions and not is_house_name(b))
                 if await self.auth.known(name) is False:
                     code = grpc.StatusCode.NOT_FOUND
                     message = f"unknown bot {name!r}: no bot of that name is registered"
@@ -478,8 +486,12 @@ class Referee:
         task = asyncio.create_task(runner.run(), name=f"match {plan.match_id}")
         self._tasks.add(task)
         task.add_done_callback(lambda t, mid=plan.match_id: self._match_done(t, mid))
+        # a load test asks for every seat's turn times (trailing metadata, see MatchRunner)
+        times = ("sueca-turn-times", "1") in tuple(context.invocation_metadata() or ())
         try:
             async for event in _events(listener):
+                if times and event.HasField("result"):
+                    context.set_trailing_metadata((runner.turn_times_metadata(),))
                 yield event
         finally:
             runner.unlisten(listener)
@@ -570,7 +582,7 @@ async def start(auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
                 referee_id: str | None = None,
                 credentials: grpc.ServerCredentials | None = None,
                 operator_token: str | None = None, limits: Limits | None = None,
-                seed_key: bytes | None = None) -> Referee:
+                seed_key: bytes | None = None, house_bots: Sequence[str] = ()) -> Referee:
     """Start a referee on ``host:port`` (0: a free port, see ``Referee.port``) in this loop.
 
     ``credentials`` (:func:`sueca.referee.security.server_credentials`) serve TLS instead of plaintext
@@ -578,8 +590,10 @@ async def start(auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
     (bots keep their own tokens; health and reflection stay open for probes and grpcurl).
     ``limits`` bound what each bot may cost (:class:`sueca.referee.limits.Limits`); ``seed_key``
     keys the bots' seeds (unset: random, so only this process can reproduce its bots' play).
+    ``house_bots`` (example names) are the bots this referee may seat itself
+    (:mod:`sueca.referee.house`); none by default.
     """
-    ref = Referee(auth, referee_id, operator_token, limits, seed_key)
+    ref = Referee(auth, referee_id, operator_token, limits, seed_key, house_bots)
     server = grpc.aio.server(options=SERVER_OPTIONS)
     server.add_generic_rpc_handlers(_handlers(ref))
     health_pb2_grpc.add_HealthServicer_to_server(ref.health, server)
@@ -613,9 +627,11 @@ class ServerThread:
     """
 
     def __init__(self, auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
-                 limits: Limits | None = None, seed_key: bytes | None = None) -> None:
+                 limits: Limits | None = None, seed_key: bytes | None = None,
+                 house_bots: Sequence[str] = ()) -> None:
         self.auth, self.host, self.want_port = auth, host, port
         self.limits, self.seed_key = limits, seed_key
+        self.house_bots = tuple(house_bots)
         self.loop = asyncio.new_event_loop()
         self.referee: Referee | None = None
         self._thread = threading.Thread(target=self._main, name="referee", daemon=True)
@@ -636,7 +652,8 @@ class ServerThread:
         self._stopped = asyncio.Event()
         try:
             self.referee = await start(self.auth, self.host, self.want_port,
-                                       limits=self.limits, seed_key=self.seed_key)
+                                       limits=self.limits, seed_key=self.seed_key,
+                                       house_bots=self.house_bots)
         except BaseException as err:
             self._error = err
             self._ready.set()

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from sueca import wire as conv
 from sueca.referee import metrics
 from sueca.referee.faults import Fault
+from sueca.referee.house import HouseBots, is_house_name
 from sueca.referee.limits import Bucket, Limits, Summary, shown
 from sueca.v1 import sueca_pb2 as pb
 
@@ -208,6 +209,7 @@ class SessionHub:
         self.sessions: dict[str, list[Session]] = {}
         self.games: dict[str, Seat] = {}          # game id -> seat, for every running match
         self.away: dict[str, dict[str, Seat]] = {}  # bot -> seats whose connection was lost
+        self.house = HouseBots()  # seats the referee plays itself (sueca.referee.house)
 
     # -- sessions -------------------------------------------------------------------------------
     def add(self, session: Session, limit: int = 0) -> bool:
@@ -281,6 +283,12 @@ class SessionHub:
             return s.free - taken.get(s.id, 0)
 
         for seat, name in enumerate(bots):
+            if is_house_name(name):
+                house = self.house.session(name)
+                if house is None:
+                    raise PlacementError("PERMISSION_DENIED", self.house.refusal(name))
+                chosen.append(house)  # type: ignore[arg-type]  # a Session to the runner
+                continue
             sessions = self.sessions.get(name)
             if not sessions:
                 raise PlacementError("FAILED_PRECONDITION",

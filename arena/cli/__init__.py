@@ -40,6 +40,7 @@ COMMANDS = (
     ("sueca.arena.cli.redis", "redis"),
     ("sueca.arena.cli.demo", "demo"),
     ("sueca.arena.cli.serve", "serve"),
+    ("sueca.arena.cli.loadtest", "loadtest"),
 )
 
 

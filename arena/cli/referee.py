@@ -85,6 +85,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed-key-file", default=None, metavar="FILE",
                    help="file holding the key of the bots' seeds (default: $SUECA_SEED_KEY; "
                         "without either, a random key: bot play then replays only here)")
+    p.add_argument("--house-bots", default="", metavar="NAMES",
+                   help="built-in bots this referee may play itself, in-process, for matches "
+                        "that seat house:NAME (e.g. random,heuristic; for `sueca-arena "
+                        "loadtest`); off by default, and never a network bot's name")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     add_limit_flags(p)
     p.set_defaults(func=run)
@@ -181,6 +185,11 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("the referee checks bot tokens in Redis: pass --redis URL (or set "
                         "SUECA_REDIS_URL), or --insecure to accept any token on a private machine")
     credentials, operator_token = security(args)
+    from sueca.referee.house import HouseBotError, parse_house_bots
+    try:
+        args.house_bots = parse_house_bots(args.house_bots) if args.house_bots else ()
+    except HouseBotError as err:
+        raise UserError(str(err)) from None
     limits = limits_from(args)
     seed_key = seed_key_from(args)
     from sueca.arena.bots import RegistryAuth
@@ -220,11 +229,14 @@ async def _serve(args: argparse.Namespace, auth: Any, advertise: str, publish: b
                             f"{args.metrics_port}: {err.strerror or err} (another referee? "
                             "give each its own --metrics-port, or 0 for none)") from None
     ref = await start(auth, args.host, args.port, referee_id=advertise, credentials=credentials,
-                      operator_token=operator_token, limits=limits, seed_key=seed_key)
+                      operator_token=operator_token, limits=limits, seed_key=seed_key,
+                      house_bots=args.house_bots)
     if seed_key is None:
         log.warning("no SUECA_SEED_KEY: bots' seeds use a random key of this process, so a "
                     "match's bot play replays only on this referee; set the same key on every "
                     "referee (and for selfplay) to reproduce matches anywhere")
+    if args.house_bots:
+        log.info("house bots on: %s", ", ".join(f"house:{n}" for n in args.house_bots))
     log.info("referee %s listening on %s:%d (%s, %s)%s", advertise, args.host, ref.port,
              "TLS" if credentials is not None else "plaintext",
              "operator token required" if operator_token else "no operator token",

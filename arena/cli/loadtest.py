@@ -1,0 +1,293 @@
+"""``sueca-arena loadtest TARGET``: how does a bot hold up with many games at once?
+
+TARGET is a bot as ``selfplay`` takes it (``random``, ``mybot:Greedy``, ``./mybot.py:Greedy``):
+the command starts a private arena on loopback (Redis, a referee with house bots, and
+``--bot-processes`` ``sueca-bot run TARGET`` processes) and stops it afterwards. Or load a bot
+that is already running and registered, in any language: ``--bot NAME --server ADDR`` (that
+referee must run with ``--house-bots``; the operator token comes from SUECA_OPERATOR_TOKEN).
+
+Every match seats the target once and house bots (``--house``) in the other seats, played inside
+the referee, so every move the referee waits for is the target's. The load: up to ``--games``
+matches at once, ramped up and down over ``--ramp`` seconds, for ``--duration`` seconds, at most
+``--rate`` new matches per second. While it runs, a live view; at the end a table (and with
+``--json`` one JSON line last), and with ``--report FILE.html`` a self-contained HTML report.
+
+Exit status: 0 when every SLO given holds (``--slo-p99-ms``, ``--max-timeouts``,
+``--max-faults``), 1 when one is broken (each is named on stderr), 2 for a usage error. How the
+latency is measured: see :mod:`sueca.arena.loadtest`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from sueca.arena.cli.common import Bounded, UserError
+from sueca.arena.loadtest import MAX_DURATION, MAX_GAMES  # standard library only: cheap
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("loadtest", help="load-test one bot: many matches at once against the "
+                                        "referee's house bots; latency, throughput, faults",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("target", nargs="?", metavar="TARGET",
+                   help="bot to start on a private arena: random, module:Class, file.py:Class")
+    p.add_argument("--bot", metavar="NAME", help="load this running, registered bot instead "
+                                                 "(with --server)")
+    p.add_argument("--server", metavar="ADDR", help="the referee --bot is connected to")
+    p.add_argument("--metrics-url", metavar="URL", default=None,
+                   help="with --server: that referee's /metrics, to count protocol faults")
+    p.add_argument("--house", default="random", metavar="NAMES",
+                   help="house bots in the other seats, comma-separated (default random; "
+                        "also heuristic, reckless)")
+    p.add_argument("--games", action=Bounded, kind=int, low=1, high=MAX_GAMES, default=16,
+                   help="matches in flight at the steady state (default 16, at most 2000)")
+    p.add_argument("--duration", action=Bounded, kind=float, low=0, high=MAX_DURATION, above=True,
+                   default=10.0, help="seconds of load (default 10, at most 3600)")
+    p.add_argument("--rate", action=Bounded, kind=float, low=0, default=0.0,
+                   help="new matches per second at most (default 0: no limit but --games)")
+    p.add_argument("--ramp", action=Bounded, kind=float, low=0, default=None,
+                   help="seconds of ramp-up and of ramp-down (default min(5, duration/4))")
+    p.add_argument("--drain-seconds", action=Bounded, kind=float, low=0, high=600, default=30.0,
+                   help="after --duration, how long running matches may take (default 30)")
+    p.add_argument("--variant", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
+                   help="rule variants, e.g. tie=double target=8")
+    p.add_argument("--move-ms", action=Bounded, kind=int, low=1, help="per-move time limit")
+    p.add_argument("--bank-ms", action=Bounded, kind=int, low=1, help="per-seat time bank")
+    p.add_argument("--grace-ms", action=Bounded, kind=int, low=1,
+                   help="time a lost connection has to come back")
+    p.add_argument("--bot-processes", action=Bounded, kind=int, low=1, high=16, default=1,
+                   help="`sueca-bot run TARGET` processes on the private arena (default 1)")
+    p.add_argument("--net-rtt-ms", action=Bounded, kind=float, low=0, high=2000, default=0.0,
+                   help="with TARGET: put a delaying TCP proxy (loopback) between the target's "
+                        "processes and the referee, adding this round trip (default 0: none)")
+    p.add_argument("--net-jitter-ms", action=Bounded, kind=float, low=0, high=2000, default=0.0,
+                   help="with --net-rtt-ms: jitter, ± half of this per direction, never "
+                        "reordering a stream (default 0)")
+    p.add_argument("--slo-p99-ms", action=Bounded, kind=float, low=0, above=True, default=None,
+                   help="fail (exit 1) when the target's p99 latency is above this")
+    p.add_argument("--max-timeouts", action=Bounded, kind=int, low=0, default=None,
+                   help="fail (exit 1) on more timeouts than this")
+    p.add_argument("--max-faults", action=Bounded, kind=int, low=0, default=None,
+                   help="fail (exit 1) on more faults (protocol, disconnects, failed matches)")
+    p.add_argument("--report", metavar="FILE.html", default=None,
+                   help="write a self-contained HTML report (charts, settings, machine)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON line last")
+    p.add_argument("--keep-logs", action="store_true",
+                   help="keep the private arena's logs and print where they are")
+    p.set_defaults(func=run)
+
+
+def _check(args: argparse.Namespace) -> tuple[list[str], Any]:
+    """Every argument checked before anything starts: (house bots, bot factory or None)."""
+    from sueca.engine import Variant
+    from sueca.engine.errors import SuecaError
+    from sueca.referee.house import HouseBotError, parse_house_bots
+    if (args.target is None) == (args.bot is None):
+        raise UserError("give either TARGET (a bot to start: random, mybot:Greedy, "
+                        "./mybot.py:Greedy) or --bot NAME --server ADDR (a running bot)")
+    if args.bot is not None and not args.server:
+        raise UserError(f"--bot {args.bot!r} needs --server ADDR: the referee it is connected to")
+    if args.target is not None and (args.server or args.metrics_url):
+        raise UserError("--server and --metrics-url go with --bot; TARGET gets its own arena")
+    if args.bot is not None and (args.net_rtt_ms or args.net_jitter_ms):
+        raise UserError("--net-rtt-ms and --net-jitter-ms go with TARGET: the proxy sits in "
+                        "front of the private arena's referee")
+    if args.net_jitter_ms > args.net_rtt_ms:
+        raise UserError(f"--net-jitter-ms {args.net_jitter_ms:g} is more than --net-rtt-ms "
+                        f"{args.net_rtt_ms:g}: the delay each way would go below zero")
+    try:
+        house = list(parse_house_bots(args.house))
+    except HouseBotError as err:
+        raise UserError(str(err).replace("--house-bots", "--house")) from None
+    try:
+        Variant.parse(args.variant)
+    except SuecaError as err:
+        raise UserError(str(err)) from None
+    if args.report is not None:
+        from pathlib import Path
+        folder = Path(args.report).resolve().parent
+        if not folder.is_dir():
+            raise UserError(f"cannot write --report {args.report!r}: no folder {str(folder)!r}")
+    factory = None
+    if args.target is not None:
+        from sueca.sdk.cli.common import load_checked
+        factory = load_checked(args.target)
+    else:
+        from sueca.arena.bots import BotRegistryError, check_name
+        try:
+            check_name(args.bot)
+        except BotRegistryError as err:
+            raise UserError(str(err)) from None
+    return house, factory
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from sueca.arena.cli.common import console as make_console
+    from sueca.arena.loadtest import (
+        LoadTestError,
+        PrivateArena,
+        Shape,
+        Target,
+        check_slo,
+        machine,
+        summary,
+    )
+
+    house, _ = _check(args)
+    err_console = make_console(stderr=True)
+    shape = Shape(games=args.games, duration=args.duration, rate=args.rate, ramp=args.ramp,
+                  drain=args.drain_seconds)
+    arena = None
+    kept = None
+    ok = False
+    try:
+        if args.target is not None:
+            with err_console.status(f"starting a private arena: Redis, a referee with house "
+                                    f"bots, {args.bot_processes} x {args.target}..."):
+                try:
+                    arena = PrivateArena(args.target, args.bot_processes,
+                                         capacity=args.games, house=house,
+                                         net_rtt_ms=args.net_rtt_ms,
+                                         net_jitter_ms=args.net_jitter_ms).start()
+                except RuntimeError as err:
+                    raise UserError(f"the private arena did not start: {err}") from None
+            address, bot, metrics_url = arena.address, PrivateArena.NAME, arena.metrics_url
+        else:
+            address, bot, metrics_url = args.server, args.bot, args.metrics_url
+            _check_connected(address, bot, args.games, err_console)
+        target = Target(address=address, bot=bot, house=house, variant=args.variant,
+                        move_ms=args.move_ms, bank_ms=args.bank_ms, grace_ms=args.grace_ms,
+                        metrics_url=metrics_url)
+        try:
+            stats = asyncio.run(_run_live(target, shape, err_console))
+        except LoadTestError as err:
+            raise UserError(str(err)) from None
+        exited = None
+        if arena is not None:
+            try:
+                arena.check()
+            except RuntimeError as err:  # the target died: that is the result, not a crash
+                exited = str(err)[:2000]
+        ok = exited is None
+    finally:
+        if arena is not None:
+            with err_console.status("stopping the private arena..."):
+                kept = arena.stop(keep_logs=args.keep_logs or not ok)
+            if kept:
+                err_console.print(f"logs kept in {kept}")
+    result = summary(stats, shape, target)
+    result["target"] = args.target or args.bot
+    result["mode"] = "private arena" if args.target is not None else "running bot"
+    result["bot_processes"] = args.bot_processes if args.target is not None else None
+    result["net_rtt_ms"], result["net_jitter_ms"] = args.net_rtt_ms, args.net_jitter_ms
+    result["machine"] = machine()
+    broken = check_slo(result, args.slo_p99_ms, args.max_timeouts, args.max_faults)
+    result["target_exited"] = exited
+    if exited is not None:
+        broken.append("a target process exited during the run: " + exited.splitlines()[0])
+        err_console.print(f"a target process exited during the run: {exited}", markup=False)
+    result["slo"] = {"p99_ms": args.slo_p99_ms, "max_timeouts": args.max_timeouts,
+                     "max_faults": args.max_faults}
+    result["slo_broken"] = broken
+    print_result(result, make_console(stderr=args.json))
+    if args.report:
+        import os
+
+        from sueca.arena.loadtest import html_report
+        page = html_report(result, stats)
+        partial = f"{args.report}.partial"
+        try:  # all or nothing: never a half-written report under the name asked for
+            with open(partial, "w", encoding="utf-8") as f:
+                f.write(page)
+            os.replace(partial, args.report)
+        except OSError as err:
+            try:
+                os.unlink(partial)
+            except OSError:
+                pass
+            raise UserError(f"cannot write --report {args.report!r}: {err}") from None
+        err_console.print(f"report written to {args.report}")
+    for line in broken:
+        print(f"SLO broken: {line}", file=sys.stderr)
+    if args.json:
+        from sueca.arena.cli.common import clean
+        print(json.dumps(clean(result)), flush=True)
+    return 1 if broken else 0
+
+
+def _check_connected(address: str, bot: str, games: int, console: Any) -> None:
+    from sueca.referee import control
+    try:
+        bots = control.list_bots(address)
+    except control.RefereeError as err:
+        raise UserError(f"cannot list the bots of referee {address!r}: {err}") from None
+    row = next((b for b in bots if b["bot"] == bot), None)
+    if row is None or not row["sessions"]:
+        raise UserError(f"bot {bot!r} is not connected to referee {address!r}: start it "
+                        "(`sueca-bot run ... --server ADDR`) first")
+    if row["capacity"] < games:
+        console.print(f"[yellow]warning:[/] bot {bot!r} has capacity {row['capacity']} on "
+                      f"{address}, fewer than --games {games}: matches beyond it will fail")
+
+
+async def _run_live(target: Any, shape: Any, console: Any) -> Any:
+    from sueca.arena.loadtest import run_load
+    if not console.is_terminal:
+        return await run_load(target, shape)
+    from rich.live import Live
+    with Live(_live_table({}), console=console, refresh_per_second=4, transient=True) as view:
+        return await run_load(target, shape, on_tick=lambda s: view.update(_live_table(s)))
+
+
+def _v(x: Any, unit: str = "") -> str:
+    return "—" if x is None else f"{x:g}{unit}" if isinstance(x, float) else f"{x}{unit}"
+
+
+def _live_table(s: dict[str, Any]) -> Any:
+    """The live view: one line per kind of figure, narrow enough for 80 columns."""
+    from rich.table import Table
+    t = Table(title=f"loadtest — {s.get('elapsed', 0.0):.1f}s", show_header=False)
+    t.add_column("what")
+    t.add_column("now", justify="right")
+    t.add_row("matches in flight / started", f"{_v(s.get('in_flight'))} / {_v(s.get('started'))}")
+    t.add_row("moves/s (all seats / target)",
+              f"{_v(s.get('moves_per_s'))} / {_v(s.get('target_moves_per_s'))}")
+    t.add_row("target p50/p95/p99/max, last 5 s",
+              f"{_v(s.get('p50_ms'))} / {_v(s.get('p95_ms'))} / {_v(s.get('p99_ms'))} / "
+              f"{_v(s.get('max_ms'))} ms")
+    t.add_row("timeouts/faults/renúncias/reconnects",
+              f"{_v(s.get('timeouts'))} / {_v(s.get('faults'))} / {_v(s.get('renuncias'))} / "
+              f"{_v(s.get('reconnects'))}")
+    return t
+
+
+def print_result(r: dict[str, Any], out: Any) -> None:
+    from rich.table import Table
+    t = Table(title=f"Load test of {r['target']} — {r['games']} games at once, "
+                    f"{r['seconds']:.1f}s", show_header=True)
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    rows = [("matches started / finished", f"{r['matches_started']} / {r['matches_finished']}"),
+            ("moves (all seats), moves/s", f"{r['moves']}, {r['moves_per_s']:g}"),
+            ("target moves, per s", f"{r['target_moves']}, {r['target_moves_per_s']:g}"),
+            ("target latency p50 / p95 / p99", f"{_v(r['p50_ms'])} / {_v(r['p95_ms'])} / "
+                                               f"{_v(r['p99_ms'])} ms"),
+            ("target latency max / mean", f"{_v(r['max_ms'])} / {_v(r['mean_ms'])} ms"),
+            ("timeouts", _v(r["timeouts"])), ("disconnects", _v(r["disconnects"])),
+            ("renúncias", _v(r["renuncias"])), ("protocol faults", _v(r["protocol_faults"])),
+            ("failed matches", _v(r["failed"])), ("cut at the end", _v(r["cut"])),
+            ("reconnects", _v(r["reconnects"])),
+            ("match duration p50 / max", f"{_v(r['match_s_p50'])} / {_v(r['match_s_max'])} s"),
+            ("ends", ", ".join(f"{k} {v}" for k, v in sorted(r["ends"].items())) or "—")]
+    for name, value in rows:
+        t.add_row(name, value)
+    out.print(t)
+    if r.get("stopped_early"):
+        out.print(f"[yellow]{r['stopped_early']}[/]")
+    if r.get("first_error"):
+        out.print(f"first error: {r['first_error']}", markup=False)
