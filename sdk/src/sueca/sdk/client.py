@@ -22,6 +22,7 @@ import concurrent.futures
 import functools
 import inspect
 import logging
+import os
 import math
 import random
 import signal
@@ -269,6 +270,7 @@ class Connection:
         self.referee_id = ""
         self.task: asyncio.Task[None] | None = None
         self.drain_acked = asyncio.Event()  # the referee will place no new game here
+        self.live = False  # a referee welcomed the current stream: there is someone to drain
 
     # -- the connection loop ------------------------------------------------------------------
     async def run(self) -> None:
@@ -329,6 +331,7 @@ class Connection:
             if not isinstance(first, pb.RefereeMessage):  # grpc.aio.EOF: closed at once
                 return False
             if first.HasField("welcome"):
+                self.live = True
                 if self.referee_id and first.welcome.referee_id != self.referee_id:
                     self.games.clear()  # another referee process: the old games are gone
                 self.referee_id = first.welcome.referee_id
@@ -348,6 +351,7 @@ class Connection:
             finally:
                 writer.cancel()
                 self.call = None
+                self.live = False
             return True
 
     async def _write_loop(self, call: Any) -> None:
@@ -378,8 +382,12 @@ class Connection:
         self.wake.set()
 
     async def drain(self) -> None:
-        """Tell the referee to give no new games, wait for ours to end, close the stream."""
+        """Tell the referee to give no new games, wait for ours to end, close the stream. A
+        stream no referee has welcomed yet (still connecting) has nothing to drain: a message
+        queued on it would never be sent, and the wait for it would last the whole timeout."""
         call = self.call
+        if call is None or not self.live:
+            return
         if call is not None:
             self._queue_drain()
             try:  # the acknowledgement follows the start of every game placed before it
@@ -707,8 +715,11 @@ def run(bot_factory: Callable[[], Bot], server: str, token: str, capacity: int =
             nonlocal count
             count += 1
             if count > 1:
+                # at once, as promised: no drain, and no asyncio cancellation traceback (raising
+                # SystemExit here unwinds every task of the loop, each printing its own)
                 log.warning("second signal: exiting now")
-                raise SystemExit(130)
+                logging.shutdown()
+                os._exit(130)
             stop.set()
 
         for sig in signals:

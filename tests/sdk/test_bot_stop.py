@@ -1,0 +1,60 @@
+"""Stopping ``sueca-bot run``: Ctrl-C when no referee answers is quick and quiet."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SUECA_BOT = str(Path(sys.executable).parent / "sueca-bot")
+
+
+def _silent_listener() -> socket.socket:
+    """A TCP port that accepts connections and never speaks: a referee that hangs, so the
+    bot's stream exists but no referee ever welcomes it."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(16)
+    return s
+
+
+def _start_bot(port: int) -> subprocess.Popen[str]:
+    return subprocess.Popen([SUECA_BOT, "run", "random", "--server", f"127.0.0.1:{port}"],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                            env={**os.environ, "SUECA_TOKEN": "alice.secret"})
+
+
+def test_ctrl_c_with_no_referee_exits_at_once_and_cleanly() -> None:
+    """It used to wait the whole drain timeout (60 s) for games that did not exist: a drain
+    message queued on a stream no referee had welcomed was never sent."""
+    with _silent_listener() as listener:
+        bot = _start_bot(listener.getsockname()[1])
+        try:
+            time.sleep(2.0)  # connected at TCP level, waiting for a welcome that never comes
+            t0 = time.monotonic()
+            bot.send_signal(signal.SIGINT)
+            err = bot.communicate(timeout=20)[1]
+            took = time.monotonic() - t0
+        finally:
+            bot.kill()
+    assert bot.returncode == 0, err
+    assert took < 2.0, f"took {took:.1f}s to stop"
+    assert "Traceback" not in err and "CancelledError" not in err, err
+
+
+def test_a_second_ctrl_c_exits_without_a_traceback() -> None:
+    with _silent_listener() as listener:
+        bot = _start_bot(listener.getsockname()[1])
+        try:
+            time.sleep(2.0)
+            bot.send_signal(signal.SIGINT)
+            bot.send_signal(signal.SIGINT)
+            err = bot.communicate(timeout=20)[1]
+        finally:
+            bot.kill()
+    assert bot.returncode in (0, 130), err  # the drain may finish before the second signal
+    assert "Traceback" not in err and "CancelledError" not in err, err
