@@ -22,8 +22,8 @@ import concurrent.futures
 import functools
 import inspect
 import logging
-import os
 import math
+import os
 import random
 import signal
 import socket
