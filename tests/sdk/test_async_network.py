@@ -22,6 +22,7 @@ _spec = importlib.util.spec_from_file_location("sdk_async_net_fixtures", _HERE /
 _fx = importlib.util.module_from_spec(_spec)  # the referee tests' fixtures, shared
 _spec.loader.exec_module(_fx)  # type: ignore[union-attr]
 redis_url, tokens, referee, bot_proc = _fx.redis_url, _fx.tokens, _fx.referee, _fx.bot_proc
+from netkit import SEED_KEY  # noqa: E402  (the test referees key their bots' seeds with it)
 
 pytestmark = pytest.mark.slow
 
@@ -70,7 +71,7 @@ def test_an_async_bot_plays_the_same_cards_locally_and_over_the_network(
                                                      "variant": variant})
         assert remote["end"] == "normal", remote
         local = play_local([factories[s % 2] for s in range(4)], Variant.from_dict(variant),
-                           seed, "local", seats)
+                           seed, "local", seats, seed_key=SEED_KEY.encode())
         here = replays.record(local, "local", seats)
         assert here["deals"] == remote["replay"]["deals"]  # every deck, card, trick and score
         assert here["game_points"] == remote["replay"]["game_points"]

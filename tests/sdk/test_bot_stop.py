@@ -58,3 +58,21 @@ def test_a_second_ctrl_c_exits_without_a_traceback() -> None:
             bot.kill()
     assert bot.returncode in (0, 130), err  # the drain may finish before the second signal
     assert "Traceback" not in err and "CancelledError" not in err, err
+
+
+def test_a_referee_that_never_answers_the_hello_is_dropped_and_retried() -> None:
+    """A port that accepts and never answers (a hung referee) held the bot for ever: the hello
+    now has WELCOME_SECONDS to be answered, then the stream is dropped and the bot connects
+    again with its usual back-off."""
+    from sueca.sdk.client import WELCOME_SECONDS
+    with _silent_listener() as listener:
+        bot = _start_bot(listener.getsockname()[1])
+        try:
+            time.sleep(WELCOME_SECONDS + 3)
+            assert bot.poll() is None  # still serving: it retries
+            bot.send_signal(signal.SIGINT)
+            err = bot.communicate(timeout=20)[1]
+        finally:
+            bot.kill()
+    assert f"no answer to the hello within {WELCOME_SECONDS:.0f}s" in err, err
+    assert "Traceback" not in err, err

@@ -58,6 +58,7 @@ CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", 16 * 1024 * 1024),
 ]
 FIRST_BACKOFF = 0.5
+WELCOME_SECONDS = 10.0  # a hello unanswered this long: drop the stream and connect again
 MAX_ACTIONS_PER_MESSAGE = 500   # well under the referee's 64 KiB message limit
 BATCH_BUDGET = 0.002            # seconds of bot work per pool job before a batch is split
 INLINE_BELOW = 0.0001           # a bot this fast (CPU seconds per call) runs in the event loop
@@ -72,6 +73,11 @@ _DRAIN = pb.BotMessage(drain=True).SerializeToString()
 
 def _identity(data: bytes) -> bytes:
     return data  # BotMessages are encoded here (answers by sueca.wire.action_bytes)
+
+
+class SessionStalled(Exception):
+    """The referee did not answer the hello in time (a hung referee, a port that only accepts);
+    the connection loop drops the stream and connects again, as after any lost connection."""
 
 
 class AuthenticationError(Exception):
@@ -285,6 +291,8 @@ class Connection:
                 raise
             except grpc.aio.AioRpcError as err:
                 reason = f"{err.code().name}: {err.details()}"
+            except SessionStalled as err:
+                reason = str(err)
             except asyncio.CancelledError:
                 raise
             except Exception as err:  # keep serving: log it and reconnect
@@ -307,6 +315,22 @@ class Connection:
             except TimeoutError:
                 pass
 
+    async def _hello(self, call: Any) -> Any:
+        """Say hello and read the referee's first answer (a welcome, or a refusal)."""
+        client = self.client
+        await call.write(pb.BotMessage(hello=pb.Hello(
+            bot=client.name, token=client.token, sdk_version=client.version,
+            capacity=client.capacity)).SerializeToString())
+        try:
+            return await call.read()
+        except grpc.aio.AioRpcError as err:
+            if err.code() in (grpc.StatusCode.UNAUTHENTICATED,
+                              grpc.StatusCode.INVALID_ARGUMENT):
+                raise AuthenticationError(
+                    f"referee {self.address} refused bot {client.name!r}: "
+                    f"{err.details()}") from None
+            raise
+
     async def _session(self) -> bool:
         client = self.client
         async with open_aio_channel(self.address, client.tls, CHANNEL_OPTIONS,
@@ -316,18 +340,13 @@ class Connection:
                 response_deserializer=pb.RefereeMessage.FromString)()
             self.call = call
             self.drain_acked.clear()
-            await call.write(pb.BotMessage(hello=pb.Hello(
-                bot=client.name, token=client.token, sdk_version=client.version,
-                capacity=client.capacity)).SerializeToString())
-            try:
-                first = await call.read()
-            except grpc.aio.AioRpcError as err:
-                if err.code() in (grpc.StatusCode.UNAUTHENTICATED,
-                                  grpc.StatusCode.INVALID_ARGUMENT):
-                    raise AuthenticationError(
-                        f"referee {self.address} refused bot {client.name!r}: "
-                        f"{err.details()}") from None
-                raise
+            try:  # a referee (or a port) that never answers must not hold the bot for ever
+                first = await asyncio.wait_for(self._hello(call), WELCOME_SECONDS)
+            except TimeoutError:
+                call.cancel()
+                self.call = None
+                raise SessionStalled(f"no answer to the hello within {WELCOME_SECONDS:.0f}s") \
+                    from None
             if not isinstance(first, pb.RefereeMessage):  # grpc.aio.EOF: closed at once
                 return False
             if first.HasField("welcome"):
