@@ -248,9 +248,23 @@ def _quote(raw: str) -> str:
 _pinned: Settings | None = None
 
 
+_NAMES = tuple(v.name for v in VARIABLES)
+_cache: tuple[tuple[str | None, ...], Settings] | None = None
+
+
 def current() -> Settings:
-    """The settings of this process: what :func:`use` pinned, else the environment now."""
-    return _pinned if _pinned is not None else Settings.from_env()
+    """The settings of this process: what :func:`use` pinned, else the environment now.
+
+    Cheap enough to call per match (local play asks for the seed key): the parsed settings are
+    kept until one of the variables changes."""
+    global _cache
+    if _pinned is not None:
+        return _pinned
+    environ = os.environ
+    raw = tuple(environ.get(name) for name in _NAMES)
+    if _cache is None or _cache[0] != raw:
+        _cache = (raw, Settings.from_env(environ))
+    return _cache[1]
 
 
 def use(settings: Settings | None) -> None:
