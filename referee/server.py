@@ -386,8 +386,9 @@ class Referee:
                          f"{session.bot!r}; its games wait for it to reconnect")
 
     async def _read(self, session: Session, context: grpc.aio.ServicerContext) -> None:
-        """Hand each incoming message to the hub, at most ``messages_per_second`` and
-        ``actions_per_second``: beyond that reading pauses and flow control slows the bot."""
+        """Hand each incoming message to the hub; messages that answer nothing (empty, faulty,
+        malformed) at most ``messages_per_second`` and ``actions_per_second``: beyond that
+        reading pauses and flow control slows the bot."""
         hub = self.hub
         messages = Bucket(self.limits.messages_per_second)
         actions = Bucket(self.limits.actions_per_second)
@@ -396,7 +397,7 @@ class Referee:
                 msg = await context.read()
                 if msg is grpc.aio.EOF:
                     break
-                session.errors_in_message = 0
+                session.errors_in_message = session.faults_in_message = 0
                 if msg.__class__ is _Malformed:
                     hub.malformed(session, msg.error)
                     pause = messages.debit(1)
@@ -413,7 +414,12 @@ class Referee:
                     if msg.HasField("hello"):
                         hub.malformed(session, "hello was already sent on this stream; "
                                       "send it only in the first message")
-                    pause = max(messages.debit(1), actions.debit(n))
+                    # A message whose every action answered a turn the referee asked for costs
+                    # what the referee chose to spend: it is never throttled (an honest fast bot
+                    # at low concurrency sends one such message per move, far above any fixed
+                    # rate). Empty or faulty messages, and their actions, spend the budgets.
+                    wasted = n == 0 or session.faults_in_message > 0
+                    pause = max(messages.debit(1), actions.debit(n)) if wasted else 0.0
                 if pause > 0:
                     _READ_THROTTLE.inc()
                     await asyncio.sleep(pause)

@@ -85,6 +85,7 @@ class Session:
         # ActionErrors answered: per incoming message, and a bucket per second
         self.errors_per_message = limits.errors_per_message or 1 << 62
         self.errors_in_message = 0
+        self.faults_in_message = 0  # answered or not: the read budget charges such messages
         self.error_bucket = Bucket(limits.errors_per_second)
         self.errors_unanswered = 0
         self.wake = asyncio.Event()
@@ -139,6 +140,7 @@ class Session:
     def may_answer(self) -> bool:
         """May this session be answered one more ActionError? Not beyond ``errors_per_message``
         for the message being handled, nor ``errors_per_second``: the rest are counted only."""
+        self.faults_in_message += 1
         if (self.errors_in_message < self.errors_per_message and not self.overflowed
                 and self.error_bucket.take()):
             self.errors_in_message += 1

@@ -183,6 +183,27 @@ def test_incoming_messages_are_read_at_most_per_second(limited, tokens):
     bot.cancel()
 
 
+def test_an_honest_bot_answering_a_move_per_message_is_never_throttled(make_referee, tokens,
+                                                                      bot_proc):
+    """A fast bot with one game in flight sends one message per move, far above any fixed
+    message rate: answers to turns the referee asked for cost what the referee chose to spend,
+    so they never spend the read budget (the default 500/s once cut a tournament's speed by
+    40%). Here the budget is 5 messages a second and a whole match still runs unthrottled."""
+    ref = make_referee("--messages-per-second", "5", "--actions-per-second", "5")
+    for name in ("alice", "bob"):
+        bot_proc("random", ref.address, tokens[name], capacity=2)
+    throttled = metric(ref, "sueca_referee_limit_hits_total", limit="read_throttle")
+    t0 = time.monotonic()
+    result = start_match(ref.address, ["alice", "bob", "alice", "bob"], seed=5).result(60)
+    took = time.monotonic() - t0
+    assert result["end"] == "normal", result
+    moves = sum(len(t["cards"]) for d in result["replay"]["deals"] for t in d["tricks"])
+    assert moves >= 40
+    # at 5 messages a second the match's messages alone would take minutes
+    assert took < moves / 5 / 4, (took, moves)
+    assert metric(ref, "sueca_referee_limit_hits_total", limit="read_throttle") == throttled
+
+
 # -- streams, connections, sessions, hello deadline -----------------------------------------------
 
 def test_a_stream_without_hello_is_closed_at_the_hello_deadline(limited):
