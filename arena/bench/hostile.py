@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from sueca.arena.bench import measured
 from sueca.sdk.cli import Bounded
 from sueca.sdk.settings import current
 
@@ -63,11 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        result = measure(args)
-    except Exception as err:  # the last line stays one JSON object, even on failure
-        print(f"bench hostile failed: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
-        print(json.dumps({"error": f"{type(err).__name__}: {err}"}), flush=True)
+    result = measured("hostile", measure, args)
+    if result is None:
         return 1
     cpu = result["referee_cpu_ms_per_match"]
     print(f"{'attack':<12} {'matches/s':>10} {'ratio':>6} {'ref ms/match':>13}  limits that "

@@ -31,6 +31,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sueca.arena.bench import measured
+
 RTT_METRIC = "sueca_referee_move_rtt_seconds"
 MOVES_METRIC = "sueca_referee_moves_total"
 _ARENA = [sys.executable, "-m", "sueca.arena.cli"]
@@ -75,11 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        result = measure(args)
-    except Exception as err:  # the last line stays one JSON object, even on failure
-        print(f"bench referee failed: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
-        print(json.dumps({"error": f"{type(err).__name__}: {err}"}), flush=True)
+    result = measured("referee", measure, args)
+    if result is None:
         return 1
     print(f"referee: {result['moves']} moves, {result['deals']} deals in "
           f"{result['seconds']:.2f}s = {result['moves_per_s']:.0f} moves/s; move rtt p50 "
