@@ -21,6 +21,16 @@ def test_serve_plays_stops_and_resumes(tmp_path: Path) -> None:
     assert first.web in out and f"127.0.0.1:{first.port}" in out and "sueca-arena bots add" in out
     rows = first.wait_games(bots=3, games=3)
     assert {r["bot"] for r in rows} == {"random", "heuristic", "reckless"}
+    # every process's metrics, on the ports serve printed (--metrics-port and the next three)
+    assert f"worker :{first.metrics + 2}, scheduler :{first.metrics + 3}" in out
+    scraped = [_samples(first.metrics_text(i)) for i in range(4)]
+    ratings, referee, worker, scheduler = scraped
+    assert ratings['sueca_rating_games{bot="heuristic"}'] >= 1
+    assert referee["sueca_referee_sessions"] >= 3  # the example bots' streams
+    assert sum(v for k, v in worker.items()
+               if k.startswith("sueca_worker_matches_recorded_total")) >= 3
+    assert scheduler["sueca_scheduler_matches_queued_total"] >= 3
+    assert scheduler["sueca_scheduler_last_loop_timestamp_seconds"] > 0
     # a second serve on the same data directory is refused while the first runs
     again = subprocess.run([SUECA_ARENA, "serve", "--data", str(data), "--port", "1",
                             "--web-port", "1"], capture_output=True, text=True, timeout=60)
@@ -50,6 +60,17 @@ def test_serve_plays_stops_and_resumes(tmp_path: Path) -> None:
         seconds = second.stop(signal.SIGTERM, group=False)  # a service manager's stop
     assert second.proc.returncode == 0, second.text()
     assert seconds < 30 and not [p for p in kids if alive(p)]
+
+
+def _samples(text: str) -> dict[str, float]:
+    """``name{labels}`` -> value of every sample in a Prometheus text page."""
+    from prometheus_client.parser import text_string_to_metric_families
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            labels = ",".join(f'{k}="{v}"' for k, v in sorted(s.labels.items()))
+            out[s.name + (f"{{{labels}}}" if labels else "")] = s.value
+    return out
 
 
 def rows_matches(serve: Serve) -> list[dict]:
@@ -88,7 +109,7 @@ def test_serve_on_an_external_redis(tmp_path: Path, redis_url: str, prefix: str)
 def test_serve_refuses_bad_settings_before_starting_anything(tmp_path: Path) -> None:
     afile = tmp_path / "a-file"
     afile.write_text("x")
-    for argv, quoted in ((["--metrics-port", "65535"], "'65535'"),
+    for argv, quoted in ((["--metrics-port", "65533"], "'65533'"),
                          (["--data", str(afile)], repr(str(afile))),
                          (["--web-port", "0"], "'0'")):
         run = subprocess.run([SUECA_ARENA, "serve", *argv], capture_output=True, text=True,
