@@ -122,6 +122,7 @@ def alive(pid: int) -> bool:
 def _free_run(n: int, avoid: tuple[int, ...]) -> int:
     """A port P such that P .. P+n-1 are all free and none of ``avoid``."""
     import socket
+
     from sueca.arena.redisproc import free_port
     while True:
         first = free_port()
