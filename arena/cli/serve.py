@@ -6,6 +6,11 @@ and history), a referee for bots (``--host``, ``--port``), a Celery worker, the 
 the ratings exporter (``--metrics-port``) and the web front end (``--web-port``); with
 ``--example-bots`` also the bundled bots, as ``sueca-bot`` processes, so a fresh arena has games
 to show. ``--redis URL`` (or ``SUECA_REDIS_URL``) uses that Redis instead of a private one.
+``--tls-cert``/``--tls-key`` (or ``SUECA_TLS_CERT``/``SUECA_TLS_KEY``) serve TLS to bots, as
+``sueca-arena referee`` does; a plaintext connection is then refused.
+
+Metrics (Prometheus ``/metrics``): the ratings exporter on ``--metrics-port``, the referee on
+the next port, the worker on the one after and the scheduler after that.
 
 Ctrl-C or SIGTERM stops everything in order — the scheduler and the web first, then the worker
 (it finishes the match in hand; an unfinished one is re-queued by the broker), the bots, the
@@ -48,6 +53,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
              help="Prometheus metrics of the ratings exporter on this port, the referee's on "
                   "the next, the worker's on the one after, the scheduler's after that "
                   "(default 9464: 9464-9467)")
+    p.add_argument("--tls-cert", default=current().tls_cert, metavar="FILE",
+                   help="serve TLS to bots with this PEM certificate (chain), with --tls-key "
+                        "(default $SUECA_TLS_CERT; without it the bots' port is plaintext)")
+    p.add_argument("--tls-key", default=current().tls_key, metavar="FILE",
+                   help="PEM private key of --tls-cert (default $SUECA_TLS_KEY)")
     p.add_argument("--web-host", default="127.0.0.1",
                    help="address the web pages listen on (default 127.0.0.1)")
     add_port(p, "--web-port", default=8080, help="the web pages' port (default 8080)")
@@ -79,6 +89,31 @@ def _lock(data: Path) -> IO[str]:
     f.write(f"{os.getpid()}\n")
     f.flush()
     return f
+
+
+def _tls(args: argparse.Namespace) -> str:
+    """Check the TLS files before anything starts, and set up how this process and its
+    children (worker, scheduler, web, example bots) dial the referee: plaintext without a
+    certificate, whatever TLS settings the caller's shell holds for other referees dropped;
+    with one, the caller's ``SUECA_TLS``/``SUECA_TLS_CA``/``SUECA_TLS_SERVER_NAME`` if set, else
+    the certificate itself as the CA (a self-signed one, made for 127.0.0.1). Returns the
+    ``sueca-bot`` flag a bot needs ("" for plaintext)."""
+    from sueca.arena.cli.referee import security
+    from sueca.sdk.channels import drop_tls_settings
+    args.tls_cert, args.tls_key = args.tls_cert or None, args.tls_key or None
+    security(argparse.Namespace(tls_cert=args.tls_cert, tls_key=args.tls_key,
+                                operator_token_file=None))  # a UserError quoting a bad file
+    if not args.tls_cert:
+        drop_tls_settings()
+        return ""
+    args.tls_cert, args.tls_key = os.path.abspath(args.tls_cert), os.path.abspath(args.tls_key)
+    settings = current()
+    if settings.tls_ca:
+        return f"--tls-ca {settings.tls_ca}"
+    if settings.tls:
+        return "--tls"
+    os.environ["SUECA_TLS_CA"] = args.tls_cert
+    return f"--tls-ca {args.tls_cert}"
 
 
 def _bin(name: str) -> str:
@@ -114,6 +149,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UserError(f"bad --metrics-port {str(args.metrics_port)!r}: the next "
                         f"{len(METRICS) - 1} ports are taken too ({', '.join(METRICS[1:])}); "
                         f"at most {65536 - len(METRICS)}")
+    tls_client = _tls(args)
     data = Path(args.data)
     try:
         data.mkdir(parents=True, exist_ok=True)
@@ -173,10 +209,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 extra.append(p)
                 return p
 
+            tls = ["--tls-cert", args.tls_cert, "--tls-key", args.tls_key] if args.tls_cert else []
             spawn("referee", [_bin("sueca-arena"), "referee", "--host", args.host,
                               "--port", str(args.port),
                               "--metrics-port", str(port_of["referee"]),
-                              "--drain-seconds", "5", "--log-level", "warning"])
+                              "--drain-seconds", "5", "--log-level", "warning", *tls])
             arena.start(timeout=60)
             spawn("scheduler", [_bin("sueca-arena"), "scheduler", "--referee", arena.referee or "",
                                 "--target", str(args.target),
@@ -198,17 +235,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
                           "set SUECA_OPERATOR_TOKEN[/]")
         where = f"Redis {masked(url)}" + ("" if external else f" (data in {data}/)")
         bot_addr = f"{_shown_host(args.host)}:{args.port}"
+        security = " over TLS" if tls_client else " (plaintext)"
         console.print(
             f"[bold]Sueca Arena is up.[/] {where}; logs in {arena.log_dir}/\n"
             f"  web pages     {web_url}/  (JSON under {web_url}/api/)\n"
-            f"  bots connect  {bot_addr}\n"
+            f"  bots connect  {bot_addr}{security}\n"
             f"  metrics       {', '.join(f'{k} :{v}' for k, v in port_of.items())}"
             f"  (Prometheus, /metrics)\n"
             f"  register a bot (its token is shown once):\n"
             f"    SUECA_REDIS_URL={masked(url)} sueca-arena bots add MYBOT\n"
             f"  connect it:\n"
-            f"    SUECA_TOKEN=<token> sueca-bot run mybot.py:MyBot --server {bot_addr} --name MYBOT\n"
-            f"  Ctrl-C stops everything; `sueca-arena serve --data {data}` resumes.")
+            f"    SUECA_TOKEN=<token> sueca-bot run mybot.py:MyBot --server {bot_addr} "
+            f"--name MYBOT{' ' + tls_client if tls_client else ''}\n"
+            f"  Ctrl-C stops everything; `sueca-arena serve --data {data}` resumes.",
+            soft_wrap=True)  # commands to copy: never broken across lines
         while True:
             time.sleep(1.0)
             for p in (*extra, *arena.procs):

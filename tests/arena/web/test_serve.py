@@ -111,8 +111,62 @@ def test_serve_refuses_bad_settings_before_starting_anything(tmp_path: Path) -> 
     afile.write_text("x")
     for argv, quoted in ((["--metrics-port", "65533"], "'65533'"),
                          (["--data", str(afile)], repr(str(afile))),
-                         (["--web-port", "0"], "'0'")):
+                         (["--web-port", "0"], "'0'"),
+                         (["--tls-cert", str(afile)], "--tls-key"),
+                         (["--tls-cert", str(afile), "--tls-key", str(afile)], repr(str(afile)))):
         run = subprocess.run([SUECA_ARENA, "serve", *argv], capture_output=True, text=True,
                              timeout=60, cwd=tmp_path)
         assert run.returncode == 2 and quoted in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "sueca-data").exists()  # nothing was created for a refused start
+
+
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key, made with the openssl command line."""
+    cert, key = folder / "arena.crt", folder / "arena.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=sueca serve test", "-addext",
+                    "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key),
+                    "-out", str(cert)], check=True, capture_output=True, timeout=60)
+    return cert, key
+
+
+def test_serve_over_tls(tmp_path: Path) -> None:
+    """With a certificate the bots' port speaks TLS only: the example bots and a bot of ours
+    connect over TLS and play; a plaintext client is refused."""
+    import os
+    import re
+
+    from arenakit import SUECA_ARENA
+    cert, key = _self_signed(tmp_path)
+    serve = Serve(tmp_path / "data", tmp_path / "serve.log", "--example-bots",
+                  "--tls-cert", str(cert), "--tls-key", str(key)).wait_up()
+    bot = None
+    try:
+        out = serve.text()
+        assert f"127.0.0.1:{serve.port} over TLS" in out and f"--tls-ca {cert}" in out
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
+        url = re.search(r"SUECA_REDIS_URL=(\S+)", out).group(1)
+        added = subprocess.run([SUECA_ARENA, "bots", "add", "mine", "--redis", url], env=env,
+                               capture_output=True, text=True, timeout=60)
+        assert added.returncode == 0, added.stderr
+        log = open(tmp_path / "mine.log", "wb")
+        bot = subprocess.Popen(  # as serve told us to connect it
+            [str(Path(SUECA_ARENA).parent / "sueca-bot"), "run", "heuristic", "--server",
+             f"127.0.0.1:{serve.port}", "--name", "mine", "--tls-ca", str(cert)],
+            env={**env, "SUECA_TOKEN": added.stdout.strip()}, stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True)
+        rows = serve.wait_games(bots=4, games=1, timeout=120)
+        assert "mine" in {r["bot"] for r in rows if r["games"] >= 1}
+        health = [SUECA_ARENA, "health", f"127.0.0.1:{serve.port}", "--timeout", "3"]
+        plain = subprocess.run(health, env=env, capture_output=True, text=True, timeout=60)
+        assert plain.returncode == 1 and "UNAVAILABLE" in plain.stdout, plain
+        assert "Traceback" not in plain.stderr
+        tls = subprocess.run([*health, "--tls-ca", str(cert)], env=env, capture_output=True,
+                             text=True, timeout=60)
+        assert tls.returncode == 0 and "SERVING" in tls.stdout, tls
+    finally:
+        if bot is not None:
+            bot.terminate()
+            bot.wait(30)
+        serve.stop(signal.SIGTERM, group=False)
+    assert serve.proc.returncode == 0, serve.text()
