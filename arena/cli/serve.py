@@ -9,8 +9,8 @@ to show. ``--redis URL`` (or ``SUECA_REDIS_URL``) uses that Redis instead of a p
 ``--tls-cert``/``--tls-key`` (or ``SUECA_TLS_CERT``/``SUECA_TLS_KEY``) serve TLS to bots, as
 ``sueca-arena referee`` does; a plaintext connection is then refused.
 
-Metrics (Prometheus ``/metrics``): the ratings exporter on ``--metrics-port``, the referee on
-the next port, the worker on the one after and the scheduler after that.
+Metrics (Prometheus ``/metrics``): the referee on ``--metrics-port``, the worker on the next
+port, the ratings exporter on the one after and the scheduler after that (the deploys' ports).
 
 Ctrl-C or SIGTERM stops everything in order — the scheduler and the web first, then the worker
 (it finishes the match in hand; an unfinished one is re-queued by the broker), the bots, the
@@ -50,9 +50,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "for every interface)")
     add_port(p, "--port", default=50051, help="the referee's port for bots (default 50051)")
     add_port(p, "--metrics-port", default=9464,
-             help="Prometheus metrics of the ratings exporter on this port, the referee's on "
-                  "the next, the worker's on the one after, the scheduler's after that "
-                  "(default 9464: 9464-9467)")
+             help="Prometheus metrics of the referee on this port, the worker's on the next, "
+                  "the ratings exporter's on the one after, the scheduler's after that "
+                  "(default 9464: 9464-9467, as in the deploys)")
     p.add_argument("--tls-cert", default=current().tls_cert, metavar="FILE",
                    help="serve TLS to bots with this PEM certificate (chain), with --tls-key "
                         "(default $SUECA_TLS_CERT; without it the bots' port is plaintext)")
@@ -71,8 +71,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_serve)
 
 
-# what serves Prometheus metrics, from --metrics-port up: one documented scheme, one port each
-METRICS = ("ratings", "referee", "worker", "scheduler")
+# what serves Prometheus metrics, from --metrics-port up, one port each: the deploys' order
+# (referee 9464, worker 9465, ratings exporter 9466, scheduler 9467)
+METRICS = ("referee", "worker", "ratings", "scheduler")
 
 
 def _lock(data: Path) -> IO[str]:

@@ -20,7 +20,7 @@ class Serve:
     def __init__(self, data: Path, log: Path, *extra: str, **env_extra: str) -> None:
         from sueca.arena.redisproc import free_port
         self.port, self.web_port = free_port(), free_port()
-        self.metrics = _free_run(4, avoid=(self.port, self.web_port))  # ratings..scheduler
+        self.metrics = _free_run(4, avoid=(self.port, self.web_port))  # referee..scheduler
         self.web = f"http://127.0.0.1:{self.web_port}"
         self.log = log
         self.out = open(log, "ab")
@@ -70,7 +70,7 @@ class Serve:
         raise AssertionError(f"leaderboard after {timeout}s: {rows}\n{self.text()}")
 
     def metrics_text(self, offset: int, timeout: float = 30.0) -> str:
-        """``/metrics`` on ``--metrics-port`` + ``offset`` (0 ratings, 1 referee, 2 worker,
+        """``/metrics`` on ``--metrics-port`` + ``offset`` (0 referee, 1 worker, 2 ratings,
         3 scheduler), once it answers."""
         deadline = time.monotonic() + timeout
         while True:

@@ -22,9 +22,10 @@ def test_serve_plays_stops_and_resumes(tmp_path: Path) -> None:
     rows = first.wait_games(bots=3, games=3)
     assert {r["bot"] for r in rows} == {"random", "heuristic", "reckless"}
     # every process's metrics, on the ports serve printed (--metrics-port and the next three)
-    assert f"worker :{first.metrics + 2}, scheduler :{first.metrics + 3}" in out
+    assert (f"referee :{first.metrics}, worker :{first.metrics + 1}, ratings "
+            f":{first.metrics + 2}, scheduler :{first.metrics + 3}") in out
     scraped = [_samples(first.metrics_text(i)) for i in range(4)]
-    ratings, referee, worker, scheduler = scraped
+    referee, worker, ratings, scheduler = scraped
     assert ratings['sueca_rating_games{bot="heuristic"}'] >= 1
     assert referee["sueca_referee_sessions"] >= 3  # the example bots' streams
     assert sum(v for k, v in worker.items()
