@@ -34,7 +34,7 @@ from typing import IO, Any
 from sueca.arena.cli.common import Bounded, UserError, add_port
 from sueca.arena.cli.demo import EXAMPLE_BOTS, LocalArena, Proc
 from sueca.arena.redisproc import RedisServer
-from sueca.sdk.settings import current
+from sueca.sdk.settings import current, replace, use
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -92,13 +92,13 @@ def _lock(data: Path) -> IO[str]:
     return f
 
 
-def _tls(args: argparse.Namespace) -> str:
+def _tls(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
     """Check the TLS files before anything starts, and set up how this process and its
     children (worker, scheduler, web, example bots) dial the referee: plaintext without a
     certificate, whatever TLS settings the caller's shell holds for other referees dropped;
     with one, the caller's ``SUECA_TLS``/``SUECA_TLS_CA``/``SUECA_TLS_SERVER_NAME`` if set, else
     the certificate itself as the CA (a self-signed one, made for 127.0.0.1). Returns the
-    ``sueca-bot`` flag a bot needs ("" for plaintext)."""
+    ``sueca-bot`` flag a bot needs ("" for plaintext) and the children's extra environment."""
     from sueca.arena.cli.referee import security
     from sueca.sdk.channels import drop_tls_settings
     args.tls_cert, args.tls_key = args.tls_cert or None, args.tls_key or None
@@ -106,15 +106,15 @@ def _tls(args: argparse.Namespace) -> str:
                                 operator_token_file=None))  # a UserError quoting a bad file
     if not args.tls_cert:
         drop_tls_settings()
-        return ""
+        return "", {}
     args.tls_cert, args.tls_key = os.path.abspath(args.tls_cert), os.path.abspath(args.tls_key)
     settings = current()
     if settings.tls_ca:
-        return f"--tls-ca {settings.tls_ca}"
+        return f"--tls-ca {settings.tls_ca}", {}
     if settings.tls:
-        return "--tls"
-    os.environ["SUECA_TLS_CA"] = args.tls_cert
-    return f"--tls-ca {args.tls_cert}"
+        return "--tls", {}
+    use(replace(settings, tls_ca=args.tls_cert))  # this process: it checks the bots connected
+    return f"--tls-ca {args.tls_cert}", {"SUECA_TLS_CA": args.tls_cert}
 
 
 def _bin(name: str) -> str:
@@ -150,7 +150,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UserError(f"bad --metrics-port {str(args.metrics_port)!r}: the next "
                         f"{len(METRICS) - 1} ports are taken too ({', '.join(METRICS[1:])}); "
                         f"at most {65536 - len(METRICS)}")
-    tls_client = _tls(args)
+    tls_client, tls_env = _tls(args)
     data = Path(args.data)
     try:
         data.mkdir(parents=True, exist_ok=True)
@@ -194,7 +194,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             port_of = {name: m + i for i, name in enumerate(METRICS)}
             arena = LocalArena(url, f"127.0.0.1:{args.port}", bots, capacity=4,
                                concurrency=args.concurrency, log_dir=data / "logs",
-                               worker_env={"SUECA_METRICS_PORT": str(port_of["worker"])})
+                               worker_env={"SUECA_METRICS_PORT": str(port_of["worker"])},
+                               extra_env=tls_env)
             # a resumed arena re-issues the example bots' tokens (ratings stay: they are by name)
             from sueca.arena.bots import BotRegistry
             from sueca.arena.store import Store
@@ -271,6 +272,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             if redis_server is not None:
                 redis_server.stop()
         finally:
+            use(None)
             signal.signal(signal.SIGTERM, old)
             signal.signal(signal.SIGINT, signal.default_int_handler)
             lock.close()
