@@ -199,16 +199,18 @@ class RedisServer:
     ``unix_socket=True`` listens on a socket file in its private directory instead of a TCP
     port (``url`` is then ``unix:///.../redis.sock?db=0``); ``password`` sets ``requirepass``
     (and puts it in ``url``). ``data_dir`` keeps the data there (append-only file, written every
-    second and at shutdown) instead of in a private directory that is removed at the end;
-    ``log`` sends Redis's own log lines to our stderr (they are otherwise kept only to explain
-    a failed start). ``appendonly=True`` keeps an append-only file in the private directory too,
-    so that after :meth:`kill` a new :meth:`start` comes back with the data — a crash and
-    restart of a real server (the chaos test).
+    second and at shutdown) instead of in a private directory that is removed at the end — the
+    persistent Redis of ``sueca-arena serve``, which resumes from it; ``log`` sends Redis's own
+    log lines to our stderr, ``log_file`` to that file (they are otherwise kept in its folder,
+    only to explain a failed start). ``appendonly=True`` keeps an append-only file in the
+    private directory too, so that after :meth:`kill` a new :meth:`start` comes back with the
+    data — a crash and restart of a real server (the chaos test).
     """
 
     def __init__(self, port: int | None = None, unix_socket: bool = False,
                  password: str | None = None, data_dir: str | os.PathLike[str] | None = None,
-                 log: bool = False, appendonly: bool = False) -> None:
+                 log: bool = False, appendonly: bool = False,
+                 log_file: str | os.PathLike[str] | None = None) -> None:
         self.persistent = data_dir is not None
         self.appendonly = appendonly or self.persistent
         if data_dir is not None:
@@ -218,6 +220,7 @@ class RedisServer:
             self.dir = tempfile.mkdtemp(prefix="sueca-redis-")
         self.password = password
         self.log = log
+        self.log_file = None if log_file is None else os.path.abspath(log_file)
         auth = f":{password}@" if password else ""
         self.socket: str | None = os.path.join(self.dir, "redis.sock") if unix_socket else None
         if self.socket is not None:
@@ -247,7 +250,7 @@ class RedisServer:
                    else ["--appendonly", "no"])
         # Redis logs to stdout (a bind error too): to our stderr if asked, else to a file in
         # its folder, read back to explain a failed start (a pipe nobody drains would block it)
-        self.logfile = None if self.log else os.path.join(self.dir, "redis.log")
+        self.logfile = None if self.log else (self.log_file or os.path.join(self.dir, "redis.log"))
         argv += ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persist,
                  "--dir", self.dir, "--daemonize", "no", "--protected-mode", "no",
                  "--loglevel", "warning", "--logfile", self.logfile or ""]
@@ -300,7 +303,9 @@ class RedisServer:
 
     def _answers(self) -> bool:
         """Is our server up? It answers ``INFO server`` with its own process id (any other
-        server that answers on the port is not ours: a lost race for a free port)."""
+        server that answers on the port is not ours: a lost race for a free port), and ``INFO
+        persistence`` with ``loading:0`` (a long append-only file takes a while to load, and
+        until then every other command is refused)."""
         try:
             if self.socket is not None:
                 s = socket.socket(socket.AF_UNIX)
@@ -310,15 +315,16 @@ class RedisServer:
                 s = socket.create_connection(("127.0.0.1", self.port), timeout=0.5)
             with s:
                 s.sendall(_command("AUTH", self.password) if self.password else b"")
-                s.sendall(_command("INFO", "server"))
+                s.sendall(_command("INFO", "server") + _command("INFO", "persistence"))
                 got = b""
-                while b"process_id:" not in got or not got.endswith(b"\r\n\r\n"):
+                while b"loading:" not in got or not got.endswith(b"\r\n\r\n"):
                     chunk = s.recv(65536)
                     if not chunk:
                         break
                     got += chunk
                 assert self.proc is not None
-                return f"process_id:{self.proc.pid}\r\n".encode() in got
+                return (f"process_id:{self.proc.pid}\r\n".encode() in got
+                        and b"\r\nloading:0\r\n" in got)
         except OSError:
             return False
 

@@ -6,10 +6,16 @@ and history), a referee for bots (``--host``, ``--port``), a Celery worker, the 
 the ratings exporter (``--metrics-port``) and the web front end (``--web-port``); with
 ``--example-bots`` also the bundled bots, as ``sueca-bot`` processes, so a fresh arena has games
 to show. ``--redis URL`` (or ``SUECA_REDIS_URL``) uses that Redis instead of a private one.
+``--tls-cert``/``--tls-key`` (or ``SUECA_TLS_CERT``/``SUECA_TLS_KEY``) serve TLS to bots, as
+``sueca-arena referee`` does; a plaintext connection is then refused.
+
+Metrics (Prometheus ``/metrics``): the referee on ``--metrics-port``, the worker on the next
+port, the ratings exporter on the one after and the scheduler after that (the deploys' ports).
 
 Ctrl-C or SIGTERM stops everything in order — the scheduler and the web first, then the worker
 (it finishes the match in hand; an unfinished one is re-queued by the broker), the bots, the
-referee, and Redis last, which writes its file out. Logs are in ``DIR/logs``. One ``serve`` per
+referee, and Redis last, which writes its file out (:class:`sueca.arena.redisproc.RedisServer`
+with a data directory: one module owns starting Redis). Logs are in ``DIR/logs``. One ``serve`` per
 data directory: a second one on a directory in use is refused.
 
 The process supervisor is :class:`sueca.arena.cli.demo.LocalArena`, which the demo uses too.
@@ -20,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,7 +33,8 @@ from typing import IO, Any
 
 from sueca.arena.cli.common import Bounded, UserError, add_port
 from sueca.arena.cli.demo import EXAMPLE_BOTS, LocalArena, Proc
-from sueca.sdk.settings import current
+from sueca.arena.redisproc import RedisServer
+from sueca.sdk.settings import current, replace, use
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -44,8 +50,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "for every interface)")
     add_port(p, "--port", default=50051, help="the referee's port for bots (default 50051)")
     add_port(p, "--metrics-port", default=9464,
-             help="Prometheus metrics of the ratings exporter; the referee's are on the next "
-                  "port (default 9464)")
+             help="Prometheus metrics of the referee on this port, the worker's on the next, "
+                  "the ratings exporter's on the one after, the scheduler's after that "
+                  "(default 9464: 9464-9467, as in the deploys)")
+    p.add_argument("--tls-cert", default=current().tls_cert, metavar="FILE",
+                   help="serve TLS to bots with this PEM certificate (chain), with --tls-key "
+                        "(default $SUECA_TLS_CERT; without it the bots' port is plaintext)")
+    p.add_argument("--tls-key", default=current().tls_key, metavar="FILE",
+                   help="PEM private key of --tls-cert (default $SUECA_TLS_KEY)")
     p.add_argument("--web-host", default="127.0.0.1",
                    help="address the web pages listen on (default 127.0.0.1)")
     add_port(p, "--web-port", default=8080, help="the web pages' port (default 8080)")
@@ -59,56 +71,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_serve)
 
 
-class DataRedis:
-    """``redis-server`` with its append-only file in ``data``: what it holds survives a restart.
-
-    Its own session, so a terminal's Ctrl-C reaches ``serve`` (which stops Redis last), not it.
-    """
-
-    def __init__(self, data: Path) -> None:
-        from sueca.arena.redisproc import free_port
-        self.data = data
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.log: IO[bytes] | None = None
-
-    def start(self, timeout: float = 30.0) -> DataRedis:
-        import redis
-
-        from sueca.arena.redisproc import redis_binary
-        self.log = open(self.data / "logs" / "redis.log", "ab")
-        self.proc = subprocess.Popen(
-            [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1",
-             "--dir", str(self.data.resolve()), "--appendonly", "yes", "--appendfsync", "everysec",
-             "--save", "", "--daemonize", "no", "--protected-mode", "yes", "--loglevel", "warning"],
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True)
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.5)
-        deadline = time.monotonic() + timeout  # a long append-only file takes a while to load
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise UserError(f"redis-server exited at start (code {self.proc.returncode}); "
-                                f"see {self.data / 'logs' / 'redis.log'}")
-            try:
-                client.ping()
-                return self
-            except (redis.ConnectionError, redis.BusyLoadingError, redis.TimeoutError):
-                time.sleep(0.1)
-        raise UserError(f"redis-server did not answer within {timeout:.0f}s; "
-                        f"see {self.data / 'logs' / 'redis.log'}")
-
-    def stop(self) -> None:
-        """SIGTERM: Redis writes the append-only file out and exits."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.log is not None:
-            self.log.close()
+# what serves Prometheus metrics, from --metrics-port up, one port each: the deploys' order
+# (referee 9464, worker 9465, ratings exporter 9466, scheduler 9467)
+METRICS = ("referee", "worker", "ratings", "scheduler")
 
 
 def _lock(data: Path) -> IO[str]:
@@ -125,6 +90,31 @@ def _lock(data: Path) -> IO[str]:
     f.write(f"{os.getpid()}\n")
     f.flush()
     return f
+
+
+def _tls(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
+    """Check the TLS files before anything starts, and set up how this process and its
+    children (worker, scheduler, web, example bots) dial the referee: plaintext without a
+    certificate, whatever TLS settings the caller's shell holds for other referees dropped;
+    with one, the caller's ``SUECA_TLS``/``SUECA_TLS_CA``/``SUECA_TLS_SERVER_NAME`` if set, else
+    the certificate itself as the CA (a self-signed one, made for 127.0.0.1). Returns the
+    ``sueca-bot`` flag a bot needs ("" for plaintext) and the children's extra environment."""
+    from sueca.arena.cli.referee import security
+    from sueca.sdk.channels import drop_tls_settings
+    args.tls_cert, args.tls_key = args.tls_cert or None, args.tls_key or None
+    security(argparse.Namespace(tls_cert=args.tls_cert, tls_key=args.tls_key,
+                                operator_token_file=None))  # a UserError quoting a bad file
+    if not args.tls_cert:
+        drop_tls_settings()
+        return "", {}
+    args.tls_cert, args.tls_key = os.path.abspath(args.tls_cert), os.path.abspath(args.tls_key)
+    settings = current()
+    if settings.tls_ca:
+        return f"--tls-ca {settings.tls_ca}", {}
+    if settings.tls:
+        return "--tls", {}
+    use(replace(settings, tls_ca=args.tls_cert))  # this process: it checks the bots connected
+    return f"--tls-ca {args.tls_cert}", {"SUECA_TLS_CA": args.tls_cert}
 
 
 def _bin(name: str) -> str:
@@ -156,9 +146,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from sueca.arena.redisurl import masked
     from sueca.arena.store import StoreUnavailable, connect
     console = make_console(stderr=True)
-    if args.metrics_port == 65535:
-        raise UserError("bad --metrics-port '65535': the referee's metrics take the next port; "
-                        "at most 65534")
+    if args.metrics_port + len(METRICS) - 1 > 65535:
+        raise UserError(f"bad --metrics-port {str(args.metrics_port)!r}: the next "
+                        f"{len(METRICS) - 1} ports are taken too ({', '.join(METRICS[1:])}); "
+                        f"at most {65536 - len(METRICS)}")
+    tls_client, tls_env = _tls(args)
     data = Path(args.data)
     try:
         data.mkdir(parents=True, exist_ok=True)
@@ -171,7 +163,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         (data / "logs").rename(data / "logs.prev")
     (data / "logs").mkdir()
     external = args.redis or current().redis_url
-    redis_server: DataRedis | None = None
+    redis_server: RedisServer | None = None
     arena: LocalArena | None = None
     extra: list[Proc] = []
 
@@ -188,14 +180,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     raise UserError(str(err)) from None
                 url = external
             else:
-                redis_server = DataRedis(data).start()
+                redis_server = RedisServer(data_dir=data, log_file=data / "logs" / "redis.log")
+                try:  # a long append-only file takes a while to load
+                    redis_server.start(timeout=60)
+                except RuntimeError as err:
+                    raise UserError(f"{err}; see {data / 'logs' / 'redis.log'}") from None
                 url = redis_server.url
             # on a Redis of our own the example bots are "random" etc.; on a shared one
             # "example-random" etc., so that no real bot's token is ever re-issued
             bots = ({(f"example-{b}" if external else b): b for b in EXAMPLE_BOTS}
                     if args.example_bots else {})
+            m = args.metrics_port
+            port_of = {name: m + i for i, name in enumerate(METRICS)}
             arena = LocalArena(url, f"127.0.0.1:{args.port}", bots, capacity=4,
-                               concurrency=args.concurrency, log_dir=data / "logs")
+                               concurrency=args.concurrency, log_dir=data / "logs",
+                               worker_env={"SUECA_METRICS_PORT": str(port_of["worker"])},
+                               extra_env=tls_env)
             # a resumed arena re-issues the example bots' tokens (ratings stay: they are by name)
             from sueca.arena.bots import BotRegistry
             from sueca.arena.store import Store
@@ -211,14 +211,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 extra.append(p)
                 return p
 
-            m = args.metrics_port
+            tls = ["--tls-cert", args.tls_cert, "--tls-key", args.tls_key] if args.tls_cert else []
             spawn("referee", [_bin("sueca-arena"), "referee", "--host", args.host,
-                              "--port", str(args.port), "--metrics-port", str(m + 1),
-                              "--drain-seconds", "5", "--log-level", "warning"])
+                              "--port", str(args.port),
+                              "--metrics-port", str(port_of["referee"]),
+                              "--drain-seconds", "5", "--log-level", "warning", *tls])
             arena.start(timeout=60)
             spawn("scheduler", [_bin("sueca-arena"), "scheduler", "--referee", arena.referee or "",
-                                "--target", str(args.target)])
-            spawn("exporter", [_bin("sueca-arena"), "ratings", "exporter", "--metrics-port", str(m),
+                                "--target", str(args.target),
+                                "--metrics-port", str(port_of["scheduler"])])
+            spawn("exporter", [_bin("sueca-arena"), "ratings", "exporter",
+                               "--metrics-port", str(port_of["ratings"]),
                                "--addr", "127.0.0.1"])
             web = spawn("web", [sys.executable, "-m", "uvicorn", "--factory",
                                 "sueca.arena.web.app:from_env", "--host", args.web_host,
@@ -234,16 +237,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
                           "set SUECA_OPERATOR_TOKEN[/]")
         where = f"Redis {masked(url)}" + ("" if external else f" (data in {data}/)")
         bot_addr = f"{_shown_host(args.host)}:{args.port}"
+        security = " over TLS" if tls_client else " (plaintext)"
         console.print(
             f"[bold]Sueca Arena is up.[/] {where}; logs in {arena.log_dir}/\n"
             f"  web pages     {web_url}/  (JSON under {web_url}/api/)\n"
-            f"  bots connect  {bot_addr}\n"
-            f"  metrics       ratings :{m}, referee :{m + 1}\n"
+            f"  bots connect  {bot_addr}{security}\n"
+            f"  metrics       {', '.join(f'{k} :{v}' for k, v in port_of.items())}"
+            f"  (Prometheus, /metrics)\n"
             f"  register a bot (its token is shown once):\n"
             f"    SUECA_REDIS_URL={masked(url)} sueca-arena bots add MYBOT\n"
             f"  connect it:\n"
-            f"    SUECA_TOKEN=<token> sueca-bot run mybot.py:MyBot --server {bot_addr} --name MYBOT\n"
-            f"  Ctrl-C stops everything; `sueca-arena serve --data {data}` resumes.")
+            f"    SUECA_TOKEN=<token> sueca-bot run mybot.py:MyBot --server {bot_addr} "
+            f"--name MYBOT{' ' + tls_client if tls_client else ''}\n"
+            f"  Ctrl-C stops everything; `sueca-arena serve --data {data}` resumes.",
+            soft_wrap=True)  # commands to copy: never broken across lines
         while True:
             time.sleep(1.0)
             for p in (*extra, *arena.procs):
@@ -265,6 +272,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             if redis_server is not None:
                 redis_server.stop()
         finally:
+            use(None)
             signal.signal(signal.SIGTERM, old)
             signal.signal(signal.SIGINT, signal.default_int_handler)
             lock.close()

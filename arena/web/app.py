@@ -35,7 +35,7 @@ from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
 from .data import BadQuery, LeagueView, NotFound, check_page
 from .live import NotLive, Slots, TooMany, open_watch, sse
 from .plot import rating_plot
-from .viewer import parse_position, position
+from .viewer import parse_position, position, query
 
 log = logging.getLogger("sueca.arena.web")
 TEMPLATES = Path(__file__).parent / "templates"
@@ -128,14 +128,14 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
             return JSONResponse(_clean(data))
         pos = None
         if data["replay"] is not None:
-            deal, trick = parse_position(_q(request, "deal"), _q(request, "trick"))
-            pos = position(data["replay"], deal, trick)
-        elif _q(request, "deal") or _q(request, "trick"):
+            pos = position(data["replay"], *parse_position(
+                _q(request, "deal"), _q(request, "trick"), _q(request, "card")))
+        elif _q(request, "deal") or _q(request, "trick") or _q(request, "card"):
             raise BadQuery(f"match {data['match']['id']!r} has no replay to show yet "
                            f"({data['hidden'] or 'no replay recorded'})")
         status = data["match"].get("status")
         watchable = status not in ("done", "failed") and not data["match"].get("pair")
-        return page(request, "match.html", data=data, pos=pos, watchable=watchable,
+        return page(request, "match.html", data=data, pos=pos, watchable=watchable, query=query,
                     seats=data["match"]["spec"].get("bots") or ["?"] * 4)
 
     async def live(request: Request) -> Response:

@@ -19,9 +19,8 @@ from arenakit import ROOT, SUECA_ARENA, children
 class Serve:
     def __init__(self, data: Path, log: Path, *extra: str, **env_extra: str) -> None:
         from sueca.arena.redisproc import free_port
-        self.port, self.metrics, self.web_port = free_port(), free_port(), free_port()
-        while self.metrics + 1 in (self.port, self.web_port):
-            self.metrics = free_port()
+        self.port, self.web_port = free_port(), free_port()
+        self.metrics = _free_run(4, avoid=(self.port, self.web_port))  # referee..scheduler
         self.web = f"http://127.0.0.1:{self.web_port}"
         self.log = log
         self.out = open(log, "ab")
@@ -70,6 +69,20 @@ class Serve:
             time.sleep(0.5)
         raise AssertionError(f"leaderboard after {timeout}s: {rows}\n{self.text()}")
 
+    def metrics_text(self, offset: int, timeout: float = 30.0) -> str:
+        """``/metrics`` on ``--metrics-port`` + ``offset`` (0 referee, 1 worker, 2 ratings,
+        3 scheduler), once it answers."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                url = f"http://127.0.0.1:{self.metrics + offset}/metrics"
+                with urllib.request.urlopen(url, timeout=5) as r:
+                    return r.read().decode()
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
     def descendants(self) -> list[int]:
         found, todo = [], [self.proc.pid]
         while todo:
@@ -104,3 +117,21 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(b")") + 2:].split()[0] != b"Z"
+
+
+def _free_run(n: int, avoid: tuple[int, ...]) -> int:
+    """A port P such that P .. P+n-1 are all free and none of ``avoid``."""
+    import socket
+
+    from sueca.arena.redisproc import free_port
+    while True:
+        first = free_port()
+        if first + n > 65536 or any(p in avoid for p in range(first, first + n)):
+            continue
+        try:
+            for p in range(first, first + n):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", p))
+        except OSError:
+            continue
+        return first

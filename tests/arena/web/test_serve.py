@@ -21,6 +21,17 @@ def test_serve_plays_stops_and_resumes(tmp_path: Path) -> None:
     assert first.web in out and f"127.0.0.1:{first.port}" in out and "sueca-arena bots add" in out
     rows = first.wait_games(bots=3, games=3)
     assert {r["bot"] for r in rows} == {"random", "heuristic", "reckless"}
+    # every process's metrics, on the ports serve printed (--metrics-port and the next three)
+    assert (f"referee :{first.metrics}, worker :{first.metrics + 1}, ratings "
+            f":{first.metrics + 2}, scheduler :{first.metrics + 3}") in out
+    scraped = [_samples(first.metrics_text(i)) for i in range(4)]
+    referee, worker, ratings, scheduler = scraped
+    assert ratings['sueca_rating_games{bot="heuristic"}'] >= 1
+    assert referee["sueca_referee_sessions"] >= 3  # the example bots' streams
+    assert sum(v for k, v in worker.items()
+               if k.startswith("sueca_worker_matches_recorded_total")) >= 3
+    assert scheduler["sueca_scheduler_matches_queued_total"] >= 3
+    assert scheduler["sueca_scheduler_last_loop_timestamp_seconds"] > 0
     # a second serve on the same data directory is refused while the first runs
     again = subprocess.run([SUECA_ARENA, "serve", "--data", str(data), "--port", "1",
                             "--web-port", "1"], capture_output=True, text=True, timeout=60)
@@ -50,6 +61,17 @@ def test_serve_plays_stops_and_resumes(tmp_path: Path) -> None:
         seconds = second.stop(signal.SIGTERM, group=False)  # a service manager's stop
     assert second.proc.returncode == 0, second.text()
     assert seconds < 30 and not [p for p in kids if alive(p)]
+
+
+def _samples(text: str) -> dict[str, float]:
+    """``name{labels}`` -> value of every sample in a Prometheus text page."""
+    from prometheus_client.parser import text_string_to_metric_families
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            labels = ",".join(f'{k}="{v}"' for k, v in sorted(s.labels.items()))
+            out[s.name + (f"{{{labels}}}" if labels else "")] = s.value
+    return out
 
 
 def rows_matches(serve: Serve) -> list[dict]:
@@ -88,10 +110,64 @@ def test_serve_on_an_external_redis(tmp_path: Path, redis_url: str, prefix: str)
 def test_serve_refuses_bad_settings_before_starting_anything(tmp_path: Path) -> None:
     afile = tmp_path / "a-file"
     afile.write_text("x")
-    for argv, quoted in ((["--metrics-port", "65535"], "'65535'"),
+    for argv, quoted in ((["--metrics-port", "65533"], "'65533'"),
                          (["--data", str(afile)], repr(str(afile))),
-                         (["--web-port", "0"], "'0'")):
+                         (["--web-port", "0"], "'0'"),
+                         (["--tls-cert", str(afile)], "--tls-key"),
+                         (["--tls-cert", str(afile), "--tls-key", str(afile)], repr(str(afile)))):
         run = subprocess.run([SUECA_ARENA, "serve", *argv], capture_output=True, text=True,
                              timeout=60, cwd=tmp_path)
         assert run.returncode == 2 and quoted in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "sueca-data").exists()  # nothing was created for a refused start
+
+
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key, made with the openssl command line."""
+    cert, key = folder / "arena.crt", folder / "arena.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=sueca serve test", "-addext",
+                    "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key),
+                    "-out", str(cert)], check=True, capture_output=True, timeout=60)
+    return cert, key
+
+
+def test_serve_over_tls(tmp_path: Path) -> None:
+    """With a certificate the bots' port speaks TLS only: the example bots and a bot of ours
+    connect over TLS and play; a plaintext client is refused."""
+    import os
+    import re
+
+    from arenakit import SUECA_ARENA
+    cert, key = _self_signed(tmp_path)
+    serve = Serve(tmp_path / "data", tmp_path / "serve.log", "--example-bots",
+                  "--tls-cert", str(cert), "--tls-key", str(key)).wait_up()
+    bot = None
+    try:
+        out = serve.text()
+        assert f"127.0.0.1:{serve.port} over TLS" in out and f"--tls-ca {cert}" in out
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
+        url = re.search(r"SUECA_REDIS_URL=(\S+)", out).group(1)
+        added = subprocess.run([SUECA_ARENA, "bots", "add", "mine", "--redis", url], env=env,
+                               capture_output=True, text=True, timeout=60)
+        assert added.returncode == 0, added.stderr
+        log = open(tmp_path / "mine.log", "wb")
+        bot = subprocess.Popen(  # as serve told us to connect it
+            [str(Path(SUECA_ARENA).parent / "sueca-bot"), "run", "heuristic", "--server",
+             f"127.0.0.1:{serve.port}", "--name", "mine", "--tls-ca", str(cert)],
+            env={**env, "SUECA_TOKEN": added.stdout.strip()}, stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True)
+        rows = serve.wait_games(bots=4, games=1, timeout=120)
+        assert "mine" in {r["bot"] for r in rows if r["games"] >= 1}
+        health = [SUECA_ARENA, "health", f"127.0.0.1:{serve.port}", "--timeout", "3"]
+        plain = subprocess.run(health, env=env, capture_output=True, text=True, timeout=60)
+        assert plain.returncode == 1 and "UNAVAILABLE" in plain.stdout, plain
+        assert "Traceback" not in plain.stderr
+        tls = subprocess.run([*health, "--tls-ca", str(cert)], env=env, capture_output=True,
+                             text=True, timeout=60)
+        assert tls.returncode == 0 and "SERVING" in tls.stdout, tls
+    finally:
+        if bot is not None:
+            bot.terminate()
+            bot.wait(30)
+        serve.stop(signal.SIGTERM, group=False)
+    assert serve.proc.returncode == 0, serve.text()

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+WIN = re.compile(r'class="card[^"]*\bwin\b[^"]*" data-card="(\w+)"')
+
 
 def _cards(html: str, element_id: str) -> list[str]:
     """The data-card values inside the element with that id (up to its closing div/span)."""
@@ -50,28 +52,50 @@ def test_replay_viewer_shows_the_recorded_cards(client: Any, seeded: dict[str, A
     rec = seeded["store"].replay(mid)
     deal = rec["deals"][1]
     trick = deal["tricks"][4]
-    html = client.get(f"/matches/{mid}?deal=2&trick=5").text
-    assert "Deal 2 of" in html and "trick 5 of 10" in html
-    for i, card in enumerate(trick["cards"]):
-        seat = (trick["leader"] + i) & 3
-        assert _cards(html, f"table-{seat}") == [card]
-    assert re.search(r'id="trick-winner">(\d)<', html).group(1) == str(trick["winner"])
-    for seat in range(4):
-        shown = _cards(html, f"hand-{seat}")
-        assert sorted(shown) == sorted(deal["hands"][seat])
-        gone = set(re.findall(r'class="card[^"]*played[^"]*" data-card="(\w+)"',
-                              html.split(f'id="hand-{seat}"')[1].split("</div>")[0]))
-        assert gone == {c for t in deal["tricks"][:5] for c in t["cards"]} & set(deal["hands"][seat])
-    assert re.search(r'id="trump"><span[^>]*data-card="(\w+)"', html).group(1) == deal["trump"]
+    before = {c for t in deal["tricks"][:4] for c in t["cards"]}
     points = [0, 0]
-    for t in deal["tricks"][:5]:
+    for t in deal["tricks"][:4]:
         points[t["winner"] & 1] += t["points"]
+    for n in range(1, 5):  # card by card through the 5th trick of the 2nd deal
+        html = client.get(f"/matches/{mid}?deal=2&trick=5&card={n}").text
+        assert "Deal 2 of" in html and f"trick 5 of 10, card {n} of 4" in html
+        for i, card in enumerate(trick["cards"]):
+            seat = (trick["leader"] + i) & 3
+            assert _cards(html, f"table-{seat}") == ([card] if i < n else [])
+        gone = before | set(trick["cards"][:n])
+        for seat in range(4):  # the hands shrink as the cards are played
+            assert sorted(_cards(html, f"hand-{seat}")) == sorted(set(deal["hands"][seat]) - gone)
+        if n < 4:  # the trick is being played: nobody has taken it yet
+            assert 'id="trick-winner"' not in html and not WIN.search(html)
+            assert f'id="to-play">{(trick["leader"] + n) & 3}<' in html
+            assert f'id="points">{points[0]}–{points[1]}<' in html
+    assert re.search(r'id="trick-winner">(\d)<', html).group(1) == str(trick["winner"])
+    assert [m.group(1) for m in WIN.finditer(html)] == [trick["cards"][
+        (trick["winner"] - trick["leader"]) & 3]]  # the winner's card is marked, only it
+    points[trick["winner"] & 1] += trick["points"]
     assert f'id="points">{points[0]}–{points[1]}<' in html
-    # steps are links to the neighbouring positions; the last trick of a deal adds its game points
-    assert 'href="?deal=2&amp;trick=4"' in html and 'href="?deal=2&amp;trick=6"' in html
-    end = client.get(f"/matches/{mid}?deal=1&trick=10").text
+    assert re.search(r'id="trump"><span[^>]*data-card="(\w+)"', html).group(1) == deal["trump"]
+    # the older URL without a card is the trick complete
+    assert client.get(f"/matches/{mid}?deal=2&trick=5").text == html
+    # steps are links to the neighbouring positions: card, trick, deal
+    assert 'id="prev" data-keys="ArrowLeft"' in html
+    assert 'href="?deal=2&amp;trick=5&amp;card=3"' in html
+    assert 'href="?deal=2&amp;trick=6&amp;card=1"' in html  # next card
+    assert 'href="?deal=2&amp;trick=6&amp;card=4"' in html  # next trick, complete
+    assert 'href="?deal=3&amp;trick=0"' in html  # next deal
+    first = client.get(f"/matches/{mid}?deal=2&trick=5&card=1").text
+    assert 'href="?deal=2&amp;trick=4&amp;card=4"' in first  # previous card: the last trick's
+    dealt = client.get(f"/matches/{mid}?deal=2&trick=0").text
+    for seat in range(4):
+        assert sorted(_cards(dealt, f"hand-{seat}")) == sorted(deal["hands"][seat])
+    assert 'href="?deal=2&amp;trick=1&amp;card=1"' in dealt
+    assert 'href="?deal=1&amp;trick=10&amp;card=4"' in dealt  # back: the deal before, at its end
+    # the last card of a deal adds its game points
+    end = client.get(f"/matches/{mid}?deal=1&trick=10&card=4").text
     gp = rec["deals"][0]["game_points"]
-    assert f"0–0 → {gp[0]}–{gp[1]}" in end
+    assert f"0–0 → {gp[0]}–{gp[1]}" in end and 'id="deal-end"' in end
+    assert "→" not in client.get(f"/matches/{mid}?deal=1&trick=10&card=3").text.split(
+        'id="cross">')[1].split("</span>")[0]
     assert 'href="?deal=2&amp;trick=0"' in end
 
 
@@ -126,6 +150,10 @@ def test_a_half_played_duplicate_pair_hides_the_decks_until_the_twin_is_done(
     ("/matches/{mid}?deal=9", 400, "deal 9"),
     ("/matches/{mid}?deal=1&trick=11", 400, "trick 11"),
     ("/matches/{mid}?trick=x1", 400, "'x1'"),
+    ("/matches/{mid}?deal=1&trick=1&card=5", 400, "card 5"),
+    ("/matches/{mid}?deal=1&trick=1&card=0", 400, "card 0"),
+    ("/matches/{mid}?deal=1&trick=0&card=1", 400, "card 1"),
+    ("/matches/{mid}?deal=1&trick=1&card=one", 400, "'one'"),
 ])
 def test_bad_requests_get_a_clear_page(client: Any, seeded: dict[str, Any], path: str,
                                        status: int, quoted: str) -> None:
@@ -134,7 +162,7 @@ def test_bad_requests_get_a_clear_page(client: Any, seeded: dict[str, Any], path
     assert r.status_code == status
     assert quoted in unescape(r.text) and f"{status} " in r.text and "Traceback" not in r.text
     assert r.headers["content-type"].startswith("text/html")
-    if "deal=" in path or "trick=" in path:
+    if "deal=" in path or "trick=" in path or "card=" in path:
         return  # positions are the viewer's: the API gives the whole replay
     api = client.get("/api" + path if not path.startswith("/?") else "/api/leaderboard" + path[1:])
     assert api.status_code == status and api.json()["status"] == status

@@ -107,9 +107,11 @@ def test_leaderboard_shows_the_bots_with_their_ratings(arena: Serve, browser: An
     shoot("bot")
 
 
-def test_replay_viewer_steps_through_a_deal(arena: Serve, browser: Any, shoot: Any) -> None:
+def test_replay_viewer_steps_card_by_card(arena: Serve, browser: Any, shoot: Any) -> None:
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
     done = [m for m in arena.get("/api/matches?end=normal&per=50")["matches"]]
     replays = [arena.get(f"/api/matches/{m['id']}")["replay"] for m in done[:10]]
     mid, rec = next((r["match_id"], r) for r in replays
@@ -120,28 +122,67 @@ def test_replay_viewer_steps_through_a_deal(arena: Serve, browser: Any, shoot: A
     browser.get(f"{arena.web}/matches/{mid}?deal={k}&trick=0")
     for seat in range(4):
         assert sorted(_cards(browser, f"#hand-{seat} .card")) == sorted(deal["hands"][seat])
-        assert not _cards(browser, f"#hand-{seat} .card.played")
     assert _cards(browser, "#trump .card") == [deal["trump"]]
-    body = browser.find_element(By.TAG_NAME, "body")
-    for n in (1, 2, 3):
-        if n == 3:
-            browser.find_element(By.ID, "next").click()  # the button, as well as the keyboard
-        else:
-            body.send_keys(Keys.ARROW_RIGHT)
-        body = browser.find_element(By.TAG_NAME, "body")  # a new page
-        assert browser.current_url.endswith(f"?deal={k}&trick={n}")
-        trick = deal["tricks"][n - 1]
+
+    def press(key: str) -> None:
+        browser.find_element(By.TAG_NAME, "body").send_keys(key)
+
+    def check(trick_no: int, n: int) -> None:
+        """The page shows trick ``trick_no`` (1-based) with its first ``n`` cards down."""
+        want = f"?deal={k}&trick={trick_no}&card={n}"
+        try:  # a key press starts a navigation: wait for it to land
+            WebDriverWait(browser, 10).until(lambda d: d.current_url.endswith(want))
+        except TimeoutException:
+            raise AssertionError(f"at {browser.current_url}, not {want}") from None
+        trick = deal["tricks"][trick_no - 1]
         for i, card in enumerate(trick["cards"]):
-            assert _cards(browser, f"#table-{(trick['leader'] + i) & 3} .card") == [card]
-        assert browser.find_element(By.ID, "trick-winner").text == str(trick["winner"])
-        played = {c for t in deal["tricks"][:n] for c in t["cards"]}
-        assert set(_cards(browser, ".hand .card.played")) == played
+            seat = (trick["leader"] + i) & 3
+            assert _cards(browser, f"#table-{seat} .card") == ([card] if i < n else [])
+        gone = {c for t in deal["tricks"][:trick_no - 1] for c in t["cards"]}
+        gone |= set(trick["cards"][:n])
+        for seat in range(4):  # each hand holds exactly the cards it has not played yet
+            assert sorted(_cards(browser, f"#hand-{seat} .card")) == \
+                sorted(set(deal["hands"][seat]) - gone)
+        winner = browser.find_elements(By.ID, "trick-winner")
+        if n == 4:  # the trick's winner is highlighted once its last card is down
+            assert winner and winner[0].text == str(trick["winner"])
+            won = trick["cards"][(trick["winner"] - trick["leader"]) & 3]
+            assert _cards(browser, ".card.win") == [won]
+        else:
+            assert not winner and not _cards(browser, ".card.win")
+
+    sizes = []
+    for step in range(6):  # card by card: → on the keyboard, and once the button
+        if step == 2:
+            browser.find_element(By.ID, "next").click()
+        else:
+            press(Keys.ARROW_RIGHT)
+        trick_no, n = 1 + step // 4, 1 + step % 4
+        check(trick_no, n)
+        sizes.append(sum(len(_cards(browser, f"#hand-{s} .card")) for s in range(4)))
+    assert sizes == [39, 38, 37, 36, 35, 34]  # one card fewer in the hands at every step
+    press(Keys.ARROW_LEFT)  # back a card, and back into the trick before
+    check(2, 1)
+    press(Keys.ARROW_LEFT)
+    check(1, 4)
+    press(Keys.SHIFT + Keys.ARROW_RIGHT)  # a trick at a time: to the next trick, complete
+    check(2, 4)
+    press(Keys.ARROW_DOWN)
+    check(3, 4)
+    press(Keys.ARROW_UP)
+    check(2, 4)
+    # a shared URL opens the same position, and steps on from it
+    browser.get(f"{arena.web}/matches/{mid}?deal={k}&trick=5&card=3")
+    assert "trick 5 of 10, card 3 of 4" in browser.find_element(By.ID, "position").text
+    check(5, 3)
+    press(Keys.ARROW_RIGHT)
+    check(5, 4)
     shoot("replay")
-    body.send_keys(Keys.ARROW_LEFT)
-    assert browser.current_url.endswith(f"?deal={k}&trick=2")
-    # a shared URL opens the same position
-    browser.get(f"{arena.web}/matches/{mid}?deal={k}&trick=3")
-    assert "trick 3 of" in browser.find_element(By.ID, "position").text
+    # an older URL without a card: the trick complete
+    browser.get(f"{arena.web}/matches/{mid}?deal={k}&trick=7")
+    assert "trick 7 of 10, card 4 of 4" in browser.find_element(By.ID, "position").text
+    press(Keys.ARROW_RIGHT)
+    check(8, 1)
 
 
 def test_lists_and_a_missing_match(arena: Serve, browser: Any, shoot: Any) -> None:
