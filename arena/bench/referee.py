@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import subprocess
@@ -98,6 +99,13 @@ def run(args: argparse.Namespace) -> int:
         print("bench referee: give --sessions or --replicas 2, not both", file=sys.stderr)
         return 2
     if args.sessions is not None:
+        few = min(args.baseline_sessions, args.sessions)
+        if args.sessions < 4 or args.bot_processes > few:
+            print(f"bench referee: need --sessions >= 4 (one match seats 4) and "
+                  f"--bot-processes <= --baseline-sessions and --sessions, got --sessions "
+                  f"{args.sessions}, --bot-processes {args.bot_processes}, --baseline-sessions "
+                  f"{args.baseline_sessions}", file=sys.stderr)
+            return 2
         return _report_sessions(measured("referee", measure_sessions, args))
     if args.replicas > 1:
         return _report_replicas(measured("referee", measure_replicas, args))
@@ -256,7 +264,8 @@ def _play(address: str | Sequence[str], names: Sequence[str], n: int, conc: int,
     run_id = uuid.uuid4().hex[:8]
     base_seed = random.getrandbits(48)
     totals: dict[str, Any] = {"moves": 0, "deals": 0, "failed": 0, "ends": Counter(),
-                              "abnormal": 0, "skipped": 0, "first_error": None}
+                              "abnormal": 0, "skipped": 0, "first_error": None,
+                              "durations": []}
     # random bots never fault: after this many faulted or failed matches, stop scheduling
     stop_after = max(4, conc)
 
@@ -270,6 +279,7 @@ def _play(address: str | Sequence[str], names: Sequence[str], n: int, conc: int,
                 "grace_ms": 2000, "quiet": True}
         result: dict[str, Any] | None = None
         error: Exception | None = None
+        started = time.perf_counter()
         try:
             result = await run_match_async(channel, addresses[i % len(addresses)], spec,
                                            timeout=timeout)
@@ -278,6 +288,7 @@ def _play(address: str | Sequence[str], names: Sequence[str], n: int, conc: int,
         except Exception as err:
             error = err
         if result is not None:
+            totals["durations"].append(time.perf_counter() - started)
             moves, deals = count_replay(result.get("replay") or {})
             totals["moves"] += moves
             totals["deals"] += deals
@@ -353,10 +364,7 @@ def measure_sessions(args: argparse.Namespace) -> dict[str, Any]:
 
     drop_tls_settings()
     n_sessions, n, conc = args.sessions, args.matches, args.concurrency
-    base_sessions = min(args.baseline_sessions, n_sessions)
-    if n_sessions < 4 or args.bot_processes > base_sessions:
-        raise ValueError(f"need --sessions >= 4 and --bot-processes <= --baseline-sessions, "
-                         f"got {n_sessions}, {args.bot_processes} and {base_sessions}")
+    base_sessions = min(args.baseline_sessions, n_sessions)  # checked by run()
     logs = Path(tempfile.mkdtemp(prefix="sueca-bench-"))
     fleet = _Fleet(logs)
     redis = RedisServer()
@@ -383,6 +391,7 @@ def measure_sessions(args: argparse.Namespace) -> dict[str, Any]:
         _progress(f"{n_sessions} sessions connected in {connect_s:.1f}s")
         time.sleep(1.0)
         rss_idle = _rss_kb(pid)
+        connections = _established(int(address.rpartition(":")[2]))
         big = _phase(address, metrics_port, pid, names, n, conc, args, fleet, sims,
                      lambda i: [names[(4 * i + s) % n_sessions] for s in range(4)],
                      f"{n_sessions} sessions")
@@ -416,6 +425,7 @@ def measure_sessions(args: argparse.Namespace) -> dict[str, Any]:
         "bot_processes": args.bot_processes, "capacity": capacity,
         **{k: v for k, v in big.items() if k != "simbots"},
         "simbots": big["simbots"],
+        "referee_connections": connections,
         "referee_rss_kb_no_session": rss_none, "referee_rss_kb_idle_sessions": rss_idle,
         "rss_per_idle_session_kb": round(per_session, 2),
         "referee_peak_rss_kb": peak,
@@ -464,7 +474,17 @@ def _figures(played: Mapping[str, Any], before: Samples, after: Samples) -> dict
         "move_rtt_p50_ms": _ms(_quantile(rtt, 0.50)),
         "move_rtt_p99_ms": _ms(_quantile(rtt, 0.99)),
         "move_rtt_samples": int(rtt[-1][1]) if rtt else 0,
+        "match_seconds_p50": _nearest(played["durations"], 0.50),
+        "match_seconds_max": _nearest(played["durations"], 1.0),
     }
+
+
+def _nearest(values: Sequence[float], q: float) -> float | None:
+    """Nearest-rank quantile, rounded to ms (None for no values)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered), max(1, math.ceil(q * len(ordered)))) - 1], 3)
 
 
 def _start_referee(fleet: _Fleet, name: str, redis_url: str,
@@ -523,6 +543,22 @@ def _rss_kb(pid: int, field: str = "VmRSS") -> int:
     raise RuntimeError(f"no {field} in /proc/{pid}/status")
 
 
+def _established(port: int) -> int:
+    """Established TCP connections to local ``port`` (this machine's /proc/net/tcp*): the
+    sessions really are separate connections, not streams sharing a few."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "01" and int(fields[1].rpartition(":")[2], 16) == port:
+                count += 1
+    return count
+
+
 def _cpu_seconds(pid: int) -> float:
     """User + system CPU of a process (every thread), from /proc."""
     stat = Path(f"/proc/{pid}/stat").read_text()
@@ -530,8 +566,8 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _progress(line: str) -> None:
-    print(f"bench referee: {line}", file=sys.stderr, flush=True)
+def _progress(line: str, kind: str = "referee") -> None:
+    print(f"bench {kind}: {line}", file=sys.stderr, flush=True)
 
 
 def _report_sessions(result: dict[str, Any] | None) -> int:
@@ -617,6 +653,8 @@ def measure_replicas(args: argparse.Namespace) -> dict[str, Any]:
                 figures = _figures(played, _merged(before), _merged(after))
                 secs = played["seconds"]
                 figures.update(round=r + 1, replicas=used,
+                               referee_moves=[_counter_delta(b, a, MOVES_METRIC) for b, a
+                                              in zip(before, after, strict=True)],
                                referee_cpu_share=[round(c / secs, 3) for c in cpu],
                                bot_cpu_share=round(bot_cpu / secs, 3))
                 _progress(f"round {r + 1}, {used} referee(s): {figures['moves_per_s']:.0f} "

@@ -19,6 +19,7 @@ KINDS = {
     "hostile": "sueca.arena.bench.hostile",
     "referee": "sueca.arena.bench.referee",
     "tournament": "sueca.arena.bench.tournament",
+    "wan": "sueca.arena.bench.wan",
     "web": "sueca.arena.bench.web",
 }
 
