@@ -118,3 +118,14 @@ def test_wan_pays_the_round_trip_without_timeouts() -> None:
     assert far["match_seconds_p50"] > near["match_seconds_p50"]
     assert far["moves_per_s_per_bot"] == far["moves_per_s"]  # one bot process
     no_children_left(before)
+
+
+def test_redis_writes_per_match_are_counted() -> None:
+    result, proc = run_bench("redis-writes", "--matches", "3", "--bots", "4", timeout=150)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert result["matches"] == 3 and result["writes_raw"] > 0
+    by_command = result["writes_per_match_by_command"]
+    # the results log gets exactly one entry per match (nothing lost, nothing twice)
+    assert by_command["xadd"] == 1.0
+    assert result["writes_per_match"] == round(sum(by_command.values()), 1) >= 5
+    assert result["idle_writes_per_s"] >= 0 and result["other_commands_per_match"] > 0
