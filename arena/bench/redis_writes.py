@@ -16,9 +16,11 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from sueca.arena.bench import measured
+from sueca.arena.bench.referee import _cpu_seconds
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -87,12 +89,17 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         _celery_run(arena, f"bench-{run_id}-warm", names, 1, args.timeout, run_id)
         print(f"bench redis-writes: a tournament of {args.matches} matches, idle spans around "
               "it", file=sys.stderr, flush=True)
+        worker = next(p.popen.pid for p in arena.procs if p.name.startswith("worker"))
+        referee = next(p.popen.pid for p in arena.procs if p.name == "referee")
         mem0 = int(client.info("memory")["used_memory"])
         s0 = commandstats(client)
+        cpu0 = _tree_cpu(worker), _cpu_seconds(referee)
         seconds = _celery_run(arena, f"bench-{run_id}", names, args.matches, args.timeout,
                               run_id)
+        cpu1 = _tree_cpu(worker), _cpu_seconds(referee)
         s1 = commandstats(client)
         mem1 = int(client.info("memory")["used_memory"])
+        pool = [_pss_kb(c) for c in _children(worker)]
         time.sleep(min(seconds, 30.0))
         idle_seconds = min(seconds, 30.0)
         s2 = commandstats(client)
@@ -124,4 +131,35 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "idle_writes_per_s": round(idle_writes / idle_seconds, 2),
         "idle_seconds": round(idle_seconds, 3),
         "memory_per_match_kb": round((mem1 - mem0) / k / 1024, 2),
+        "worker_cpu_ms_per_match": round((cpu1[0] - cpu0[0]) / k * 1000, 2),
+        "referee_cpu_ms_per_match": round((cpu1[1] - cpu0[1]) / k * 1000, 2),
+        "worker_pool_processes": len(pool),
+        "worker_pool_pss_kb": pool,
     }
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (a Celery worker's pool processes)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        if int(text[text.rindex(")") + 2:].split()[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _tree_cpu(pid: int) -> float:
+    """CPU seconds of a process and its direct children (a worker and its pool)."""
+    return _cpu_seconds(pid) + sum(_cpu_seconds(c) for c in _children(pid))
+
+
+def _pss_kb(pid: int) -> int:
+    """Proportional set size (shared pages split among their sharers): what one forked pool
+    process really adds."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1])
+    return 0

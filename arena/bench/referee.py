@@ -21,6 +21,7 @@ import json
 import math
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -678,7 +679,8 @@ def measure_replicas(args: argparse.Namespace) -> dict[str, Any]:
         "replicas": 2, "matches": n, "concurrency": conc, "bot_processes": procs_n,
         "bots": n_bots, "capacity": capacity, "rounds": rounds,
         "moves_per_s_one": one, "moves_per_s_two": two, "ratios": ratios,
-        "ratio": sorted(r for r in ratios if r is not None)[len(ratios) // 2] if ratios else None,
+        "ratio": round(statistics.median(r for r in ratios if r is not None), 3) if any(ratios)
+        else None,
         "abnormal": sum(f["abnormal"] for f in rounds),
         "faults": _sum_faults(f["faults"] for f in rounds),
         "move_rtt_p99_ms": max((f["move_rtt_p99_ms"] or 0.0) for f in rounds),
