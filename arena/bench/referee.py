@@ -350,6 +350,7 @@ def count_replay(replay: Mapping[str, Any]) -> tuple[int, int]:
 _SIMBOTS = [sys.executable, "-m", "sueca.arena.bench.simbots"]
 # The referee's documented limits that a thousand bots on one loopback address would hit: they
 # exist for bots spread over many addresses (README "Threat model and per-bot limits").
+IDLE_SECONDS = 3.0  # sessions connected and idle before the referee's RSS is read
 LOOPBACK_LIMITS = ["--connections-per-address", "0", "--hellos-per-second", "0"]
 
 
@@ -390,7 +391,9 @@ def measure_sessions(args: argparse.Namespace) -> dict[str, Any]:
         _wait_for_sessions(address, names, n_sessions, fleet, timeout=30 + n_sessions / 20)
         connect_s = time.monotonic() - t0
         _progress(f"{n_sessions} sessions connected in {connect_s:.1f}s")
-        time.sleep(1.0)
+        idle_cpu = _cpu_seconds(pid)
+        time.sleep(IDLE_SECONDS)  # the sessions idle: keepalives and heartbeats only
+        idle_cpu = (_cpu_seconds(pid) - idle_cpu) / IDLE_SECONDS
         rss_idle = _rss_kb(pid)
         connections = _established(int(address.rpartition(":")[2]))
         big = _phase(address, metrics_port, pid, names, n, conc, args, fleet, sims,
@@ -427,6 +430,7 @@ def measure_sessions(args: argparse.Namespace) -> dict[str, Any]:
         **{k: v for k, v in big.items() if k != "simbots"},
         "simbots": big["simbots"],
         "referee_connections": connections,
+        "referee_idle_cpu_share": round(idle_cpu, 4),
         "referee_rss_kb_no_session": rss_none, "referee_rss_kb_idle_sessions": rss_idle,
         "rss_per_idle_session_kb": round(per_session, 2),
         "referee_peak_rss_kb": peak,

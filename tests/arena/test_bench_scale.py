@@ -73,6 +73,7 @@ def test_sessions_each_its_own_connection_and_bot() -> None:
     assert result["baseline"]["simbots"]["welcomed"] == 4
     assert result["referee_rss_kb_idle_sessions"] > result["referee_rss_kb_no_session"] > 0
     assert result["rss_per_idle_session_kb"] > 0
+    assert 0 <= result["referee_idle_cpu_share"] < 2
     assert 0 < result["move_rtt_p50_ms"] <= result["move_rtt_p99_ms"]
     assert result["ratio"] > 0
     no_children_left(before)
