@@ -12,6 +12,14 @@ bench says so on stderr, stops scheduling after a few, and exits 1 (its JSON sti
 Moves and deals are counted from each match's replay; the move round trip (referee sends a turn
 request, the bot's answer arrives) comes from the referee's own histogram
 ``sueca_referee_move_rtt_seconds``, read before and after the matches on its metrics port.
+
+Two more shapes, each with its own baseline in the same run:
+
+- ``--sessions N``: N simulated bots (:mod:`sueca.arena.bench.simbots`), each its own registered
+  name, session and TCP connection, on one referee: its RSS with none and with N idle sessions,
+  then the matches over the N sessions, then the same matches over ``--baseline-sessions``.
+- ``--replicas 2``: two referees on one Redis, every ``sueca-bot run`` process connected to both
+  (``--server A,B``); the matches on one referee, then spread over both, alternated in rounds.
 """
 
 from __future__ import annotations
@@ -29,7 +37,8 @@ import time
 import urllib.request
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +138,6 @@ def run(args: argparse.Namespace) -> int:
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     from sueca.arena.bench import pingpong as bench_pingpong
-    from sueca.arena.redisproc import RedisServer
     from sueca.sdk.channels import drop_tls_settings
 
     drop_tls_settings()  # its own referee is plaintext on loopback
@@ -142,11 +150,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--bots must be between 1 and --bot-processes ({procs_n}), not {n_bots}")
     capacity = args.capacity or 4 * conc
 
-    logs = Path(tempfile.mkdtemp(prefix="sueca-bench-"))
-    fleet = _Fleet(logs)
-    redis = RedisServer()
-    try:
-        redis.start()
+    with _private_arena(args.keep_logs) as (fleet, redis):
         names = [f"bench-{k}" for k in range(n_bots)]
         tokens = _register(redis.url, names)
         address, metrics_port = _start_referee(fleet, "referee", redis.url)
@@ -160,16 +164,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         before = _scrape(metrics_port)
         played = _play(address, names, n, conc, args.move_ms, args.match_timeout, fleet)
         after = _scrape(metrics_port)
-    except BaseException:
-        fleet.dump_tails()
-        raise
-    finally:
-        fleet.stop()
-        redis.stop()
-        if not args.keep_logs:
-            fleet.remove_logs()
-        else:
-            print(f"logs kept in {logs}", file=sys.stderr)
 
     # the baseline runs alone, after the referee and the bots have stopped
     pingpong = bench_pingpong.measure(seconds=args.pingpong_seconds,
@@ -361,22 +355,17 @@ def measure_sessions(args: argparse.Namespace) -> dict[str, Any]:
     sessions (match i seats bots 4i..4i+3 mod N: with N = 4 x concurrency, one game per
     session), then the same matches over ``--baseline-sessions`` sessions (each then holds
     many games, so turns and answers travel in batches), on the same referee."""
-    from sueca.arena.redisproc import RedisServer
     from sueca.sdk.channels import drop_tls_settings
 
     drop_tls_settings()
     n_sessions, n, conc = args.sessions, args.matches, args.concurrency
     base_sessions = min(args.baseline_sessions, n_sessions)  # checked by run()
-    logs = Path(tempfile.mkdtemp(prefix="sueca-bench-"))
-    fleet = _Fleet(logs)
-    redis = RedisServer()
     load = [round(x, 2) for x in os.getloadavg()]
-    try:
-        redis.start()
+    with _private_arena(args.keep_logs) as (fleet, redis):
         names = [f"sim-{k}" for k in range(n_sessions)]
         _progress(f"registering {n_sessions} bots")
         tokens = _register(redis.url, names)
-        token_file = logs / "tokens.json"
+        token_file = fleet.logs / "tokens.json"
         token_file.write_text(json.dumps([[name, tokens[name]] for name in names]))
         token_file.chmod(0o600)
         address, metrics_port = _start_referee(fleet, "referee", redis.url, LOOPBACK_LIMITS)
@@ -412,16 +401,6 @@ def measure_sessions(args: argparse.Namespace) -> dict[str, Any]:
                       f"{base_sessions} sessions")
         base["simbots"] = _stop_simbots(fleet, sims)
         peak = _rss_kb(pid, "VmHWM")
-    except BaseException:
-        fleet.dump_tails()
-        raise
-    finally:
-        fleet.stop()
-        redis.stop()
-        if not args.keep_logs:
-            fleet.remove_logs()
-        else:
-            print(f"logs kept in {logs}", file=sys.stderr)
 
     per_session = (rss_idle - rss_none) / n_sessions
     result = {
@@ -613,7 +592,6 @@ def measure_replicas(args: argparse.Namespace) -> dict[str, Any]:
     both addresses (``--server A,B``: one session per referee). The same matches are played on
     one referee, then spread over both (match i on referee i mod 2), ``--rounds`` times each,
     alternated, with the same bot processes: the ratio is the second's moves/s to the first's."""
-    from sueca.arena.redisproc import RedisServer
     from sueca.sdk.channels import drop_tls_settings
 
     drop_tls_settings()
@@ -622,13 +600,9 @@ def measure_replicas(args: argparse.Namespace) -> dict[str, Any]:
     if not 1 <= n_bots <= procs_n:
         raise ValueError(f"--bots must be between 1 and --bot-processes ({procs_n}), not {n_bots}")
     capacity = args.capacity or 4 * conc
-    logs = Path(tempfile.mkdtemp(prefix="sueca-bench-"))
-    fleet = _Fleet(logs)
-    redis = RedisServer()
     load = [round(x, 2) for x in os.getloadavg()]
     rounds: list[dict[str, Any]] = []
-    try:
-        redis.start()
+    with _private_arena(args.keep_logs) as (fleet, redis):
         names = [f"bench-{k}" for k in range(n_bots)]
         tokens = _register(redis.url, names)
         referees = [_start_referee(fleet, f"referee-{k}", redis.url) for k in range(2)]
@@ -665,16 +639,6 @@ def measure_replicas(args: argparse.Namespace) -> dict[str, Any]:
                 _progress(f"round {r + 1}, {used} referee(s): {figures['moves_per_s']:.0f} "
                           f"moves/s, p99 {figures['move_rtt_p99_ms']} ms")
                 rounds.append(figures)
-    except BaseException:
-        fleet.dump_tails()
-        raise
-    finally:
-        fleet.stop()
-        redis.stop()
-        if not args.keep_logs:
-            fleet.remove_logs()
-        else:
-            print(f"logs kept in {logs}", file=sys.stderr)
 
     one = [f["moves_per_s"] for f in rounds if f["replicas"] == 1]
     two = [f["moves_per_s"] for f in rounds if f["replicas"] == 2]
@@ -793,6 +757,30 @@ def _ms(seconds: float | None) -> float | None:
 
 
 # --- child processes ------------------------------------------------------------------------
+
+@contextmanager
+def _private_arena(keep_logs: bool = False) -> Iterator[tuple[_Fleet, Any]]:
+    """A started private Redis and an empty fleet; on the way out (failure or not) every child
+    is stopped (a failure first prints their logs' last lines), then Redis, and the logs are
+    removed unless ``keep_logs``."""
+    from sueca.arena.redisproc import RedisServer
+
+    fleet = _Fleet(Path(tempfile.mkdtemp(prefix="sueca-bench-")))
+    redis = RedisServer()
+    try:
+        redis.start()
+        yield fleet, redis
+    except BaseException:
+        fleet.dump_tails()
+        raise
+    finally:
+        fleet.stop()
+        redis.stop()
+        if not keep_logs:
+            fleet.remove_logs()
+        else:
+            print(f"logs kept in {fleet.logs}", file=sys.stderr)
+
 
 class _Fleet:
     """The child processes of one run, each in its own process group with a log file."""

@@ -18,9 +18,7 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 from sueca.arena.bench import measured
@@ -28,8 +26,8 @@ from sueca.arena.bench.referee import (
     _BOT,
     _broken,
     _figures,
-    _Fleet,
     _play,
+    _private_arena,
     _progress,
     _register,
     _scrape,
@@ -82,18 +80,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    from sueca.arena.redisproc import RedisServer, free_port
+    from sueca.arena.redisproc import free_port
     from sueca.sdk.channels import drop_tls_settings
 
     drop_tls_settings()
     procs_n, n, conc = args.bot_processes, args.matches, args.concurrency
-    logs = Path(tempfile.mkdtemp(prefix="sueca-bench-"))
-    fleet = _Fleet(logs)
-    redis = RedisServer()
     load = [round(x, 2) for x in os.getloadavg()]
     phases: dict[str, dict[str, Any]] = {}
-    try:
-        redis.start()
+    with _private_arena(False) as (fleet, redis):
         names = ["wan-bot"]
         tokens = _register(redis.url, names)
         address, metrics_port = _start_referee(fleet, "referee", redis.url)
@@ -122,13 +116,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             fleet.stop(only=bots)
             _wait_for_sessions(address, names, 0, fleet, at_most=True)
             time.sleep(0.2)
-    except BaseException:
-        fleet.dump_tails()
-        raise
-    finally:
-        fleet.stop()
-        redis.stop()
-        fleet.remove_logs()
     near, far = phases["direct"], phases["proxied"]
     return {
         "rtt_ms": args.rtt_ms, "jitter_ms": args.jitter_ms, "matches": n, "concurrency": conc,
