@@ -17,8 +17,10 @@ KINDS = {
     "grpc-pingpong": "sueca.arena.bench.pingpong",
     "ratings": "sueca.arena.bench.ratings",
     "hostile": "sueca.arena.bench.hostile",
+    "redis-writes": "sueca.arena.bench.redis_writes",
     "referee": "sueca.arena.bench.referee",
     "tournament": "sueca.arena.bench.tournament",
+    "wan": "sueca.arena.bench.wan",
     "web": "sueca.arena.bench.web",
 }
 

@@ -1,0 +1,166 @@
+"""Simulated bots for ``bench referee --sessions``: many bot sessions from one light process.
+
+``python -m sueca.arena.bench.simbots --server ADDR --tokens FILE --first K --count M`` opens M
+bot sessions (bots K..K+M-1 of the JSON ``[[name, token], ...]`` in FILE), each on its own gRPC
+channel and so its own TCP connection (a local subchannel pool: gRPC would otherwise share one
+connection between channels to the same address), and answers every turn with a uniformly
+random legal card (and "no" to every redeal question), straight from the wire message.
+
+Why not ``sueca-bot run`` per session: a full SDK process costs ~40 MB and its own event loop;
+a thousand of them would measure this machine's memory, not the referee. A simulated session is
+a raw ``grpc.aio`` stream with (de)serialisation by hand: what the referee sees is the same
+protocol (hello, batched turns, batched answers), while the simulator's own cost per move stays
+small (no ``Bot`` instance, no observation decoding beyond the legal cards).
+
+On SIGTERM or SIGINT it closes every stream and prints one JSON line: sessions welcomed, turns
+answered, messages, ActionErrors received (a correct simulator gets none), and streams that
+ended with an error before the stop (a referee refusal or a lost connection).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+CONNECT = "/sueca.v1.BotService/Connect"
+# channels per process open at once while connecting (their hellos wait on the referee's Redis
+# look-up; a thousand at once only lengthens every one of them)
+CONNECTING = 64
+CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1),
+                   ("grpc.keepalive_permit_without_calls", 1)]
+
+
+class Stats:
+    """What this process did (one event loop: no locks)."""
+
+    def __init__(self) -> None:
+        self.welcomed = 0
+        self.turns = 0
+        self.messages_in = 0
+        self.messages_out = 0
+        self.errors = 0
+        self.broken = 0
+        self.first_error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"welcomed": self.welcomed, "turns": self.turns, "messages_in": self.messages_in,
+                "messages_out": self.messages_out, "errors": self.errors, "broken": self.broken,
+                "first_error": self.first_error}
+
+
+async def session(address: str, name: str, token: str, capacity: int, stats: Stats,
+                  stop: asyncio.Event, gate: asyncio.Semaphore, rng: random.Random) -> None:
+    """One bot session until ``stop``: hello, then a batch of answers per batch of turns."""
+    import grpc
+
+    from sueca.v1 import sueca_pb2 as pb
+
+    hello = pb.BotMessage(hello=pb.Hello(bot=name, token=token, sdk_version="bench-sim",
+                                         capacity=capacity)).SerializeToString()
+    answers: asyncio.Queue[bytes | None] = asyncio.Queue()
+    redeal, play = pb.TurnRequest.REDEAL, pb.TurnRequest.PLAY
+    Action, BotMessage, RefereeMessage = pb.Action, pb.BotMessage, pb.RefereeMessage
+
+    async def requests() -> AsyncIterator[bytes]:
+        yield hello
+        while (data := await answers.get()) is not None:
+            yield data
+
+    channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+    welcomed = False
+    try:
+        async with gate:
+            call = channel.stream_stream(CONNECT)(requests())  # bytes in, bytes out
+            reader = call.__aiter__()
+            first = RefereeMessage.FromString(await reader.__anext__())
+            if not first.HasField("welcome"):
+                raise RuntimeError("the first referee message is no welcome")
+            welcomed = True
+            stats.welcomed += 1
+        async for data in reader:
+            msg = RefereeMessage.FromString(data)
+            stats.messages_in += 1
+            if msg.errors:
+                stats.errors += len(msg.errors)
+                if stats.first_error is None:
+                    e = msg.errors[0]
+                    stats.first_error = f"{name}: {e.code}: {e.message}"[:300]
+            if not msg.turns:
+                continue
+            actions = []
+            for turn in msg.turns:
+                if turn.kind == play:
+                    legal = turn.observation.legal
+                    actions.append(Action(game_id=turn.game_id, request_id=turn.request_id,
+                                          card=legal[rng.randrange(len(legal))]))
+                elif turn.kind == redeal:
+                    actions.append(Action(game_id=turn.game_id, request_id=turn.request_id,
+                                          redeal=False))
+            stats.turns += len(actions)
+            stats.messages_out += 1
+            answers.put_nowait(BotMessage(actions=actions).SerializeToString())
+        if not stop.is_set():
+            raise RuntimeError(f"{name}: the referee ended the stream")
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:
+        if not stop.is_set():
+            stats.broken += 1
+            if stats.first_error is None:
+                what = err.details() if isinstance(err, grpc.RpcError) else str(err)  # type: ignore[attr-defined]
+                stats.first_error = (f"{name} ({'after' if welcomed else 'before'} the welcome):"
+                                     f" {type(err).__name__}: {what}")[:300]
+    finally:
+        answers.put_nowait(None)
+        await channel.close(grace=None)
+
+
+async def main_async(address: str, bots: list[tuple[str, str]], capacity: int) -> Stats:
+    stats = Stats()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    gate = asyncio.Semaphore(CONNECTING)
+    rng = random.Random()
+    tasks = [asyncio.create_task(session(address, name, token, capacity, stats, stop, gate, rng))
+             for name, token in bots]
+    await stop.wait()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return stats
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m sueca.arena.bench.simbots", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--server", required=True, metavar="HOST:PORT")
+    p.add_argument("--tokens", required=True, metavar="FILE",
+                   help='JSON [["name", "token"], ...]')
+    p.add_argument("--first", type=int, default=0, help="index of this process's first bot")
+    p.add_argument("--count", type=int, required=True, help="sessions of this process")
+    p.add_argument("--capacity", type=int, default=4, help="games per session (hello)")
+    args = p.parse_args(argv)
+    with open(args.tokens, encoding="utf-8") as f:
+        every = [(str(n), str(t)) for n, t in json.load(f)]
+    bots = every[args.first:args.first + args.count]
+    if len(bots) != args.count or args.count < 1 or not 1 <= args.capacity <= 10_000:
+        p.error(f"--first {args.first} --count {args.count} --capacity {args.capacity}: "
+                f"{len(every)} bots in {args.tokens!r}, capacity 1..10000")
+    start = time.monotonic()
+    stats = asyncio.run(main_async(args.server, bots, args.capacity))
+    print(json.dumps({"simbots": stats.as_dict(), "sessions": len(bots),
+                      "seconds": round(time.monotonic() - start, 3)}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
