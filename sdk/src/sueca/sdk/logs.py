@@ -37,7 +37,7 @@ from typing import Any, TextIO
 
 __all__ = ["FORMATS", "FIELDS", "SHOWN_CHARS", "FIELD_CHARS", "MESSAGE_CHARS", "shown", "capped",
            "log_context", "bind", "context", "JsonFormatter", "TextFormatter", "formatter", "setup",
-           "setup_from_args", "add_flag"]
+           "setup_from_args", "current_format", "add_flag"]
 
 FORMATS = ("text", "json")
 # the only keys a record may add to a JSON line, in this order; anything else in extra= is not
@@ -186,11 +186,7 @@ def setup(fmt: str | None = None, level: int | str | None = None) -> str:
     ``level`` when given (else the root logger's level is kept). Idempotent: one handler of ours
     on the root logger, replaced, never added twice. Returns the format in use."""
     global _handler, _format
-    if fmt is None:
-        if _format is None:
-            from sueca.sdk.settings import current
-            _format = current().log_format
-        fmt = _format
+    fmt = fmt or current_format()
     handler = _Stderr()
     handler.setFormatter(formatter(fmt))
     root = logging.getLogger()
@@ -198,9 +194,18 @@ def setup(fmt: str | None = None, level: int | str | None = None) -> str:
         root.removeHandler(_handler)
     root.addHandler(handler)
     _handler, _format = handler, fmt
+    logging.captureWarnings(True)  # a Python warning is a log line too (JSON: not a raw one)
     if level is not None:
         root.setLevel(level.upper() if isinstance(level, str) else level)
     return fmt
+
+
+def current_format() -> str:
+    """The format lines are written in: the one :func:`setup` chose, else SUECA_LOG_FORMAT."""
+    if _format is not None:
+        return _format
+    from sueca.sdk.settings import current
+    return current().log_format
 
 
 def setup_from_args(args: Any, level: int | str | None = None) -> str:
