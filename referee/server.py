@@ -273,13 +273,16 @@ class Referee:
             self.connections[address] = c
 
     async def _refuse(self, context: grpc.aio.ServicerContext, address: str, reason: str,
-                      code: grpc.StatusCode, message: str, bot: str | None = None) -> None:
-        """Refuse a hello: count it (per address, bounded labels), log a summary at most once
-        per window, spend the address's refusal budget, abort with ``message`` (which quotes
-        bot-sent text only through :func:`shown`)."""
+                      code: grpc.StatusCode, message: str, bot: str | None = None,
+                      log_reason: str | None = None) -> None:
+        """Refuse a hello: count it (per address, bounded labels), log it in the access log
+        (at most once per window and reason; ``log_reason`` there if it says more than the
+        metric's ``reason``), spend the address's refusal budget, abort with ``message``
+        (which quotes bot-sent text only through :func:`shown`)."""
         metrics.BAD_HELLOS.labels(self.peer_labels(address), reason).inc()
         self.refusals.spend(address)
-        self.access.refused("a bot hello", reason, context.peer(), message.split(":")[0], bot)
+        self.access.refused("a bot hello", log_reason or reason, context.peer(),
+                            message.split(":")[0], bot)
         await _abort(context, code, message)
 
     async def _connect(self, context: grpc.aio.ServicerContext, peer: str, address: str) -> None:
@@ -338,9 +341,13 @@ class Referee:
                          f"the referee cannot check tokens right now: {shown(str(err), 200)}")
         if not ok:
             metrics.FAULTS.labels("unauthenticated").inc()
+            # the operator's log tells an unknown name from a wrong token (one more look-up,
+            # within the address's refusal budget); the bot is told the same either way
+            unknown = await self.auth.known(hello.bot) is False
             await self._refuse(context, address, "wrong_token", grpc.StatusCode.UNAUTHENTICATED,
                                f"wrong token for bot {hello.bot!r}: a token plays only as the "
-                               "bot it was issued to", hello.bot)
+                               "bot it was issued to", hello.bot,
+                               "unknown_bot" if unknown else None)
         if not self.accepting:
             self.access.refused("a bot hello", "shutting_down", context.peer(),
                                 "the referee is shutting down", hello.bot)
