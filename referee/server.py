@@ -274,13 +274,14 @@ class Referee:
 
     async def _refuse(self, context: grpc.aio.ServicerContext, address: str, reason: str,
                       code: grpc.StatusCode, message: str, bot: str | None = None,
-                      log_reason: str | None = None) -> None:
+                      log_reason: str | None = None, spent: bool = False) -> None:
         """Refuse a hello: count it (per address, bounded labels), log it in the access log
         (at most once per window and reason; ``log_reason`` there if it says more than the
         metric's ``reason``), spend the address's refusal budget, abort with ``message``
         (which quotes bot-sent text only through :func:`shown`)."""
         metrics.BAD_HELLOS.labels(self.peer_labels(address), reason).inc()
-        self.refusals.spend(address)
+        if not spent:
+            self.refusals.spend(address)
         self.access.refused("a bot hello", log_reason or reason, context.peer(),
                             message.split(":")[0], bot)
         await _abort(context, code, message)
@@ -341,13 +342,15 @@ class Referee:
                          f"the referee cannot check tokens right now: {shown(str(err), 200)}")
         if not ok:
             metrics.FAULTS.labels("unauthenticated").inc()
-            # the operator's log tells an unknown name from a wrong token (one more look-up,
-            # within the address's refusal budget); the bot is told the same either way
+            # the operator's log tells an unknown name from a wrong token: one more look-up,
+            # within the address's refusal budget, which is spent first so that no more
+            # hellos pass it meanwhile; the bot is told the same either way
+            self.refusals.spend(address)
             unknown = await self.auth.known(hello.bot) is False
             await self._refuse(context, address, "wrong_token", grpc.StatusCode.UNAUTHENTICATED,
                                f"wrong token for bot {hello.bot!r}: a token plays only as the "
                                "bot it was issued to", hello.bot,
-                               "unknown_bot" if unknown else None)
+                               "unknown_bot" if unknown else None, spent=True)
         if not self.accepting:
             self.access.refused("a bot hello", "shutting_down", context.peer(),
                                 "the referee is shutting down", hello.bot)
