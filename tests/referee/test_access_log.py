@@ -7,6 +7,7 @@ ones held back is logged (so records + suppressed = refusals, exactly)."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -42,7 +43,9 @@ def refusals(ref: RefereeProc, reason: str) -> list[dict[str, Any]]:
 @pytest.fixture
 def json_referee(redis_url: str, tmp_path: Path, tokens: dict[str, str]) -> Any:
     ref = RefereeProc(redis_url, log_path=tmp_path / "referee.log",
-                      extra=["--log-format", "json"], env={"SUECA_OPERATOR_TOKEN": OPERATOR})
+                      extra=["--log-format", "json", "--streams-per-connection", "1",
+                             "--hello-seconds", "1"],
+                      env={"SUECA_OPERATOR_TOKEN": OPERATOR})
     yield ref
     ref.stop()
 
@@ -80,6 +83,30 @@ def test_refusals_are_json_records_with_reason_peer_and_bot(json_referee: Refere
     (call,) = refusals(ref, "operator_token")
     assert call["peer"].startswith("ipv4:127.0.0.1:") and "bot" not in call
     assert OPERATOR not in ref.logs()
+    # a limit: a second stream on one connection; the first never says hello
+    with grpc.insecure_channel(ref.address) as ch:
+        connect = ch.stream_stream("/sueca.v1.BotService/Connect",
+                                   request_serializer=lambda b: b,
+                                   response_deserializer=lambda b: b)
+        silent = threading.Event()
+
+        def nothing() -> Any:
+            silent.wait(30)
+            yield from ()
+
+        calls = [connect(nothing(), timeout=30) for _ in range(2)]
+        codes = set()
+        for call in calls:
+            with pytest.raises(grpc.RpcError) as err:
+                list(call)
+            codes.add(err.value.code())
+        silent.set()
+    assert codes == {grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.RESOURCE_EXHAUSTED}
+    time.sleep(0.5)
+    (late,) = refusals(ref, "no_hello")
+    (limit,) = refusals(ref, "streams_per_connection")
+    assert late["peer"] == limit["peer"] and "bot" not in late
+    assert limit["msg"].startswith(f"refused a bot stream from {limit['peer']}: this connection")
     # the referee's other lines are JSON too (start-up)
     assert any("listening on" in r["msg"] for r in records(ref))
 
