@@ -210,7 +210,7 @@ class Referee:
         if refused is not None:
             limit, message = refused
             metrics.LIMIT_HITS.labels(limit).inc()
-            self.access.refused("a bot stream", limit, peer, message.split(":")[0])
+            self.access.refused("a bot stream", limit, peer, message)
             # no SDK client opens more than one stream per connection: this one waits longer
             await self._pause(address, STREAM_REFUSAL_PAUSE)
             try:
