@@ -40,6 +40,7 @@ import os
 import sys
 import tempfile
 import warnings
+from typing import Any
 
 from celery import Celery, signals
 from celery.exceptions import CPendingDeprecationWarning
@@ -51,6 +52,40 @@ from .redisurl import for_celery
 
 QUEUE = "sueca.matches"
 
+
+
+@signals.setup_logging.connect
+def _logging(loglevel: int | str | None = None, **_: object) -> None:
+    """Celery's logging set-up is replaced by ours (a receiver of this signal switches Celery's
+    off): its records, and the tasks', go through the one stderr handler of
+    :mod:`sueca.sdk.logs`, in the format the command line chose (``--log-format``), so a worker
+    with ``json`` writes nothing but JSON lines. Pool processes run it again after the fork."""
+    from sueca.sdk.logs import current_format, setup
+    setup(level=loglevel or None)
+    if current_format() == "json":  # its shutdown notices are printed: log them instead
+        from celery.apps import worker
+        worker.safe_say = _say  # type: ignore[attr-defined]
+
+
+def _say(msg: str, f: object = None) -> None:
+    """Celery's ``safe_say`` (a notice printed from a signal handler) as a log line."""
+    import logging
+    logging.getLogger("celery.apps.worker").warning("%s", msg.strip())
+
+
+@signals.task_prerun.connect
+def _log_match(args: Any = None, kwargs: Any = None, **_: object) -> None:
+    """Every line a task logs (Celery's own "succeeded" and "retry" lines too) names its match:
+    a task's first argument, or ``match_id=``, is the match id (run_match's signature)."""
+    from sueca.sdk.logs import bind
+    mid = (kwargs or {}).get("match_id") or (args[0] if args else None)
+    bind(match_id=mid if isinstance(mid, str) else None)
+
+
+@signals.task_postrun.connect
+def _log_match_done(**_: object) -> None:
+    from sueca.sdk.logs import bind
+    bind(match_id=None, tournament=None)
 
 
 @signals.celeryd_after_setup.connect

@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from sueca.sdk.logs import log_context
 from sueca.sdk.settings import current
 
 from .store import HEARTBEAT_SECONDS, LEASE_SECONDS, TRANSIENT_REDIS_ERRORS, Store, default_owner
@@ -344,7 +345,8 @@ def play_and_record(store: Store, mid: str, mode: str | None = None,
             return {"status": "skipped", "match_id": mid}
     except TRANSIENT_REDIS_ERRORS as err:
         raise Transient(f"Redis unavailable: {err}") from None
-    with Heartbeat(store, mid, owner):
+    with Heartbeat(store, mid, owner), \
+            log_context(match_id=mid, tournament=match.get("tournament") or None):
         return _play(store, match, attempt, mode, max_attempts)
 
 

@@ -115,7 +115,9 @@ class HouseSession:
                 action = pb.Action(game_id=seat.game_id, request_id=request_id,
                                    card=int(self.player.play(view)))
         except Exception:  # a built-in bot failing is a bug: the match ends, never the referee
-            log.exception("house bot %s failed in match %s", self.bot, runner.match_id)
+            log.exception("house bot %s failed in match %s", self.bot, runner.match_id,
+                          extra={"match_id": runner.match_id, "bot": self.bot,
+                                 "game_id": seat.game_id})
             runner.stop("aborted")
             return
         fault = seat.offer(action)

@@ -26,11 +26,12 @@ import re
 import time
 from dataclasses import dataclass, fields
 
+from sueca.sdk.logs import SHOWN_CHARS, shown  # escaped and capped untrusted text (one helper)
+
 # Bot names as the registry accepts them (sueca.arena.bots.NAME); a test keeps the two equal.
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 # Tokens as the registry issues them (NAME.<urlsafe secret>), with room for hand-made ones.
 TOKEN = re.compile(r"[A-Za-z0-9_.~+/=-]{1,200}")
-SHOWN_CHARS = 64  # untrusted text is cut to this many characters in logs and status messages
 MAX_TRACKED_PEERS = 4096  # addresses with a refusal budget kept in memory at once
 
 
@@ -55,14 +56,6 @@ class Limits:
     @classmethod
     def names(cls) -> list[str]:
         return [f.name for f in fields(cls)]
-
-
-def shown(value: object, limit: int = SHOWN_CHARS) -> str:
-    """``value`` fit for a log line or a status message: ``repr``-escaped (a newline cannot forge
-    a log line) and cut to ``limit`` characters, saying how long it really was."""
-    if isinstance(value, bytes | str) and len(value) > limit:
-        return f"{value[:limit]!r}... ({len(value)} long)"
-    return repr(value)
 
 
 def peer_address(peer: str) -> str:
@@ -144,20 +137,62 @@ class Summary:
         self.bucket = Bucket(rate, burst)
         self.quiet = 0
 
-    def emit(self, level: int, fmt: str, *args: object) -> None:
+    def emit(self, level: int, fmt: str, *args: object,
+             extra: dict[str, object] | None = None) -> None:
+        """Log the line if the budget allows, else count it. ``extra``: its log fields
+        (:data:`sueca.sdk.logs.FIELDS`); a line after held-back ones adds ``suppressed``."""
         if not self.bucket.take():
             self.quiet += 1
             return
         if self.quiet:
             fmt, args = fmt + " (%d more since the last line)", (*args, self.quiet)
+            extra = {**(extra or {}), "suppressed": self.quiet}
             self.quiet = 0
-        self.log.log(level, fmt, *args)
+        self.log.log(level, fmt, *args, extra=extra)
 
-    def warning(self, fmt: str, *args: object) -> None:
-        self.emit(logging.WARNING, fmt, *args)
+    def warning(self, fmt: str, *args: object, extra: dict[str, object] | None = None) -> None:
+        self.emit(logging.WARNING, fmt, *args, extra=extra)
 
-    def info(self, fmt: str, *args: object) -> None:
-        self.emit(logging.INFO, fmt, *args)
+    def info(self, fmt: str, *args: object, extra: dict[str, object] | None = None) -> None:
+        self.emit(logging.INFO, fmt, *args, extra=extra)
+
+
+class AccessLog:
+    """The referee's access log of refusals: a bot stream, hello, session or operator call
+    refused (wrong token, unknown bot, bad hello, a limit per connection, address or bot, a
+    flood of hellos). One record per refusal, logger ``sueca.referee.access``, with the fields
+    ``reason``, ``peer`` and, once the hello named one, ``bot`` (capped by the formatter), so
+    ``--log-format json`` gives one object per refusal.
+
+    A hostile flood must not fill the disk: each reason has its own :class:`Summary` budget
+    (``rate`` records a second, ``burst`` at once); a refusal beyond it is only counted, and the
+    next record of that reason carries ``suppressed`` (how many were held back). Reasons are
+    the referee's own words, so the budgets are bounded in number; :meth:`flush` logs what is
+    still held back (at shutdown), so no refusal goes uncounted."""
+
+    def __init__(self, rate: float, burst: float = 1.0,
+                 logger: logging.Logger | None = None) -> None:
+        self.log = logger or logging.getLogger("sueca.referee.access")
+        self.rate, self.burst = rate, burst
+        self.reasons: dict[str, Summary] = {}
+
+    def refused(self, what: str, reason: str, peer: str, detail: str,
+                bot: str | None = None) -> None:
+        """Record that ``what`` ("a bot hello", ...) from ``peer`` was refused for ``reason``;
+        ``detail`` is the referee's own words (bot-sent text in it only through shown())."""
+        summary = self.reasons.get(reason)
+        if summary is None:
+            summary = self.reasons[reason] = Summary(self.log, self.rate, self.burst)
+        summary.warning("refused %s from %s: %s", what, peer, detail,
+                        extra={"reason": reason, "peer": peer, "bot": bot or None})
+
+    def flush(self) -> None:
+        """One record per reason for the refusals held back since its last record."""
+        for reason, summary in self.reasons.items():
+            if summary.quiet:
+                self.log.warning("%d more refusal(s) for %s since the last line", summary.quiet,
+                                 reason, extra={"reason": reason, "suppressed": summary.quiet})
+                summary.quiet = 0
 
 
 class PeerLabels:
@@ -206,5 +241,6 @@ class AddressBudget:
         bucket.take()
 
 
-__all__ = ["Limits", "Bucket", "Summary", "PeerLabels", "AddressBudget", "shown", "peer_address",
+__all__ = ["Limits", "Bucket", "Summary", "AccessLog", "SHOWN_CHARS", "PeerLabels", "AddressBudget",
+           "shown", "peer_address",
            "check_hello", "NAME", "TOKEN"]

@@ -392,13 +392,15 @@ class MatchRunner:
         try:
             fn(*args)
         except Exception:
-            log.exception("match %s failed; ending it as aborted", self.match_id)
+            log.exception("match %s failed; ending it as aborted", self.match_id,
+                          extra={"match_id": self.match_id})
             if self.match.end is None:
                 self.match.stop(ABORTED)
             try:
                 self._finish()
             except Exception:  # even the record failed: still release everything
-                log.exception("match %s could not be finished cleanly", self.match_id)
+                log.exception("match %s could not be finished cleanly", self.match_id,
+                              extra={"match_id": self.match_id})
                 self._finished_anyway()
 
     def _finished_anyway(self) -> None:
@@ -493,7 +495,9 @@ class MatchRunner:
             metrics.FAULTS.labels(match.end).inc()
             seat_no = match.fault_seat
             log.info("match %s ended by %s of seat %s (bot %r)", self.match_id, match.end,
-                     seat_no, bots[seat_no])  # type: ignore[index]
+                     seat_no, bots[seat_no],  # type: ignore[index]
+                     extra={"match_id": self.match_id, "seat": seat_no,
+                            "bot": bots[seat_no]})  # type: ignore[index]
         metrics.MATCHES.labels(match.end).inc()
         if self.started:
             metrics.ACTIVE_MATCHES.dec()

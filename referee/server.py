@@ -31,6 +31,7 @@ from sueca.referee import metrics
 from sueca.referee.house import HouseBots, is_house_name, quote
 from sueca.referee.limits import (
     SHOWN_CHARS,
+    AccessLog,
     AddressBudget,
     Bucket,
     Limits,
@@ -43,6 +44,7 @@ from sueca.referee.limits import (
 from sueca.referee.match_runner import Listener, MatchRunner
 from sueca.referee.security import AUTHORIZATION, BEARER
 from sueca.referee.sessions import MAX_CAPACITY, PlacementError, Session, SessionHub
+from sueca.sdk.logs import bind
 from sueca.v1 import sueca_pb2 as pb
 
 log = logging.getLogger("sueca.referee")
@@ -169,11 +171,9 @@ class Referee:
         self.auth = auth
         # MatchService callers must send it (None: anyone may, as on a private network)
         self.operator_token = operator_token.encode() if operator_token else None
-        # log budgets: one line per window for each kind of refusal, a few lines a second
-        # for bots coming and going (a bot reconnecting in a loop must not flood the log)
-        self._refused_calls = Summary(log, 1 / REFUSED_LOG_SECONDS)   # MatchService
-        self._refused_hellos = Summary(log, 1 / REFUSED_LOG_SECONDS)  # bot hellos
-        self._refused_streams = Summary(log, 1 / REFUSED_LOG_SECONDS)  # stream limits
+        # log budgets: one access-log line per window for each reason of refusal, a few lines
+        # a second for bots coming and going (a bot reconnecting in a loop must not flood it)
+        self.access = AccessLog(1 / REFUSED_LOG_SECONDS)
         self._sessions_log = Summary(log, SESSION_LOG_RATE, SESSION_LOG_BURST)
         # operators see this one (ListBots); bots get public_id, which names no host
         self.referee_id = referee_id or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
@@ -210,7 +210,7 @@ class Referee:
         if refused is not None:
             limit, message = refused
             metrics.LIMIT_HITS.labels(limit).inc()
-            self._refused_streams.warning("refused a bot stream from %s: %s", peer, limit)
+            self.access.refused("a bot stream", limit, peer, message)
             # no SDK client opens more than one stream per connection: this one waits longer
             await self._pause(address, STREAM_REFUSAL_PAUSE)
             try:
@@ -273,14 +273,17 @@ class Referee:
             self.connections[address] = c
 
     async def _refuse(self, context: grpc.aio.ServicerContext, address: str, reason: str,
-                      code: grpc.StatusCode, message: str) -> None:
-        """Refuse a hello: count it (per address, bounded labels), log a summary at most once
-        per window, spend the address's refusal budget, abort with ``message`` (which quotes
-        bot-sent text only through :func:`shown`)."""
+                      code: grpc.StatusCode, message: str, bot: str | None = None,
+                      log_reason: str | None = None, spent: bool = False) -> None:
+        """Refuse a hello: count it (per address, bounded labels), log it in the access log
+        (at most once per window and reason; ``log_reason`` there if it says more than the
+        metric's ``reason``), spend the address's refusal budget, abort with ``message``
+        (which quotes bot-sent text only through :func:`shown`)."""
         metrics.BAD_HELLOS.labels(self.peer_labels(address), reason).inc()
-        self.refusals.spend(address)
-        self._refused_hellos.warning("refused a bot hello from %s: %s", context.peer(),
-                                     message.split(":")[0])
+        if not spent:
+            self.refusals.spend(address)
+        self.access.refused("a bot hello", log_reason or reason, context.peer(),
+                            message.split(":")[0], bot)
         await _abort(context, code, message)
 
     async def _connect(self, context: grpc.aio.ServicerContext, peer: str, address: str) -> None:
@@ -305,23 +308,25 @@ class Referee:
             metrics.FAULTS.labels("unauthenticated").inc()
             await self._refuse(context, address, "bad_name", grpc.StatusCode.PERMISSION_DENIED,
                                f"bot name {quote(hello.bot)} is reserved for the referee's own "
-                               "house bots: no network bot may connect as one")
+                               "house bots: no network bot may connect as one", hello.bot)
         problem = check_hello(hello.bot, hello.token)
         if problem is not None:
             metrics.FAULTS.labels("unauthenticated").inc()
             reason, message = problem
             await self._refuse(context, address, reason, grpc.StatusCode.INVALID_ARGUMENT
                                if reason == "bad_name" else grpc.StatusCode.UNAUTHENTICATED,
-                               message)
+                               message, hello.bot)
         if not 1 <= hello.capacity <= MAX_CAPACITY:
             await self._refuse(context, address, "bad_capacity",
                                grpc.StatusCode.INVALID_ARGUMENT,
                                f"bad capacity {hello.capacity}: a bot process plays 1.."
-                               f"{MAX_CAPACITY} games at once")
+                               f"{MAX_CAPACITY} games at once", hello.bot)
         for budget, limit in ((self.refusals, "refusals"), (self.hellos, "hellos")):
             if not budget.allowed(address):  # a flood of hellos: Redis is not asked
                 metrics.LIMIT_HITS.labels(limit).inc()
                 metrics.BAD_HELLOS.labels(self.peer_labels(address), "rate_limited").inc()
+                self.access.refused("a bot hello", f"{limit}_per_second", context.peer(),
+                                    f"too many {limit} from {address}", hello.bot)
                 await self._pause(address)
                 await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
                              f"too many {'refused ' if limit == 'refusals' else ''}"
@@ -330,23 +335,33 @@ class Referee:
         try:
             ok = await self.auth.verify(hello.bot, hello.token)
         except Exception as err:
-            self._refused_hellos.warning("cannot check the token of bot %r: %s", hello.bot,
-                                         shown(str(err), 200))
+            self.access.refused("a bot hello", "auth_unavailable", context.peer(),
+                                f"cannot check the token of bot {hello.bot!r}: "
+                                f"{shown(str(err), 200)}", hello.bot)
             await _abort(context, grpc.StatusCode.UNAVAILABLE,
                          f"the referee cannot check tokens right now: {shown(str(err), 200)}")
         if not ok:
             metrics.FAULTS.labels("unauthenticated").inc()
+            # the operator's log tells an unknown name from a wrong token: one more look-up,
+            # within the address's refusal budget, which is spent first so that no more
+            # hellos pass it meanwhile; the bot is told the same either way
+            self.refusals.spend(address)
+            unknown = await self.auth.known(hello.bot) is False
             await self._refuse(context, address, "wrong_token", grpc.StatusCode.UNAUTHENTICATED,
                                f"wrong token for bot {hello.bot!r}: a token plays only as the "
-                               "bot it was issued to")
+                               "bot it was issued to", hello.bot,
+                               "unknown_bot" if unknown else None, spent=True)
         if not self.accepting:
+            self.access.refused("a bot hello", "shutting_down", context.peer(),
+                                "the referee is shutting down", hello.bot)
             await _abort(context, grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")
         session = Session(hello.bot, hello.capacity, peer, hello.sdk_version[:SHOWN_CHARS],
                           limits)
         if not self.hub.add(session, limits.sessions_per_bot):
             metrics.LIMIT_HITS.labels("sessions_per_bot").inc()
-            self._refused_streams.warning("refused a session of bot %r from %s: it has %d "
-                                          "already", session.bot, peer, limits.sessions_per_bot)
+            self.access.refused("a session", "sessions_per_bot", peer,
+                                f"bot {session.bot!r} has {limits.sessions_per_bot} already",
+                                session.bot)
             await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
                          f"bot {session.bot!r} already has {limits.sessions_per_bot} "
                          "sessions on this referee (the limit): close one first")
@@ -355,7 +370,8 @@ class Referee:
             await context.write(conv.welcome_bytes(self.public_id, hello.capacity))
             self._sessions_log.info("bot %r connected from %s (capacity %d, sdk %s)",
                                     session.bot, session.peer, session.capacity,
-                                    shown(session.sdk_version))
+                                    shown(session.sdk_version),
+                                    extra={"bot": session.bot, "peer": peer})
             reader = asyncio.create_task(self._read(session, context))
             writer = asyncio.create_task(session.write_loop(context.write))
             session.kill = writer.cancel  # an overflow cuts short a write the bot never reads
@@ -378,7 +394,7 @@ class Referee:
                 session.actions_received / max(session.received, 1), session.sent,
                 session.items_sent / max(session.sent, 1),
                 f", {session.errors_unanswered} faults not answered"
-                if session.errors_unanswered else "")
+                if session.errors_unanswered else "", extra={"bot": session.bot, "peer": peer})
         if session.overflowed:
             await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
                          f"stream not read: more than {limits.out_bytes} bytes or "
@@ -410,7 +426,8 @@ class Referee:
                         # after every game start already queued: the bot then knows all its games
                         session.push(conv.welcome_bytes(self.public_id, 0))
                         self._sessions_log.info("bot %r (%s) is draining: no new games",
-                                                session.bot, session.peer)
+                                                session.bot, session.peer,
+                                                extra={"bot": session.bot, "peer": session.peer})
                     if msg.HasField("hello"):
                         hub.malformed(session, "hello was already sent on this stream; "
                                       "send it only in the first message")
@@ -450,8 +467,8 @@ class Referee:
                 problem = "wrong operator token"
         if problem is not None:
             metrics.FAULTS.labels("unauthenticated").inc()
-            self._refused_calls.warning("refused a MatchService call from %s: %s",
-                                        context.peer(), problem.split(":")[0])
+            self.access.refused("a MatchService call", "operator_token", context.peer(),
+                                problem.split(":")[0])
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
 
     async def RunMatch(self, request: pb.MatchSpec,
@@ -486,6 +503,7 @@ class Referee:
                     code = grpc.StatusCode.NOT_FOUND
                     message = f"unknown bot {name!r}: no bot of that name is registered"
             await context.abort(code, message)
+        bind(match_id=plan.match_id)  # this handler's lines (and its match task's) carry it
         runner = MatchRunner(plan, sessions, self.hub, self.seed_key)
         self.matches[plan.match_id] = runner
         listener = runner.listen(cards=not plan.quiet, replay=True)
@@ -559,6 +577,7 @@ class Referee:
             for r in late:
                 await r.done.wait()
         await asyncio.sleep(0.05)  # let RunMatch callers and bots receive the final events
+        self.access.flush()  # refusals held back by the log budget are counted, not lost
         self.hub.close_all()
         if self.server is not None:
             await self.server.stop(grace)

@@ -130,7 +130,8 @@ class Session:
         self.overflowed = True
         _OUT_QUEUE.inc()
         _overflow_log.warning("bot %r (%s) did not read: %d bytes, %d items queued; closing "
-                              "its stream", self.bot, self.peer, self.out_bytes, len(self.out))
+                              "its stream", self.bot, self.peer, self.out_bytes, len(self.out),
+                              extra={"bot": self.bot, "peer": self.peer})
         self.out = []
         self.out_bytes = 0
         self.close()
@@ -225,7 +226,7 @@ class SessionHub:
         away = self.away.pop(session.bot, None)
         if away:
             log.info("bot %r is back (%s): resuming %d game(s)", session.bot, session.peer,
-                     len(away))
+                     len(away), extra={"bot": session.bot, "peer": session.peer})
             for seat in away.values():
                 seat.reattach(session)
         return True
@@ -241,7 +242,8 @@ class SessionHub:
                 del self.sessions[session.bot]
         if session.games:
             log.warning("lost connection of bot %r (%s) with %d game(s) running",
-                        session.bot, session.peer, len(session.games))
+                        session.bot, session.peer, len(session.games),
+                        extra={"bot": session.bot, "peer": session.peer})
             away = self.away.setdefault(session.bot, {})
             for game_id, seat in list(session.games.items()):
                 away[game_id] = seat

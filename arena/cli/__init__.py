@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from sueca.arena.cli.common import Bounded, UserError
 from sueca.sdk.cli import complete
+from sueca.sdk.logs import add_flag, setup_from_args
 from sueca.sdk.settings import SettingsError, current
 
 __all__ = ["UserError", "Bounded", "build_parser", "main"]
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module_name, _ in COMMANDS:
         # a command module that fails to import is a broken install: say so, never hide it
         importlib.import_module(module_name).add_parser(sub)
+    add_flag(parser)  # --log-format on every command, at every level
     return parser
 
 
@@ -78,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
         complete(parser)  # shell completion (argcomplete): a no-op unless the shell is asking
         args = parser.parse_args(argv)
+        setup_from_args(args)
         return int(args.func(args) or 0)
     except (UserError, SettingsError) as err:
         print(f"error: {err}", file=sys.stderr)

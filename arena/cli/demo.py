@@ -131,6 +131,8 @@ class LocalArena:
         env = dict(os.environ)
         env["SUECA_REDIS_URL"] = self.redis_url or ""
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        from sueca.sdk.logs import current_format
+        env["SUECA_LOG_FORMAT"] = current_format()  # children log as this command does
         env.update(self.extra_env)
         env.update(extra)
         return env

@@ -29,6 +29,7 @@ import socket
 import time
 from typing import Any
 
+from sueca.sdk import logs
 from sueca.sdk.cli import Bounded
 from sueca.sdk.settings import current
 
@@ -178,8 +179,7 @@ def security(args: argparse.Namespace) -> tuple[Any, str | None]:
 def run(args: argparse.Namespace) -> int:
     from sueca.arena.cli import UserError
 
-    logging.basicConfig(level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.setup(level=args.log_level)  # in the format main() chose (--log-format)
     redis_url = args.redis or current().redis_url
     if not redis_url and not args.insecure:
         raise UserError("the referee checks bot tokens in Redis: pass --redis URL (or set "

@@ -59,7 +59,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
     prepare_metrics_env()
     configure(url)
     name = args.hostname or f"sueca-{os.getpid()}@%h"
-    argv = ["worker", "--pool=prefork", f"--concurrency={args.concurrency}",
+    # JSON logs: no banner either (it is printed, not logged), so every line is one object
+    from sueca.sdk.logs import current_format
+    argv = ["--quiet"] if current_format() == "json" else []
+    argv += ["worker", "--pool=prefork", f"--concurrency={args.concurrency}",
             f"--loglevel={args.loglevel}", "-n", name, "--without-gossip", "--without-mingle",
             "-Ofair"]
     if args.queues:

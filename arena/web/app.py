@@ -262,6 +262,11 @@ def from_env() -> Any:
     """The app over ``SUECA_REDIS_URL`` and ``SUECA_KEY_PREFIX`` (uvicorn's ``--factory``);
     spectators are served from ``SUECA_REFEREES`` and the replicas' heartbeats."""
     from sueca.arena.redisproc import default_url
+    from sueca.sdk.logs import setup
+    setup()  # SUECA_LOG_FORMAT: uvicorn's own loggers go through the same handler
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logging.getLogger(name).handlers.clear()
+        logging.getLogger(name).propagate = True
     return create_app(Store.from_url(default_url()))
 
 

@@ -45,7 +45,7 @@ def test_completion_offers_commands_and_options(tmp_path: Path, line: str,
     assert expected <= found
     typed = line.split(" ")[-1]
     assert all(c.startswith(typed) for c in found)
-    assert found - expected <= {"-h", "--help", "--version"}  # nothing else is offered
+    assert found - expected <= {"-h", "--help", "--version", "--log-format"}  # nothing else
 
 
 def test_the_sdk_runs_without_argcomplete(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ import grpc
 from sueca.engine import Card, CardError, End, card
 from sueca.sdk.bot import Bot, MatchInfo
 from sueca.sdk.channels import PLAINTEXT, ClientTLS, open_aio_channel
+from sueca.sdk.logs import bind
 from sueca.sdk.wire import Observation
 from sueca.v1 import sueca_pb2 as pb
 from sueca.wire import (
@@ -240,7 +241,7 @@ class Game:
 
     def _hook_failed(self, kind: str) -> None:
         log.exception("bot %s raised in its %s hook (game %s)", type(self.bot).__name__,
-                      kind, self.game_id)
+                      kind, self.game_id, extra={"game_id": self.game_id})
 
     def _card_action(self, turn: pb.TurnRequest, value: Any) -> bytes | None:
         if value.__class__ is Card:
@@ -249,13 +250,15 @@ class Game:
             c = card(value)
         except CardError as err:
             log.error("bot %s returned %r in game %s, which is not a card (%s); no answer sent",
-                      type(self.bot).__name__, value, self.game_id, err)
+                      type(self.bot).__name__, value, self.game_id, err,
+                      extra={"game_id": self.game_id})
             return None
         return action_bytes(self.gid, turn.request_id, c)
 
     def _failed(self) -> None:
         log.exception("bot %s raised in play (game %s); no answer sent: the referee's clock "
-                      "will end this match", type(self.bot).__name__, self.game_id)
+                      "will end this match", type(self.bot).__name__, self.game_id,
+                      extra={"game_id": self.game_id})
 
 
 def _end_args(m: pb.MatchEnd) -> tuple[tuple[int, int], int | None, End]:
@@ -430,7 +433,8 @@ class Connection:
             self.drain_acked.set()
         for err in msg.errors:
             log.warning("referee %s refused an answer in game %r (request %d): %s: %s",
-                        self.address, err.game_id, err.request_id, err.code, err.message)
+                        self.address, err.game_id, err.request_id, err.code, err.message,
+                        extra={"game_id": err.game_id})
         games = self.games
         work: dict[str, list[Any]] = {}
         for ev in msg.events:
@@ -447,7 +451,7 @@ class Connection:
                 try:
                     bot = self.client.factory()
                 except Exception:
-                    log.exception("cannot create a bot for game %s", gid)
+                    log.exception("cannot create a bot for game %s", gid, extra={"game_id": gid})
                     continue
                 games[gid] = Game(gid, bot, variant)
                 work.setdefault(gid, []).append(("start", info))
@@ -465,7 +469,8 @@ class Connection:
             if gid in games:
                 work.setdefault(gid, []).append(turn)
             else:
-                log.warning("turn request for unknown game %r (no match start seen); ignored", gid)
+                log.warning("turn request for unknown game %r (no match start seen); ignored", gid,
+                            extra={"game_id": gid})
         if work:
             self.client.dispatch(self, work)
 
@@ -694,6 +699,7 @@ async def serve(bot_factory: Callable[[], Bot], server: str, token: str, capacit
     """The coroutine behind :func:`run`: serve until ``stop`` is set (then drain) or a
     referee refuses the token (:class:`AuthenticationError`)."""
     client = Client(bot_factory, server, token, capacity, name, threads, max_backoff, tls)
+    bind(bot=client.name)  # one bot per process: every line of this task and its tasks names it
     main = asyncio.create_task(client.run())
     waits: list[asyncio.Task[Any]] = [main]
     if stop is not None:

@@ -103,6 +103,13 @@ def _seed_key(raw: str) -> str | None:
     return key or None
 
 
+def _log_format(raw: str) -> str:
+    value = raw.strip().lower() or "text"
+    if value not in ("text", "json"):
+        raise ValueError("text or json")
+    return value
+
+
 def _prefix(raw: str) -> str:
     value = raw.strip() or "sueca:"
     if any(c.isspace() for c in value) or len(value) > 64:
@@ -171,6 +178,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SUECA_SEED_KEY", "", "referee, self-play",
              "secret key of the bots' seeds (HMAC): a bot cannot learn the decks from its seed; "
              "unset, a referee picks a random one", _seed_key),
+    Variable("SUECA_LOG_FORMAT", "text", "every command",
+             "log lines as `text` or `json` (one object a line, with match, game and bot ids); "
+             "`--log-format` wins", _log_format),
     *(Variable(f"SUECA_{name.upper()}", "", "referee", f"per-bot limit `--{name.replace('_', '-')}` "
                "(unset: its built-in default; 0 disables it)", _limit)
       for name in ("out_bytes", "out_items", "errors_per_message", "errors_per_second",
@@ -205,6 +215,7 @@ class Settings:
     visibility_timeout: float
     elo_k: float
     seed_key: str | None
+    log_format: str
     out_bytes: float | None
     out_items: float | None
     errors_per_message: float | None

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from sueca.sdk.cli.common import INT_LIMIT, Bounded, UserError, add_tls_flags, settings, tls_from_args
+from sueca.sdk.logs import add_flag, setup_from_args
 
 __all__ = ["INT_LIMIT", "Bounded", "UserError", "add_tls_flags", "build_parser", "complete",
            "main", "tls_from_args"]
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(name).add_parser(sub)
+    add_flag(parser)  # --log-format on every command, at every level
     return parser
 
 
@@ -63,6 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
         complete(parser)
         args = parser.parse_args(argv)
+        setup_from_args(args)
         return int(args.func(args) or 0)
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -15,10 +15,10 @@ TLS needs --tls (its certificate checked against grpcio's bundled roots) or --tl
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from typing import Any
 
+from sueca.sdk import logs
 from sueca.sdk.cli.common import Bounded, UserError, add_tls_flags, load_checked, settings, tls_from_args
 
 TOKEN_FILE_LIMIT = 4096  # bytes: a token is a few dozen; anything longer is the wrong file
@@ -94,8 +94,7 @@ def token_from_args(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.setup(level=args.log_level)  # in the format main() chose (--log-format)
     if not args.server:
         raise UserError("no referee address: pass --server HOST:PORT or set SUECA_SERVER")
     token = token_from_args(args)
