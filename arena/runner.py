@@ -407,11 +407,12 @@ def _play(store: Store, match: dict[str, Any], attempt: int, mode: str | None,
         if new:
             from .ratings import catch_up
             catch_up(store)
-            from .metrics import observe_bots
-            observe_bots(store, result["seats"], result["stats"], out.get("turn_times"))
         timing.update(record=round(t1 - t0, 4), ratings=round(time.perf_counter() - t1, 4))
     except TRANSIENT_REDIS_ERRORS as err:
         raise Transient(f"Redis unavailable while recording: {err}") from None
+    if new:  # the per-bot series count each result once, as the totals in Redis do
+        from .metrics import observe_bots
+        observe_bots(store, result["seats"], result["stats"], out.get("turn_times"))
     return {"status": "recorded" if new else "duplicate", "match_id": mid, "entry": entry,
             "end": result["end"], "attempt": attempt, "referee": result["referee"],
             "timing": timing}
