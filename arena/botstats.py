@@ -3,11 +3,12 @@
 One set of numbers in three places:
 
 * **the results log**: each entry carries ``stats``, one small dict per seat
-  (:func:`seat_stats`): ``moves`` (cards it played), ``renuncias``, ``timeouts``,
-  ``disconnects`` and, when the referee sent its turn times, ``turns``, ``p50_ms``, ``p99_ms``,
-  ``max_ms`` and ``hist`` (the turns per latency bucket, trailing zeros cut). About 150 bytes a
-  seat; an entry without ``stats`` (written before they existed) still reads: :func:`stats_of`
-  derives what its replay tells (moves, renúncias) and its end tells (timeout, disconnect).
+  (:func:`seat_stats`): ``moves`` (cards it played), ``renuncias``, ``timeouts`` and
+  ``disconnects`` (each only when not 0) and, when the referee sent its turn times, ``turns``,
+  ``p50_ms``, ``p99_ms``, ``max_ms`` and ``hist`` (the turns per latency bucket, trailing zeros
+  cut). About 80 bytes a seat; an entry without ``stats`` (written before they existed) still
+  reads: :func:`stats_of` derives what its replay tells (moves, renúncias) and its end tells
+  (timeout, disconnect).
 * **Redis**: a hash per bot (``stats:bot:{name}``, :mod:`sueca.arena.keys`) with counters
   (:data:`COUNTERS`), ``max_us``, ``last`` and the latency buckets ``h0``.. ``h16``, added to by
   the very Lua script that appends the entry (:meth:`sueca.arena.store.Store.record_result`):
@@ -115,6 +116,10 @@ def seat_stats(seats: int, end: str | None, fault_seat: int | None,
         out[seat].update(turns=len(ordered), p50_ms=round(_rank(ordered, 0.5) / 1000, 3),
                          p99_ms=round(_rank(ordered, 0.99) / 1000, 3),
                          max_ms=round(ordered[-1] / 1000, 3), hist=_histogram(ordered))
+    for st in out:  # most seats commit no fault: ~45 bytes a seat of every entry saved
+        for f in ("renuncias", "timeouts", "disconnects"):
+            if not st[f]:
+                del st[f]
     return out
 
 
