@@ -55,6 +55,8 @@ key                                    type    holds
                                                ``max_us``, ``last``, latency buckets
                                                ``h0``..``h16``; written with the result
 ``stats:bots``                         set     bot names that have a ``stats:bot:`` hash
+``stats:format``                       string  set by the first fold of those totals from the
+                                               log (an arena older than them is folded once)
 ``metrics:bots``                       zset    bot -> when a worker first saw it: the first
                                                ``SUECA_METRICS_MAX_BOTS`` get their own
                                                Prometheus label (:mod:`sueca.arena.metrics`)
@@ -149,6 +151,9 @@ class Keys:
 
     def bot_stats_index(self) -> str:
         return self.prefix + "stats:bots"
+
+    def bot_stats_format(self) -> str:
+        return self.prefix + "stats:format"
 
     def metrics_bots(self) -> str:
         return self.prefix + "metrics:bots"

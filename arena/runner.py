@@ -407,6 +407,7 @@ def _play(store: Store, match: dict[str, Any], attempt: int, mode: str | None,
         if new:
             from .ratings import catch_up
             catch_up(store)
+            store.ensure_bot_stats()  # an arena older than the per-bot totals: folded once
         timing.update(record=round(t1 - t0, 4), ratings=round(time.perf_counter() - t1, 4))
     except TRANSIENT_REDIS_ERRORS as err:
         raise Transient(f"Redis unavailable while recording: {err}") from None

@@ -246,6 +246,7 @@ class Store:
         self._release = client.register_script(_RELEASE)
         self._requeue = client.register_script(_REQUEUE)
         self._create = client.register_script(_CREATE_MATCH)
+        self._stats_ready = False  # ensure_bot_stats found them folded
 
     @classmethod
     def from_url(cls, url: str | None, keys: Keys | None = None) -> Store:
@@ -368,6 +369,22 @@ class Store:
             pipe.hgetall(self.keys.bot_stats(name))
         return {name: botstats.summary(raw) for name, raw in zip(names, pipe.execute())}
 
+    def ensure_bot_stats(self) -> bool:
+        """Fold the health totals from the log once per arena (:meth:`rebuild_bot_stats`): an
+        arena recorded by an older version has results but no totals. True when it folded;
+        after that one GET per process."""
+        if self._stats_ready:
+            return False
+        if self.r.exists(self.keys.bot_stats_format()):
+            self._stats_ready = True
+            return False
+        try:
+            self.rebuild_bot_stats()
+        except StoreError:  # a busy league: the next recorded result tries again
+            return False
+        self._stats_ready = True
+        return True
+
     def rebuild_bot_stats(self, attempts: int = 5) -> int:
         """Fold every bot's health totals again from the results log (the stats of an entry
         that has none are read from its replay, :func:`sueca.arena.botstats.stats_of`) and
@@ -400,6 +417,7 @@ class Store:
                         pipe.hset(self.keys.bot_stats(bot), mapping=row)
                     if totals.bots:
                         pipe.sadd(self.keys.bot_stats_index(), *totals.bots)
+                    pipe.set(self.keys.bot_stats_format(), "1")
                     pipe.execute()
                     return len(totals.bots)
                 except redis.WatchError:

@@ -117,6 +117,24 @@ def test_old_entries_without_stats_read_and_the_totals_rebuild_identically(store
     assert LeagueView(store).bot("reckless")["faults"]["renuncia"] == want
 
 
+def test_an_arena_older_than_the_totals_is_folded_once_by_the_next_result(store) -> None:
+    from sueca.arena.store import Store
+    for i in range(2):
+        _play_local(store, f"o{i}", str(i))
+    want = _health(store, ["reckless", "random"])
+    # as an older version left it: results in the log, no totals
+    store.r.delete(store.keys.bot_stats_format(), store.keys.bot_stats("reckless"),
+                   store.keys.bot_stats("random"), store.keys.bot_stats_index())
+    fresh = Store(store.r, store.keys)  # a worker started after the upgrade
+    assert _health(fresh, ["reckless"])["reckless"]["games"] == 0
+    _play_local(fresh, "n1", "9")
+    got = _health(fresh, ["reckless", "random"])
+    assert got["reckless"]["games"] == 3 and got["random"]["games"] == 3
+    assert got["reckless"]["faults"]["renuncia"] == want["reckless"]["faults"]["renuncia"] + \
+        _renuncias(fresh.replay("n1"), fresh.result_of("n1")["seats"], "reckless")
+    assert not fresh.ensure_bot_stats() and not Store(store.r, store.keys).ensure_bot_stats()
+
+
 def test_a_rebuild_raced_by_new_results_starts_over(store) -> None:
     _play_local(store, "r1", "1")
     calls = []
