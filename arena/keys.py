@@ -49,6 +49,17 @@ key                                    type    holds
                                                match ``id``; a TTL the owner's heartbeat
                                                renews every few seconds: gone = owner dead
 ``lock:{name}``                        string  short-lived scheduler locks (SET NX PX)
+``stats:bot:{name}``                   hash    a bot's health totals (:mod:`sueca.arena.botstats`):
+                                               ``games``, ``moves``, ``renuncias``,
+                                               ``timeouts``, ``disconnects``, ``turns``,
+                                               ``max_us``, ``last``, latency buckets
+                                               ``h0``..``h16``; written with the result
+``stats:bots``                         set     bot names that have a ``stats:bot:`` hash
+``stats:format``                       string  set by the first fold of those totals from the
+                                               log (an arena older than them is folded once)
+``metrics:bots``                       zset    bot -> when a worker first saw it: the first
+                                               ``SUECA_METRICS_MAX_BOTS`` get their own
+                                               Prometheus label (:mod:`sueca.arena.metrics`)
 ``celery:*``                           (any)   the Celery broker's own keys (kombu
                                                ``global_keyprefix``): queues, unacked messages
 =====================================  ======  ===============================================
@@ -134,6 +145,18 @@ class Keys:
 
     def lock(self, name: str) -> str:
         return f"{self.prefix}lock:{name}"
+
+    def bot_stats(self, name: str) -> str:
+        return f"{self.prefix}stats:bot:{name}"
+
+    def bot_stats_index(self) -> str:
+        return self.prefix + "stats:bots"
+
+    def bot_stats_format(self) -> str:
+        return self.prefix + "stats:format"
+
+    def metrics_bots(self) -> str:
+        return self.prefix + "metrics:bots"
 
     def tournaments(self) -> str:
         return self.prefix + "tournaments"

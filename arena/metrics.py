@@ -20,6 +20,12 @@ metric                                     type       meaning
                                                       (read from Redis at scrape time; the
                                                       ratings exporter serves it too, so it is
                                                       there when no worker runs)
+``sueca_bot_turn_seconds``                 histogram  each answered turn of a bot in the
+                                                      matches this worker recorded, as the
+                                                      referee timed it, by ``bot``
+``sueca_bot_faults_total``                 counter    a bot's renúncias, timeouts and
+                                                      disconnects in those matches, by ``bot``,
+                                                      ``kind``
 ``sueca_build_info``                       gauge      1, by ``component``, ``version``,
                                                       ``python``
 ``process_*``                              various    the serving process (CPU, memory, fds)
@@ -27,6 +33,14 @@ metric                                     type       meaning
 
 Every labelled counter is created at 0 for each documented label value in every process, so
 ``increase()`` sees the first event of a fresh process.
+
+Per-bot series are bounded (:class:`BotLabels`): the first ``SUECA_METRICS_MAX_BOTS`` (default
+100) bots any worker of the arena recorded a match of get their own ``bot`` label — the order is
+kept in Redis (``metrics:bots``), so every process and every worker agrees on it — and every
+other bot is counted under ``bot="_other"``. With 10,000 bots that is at most 101 label values
+per series (times ``kind`` for the faults; each histogram has 7 buckets): the first 100 bots stay
+visible one by one, the rest only as a crowd. The Redis totals behind the leaderboard and the
+bot pages (:mod:`sueca.arena.botstats`) are exact for every bot, whatever the bound.
 
 Scheduler (``sueca-arena scheduler --metrics-port P``): ``sueca_scheduler_last_loop_timestamp_seconds``
 (when its loop last went round, Redis outage or not), ``sueca_scheduler_matches_queued_total``,
@@ -46,7 +60,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from prometheus_client import (
@@ -60,6 +74,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 __all__ = ["MATCHES_RECORDED", "MATCHES_FAILED", "TASK_SECONDS", "RETRIES", "QueueDepthCollector",
+           "BOT_TURN_SECONDS", "BOT_FAULTS", "BotLabels", "observe_bots",
            "RatingsCollector", "BuildInfoCollector", "SchedulerMetrics", "serve_worker_metrics",
            "serve_ratings"]
 
@@ -72,6 +87,16 @@ TASK_SECONDS = Histogram("sueca_worker_task_seconds", "Wall time of one match ta
 MATCHES_FAILED = Counter("sueca_worker_matches_failed",
                          "Matches this worker gave up on: no result recorded")
 RETRIES = Counter("sueca_worker_retries", "Match task retries, by reason", ["reason"])
+
+BOT_TURN_SECONDS = Histogram("sueca_bot_turn_seconds",
+                             "A bot's answered turns as the referee timed them (matches this "
+                             "worker recorded); bots past SUECA_METRICS_MAX_BOTS are bot=_other",
+                             ["bot"], buckets=(0.001, 0.005, 0.025, 0.1, 0.5, 2.5))
+BOT_FAULTS = Counter("sueca_bot_faults", "A bot's renúncias, timeouts and disconnects (matches "
+                     "this worker recorded); bots past SUECA_METRICS_MAX_BOTS are bot=_other",
+                     ["bot", "kind"])
+OTHER_BOT = "_other"
+FAULT_KINDS = ("renuncia", "timeout", "disconnect")
 
 ENDS = ("normal", "renuncia", "timeout", "disconnect")
 RETRY_REASONS = ("referee", "capacity", "redis", "aborted")
@@ -87,6 +112,70 @@ def init_labels() -> None:
         RETRIES.labels(reason)
     for outcome in TASK_OUTCOMES:
         TASK_SECONDS.labels(outcome)
+    _init_bot(OTHER_BOT)
+
+
+def _init_bot(label: str) -> None:
+    BOT_TURN_SECONDS.labels(label)
+    for kind in FAULT_KINDS:
+        BOT_FAULTS.labels(label, kind)
+
+
+# KEYS: metrics:bots   ARGV: now, bot, bound.   1 when the bot is among the first ``bound``.
+_LABELLED = """
+redis.call('ZADD', KEYS[1], 'NX', ARGV[1], ARGV[2])
+local rank = redis.call('ZRANK', KEYS[1], ARGV[2])
+return rank < tonumber(ARGV[3]) and 1 or 0
+"""
+
+
+class BotLabels:
+    """The ``bot`` label of a bot's series: its name for the first ``bound`` bots the arena's
+    workers recorded a match of (in the order Redis saw them first, the same for every process),
+    ``_other`` for the rest. One Redis call per new bot per process, then remembered; a Redis
+    error gives ``_other`` this time and asks again next time."""
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        self.known: dict[str, str] = {}
+
+    def label(self, store: Any, bot: str) -> str:
+        got = self.known.get(bot)
+        if got is not None:
+            return got
+        if self.bound <= 0:
+            return OTHER_BOT
+        try:
+            mine = store.r.eval(_LABELLED, 1, store.keys.metrics_bots(), f"{time.time():.6f}",
+                                bot, self.bound)
+        except Exception:
+            return OTHER_BOT
+        got = self.known[bot] = bot if int(mine) else OTHER_BOT
+        if got != OTHER_BOT:
+            _init_bot(got)
+        return got
+
+
+_labels: BotLabels | None = None
+
+
+def observe_bots(store: Any, seats: Sequence[str], stats: Sequence[Mapping[str, Any]],
+                 turn_times: Mapping[int, Sequence[int]] | None) -> None:
+    """A recorded match's per-bot series: each seat's turn times (microseconds, as the referee
+    sent them) and faults (its ``stats``, :func:`sueca.arena.botstats.seat_stats`)."""
+    global _labels
+    from sueca.sdk.settings import current
+    bound = current().metrics_max_bots
+    if _labels is None or _labels.bound != bound:
+        _labels = BotLabels(bound)
+    for seat, (bot, st) in enumerate(zip(seats, stats)):
+        label = _labels.label(store, str(bot))
+        hist = BOT_TURN_SECONDS.labels(label)
+        for us in (turn_times or {}).get(seat) or ():
+            hist.observe(us / 1e6)
+        for kind, field in zip(FAULT_KINDS, ("renuncias", "timeouts", "disconnects")):
+            if st.get(field):
+                BOT_FAULTS.labels(label, kind).inc(int(st[field]))
 
 
 class BuildInfoCollector(Collector):

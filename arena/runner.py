@@ -28,6 +28,7 @@ from typing import Any
 from sueca.sdk.logs import log_context
 from sueca.sdk.settings import current
 
+from . import botstats
 from .store import HEARTBEAT_SECONDS, LEASE_SECONDS, TRANSIENT_REDIS_ERRORS, Store, default_owner
 
 __all__ = ["Transient", "Permanent", "run_match", "run_local", "run_on_referee", "place",
@@ -181,7 +182,7 @@ def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: f
                          wait=max(0.0, deadline - time.monotonic()))
         t1 = time.perf_counter()
         try:
-            out = dict(control.run_match(addr, dict(spec), timeout))
+            out = _run_timed(control, addr, spec, timeout)
         except Exception as err:
             code = _code(err)
             msg = err.details() if code and hasattr(err, "details") else str(err)
@@ -206,6 +207,38 @@ def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: f
         out["replicas"] = len(addresses)
         out["timing"] = {"place": round(t1 - t0, 4), "run": round(time.perf_counter() - t1, 4)}
         return out
+
+
+def _run_timed(control: Any, addr: str, spec: Mapping[str, Any],
+               timeout: float) -> dict[str, Any]:
+    """:func:`sueca.referee.control.run_match` asking the referee for every seat's turn times
+    (request metadata ``sueca-turn-times: 1``; an interceptor adds it and keeps the call, whose
+    trailing metadata holds them): ``turn_times`` in the result, None from a referee that sends
+    none."""
+    import grpc
+
+    from sueca.sdk.channels import client_tls_from_env, open_channel
+
+    class AskTimes(grpc.UnaryStreamClientInterceptor):  # type: ignore[misc]
+        call: Any = None
+
+        def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+            details = details._replace(metadata=[*(details.metadata or ()),
+                                                 ("sueca-turn-times", "1")])
+            self.call = continuation(details, request)
+            return self.call
+
+    ask = AskTimes()
+    # four seats of up to 2,000 times: more than gRPC's default 8 KiB of metadata
+    options = [*control._OPTIONS, ("grpc.max_metadata_size", 1 << 20)]
+    with open_channel(addr, client_tls_from_env(), options) as raw:
+        out = dict(control.run_match(addr, dict(spec), timeout,
+                                     channel=grpc.intercept_channel(raw, ask)))
+        try:
+            out["turn_times"] = botstats.parse_turn_times(ask.call.trailing_metadata())
+        except Exception:  # no times is no reason to lose the result
+            out["turn_times"] = None
+    return out
 
 
 def run_match(spec: Mapping[str, Any], mode: str | None = None, store: Store | None = None,
@@ -253,6 +286,7 @@ def outcome_to_result(match: Mapping[str, Any], out: Mapping[str, Any],
     spec = match["spec"]
     seed = (played or spec).get("seed")
     rep = out.get("replay") or {}
+    fs = None if out.get("fault_seat") is None else int(out["fault_seat"])
     return {
         "match_id": match["id"], "tournament": match.get("tournament") or "",
         "pair": match.get("pair") or "", "seats": list(spec["bots"]),
@@ -263,6 +297,8 @@ def outcome_to_result(match: Mapping[str, Any], out: Mapping[str, Any],
         "replicas": out.get("replicas", 0),
         "variant": spec.get("variant") or {}, "time": round(time.time(), 3),
         "rated": out["end"] != "aborted",
+        "stats": botstats.seat_stats(len(spec["bots"]), out["end"], fs, rep or None,
+                                     out.get("turn_times")),
     }
 
 
@@ -373,9 +409,13 @@ def _play(store: Store, match: dict[str, Any], attempt: int, mode: str | None,
         if new:
             from .ratings import catch_up
             catch_up(store)
+            store.ensure_bot_stats()  # an arena older than the per-bot totals: folded once
         timing.update(record=round(t1 - t0, 4), ratings=round(time.perf_counter() - t1, 4))
     except TRANSIENT_REDIS_ERRORS as err:
         raise Transient(f"Redis unavailable while recording: {err}") from None
+    if new:  # the per-bot series count each result once, as the totals in Redis do
+        from .metrics import observe_bots
+        observe_bots(store, result["seats"], result["stats"], out.get("turn_times"))
     return {"status": "recorded" if new else "duplicate", "match_id": mid, "entry": entry,
             "end": result["end"], "attempt": attempt, "referee": result["referee"],
             "timing": timing}

@@ -28,6 +28,7 @@ from typing import Any
 
 import redis
 
+from . import botstats
 from .keys import Keys, default_keys
 from .redisurl import masked
 
@@ -117,8 +118,9 @@ def _now() -> str:
     return f"{time.time():.3f}"
 
 
-# KEYS: recorded, results, replay, match, lease, inflight
-# ARGV: match id, result JSON, replay blob, now, end
+# KEYS: recorded, results, replay, match, lease, inflight, stats index, stats:bot:{b} ...
+# ARGV: match id, result JSON, replay blob, now, end,
+#       JSON [[bot, {field: increment}, slowest turn us], ...] in the order of the stats keys
 _RECORD = """
 local prev = redis.call('GET', KEYS[1])
 if prev then return {0, prev} end
@@ -129,6 +131,15 @@ redis.call('HSET', KEYS[4], 'status', 'done', 'result', id, 'end', ARGV[5],
            'updated', ARGV[4], 'error', '')
 redis.call('DEL', KEYS[5])
 redis.call('ZREM', KEYS[6], ARGV[1])
+for i, bot in ipairs(cjson.decode(ARGV[6])) do
+  local key = KEYS[7 + i]
+  redis.call('SADD', KEYS[7], bot[1])
+  for field, n in pairs(bot[2]) do redis.call('HINCRBY', key, field, n) end
+  if bot[3] > tonumber(redis.call('HGET', key, 'max_us') or '0') then
+    redis.call('HSET', key, 'max_us', bot[3])
+  end
+  redis.call('HSET', key, 'last', ARGV[4])
+end
 return {1, id}
 """
 
@@ -235,6 +246,7 @@ class Store:
         self._release = client.register_script(_RELEASE)
         self._requeue = client.register_script(_REQUEUE)
         self._create = client.register_script(_CREATE_MATCH)
+        self._stats_ready = False  # ensure_bot_stats found them folded
 
     @classmethod
     def from_url(cls, url: str | None, keys: Keys | None = None) -> Store:
@@ -337,11 +349,94 @@ class Store:
         """
         data = json.dumps(dict(result), separators=(",", ":"))
         blob = compress(replay) if replay is not None else b""
+        incs = [[bot, {f: n for f, n in inc.items() if f != "max_us"}, inc["max_us"]]
+                for bot, inc in botstats.increments(
+                    [str(b) for b in result.get("seats") or ()],
+                    botstats.stats_of(result, replay)).items()]
         new, entry = self._record(
             keys=[self.keys.recorded(mid), self.keys.results(), self.keys.replay(mid),
-                  self.keys.match(mid), self.keys.lease(mid), self.keys.inflight()],
-            args=[mid, data, blob, _now(), str(result.get("end", ""))])
+                  self.keys.match(mid), self.keys.lease(mid), self.keys.inflight(),
+                  self.keys.bot_stats_index(), *(self.keys.bot_stats(b) for b, _, _ in incs)],
+            args=[mid, data, blob, _now(), str(result.get("end", "")),
+                  json.dumps(incs, separators=(",", ":"))])
         return bool(new), text(entry)
+
+    # -- per-bot health (sueca.arena.botstats) ------------------------------------------------
+    def bot_stats(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Each bot's health totals (:func:`sueca.arena.botstats.summary`), one round trip."""
+        pipe = self.r.pipeline(transaction=False)
+        for name in names:
+            pipe.hgetall(self.keys.bot_stats(name))
+        return {name: botstats.summary(raw) for name, raw in zip(names, pipe.execute())}
+
+    def ensure_bot_stats(self) -> bool:
+        """Fold the health totals from the log once per arena (:meth:`rebuild_bot_stats`): an
+        arena recorded by an older version has results but no totals. True when it folded;
+        after that one GET per process."""
+        if self._stats_ready:
+            return False
+        if self.r.exists(self.keys.bot_stats_format()):
+            self._stats_ready = True
+            return False
+        try:
+            self.rebuild_bot_stats()
+        except StoreError:  # a busy league: the next recorded result tries again
+            return False
+        self._stats_ready = True
+        return True
+
+    def rebuild_bot_stats(self, attempts: int = 5) -> int:
+        """Fold every bot's health totals again from the results log (the stats of an entry
+        that has none are read from its replay, :func:`sueca.arena.botstats.stats_of`) and
+        swap them in at once; returns the number of bots. A result recorded meanwhile makes
+        the swap fail (WATCH on the log) and the fold start over."""
+        for _ in range(attempts):
+            last = self.r.xrevrange(self.keys.results(), "+", "-", count=1)
+            upto = text(last[0][0]) if last else None
+            totals = botstats.Totals()
+            batch: list[dict[str, Any]] = []
+            for eid, res in self.results():
+                batch.append(res)
+                if eid == upto or len(batch) >= 500:
+                    self._fold_stats(totals, batch)
+                    batch = []
+                if eid == upto:
+                    break
+            self._fold_stats(totals, batch)
+            with self.r.pipeline() as pipe:
+                try:
+                    pipe.watch(self.keys.results())
+                    now = pipe.xrevrange(self.keys.results(), "+", "-", count=1)
+                    if (text(now[0][0]) if now else None) != upto:
+                        continue
+                    old = [text(b) for b in pipe.smembers(self.keys.bot_stats_index())]
+                    pipe.multi()
+                    pipe.delete(self.keys.bot_stats_index(),
+                                *(self.keys.bot_stats(b) for b in old))
+                    for bot, row in totals.bots.items():
+                        pipe.hset(self.keys.bot_stats(bot), mapping=row)
+                    if totals.bots:
+                        pipe.sadd(self.keys.bot_stats_index(), *totals.bots)
+                    pipe.set(self.keys.bot_stats_format(), "1")
+                    pipe.execute()
+                    return len(totals.bots)
+                except redis.WatchError:
+                    continue
+        raise StoreError(f"results kept arriving: the bot stats could not be rebuilt in "
+                         f"{attempts} attempts; try again when the league is quieter")
+
+    def _fold_stats(self, totals: botstats.Totals, batch: list[dict[str, Any]]) -> None:
+        """Add a batch of entries; the replays of those without stats in one round trip."""
+        old = [r for r in batch if not isinstance(r.get("stats"), list)]
+        pipe = self.r.pipeline(transaction=False)
+        for res in old:
+            pipe.get(self.keys.replay(str(res.get("match_id"))))
+        replays = {id(r): decompress(b) for r, b in zip(old, pipe.execute()) if b is not None}
+        for res in batch:
+            when = res.get("time")
+            totals.add([str(b) for b in res.get("seats") or ()],
+                       botstats.stats_of(res, replays.get(id(res))),
+                       float(when) if isinstance(when, int | float) else None)
 
     def replay(self, mid: str) -> dict[str, Any] | None:
         blob = self.r.get(self.keys.replay(mid))

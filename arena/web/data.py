@@ -3,9 +3,12 @@
 Read-only by construction: nothing here calls a store method that writes (no ``catch_up``, no
 ``load_config`` — which fixes the config on first use — no claims, no status changes). The
 ratings are read as the workers left them; the per-bot counts the ratings do not keep (wins,
-draws, losses, faults, last seen) and the by-bot and by-end match indexes are a fold over the
+draws, losses, last seen) and the by-bot and by-end match indexes are a fold over the
 results log, kept in this process and advanced from its last entry on each request, so a page
-costs a few Redis round trips however long the history is.
+costs a few Redis round trips however long the history is. Faults by kind and move latency are
+the league's per-bot totals (:mod:`sueca.arena.botstats`, written with each result), read
+again whenever a result was recorded since; a bot's connected sessions come from the referee
+replicas themselves (ListBots, asked at most once a few seconds per replica).
 
 Hidden information: a match's hands (its replay) and its seed are shown only once the match is
 recorded *and* its duplicate twin (same seed, same decks) is finished too; until then a visitor
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,10 +34,12 @@ from sueca.arena.ratings import (
 )
 from sueca.arena.store import DONE, FAILED, Store, text
 
-FAULT_ENDS = ("timeout", "disconnect")
 MAX_PAGE_SIZE = 200
 MAX_PAGE = 10**9  # Redis ranges are 64-bit: a larger offset would be its error, not ours
 HISTORY = 500  # rating points a bot page shows (the latest)
+LIST_BOTS_TTL = 3.0  # seconds a replica's ListBots answer is reused (bot pages hit it)
+LIST_BOTS_TIMEOUT = 1.0  # a replica that does not answer in time: sessions unknown
+HEALTH_TTL = 10.0  # seconds the leaderboard's health columns may lag a rebuild of them
 
 
 class NotFound(LookupError):
@@ -45,19 +51,18 @@ class BadQuery(ValueError):
 
 
 class _BotStats:
-    __slots__ = ("matches", "won", "drawn", "lost", "faults", "last_seen", "recent", "versus")
+    __slots__ = ("matches", "won", "drawn", "lost", "last_seen", "recent", "versus")
 
     def __init__(self) -> None:
         self.matches = 0
         self.won = self.drawn = self.lost = 0
-        self.faults: dict[str, int] = {k: 0 for k in FAULT_ENDS}
         self.last_seen: float | None = None
         self.recent: list[str] = []   # recorded match ids, in log order
         self.versus: dict[str, list[int]] = {}  # opponent -> [won, drawn, lost] (matches)
 
     def as_dict(self) -> dict[str, Any]:
         return {"matches": self.matches, "won": self.won, "drawn": self.drawn, "lost": self.lost,
-                "faults": dict(self.faults), "last_seen": self.last_seen}
+                "last_seen": self.last_seen}
 
 
 class LeagueView:
@@ -73,6 +78,8 @@ class LeagueView:
         self._fold_config: tuple[float, float] | None = None
         self._history: dict[str, list[tuple[float | None, float, float, float]]] = {}
         self._fold_ratings = Ratings()
+        self._health: tuple[tuple[str | None, float], dict[str, dict[str, Any]]] | None = None
+        self._sessions: dict[str, tuple[float, dict[str, int] | None]] = {}
 
     # -- the fold over the results log -----------------------------------------------------
     def refresh(self) -> None:
@@ -123,9 +130,6 @@ class LeagueView:
                     st.lost += 1
                 for opp in theirs - mine:
                     st.versus.setdefault(opp, [0, 0, 0])[outcome] += 1
-        fault_bot = res.get("fault_bot")
-        if fault_bot and end in FAULT_ENDS:
-            self._bots.setdefault(str(fault_bot), _BotStats()).faults[end] += 1
         # the league's own rating fold, in log order: each bot's rating after each rated game
         fold = self._fold_ratings
         fold.apply(res)
@@ -139,16 +143,31 @@ class LeagueView:
     def leaderboard(self, sort: str = "elo") -> list[dict[str, Any]]:
         """Registered bots with live ratings, best first, with the log's counts.
 
-        The rows carry every field :func:`sueca.arena.leaderboard.leaderboard` gives (the CLI's
-        ``--json``), plus ``matches``, ``won``, ``drawn``, ``lost``, ``faults``, ``last_seen``.
+        The rows carry the live ratings :func:`sueca.arena.leaderboard.leaderboard` gives (the
+        CLI's ``--json``), its ``faults`` by kind (renuncia, timeout, disconnect), ``p50_ms``
+        and ``p99_ms``, plus ``matches``, ``won``, ``drawn``, ``lost``, ``last_seen``.
         """
         if sort not in SORTS:
             raise BadQuery(f"bad sort {sort!r}: one of {', '.join(SORTS)}")
-        rows = [{**r, **(self._bots.get(r["bot"]) or _BotStats()).as_dict()}
-                for r in self._ratings().values()]
+        rated = self._ratings()
+        health = self._health_of(list(rated))
+        rows = [{**r, **(self._bots.get(r["bot"]) or _BotStats()).as_dict(),
+                 **_health_columns(health[r["bot"]])} for r in rated.values()]
         if sort != "elo":
             rows.sort(key=SORTS[sort])
         return rows
+
+    def _health_of(self, names: list[str]) -> dict[str, dict[str, Any]]:
+        """The bots' health totals, read again once a result was recorded since (the fold's
+        cursor moved) or :data:`HEALTH_TTL` passed (a rebuild writes no result)."""
+        stamp = self._cursor
+        cached = self._health
+        if cached is not None and cached[0][0] == stamp and \
+                time.monotonic() - cached[0][1] < HEALTH_TTL and all(n in cached[1] for n in names):
+            return cached[1]
+        got = self.store.bot_stats(names)
+        self._health = ((stamp, time.monotonic()), got)
+        return got
 
     def _ratings(self) -> dict[str, dict[str, Any]]:
         """Rated registered bots by name (best Elo first, with ``rank``), read again only when
@@ -186,8 +205,11 @@ class LeagueView:
         stats = stats or _BotStats()
         h2h = [{"opponent": opp, "won": w, "drawn": d, "lost": lost}
                for opp, (w, d, lost) in sorted(stats.versus.items())]
+        health = self.store.bot_stats([name])[name]
         return {"bot": name, "registered": registry.exists(name),
                 "rating": rating, "rank": None if row is None else row["rank"], **stats.as_dict(),
+                **_health_columns(health), "moves": health["moves"], "turns": health["turns"],
+                "max_ms": health["max_ms"],
                 "connected": self._connected(name),
                 "history": [{"time": t, "elo": e, "mu": mu, "sigma": sg}
                             for t, e, mu, sg in self._history.get(name, [])[-HISTORY:]],
@@ -196,14 +218,35 @@ class LeagueView:
 
     def _connected(self, name: str) -> list[dict[str, Any]]:
         """Referee replicas the bot is connected to now, with its free seats there (from the
-        replicas' heartbeats: the same data the ladder schedules by)."""
+        replicas' heartbeats: the same data the ladder schedules by) and its sessions there
+        (the replica's ListBots; None when it did not answer)."""
         s = self.store
         replicas = s.referees()
         pipe = s.r.pipeline(transaction=False)
         for addr in replicas:
             pipe.hget(s.keys.referee_bots(addr), name)
-        return [{"referee": addr, "free": int(text(free))}
+        return [{"referee": addr, "free": int(text(free)),
+                 "sessions": (self._bots_on(addr) or {}).get(name)}
                 for addr, free in zip(replicas, pipe.execute()) if free is not None]
+
+    def _bots_on(self, addr: str) -> dict[str, int] | None:
+        """Sessions per bot on replica ``addr`` (ListBots), reused for :data:`LIST_BOTS_TTL`
+        seconds so that visitors cannot turn page views into calls on the referee."""
+        from sueca.referee import control
+        now = time.monotonic()
+        got = self._sessions.get(addr)
+        if got is not None and now - got[0] < LIST_BOTS_TTL:
+            return got[1]
+        try:
+            bots: dict[str, int] | None = {
+                b["bot"]: int(b["sessions"])
+                for b in control.list_bots(addr, timeout=LIST_BOTS_TIMEOUT)}
+        except Exception:  # unreachable, refused our token, ...: unknown, not an error page
+            bots = None
+        if len(self._sessions) > 64:  # replicas come and go: keep the map small
+            self._sessions.clear()
+        self._sessions[addr] = (now, bots)
+        return bots
 
     # -- matches -----------------------------------------------------------------------------
     def matches(self, page: Any = 1, per: Any = 50, tournament: str | None = None,
@@ -387,6 +430,10 @@ class LeagueView:
         return {"tournament": tid, "status": t.get("status"), "created": t.get("created"),
                 "spec": spec, "progress": self.store.progress(tid), "recorded": len(results),
                 "standings": standings(results, elo_k), "bots": bots, "cross": cross}
+
+
+def _health_columns(h: Mapping[str, Any]) -> dict[str, Any]:
+    return {"faults": h["faults"], "p50_ms": h["p50_ms"], "p99_ms": h["p99_ms"]}
 
 
 SORTS: dict[str, Any] = {

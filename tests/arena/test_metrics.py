@@ -50,6 +50,17 @@ def test_worker_metrics_add_up_over_pool_processes(referee_arena):
     retries = fams["sueca_worker_retries"]
     assert retries.type == "counter"
     assert {"referee", "capacity", "redis", "aborted"} <= {s.labels["reason"] for s in retries.samples}
+    # per-bot series: the pool processes' files add up to the totals recorded in Redis
+    health = store.bot_stats(["random", "reckless"])
+    faults = {(s.labels["bot"], s.labels["kind"]): s.value
+              for s in fams["sueca_bot_faults"].samples if s.name.endswith("_total")}
+    turns = {s.labels["bot"]: s.value for s in fams["sueca_bot_turn_seconds"].samples
+             if s.name == "sueca_bot_turn_seconds_count"}
+    for bot in ("random", "reckless"):
+        for kind in ("renuncia", "timeout", "disconnect"):
+            assert faults[(bot, kind)] == health[bot]["faults"][kind], (bot, kind)
+        assert turns[bot] == health[bot]["turns"] > 0
+    assert health["reckless"]["faults"]["renuncia"] > 0 and faults[("_other", "renuncia")] == 0
     depth = fams["sueca_worker_queue_depth"]
     assert depth.type == "gauge" and depth.samples[0].labels == {"queue": "sueca.matches"}
     assert depth.samples[0].value == 0

@@ -97,13 +97,20 @@ def test_leaderboard_shows_the_bots_with_their_ratings(arena: Serve, browser: An
         games = int(e.find_element(By.CSS_SELECTOR, ".games").text)
         assert games >= rows[bot]["games"] >= 2
         assert " ± " in elo and float(elo.split(" ± ")[0]) > 0
+        # faults by kind from the per-bot totals; the reckless bot's renúncias among them
+        renuncias = int(e.find_element(By.CSS_SELECTOR, ".renuncias").text)
+        assert renuncias >= rows[bot]["faults"]["renuncia"]
+    assert rows["reckless"]["faults"]["renuncia"] >= 1
     shoot("leaderboard")
     e = browser.find_element(By.LINK_TEXT, "heuristic")
     e.click()
     assert browser.find_element(By.TAG_NAME, "h1").text == "heuristic"
     assert browser.find_elements(By.CSS_SELECTOR, "#head-to-head tbody tr")
-    # connected to serve's referee right now (from the referee's heartbeat in Redis)
-    assert "free seat" in browser.find_element(By.ID, "connected").text
+    # connected to serve's referee right now (free seats from the referee's heartbeat in
+    # Redis, sessions from its ListBots); the referee timed its moves
+    connected = browser.find_element(By.ID, "connected").text
+    assert "free seat" in connected and "1 session" in connected, connected
+    assert "timed turns" in browser.find_element(By.ID, "latency").text
     shoot("bot")
 
 

@@ -73,6 +73,12 @@ def _count(raw: str) -> int:
     return int(raw)
 
 
+def _whole(raw: str) -> int:
+    if not raw.strip().isdigit():
+        raise ValueError("a whole number, 0 or more")
+    return int(raw)
+
+
 def _addresses(raw: str) -> tuple[str, ...]:
     return tuple(a.strip() for a in raw.split(",") if a.strip())
 
@@ -164,6 +170,9 @@ VARIABLES: tuple[Variable, ...] = (
              "comma list of NAME=SPEC bots the local runner may load", _text),
     Variable("SUECA_METRICS_PORT", "", "worker",
              "serve the worker's Prometheus metrics on this port", _port),
+    Variable("SUECA_METRICS_MAX_BOTS", "100", "worker",
+             "bots with their own `bot` label in the worker's `sueca_bot_*` series (the first "
+             "seen); the rest are `bot=\"_other\"`", _whole),
     Variable("SUECA_MATCH_TIMEOUT", "300", "worker", "seconds one match may take", _seconds),
     Variable("SUECA_PLACE_WAIT", "20", "worker",
              "seconds a match waits for free seats before it is retried later", _seconds),
@@ -208,6 +217,7 @@ class Settings:
     runner: str
     local_bots: str | None
     metrics_port: int | None
+    metrics_max_bots: int
     match_timeout: float
     place_wait: float
     match_attempts: int

@@ -1,0 +1,41 @@
+"""Per-bot health on the web: the leaderboard's faults by kind and the bot page's fault counts
+and latency, from the league's per-bot totals, over a league of real recorded matches (the
+reckless example bot commits renúncias)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+
+def _renuncias_in_log(store: Any, bot: str) -> int:
+    """Counted from the replays, independently of the totals under test."""
+    n = 0
+    for _, res in store.results():
+        replay = store.replay(res["match_id"])
+        n += sum(1 for d in replay["deals"]
+                 if d["end"] == "renuncia" and res["seats"][d["fault_seat"]] == bot)
+    return n
+
+
+def test_leaderboard_shows_faults_by_kind(client: Any, seeded: dict[str, Any]) -> None:
+    want = _renuncias_in_log(seeded["store"], "reckless")
+    assert want >= 1
+    rows = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
+    assert rows["reckless"]["faults"] == {"renuncia": want, "timeout": 0, "disconnect": 0}
+    assert rows["heuristic"]["faults"]["renuncia"] == 0
+    assert rows["reckless"]["p50_ms"] is None  # local play: no referee timed the turns
+    html = client.get("/").text
+    assert ">renúncias</th>" in html
+    row = re.search(r'<tr data-bot="reckless">(.*?)</tr>', html, re.S)
+    assert row is not None
+    assert f'<td class="num renuncias">{want}</td>' in row.group(1)
+
+
+def test_bot_page_shows_fault_counts_and_latency(client: Any, seeded: dict[str, Any]) -> None:
+    want = _renuncias_in_log(seeded["store"], "reckless")
+    doc = client.get("/api/bots/reckless").json()
+    assert doc["faults"] == {"renuncia": want, "timeout": 0, "disconnect": 0}
+    assert doc["moves"] > 0 and doc["turns"] == 0 and doc["p99_ms"] is None
+    html = client.get("/bots/reckless").text
+    assert f'id="faults">{want} / 0 / 0<' in html and "no timed turns yet" in html
