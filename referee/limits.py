@@ -21,9 +21,12 @@ issues ``NAME.<secret>``), restated so the referee can refuse a malformed hello 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import re
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, fields
 
 from sueca.sdk.logs import SHOWN_CHARS, shown  # escaped and capped untrusted text (one helper)
@@ -238,9 +241,41 @@ class AddressBudget:
                 if len(self.buckets) >= MAX_TRACKED_PEERS:
                     self.buckets.clear()
             bucket = self.buckets[address] = Bucket(self.rate, self.burst)
-        bucket.take()
+        # into debt when short: hellos checked at once (up to AddressGate's width) are all paid
+        # for, so an address that overshot waits it off instead of overshooting every refill
+        bucket.debit(1.0)
 
 
-__all__ = ["Limits", "Bucket", "Summary", "AccessLog", "SHOWN_CHARS", "PeerLabels", "AddressBudget",
-           "shown", "peer_address",
+class AddressGate:
+    """At most ``width`` token checks of one peer address at once; the others wait their turn.
+
+    Why: the refusal budget is spent when a check *fails*, so without a gate a client sending
+    30 wrong tokens at once has all 30 checked by Redis before the first failure is counted.
+    Behind the gate, each waiting hello looks at the budget only once it may go, so one address
+    gets at most ``width`` checks beyond its budget. Honest bursts (a bot opening many sessions)
+    only queue: a check is a fraction of a millisecond. Gates of addresses with nothing waiting
+    are forgotten, so memory follows the hellos in flight (themselves bounded by the connection
+    limits)."""
+
+    def __init__(self, width: int = 4) -> None:
+        self.width = width
+        self.gates: dict[str, tuple[asyncio.Semaphore, list[int]]] = {}
+
+    @contextlib.asynccontextmanager
+    async def __call__(self, address: str) -> AsyncIterator[None]:
+        gate = self.gates.get(address)
+        if gate is None:
+            gate = self.gates[address] = (asyncio.Semaphore(self.width), [0])
+        gate[1][0] += 1
+        try:
+            async with gate[0]:
+                yield
+        finally:
+            gate[1][0] -= 1
+            if gate[1][0] == 0:
+                del self.gates[address]
+
+
+__all__ = ["Limits", "Bucket", "AddressGate", "Summary", "AccessLog", "SHOWN_CHARS", "PeerLabels",
+           "AddressBudget", "shown", "peer_address",
            "check_hello", "NAME", "TOKEN"]

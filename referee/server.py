@@ -33,6 +33,7 @@ from sueca.referee.limits import (
     SHOWN_CHARS,
     AccessLog,
     AddressBudget,
+    AddressGate,
     Bucket,
     Limits,
     PeerLabels,
@@ -188,6 +189,7 @@ class Referee:
         rate = self.limits.refusals_per_second
         self.refusals = AddressBudget(rate, 4 * rate)  # refused hellos per address
         rate = self.limits.hellos_per_second
+        self.checking = AddressGate()              # token checks at once, per address
         self.hellos = AddressBudget(rate, 5 * rate)    # hellos that reach Redis, per address
         self.peer_labels = PeerLabels()
         self.hub = SessionHub()
@@ -286,6 +288,40 @@ class Referee:
                             message.split(":")[0], bot)
         await _abort(context, code, message)
 
+    async def _check_token(self, context: grpc.aio.ServicerContext, address: str,
+                           hello: Any) -> None:
+        """The hello's token, checked within the address's budgets (refused: aborts)."""
+        for budget, limit in ((self.refusals, "refusals"), (self.hellos, "hellos")):
+            if not budget.allowed(address):  # a flood of hellos: Redis is not asked
+                metrics.LIMIT_HITS.labels(limit).inc()
+                metrics.BAD_HELLOS.labels(self.peer_labels(address), "rate_limited").inc()
+                self.access.refused("a bot hello", f"{limit}_per_second", context.peer(),
+                                    f"too many {limit} from {address}", hello.bot)
+                await self._pause(address)
+                await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                             f"too many {'refused ' if limit == 'refusals' else ''}"
+                             f"hellos from {address}: wait a few seconds")
+        self.hellos.spend(address)
+        try:
+            ok = await self.auth.verify(hello.bot, hello.token)
+        except Exception as err:
+            self.access.refused("a bot hello", "auth_unavailable", context.peer(),
+                                f"cannot check the token of bot {hello.bot!r}: "
+                                f"{shown(str(err), 200)}", hello.bot)
+            await _abort(context, grpc.StatusCode.UNAVAILABLE,
+                         f"the referee cannot check tokens right now: {shown(str(err), 200)}")
+        if not ok:
+            metrics.FAULTS.labels("unauthenticated").inc()
+            # the operator's log tells an unknown name from a wrong token: one more look-up,
+            # within the address's refusal budget, which is spent first so that no more
+            # hellos pass it meanwhile; the bot is told the same either way
+            self.refusals.spend(address)
+            unknown = await self.auth.known(hello.bot) is False
+            await self._refuse(context, address, "wrong_token", grpc.StatusCode.UNAUTHENTICATED,
+                               f"wrong token for bot {hello.bot!r}: a token plays only as the "
+                               "bot it was issued to", hello.bot,
+                               "unknown_bot" if unknown else None, spent=True)
+
     async def _connect(self, context: grpc.aio.ServicerContext, peer: str, address: str) -> None:
         limits = self.limits
         try:
@@ -321,36 +357,8 @@ class Referee:
                                grpc.StatusCode.INVALID_ARGUMENT,
                                f"bad capacity {hello.capacity}: a bot process plays 1.."
                                f"{MAX_CAPACITY} games at once", hello.bot)
-        for budget, limit in ((self.refusals, "refusals"), (self.hellos, "hellos")):
-            if not budget.allowed(address):  # a flood of hellos: Redis is not asked
-                metrics.LIMIT_HITS.labels(limit).inc()
-                metrics.BAD_HELLOS.labels(self.peer_labels(address), "rate_limited").inc()
-                self.access.refused("a bot hello", f"{limit}_per_second", context.peer(),
-                                    f"too many {limit} from {address}", hello.bot)
-                await self._pause(address)
-                await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
-                             f"too many {'refused ' if limit == 'refusals' else ''}"
-                             f"hellos from {address}: wait a few seconds")
-        self.hellos.spend(address)
-        try:
-            ok = await self.auth.verify(hello.bot, hello.token)
-        except Exception as err:
-            self.access.refused("a bot hello", "auth_unavailable", context.peer(),
-                                f"cannot check the token of bot {hello.bot!r}: "
-                                f"{shown(str(err), 200)}", hello.bot)
-            await _abort(context, grpc.StatusCode.UNAVAILABLE,
-                         f"the referee cannot check tokens right now: {shown(str(err), 200)}")
-        if not ok:
-            metrics.FAULTS.labels("unauthenticated").inc()
-            # the operator's log tells an unknown name from a wrong token: one more look-up,
-            # within the address's refusal budget, which is spent first so that no more
-            # hellos pass it meanwhile; the bot is told the same either way
-            self.refusals.spend(address)
-            unknown = await self.auth.known(hello.bot) is False
-            await self._refuse(context, address, "wrong_token", grpc.StatusCode.UNAUTHENTICATED,
-                               f"wrong token for bot {hello.bot!r}: a token plays only as the "
-                               "bot it was issued to", hello.bot,
-                               "unknown_bot" if unknown else None, spent=True)
+        async with self.checking(address):  # no more than a few token checks at once
+            await self._check_token(context, address, hello)
         if not self.accepting:
             self.access.refused("a bot hello", "shutting_down", context.peer(),
                                 "the referee is shutting down", hello.bot)
