@@ -121,8 +121,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         while metrics_port == port:
             metrics_port = free_port()
         address = f"127.0.0.1:{port}"
-        fleet.start("referee", [*_ARENA, "referee", "--port", str(port), "--metrics-port",
-                                str(metrics_port), "--redis", redis.url])
+        fleet.start("referee", [*_ARENA, "referee", "--port", str(port), "--operator-port", "0",
+                                "--metrics-port", str(metrics_port), "--redis", redis.url])
         _wait_for_referee(address, fleet)
         threads = [] if args.bot_threads is None else ["--threads", str(args.bot_threads)]
         for k in range(procs_n):

@@ -71,11 +71,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="Prometheus /metrics port (default 9464; 0 disables)")
     p.add_argument("--redis", default=None, metavar="URL",
                    help="Redis holding the bot registry (default: $SUECA_REDIS_URL)")
-    p.add_argument("--operator-port", action=Bounded, kind=int, low=1, high=65535,
+    p.add_argument("--operator-port", action=Bounded, kind=int, low=0, high=65535,
                    default=None,
                    help="serve the operator API (RunMatch, Watch, ListBots) only on this port, "
-                        "bots and health only on --port (default $SUECA_OPERATOR_PORT; unset: "
-                        "everything on --port)")
+                        "bots and health only on --port (default $SUECA_OPERATOR_PORT; 0 or "
+                        "unset: everything on --port)")
     p.add_argument("--operator-host", default="127.0.0.1",
                    help="address the operator port listens on (default 127.0.0.1; a pod or "
                         "private network's address, or 0.0.0.0 behind a firewall, for workers "
@@ -220,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
         log.warning("--insecure: any token is accepted; never expose this referee")
     if args.operator_port is None:
         args.operator_port = current().operator_port
+    args.operator_port = args.operator_port or None  # 0: off, whatever the environment says
     if args.operator_port == args.port:
         raise UserError(f"--operator-port {args.operator_port} is --port too: give the operator "
                         "API a port of its own (or leave it unset to share --port)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator
+from pathlib import Path
 
 import grpc
 import pytest
@@ -29,12 +30,12 @@ SPEC = {"bots": ["north", "east", "north", "east"], "seed": 7}
 class SplitReferee(ConfiguredReferee):
     """A referee with ``--operator-port`` (and the operator token from a file)."""
 
-    def __init__(self, redis_url: str, token_file: str, log_path: object) -> None:
+    def __init__(self, redis_url: str, token_file: str, log_path: Path) -> None:
         self.operator_port = free_port()
         self.operator_address = f"127.0.0.1:{self.operator_port}"
         super().__init__(redis_url, ("--operator-port", str(self.operator_port),
                                      "--operator-token-file", token_file),
-                         log_path=log_path)  # type: ignore[arg-type]
+                         log_path=log_path)
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +115,29 @@ def test_bots_and_health_are_not_served_on_the_operator_port(split: SplitReferee
         with pytest.raises(grpc.RpcError) as err:
             next(iter(stream))
         assert err.value.code() is grpc.StatusCode.UNIMPLEMENTED
+
+
+def test_the_setting_turns_it_on_and_operator_port_0_off(redis_url: str, tmp_path: Path,
+                                                          operator: None) -> None:
+    """SUECA_OPERATOR_PORT alone splits the ports; ``--operator-port 0`` (what the private
+    arenas of demo, serve, loadtest and the benches pass) keeps one port whatever it says."""
+    operator_port = free_port()
+    env = {"SUECA_OPERATOR_PORT": str(operator_port)}
+    token_file = tmp_path / "operator-token"
+    token_file.write_text(TOKEN)
+    for extra, split_ports in (((), True), (("--operator-port", "0"), False)):
+        ref = ConfiguredReferee(redis_url, ("--operator-token-file", str(token_file), *extra),
+                                env=env)
+        try:
+            if split_ports:
+                with pytest.raises(control.RefereeError) as err:
+                    control.list_bots(ref.address)
+                assert err.value.code() is grpc.StatusCode.UNIMPLEMENTED
+                control.list_bots(f"127.0.0.1:{operator_port}")
+            else:
+                control.list_bots(ref.address)
+        finally:
+            ref.stop()
 
 
 def test_operator_port_equal_to_port_is_a_clean_error() -> None:
