@@ -97,7 +97,7 @@ def test_compose_operator_port_is_published_nowhere(services: Any) -> None:
     assert "--advertise" not in argv, "workers must find the operator address in Redis " \
         "(the default --advertise with --operator-port), not a public one"
     for name, s in services.items():
-        for ip, host, container in published(s):
+        for _ip, _host, container in published(s):
             assert container != operator_port, \
                 f"compose service {name} publishes the operator port {operator_port}"
         for var in ("SUECA_REFEREES",):  # operators dial heartbeats: no public port pinned
