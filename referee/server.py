@@ -692,10 +692,8 @@ class ServerThread:
 
     def __init__(self, auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
                  limits: Limits | None = None, seed_key: bytes | None = None,
-                 house_bots: Sequence[str] = (), operator_port: int | None = None,
-                 operator_token: str | None = None) -> None:
+                 house_bots: Sequence[str] = ()) -> None:
         self.auth, self.host, self.want_port = auth, host, port
-        self.operator_port, self.operator_token = operator_port, operator_token
         self.limits, self.seed_key = limits, seed_key
         self.house_bots = tuple(house_bots)
         self.loop = asyncio.new_event_loop()
@@ -710,12 +708,6 @@ class ServerThread:
         assert self.referee is not None
         return f"{self.host}:{self.referee.port}"
 
-    @property
-    def operator_address(self) -> str:
-        """Where MatchService answers: its own port when started with one, else ``address``."""
-        assert self.referee is not None
-        return f"{self.host}:{self.referee.operator_port or self.referee.port}"
-
     def _main(self) -> None:
         asyncio.set_event_loop(self.loop)
         self.loop.run_until_complete(self._serve())
@@ -725,10 +717,7 @@ class ServerThread:
         try:
             self.referee = await start(self.auth, self.host, self.want_port,
                                        limits=self.limits, seed_key=self.seed_key,
-                                       house_bots=self.house_bots,
-                                       operator_token=self.operator_token,
-                                       operator_port=self.operator_port,
-                                       operator_host=self.host)
+                                       house_bots=self.house_bots)
         except BaseException as err:
             self._error = err
             self._ready.set()

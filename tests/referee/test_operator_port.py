@@ -14,7 +14,7 @@ from pathlib import Path
 import grpc
 import pytest
 from netkit import BIN, BotProc, free_port, wait_for
-from test_tls import ConfiguredReferee, clean_env, run_cli
+from test_tls import ConfiguredReferee, clean_env, make_pki, run_cli
 
 from sueca.referee import control
 from sueca.referee.server import OPERATOR_ELSEWHERE
@@ -138,6 +138,31 @@ def test_the_setting_turns_it_on_and_operator_port_0_off(redis_url: str, tmp_pat
                 control.list_bots(ref.address)
         finally:
             ref.stop()
+
+
+def test_the_operator_port_serves_the_same_tls(redis_url: str, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --tls-cert the operator port is TLS too, with the same certificate: a worker's
+    SUECA_TLS_CA reaches both; plaintext reaches neither."""
+    pki = make_pki(tmp_path)
+    operator_port = free_port()
+    ref = ConfiguredReferee(redis_url, ("--tls-cert", str(pki["server"]),
+                                        "--tls-key", str(pki["server.key"]),
+                                        "--operator-port", str(operator_port)),
+                            tls_ca=pki["ca"])
+    operator_address = f"127.0.0.1:{operator_port}"
+    try:
+        clean_env(monkeypatch)
+        with pytest.raises(control.RefereeError) as err:  # plaintext: no answer
+            control.list_bots(operator_address, timeout=3)
+        assert err.value.code() is grpc.StatusCode.UNAVAILABLE
+        monkeypatch.setenv("SUECA_TLS_CA", str(pki["ca"]))
+        assert isinstance(control.list_bots(operator_address), list)
+        with pytest.raises(control.RefereeError) as err:
+            control.list_bots(ref.address)
+        assert err.value.code() is grpc.StatusCode.UNIMPLEMENTED
+    finally:
+        ref.stop()
 
 
 def test_operator_port_equal_to_port_is_a_clean_error() -> None:
