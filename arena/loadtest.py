@@ -506,7 +506,8 @@ class PrivateArena:
             self.address = f"127.0.0.1:{port}"
             self.metrics_url = f"http://127.0.0.1:{mport}/metrics"
             self._spawn("referee", [sys.executable, "-m", "sueca.arena.cli", "referee",
-                                    "--port", str(port), "--metrics-port", str(mport),
+                                    "--port", str(port), "--operator-port", "0",
+                                    "--metrics-port", str(mport),
                                     "--redis", self.redis.url, "--drain-seconds", "2",
                                     "--house-bots", ",".join(self.house),
                                     "--log-level", "warning"])

@@ -40,6 +40,8 @@ TRANSIENT_CODES = {"UNAVAILABLE", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "
 # the referee refused this worker's operator token: the worker's configuration, not the match
 REFUSED_CODES = {"UNAUTHENTICATED", "PERMISSION_DENIED"}
 TOKEN_HINT = "check SUECA_OPERATOR_TOKEN on this worker"
+# a referee's public port when it serves the operator API on its own (referee --operator-port)
+PUBLIC_PORT_HINT = "a public port? list the referee's --operator-port in SUECA_REFEREES"
 
 
 class Transient(Exception):
@@ -136,6 +138,8 @@ def place(bots: Sequence[str], addresses: Sequence[str], list_bots: Callable[[st
                 code = _code(err)
                 problems[addr] = (f"refused our operator token ({code}; {TOKEN_HINT})"
                                   if code in REFUSED_CODES
+                                  else f"no operator API there ({code}: {PUBLIC_PORT_HINT})"
+                                  if code == "UNIMPLEMENTED"
                                   else f"unreachable ({code or type(err).__name__})")
                 continue
             missing = [n for n in need if n not in status]
@@ -196,6 +200,9 @@ def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: f
             if code in REFUSED_CODES:  # retried like a lost replica, the same with one or many
                 raise Transient(f"referee {addr} refused our operator token ({code}; "
                                 f"{TOKEN_HINT}): {msg}") from None
+            if code == "UNIMPLEMENTED":  # a public port: the worker's settings, not the match
+                raise Transient(f"referee {addr} has no operator API there "
+                                f"({PUBLIC_PORT_HINT}): {msg}") from None
             if isinstance(err, CredentialsError):  # our TLS files changed since start-up
                 raise Transient(f"this worker's TLS settings: {err}") from None
             if code is None and isinstance(err, (ValueError, TypeError)):

@@ -199,6 +199,9 @@ class Referee:
         self.health = HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.port = 0
+        # MatchService on its own port (start(operator_port=...)); None: on the public one
+        self.operator_server: grpc.aio.Server | None = None
+        self.operator_port: int | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- BotService.Connect ---------------------------------------------------------------------
@@ -589,9 +592,12 @@ class Referee:
         self.hub.close_all()
         if self.server is not None:
             await self.server.stop(grace)
+        if self.operator_server is not None:
+            await self.operator_server.stop(grace)
 
 
-def _handlers(ref: Referee) -> list[grpc.GenericRpcHandler]:
+def _handlers(ref: Referee) -> tuple[grpc.GenericRpcHandler, grpc.GenericRpcHandler]:
+    """BotService (what bots call) and MatchService (what operators call)."""
     bot = grpc.method_handlers_generic_handler("sueca.v1.BotService", {
         "Connect": grpc.stream_stream_rpc_method_handler(
             ref.connect, request_deserializer=_decode_bot_message,
@@ -608,14 +614,65 @@ def _handlers(ref: Referee) -> list[grpc.GenericRpcHandler]:
             ref.ListBots, request_deserializer=pb.ListBotsRequest.FromString,
             response_serializer=pb.ListBotsResponse.SerializeToString),
     })
-    return [bot, match]
+    return bot, match
+
+
+#: What a MatchService call on the public port hears when the operator API has its own port
+#: (the number is not given: the public port is for bots, and it says nothing they need)
+OPERATOR_ELSEWHERE = ("this is the referee's public port: it serves bots (BotService) and "
+                      "health only; the operator API (MatchService: RunMatch, Watch, ListBots) "
+                      "listens on the referee's operator port (sueca-arena referee "
+                      "--operator-port, SUECA_OPERATOR_PORT): point SUECA_REFEREES or "
+                      "--referee there")
+
+
+def _operator_elsewhere(ref: Referee) -> grpc.GenericRpcHandler:
+    """MatchService on the public port when it has its own: every method refused UNIMPLEMENTED
+    with :data:`OPERATOR_ELSEWHERE` (gRPC's bare "Method not found!" would not say where to go).
+    The request is never decoded."""
+    async def refuse(request: bytes, context: grpc.aio.ServicerContext) -> None:
+        ref._refused_calls.warning("refused a MatchService call on the public port from %s",
+                                   context.peer())
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, OPERATOR_ELSEWHERE)
+    return grpc.method_handlers_generic_handler("sueca.v1.MatchService", {
+        "RunMatch": grpc.unary_stream_rpc_method_handler(refuse),
+        "Watch": grpc.unary_stream_rpc_method_handler(refuse),
+        "ListBots": grpc.unary_unary_rpc_method_handler(refuse),
+    })
+
+
+def _listen(server: grpc.aio.Server, host: str, port: int,
+            credentials: grpc.ServerCredentials | None) -> int:
+    """Bind ``host:port`` (TLS with ``credentials``); the port bound, or OSError."""
+    address = f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+    try:
+        bound = (server.add_insecure_port(address) if credentials is None
+                 else server.add_secure_port(address, credentials))
+    except RuntimeError as err:  # grpcio >= 1.84 raises where it used to return 0
+        raise OSError(f"cannot listen on {address}: {err}") from None
+    if not bound:
+        raise OSError(f"cannot listen on {address}")
+    return int(bound)
+
+
+def _server(ref: Referee, handlers: Sequence[grpc.GenericRpcHandler],
+            services: Sequence[str]) -> grpc.aio.Server:
+    """A gRPC server with ``handlers``, the health service and reflection of ``services``."""
+    server = grpc.aio.server(options=SERVER_OPTIONS)
+    server.add_generic_rpc_handlers(tuple(handlers))
+    health_pb2_grpc.add_HealthServicer_to_server(ref.health, server)
+    health = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+    reflection.enable_server_reflection((*services, health, reflection.SERVICE_NAME), server)
+    return server
 
 
 async def start(auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
                 referee_id: str | None = None,
                 credentials: grpc.ServerCredentials | None = None,
                 operator_token: str | None = None, limits: Limits | None = None,
-                seed_key: bytes | None = None, house_bots: Sequence[str] = ()) -> Referee:
+                seed_key: bytes | None = None, house_bots: Sequence[str] = (),
+                operator_port: int | None = None,
+                operator_host: str = "127.0.0.1") -> Referee:
     """Start a referee on ``host:port`` (0: a free port, see ``Referee.port``) in this loop.
 
     ``credentials`` (:func:`sueca.referee.security.server_credentials`) serve TLS instead of plaintext
@@ -625,26 +682,27 @@ async def start(auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
     keys the bots' seeds (unset: random, so only this process can reproduce its bots' play).
     ``house_bots`` (example names) are the bots this referee may seat itself
     (:mod:`sueca.referee.house`); none by default.
+
+    ``operator_port`` (0: a free one, see ``Referee.operator_port``) moves MatchService off the
+    public port onto ``operator_host:operator_port`` (loopback by default, a pod or private
+    network in a deploy), with the same ``credentials`` and still behind ``operator_token``:
+    what is published for bots then cannot run, watch or list anything, whatever leaks. Unset,
+    both services share the public port (one port for a laptop or a demo).
     """
     ref = Referee(auth, referee_id, operator_token, limits, seed_key, house_bots)
-    server = grpc.aio.server(options=SERVER_OPTIONS)
-    server.add_generic_rpc_handlers(_handlers(ref))
-    health_pb2_grpc.add_HealthServicer_to_server(ref.health, server)
-    names = (
-        pb.DESCRIPTOR.services_by_name["BotService"].full_name,
-        pb.DESCRIPTOR.services_by_name["MatchService"].full_name,
-        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-        reflection.SERVICE_NAME,
-    )
-    reflection.enable_server_reflection(names, server)
-    address = f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
-    try:
-        ref.port = (server.add_insecure_port(address) if credentials is None
-                    else server.add_secure_port(address, credentials))
-    except RuntimeError as err:  # grpcio >= 1.84 raises where it used to return 0
-        raise OSError(f"cannot listen on {address}: {err}") from None
-    if not ref.port:
-        raise OSError(f"cannot listen on {address}")
+    bot, match = _handlers(ref)
+    bot_service = pb.DESCRIPTOR.services_by_name["BotService"].full_name
+    match_service = pb.DESCRIPTOR.services_by_name["MatchService"].full_name
+    if operator_port is None:
+        server = _server(ref, (bot, match), (bot_service, match_service))
+    else:
+        server = _server(ref, (bot, _operator_elsewhere(ref)), (bot_service,))
+        operator = _server(ref, (match,), (match_service,))
+        ref.operator_port = _listen(operator, operator_host, operator_port, credentials)
+    ref.port = _listen(server, host, port, credentials)
+    if operator_port is not None:
+        await operator.start()
+        ref.operator_server = operator
     await server.start()
     ref.server = server
     for name in ("", "sueca.v1.BotService", "sueca.v1.MatchService"):

@@ -117,8 +117,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         tokens = _register(redis.url, ["honest", ATTACKER])
         port, metrics_port = free_port(), free_port()
         address = f"127.0.0.1:{port}"
-        fleet.start("referee", [*_ARENA, "referee", "--port", str(port), "--metrics-port",
-                                str(metrics_port), "--redis", redis.url,
+        fleet.start("referee", [*_ARENA, "referee", "--port", str(port), "--operator-port", "0",
+                                "--metrics-port", str(metrics_port), "--redis", redis.url,
                                 *shlex.split(args.referee_args)])
         _wait_for_referee(address, fleet)
         for k in range(2):

@@ -481,8 +481,8 @@ def _start_referee(fleet: _Fleet, name: str, redis_url: str,
     while metrics_port == port:
         metrics_port = free_port()
     address = f"127.0.0.1:{port}"
-    fleet.start(name, [*_ARENA, "referee", "--port", str(port), "--metrics-port",
-                       str(metrics_port), "--redis", redis_url, *extra])
+    fleet.start(name, [*_ARENA, "referee", "--port", str(port), "--operator-port", "0",
+                       "--metrics-port", str(metrics_port), "--redis", redis_url, *extra])
     _wait_for_referee(address, fleet)
     return address, metrics_port
 

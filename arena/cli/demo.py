@@ -168,8 +168,9 @@ class LocalArena:
             port, mport = free_port(), free_port()
             self.ports.update(referee=port, referee_metrics=mport)
             self.referee = f"127.0.0.1:{port}"
+            # one port (--operator-port 0): its workers and bots dial the same address
             self._spawn("referee", [_bin("sueca-arena"), "referee", "--port", str(port),
-                                    "--metrics-port", str(mport),
+                                    "--operator-port", "0", "--metrics-port", str(mport),
                                     "--drain-seconds", "2", "--log-level", "warning"])
         for n in range(self.workers):
             # the Redis URL (perhaps with a password) travels in SUECA_REDIS_URL, never in argv

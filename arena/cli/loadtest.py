@@ -36,7 +36,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="bot to start on a private arena: random, module:Class, file.py:Class")
     p.add_argument("--bot", metavar="NAME", help="load this running, registered bot instead "
                                                  "(with --server)")
-    p.add_argument("--server", metavar="ADDR", help="the referee --bot is connected to")
+    p.add_argument("--server", metavar="ADDR",
+                   help="the referee --bot is connected to: its operator address (its "
+                        "--operator-port, if it has one)")
     p.add_argument("--metrics-url", metavar="URL", default=None,
                    help="with --server: that referee's /metrics, to count protocol faults")
     p.add_argument("--house", default="random", metavar="NAMES",

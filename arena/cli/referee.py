@@ -9,6 +9,10 @@ Security: ``--tls-cert``/``--tls-key`` serve TLS on the same port (bots then con
 ``sueca-bot run --tls`` or ``--tls-ca``); ``--operator-token-file`` (or ``SUECA_OPERATOR_TOKEN``)
 lets only callers with that token run, watch or list (league workers and the CLI send
 ``SUECA_OPERATOR_TOKEN``). Health checking and reflection stay open for probes.
+``--operator-port`` (or ``SUECA_OPERATOR_PORT``) moves that operator API off the public port
+onto ``--operator-host`` (default loopback), with the same TLS and token; the public port then
+serves bots and health only, and the address published in Redis for workers and schedulers is
+the operator one.
 
 Hostile bots: every per-bot limit (README "Threat model") has a flag, also read from
 ``SUECA_<FLAG>`` (``--out-bytes`` / ``SUECA_OUT_BYTES``); 0 disables it. ``SUECA_SEED_KEY``
@@ -68,9 +72,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="Prometheus /metrics port (default 9464; 0 disables)")
     p.add_argument("--redis", default=None, metavar="URL",
                    help="Redis holding the bot registry (default: $SUECA_REDIS_URL)")
+    p.add_argument("--operator-port", action=Bounded, kind=int, low=0, high=65535,
+                   default=None,
+                   help="serve the operator API (RunMatch, Watch, ListBots) only on this port, "
+                        "bots and health only on --port (default $SUECA_OPERATOR_PORT; 0 or "
+                        "unset: everything on --port)")
+    p.add_argument("--operator-host", default="127.0.0.1",
+                   help="address the operator port listens on (default 127.0.0.1; a pod or "
+                        "private network's address, or 0.0.0.0 behind a firewall, for workers "
+                        "elsewhere)")
     p.add_argument("--advertise", default=None, metavar="HOST:PORT",
-                   help="address schedulers and bots use to reach this referee, published in "
-                        "Redis (default: this host's name and --port)")
+                   help="address workers and schedulers use to reach this referee's operator "
+                        "API, published in Redis (default: this host's name and "
+                        "--operator-port, else --port)")
     p.add_argument("--drain-seconds", type=float, default=30.0,
                    help="on SIGTERM, how long running matches may take to finish (default 30)")
     p.add_argument("--insecure", action="store_true",
@@ -204,13 +218,24 @@ def run(args: argparse.Namespace) -> int:
     else:
         auth = StaticAuth(None)
         log.warning("--insecure: any token is accepted; never expose this referee")
-    host = socket.gethostname() if args.host in ("0.0.0.0", "::", "[::]") else args.host
-    advertise = args.advertise or f"{host}:{args.port}"
+    if args.operator_port is None:
+        args.operator_port = current().operator_port
+    args.operator_port = args.operator_port or None  # 0: off, whatever the environment says
+    if args.operator_port == args.port:
+        raise UserError(f"--operator-port {args.operator_port} is --port too: give the operator "
+                        "API a port of its own (or leave it unset to share --port)")
+    host, port = ((args.operator_host, args.operator_port) if args.operator_port
+                  else (args.host, args.port))
+    host = socket.gethostname() if host in ("0.0.0.0", "::", "[::]") else host
+    advertise = args.advertise or f"{host}:{port}"
     try:
         asyncio.run(_serve(args, auth, advertise, redis_url is not None, credentials,
                            operator_token, limits, seed_key))
     except OSError as err:
-        raise UserError(f"cannot start the referee on {args.host}:{args.port}: {err}") from None
+        where = f"{args.host}:{args.port}" + (f" (operator {args.operator_host}:"
+                                              f"{args.operator_port})" if args.operator_port
+                                              else "")
+        raise UserError(f"cannot start the referee on {where}: {err}") from None
     return 0
 
 
@@ -230,7 +255,8 @@ async def _serve(args: argparse.Namespace, auth: Any, advertise: str, publish: b
                             "give each its own --metrics-port, or 0 for none)") from None
     ref = await start(auth, args.host, args.port, referee_id=advertise, credentials=credentials,
                       operator_token=operator_token, limits=limits, seed_key=seed_key,
-                      house_bots=args.house_bots)
+                      house_bots=args.house_bots, operator_port=args.operator_port,
+                      operator_host=args.operator_host)
     if seed_key is None:
         log.warning("no SUECA_SEED_KEY: bots' seeds use a random key of this process, so a "
                     "match's bot play replays only on this referee; set the same key on every "
@@ -241,10 +267,14 @@ async def _serve(args: argparse.Namespace, auth: Any, advertise: str, publish: b
              "TLS" if credentials is not None else "plaintext",
              "operator token required" if operator_token else "no operator token",
              f", metrics on :{args.metrics_port}/metrics" if args.metrics_port else "")
-    if operator_token is None and not is_loopback(args.host):
-        log.warning("listening on %s without an operator token: anyone who reaches this port "
-                    "can run matches and list bots; pass --operator-token-file FILE or set "
-                    "SUECA_OPERATOR_TOKEN", args.host)
+    if ref.operator_port is not None:
+        log.info("operator API (MatchService) on %s:%d only; bots and health on :%d",
+                 args.operator_host, ref.operator_port, ref.port)
+    operator_host = args.host if ref.operator_port is None else args.operator_host
+    if operator_token is None and not is_loopback(operator_host):
+        log.warning("listening on %s without an operator token: anyone who reaches the "
+                    "operator API can run matches and list bots; pass --operator-token-file "
+                    "FILE or set SUECA_OPERATOR_TOKEN", operator_host)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -213,7 +213,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
             tls = ["--tls-cert", args.tls_cert, "--tls-key", args.tls_key] if args.tls_cert else []
             spawn("referee", [_bin("sueca-arena"), "referee", "--host", args.host,
-                              "--port", str(args.port),
+                              "--port", str(args.port), "--operator-port", "0",
                               "--metrics-port", str(port_of["referee"]),
                               "--drain-seconds", "5", "--log-level", "warning", *tls])
             arena.start(timeout=60)

@@ -4,7 +4,8 @@ Bots outside the deployment must reach the referees' gRPC port, and nothing else
 reachable from outside by default: Redis (whoever writes to it can collect the operator token),
 the metrics ports, Prometheus (no authentication; its lifecycle API can stop it) and Grafana
 (no anonymous admin, no default password). Compose is read as the YAML the user runs (with and
-without the TLS override); Kubernetes as ``kubectl kustomize`` builds every overlay.
+without the TLS override); Kubernetes as ``kubectl kustomize`` builds every overlay. The operator API (MatchService) has
+its own port on the referees (``--operator-port``), which nothing publishes.
 """
 
 from __future__ import annotations
@@ -82,6 +83,25 @@ def test_compose_publishes_the_referees_grpc_port_and_nothing_else(services: Any
             assert ip in LOOPBACK, \
                 f"compose service {name} publishes {container} on {ip or 'every interface'}, " \
                 "not on the host's loopback only"
+
+
+@needs_yaml
+@pytest.mark.parametrize("services", [lambda: compose()["services"], compose_merged],
+                         ids=["compose", "compose+tls"])
+def test_compose_operator_port_is_published_nowhere(services: Any) -> None:
+    services = services()
+    argv = argv_of(services["referee"]["command"])
+    operator_port, grpc_port = flag(argv, "--operator-port"), flag(argv, "--port")
+    assert operator_port not in (0, grpc_port), \
+        "the referee's operator API shares the bots' port: it must have its own"
+    assert "--advertise" not in argv, "workers must find the operator address in Redis " \
+        "(the default --advertise with --operator-port), not a public one"
+    for name, s in services.items():
+        for _ip, _host, container in published(s):
+            assert container != operator_port, \
+                f"compose service {name} publishes the operator port {operator_port}"
+        for var in ("SUECA_REFEREES",):  # operators dial heartbeats: no public port pinned
+            assert str(grpc_port) not in str((s.get("environment") or {}).get(var, "")), name
 
 
 @needs_yaml
@@ -184,6 +204,57 @@ def ingress_is_grpc_with_tls(ingress: dict[str, Any], built: list[dict[str, Any]
                         or backend["port"].get("number") == p["port"])
             assert port["targetPort"] in (grpc_port, grpc_name), \
                 f"{where}: routes to {port}, not the referee's gRPC port"
+
+
+@needs_yaml
+@pytest.mark.parametrize("build", list(K8S_BUILDS))
+def test_k8s_operator_port_is_never_published_and_only_the_league_reaches_it(build: str) -> None:
+    built = kustomize(K8S_BUILDS[build])
+    label = f"`kubectl kustomize deploy/k8s/{build}`"
+    pods = pods_of(built)
+    container = pods["referee"]["spec"]["containers"][0]
+    raw = [str(a) for a in container["args"]]
+    argv = argv_of(container["args"])
+    operator_port, grpc_port = flag(argv, "--operator-port"), flag(argv, "--port")
+    assert operator_port not in (0, grpc_port), f"{label}: the operator API shares the bots' port"
+    advertise = raw[raw.index("--advertise") + 1]
+    assert advertise.endswith(f":{operator_port}"), \
+        f"{label}: the referee publishes {advertise} in Redis, not its operator port"
+    names = {p["name"] for p in container["ports"] if p["containerPort"] == operator_port}
+    operator_refs = names | {operator_port}
+    services = {d["metadata"]["name"]: d["spec"] for d in built if d["kind"] == "Service"}
+    for name, spec in services.items():
+        public = spec.get("type", "ClusterIP") in ("LoadBalancer", "NodePort")
+        for port in spec["ports"]:
+            if port.get("targetPort") in operator_refs or port.get("port") == operator_port:
+                assert not public, f"{label}: public Service {name} publishes the operator port"
+    for ingress in (d for d in built if d["kind"] == "Ingress"):
+        for rule in ingress["spec"]["rules"]:
+            for path in rule["http"]["paths"]:
+                backend = path["backend"]["service"]
+                target = next(p for p in services[backend["name"]]["ports"]
+                              if backend["port"].get("name") == p.get("name")
+                              or backend["port"].get("number") == p["port"])
+                assert target["targetPort"] not in operator_refs, \
+                    f"{label}: Ingress {ingress['metadata']['name']} routes to the operator port"
+    # inside the cluster: a NetworkPolicy lets only labelled pods (never the bots) reach it
+    policies = [d["spec"] for d in built if d["kind"] == "NetworkPolicy"
+                and d["spec"]["podSelector"].get("matchLabels", {}).items()
+                <= pods["referee"]["metadata"]["labels"].items()]
+    allowed: set[str] = set()
+    for policy in policies:
+        for rule in policy.get("ingress", []):
+            ports = {p.get("port") for p in rule.get("ports", [])}
+            if not ports or ports & operator_refs:
+                froms = rule.get("from")
+                assert froms, f"{label}: a NetworkPolicy lets anyone reach the operator port"
+                for f in froms:
+                    assert set(f) == {"podSelector"}, f"{label}: operator port opened to {f}"
+                    allowed |= selected(f["podSelector"].get("matchLabels", {}), pods)
+    assert policies and allowed, f"{label}: no NetworkPolicy guards the operator port"
+    assert {"worker", "scheduler"} <= allowed, f"{label}: {sorted(allowed)} reach it"
+    bots = {name for name in pods if name.startswith("bot")}
+    assert bots and not bots & allowed, f"{label}: bots {sorted(bots & allowed)} reach it"
 
 
 @needs_yaml

@@ -161,6 +161,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SUECA_TLS_KEY", "", "referee", "PEM private key of SUECA_TLS_CERT", _text),
     Variable("SUECA_OPERATOR_TOKEN", "", "referee, workers, scheduler, CLI",
              "bearer token of MatchService (RunMatch, Watch, ListBots); unset: open", _text),
+    Variable("SUECA_OPERATOR_PORT", "", "referee",
+             "serve MatchService on this port only (with `--operator-host`, default loopback), "
+             "bots and health on `--port`; unset: all on `--port`", _port),
     Variable("SUECA_REFEREES", "", "worker, scheduler",
              "comma list of referee replicas besides those heartbeating into Redis",
              _addresses),
@@ -213,6 +216,7 @@ class Settings:
     tls_cert: str | None
     tls_key: str | None
     operator_token: str | None
+    operator_port: int | None
     referees: tuple[str, ...]
     runner: str
     local_bots: str | None
