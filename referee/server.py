@@ -631,8 +631,8 @@ def _operator_elsewhere(ref: Referee) -> grpc.GenericRpcHandler:
     with :data:`OPERATOR_ELSEWHERE` (gRPC's bare "Method not found!" would not say where to go).
     The request is never decoded."""
     async def refuse(request: bytes, context: grpc.aio.ServicerContext) -> None:
-        ref._refused_calls.warning("refused a MatchService call on the public port from %s",
-                                   context.peer())
+        ref.access.refused("a MatchService call", "operator_elsewhere", context.peer(),
+                           "the operator API is not on the public port")
         await context.abort(grpc.StatusCode.UNIMPLEMENTED, OPERATOR_ELSEWHERE)
     return grpc.method_handlers_generic_handler("sueca.v1.MatchService", {
         "RunMatch": grpc.unary_stream_rpc_method_handler(refuse),

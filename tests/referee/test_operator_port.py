@@ -80,8 +80,9 @@ def test_operator_calls_on_the_public_port_are_refused_saying_where_to_go(
         assert err.value.details() == OPERATOR_ELSEWHERE
         assert "--operator-port" in err.value.details()
         assert str(split.operator_port) not in err.value.details()  # bots need not know it
-    # the refusal is logged, rate-limited, naming the public port
-    wait_for(lambda: "MatchService call on the public port" in split.logs(), 10, "the log line")
+    # the refusal is in the access log (rate-limited), saying why
+    wait_for(lambda: "refused a MatchService call from" in split.logs()
+             and "not on the public port" in split.logs(), 10, "the log line")
 
 
 def test_run_match_works_on_the_operator_port_with_the_token(
