@@ -39,6 +39,11 @@ key                                    type    holds
                                                its first side (:mod:`sueca.arena.record`)
 ``ratings:record``                     hash    the last fit of record (``cursor`` it was fit
                                                at, ``fit`` JSON): a cache, refit when stale
+``ratings:checkpoint``                 hash    the live fold's whole state at results entry
+                                               ``cursor`` (``state`` JSON, ``results`` count,
+                                               ``elo_k``, ``elo_initial``): the results log is
+                                               trimmed up to ``cursor`` and a rebuild starts
+                                               here (:mod:`sueca.arena.retention`)
 ``ladder:running``                     set     match ids the ladder has in flight
 ``ladder:recent``                      list    the bots of the last 100 ladder matches
                                                scheduled, newest first (``a b``), for the
@@ -119,6 +124,9 @@ class Keys:
 
     def ratings_record(self) -> str:
         return self.prefix + "ratings:record"
+
+    def ratings_checkpoint(self) -> str:
+        return self.prefix + "ratings:checkpoint"
 
     def ladder_recent(self) -> str:
         return self.prefix + "ladder:recent"

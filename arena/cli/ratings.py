@@ -47,9 +47,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
-    from sueca.arena.ratings import rebuild
+    from sueca.arena.ratings import RatingsError, rebuild
     store = open_store(args)
-    report = rebuild(store, elo_k=args.elo_k, write=not args.check)
+    try:
+        report = rebuild(store, elo_k=args.elo_k, write=not args.check)
+    except RatingsError as err:
+        raise UserError(str(err)) from None
     same = report["max_diff"] == 0.0
     if args.json:
         out = {k: v for k, v in report.items() if k != "ratings"}
@@ -60,7 +63,10 @@ def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
         verdict = ("identical to the live ratings" if same else
                    f"largest difference from the live ratings: {report['max_diff']:.6g}")
         action = "checked" if args.check else "rebuilt"
-        print(f"{action} {report['bots']} ratings from {report['results']} results "
+        base = ("" if report["checkpoint"] is None else
+                f" ({report['checkpoint_results']} of them from the checkpoint at entry "
+                f"{report['checkpoint']}, the log's tail after it)")
+        print(f"{action} {report['bots']} ratings from {report['results']} results{base} "
               f"(Elo K={report['elo_k']:g}, initial {report['elo_initial']:g}): {verdict}")
     return 1 if (args.check and not same) else 0
 
@@ -103,8 +109,12 @@ def cmd_ratings_set_config(args: argparse.Namespace) -> int:
     if args.elo_k is None and args.initial is None:
         raise UserError("nothing to change: give --elo-k K and/or --initial R "
                         "(`ratings show-config` shows the stored values)")
+    from sueca.arena.ratings import RatingsError
     store = open_store(args)
-    report = save_config(store, elo_k=args.elo_k, elo_initial=args.initial)
+    try:
+        report = save_config(store, elo_k=args.elo_k, elo_initial=args.initial)
+    except RatingsError as err:
+        raise UserError(str(err)) from None
     cfg = _settings(store)
     if args.json:
         print(json.dumps({**cfg, "rebuilt_ratings": report["bots"],
