@@ -61,7 +61,7 @@ import redis
 from sueca.sdk.settings import current
 
 from . import record as _record
-from .store import Store, text
+from .store import Store, _entry, text
 
 __all__ = ["Rating", "Ratings", "rated", "pair_outcome", "same_decks", "catch_up", "rebuild",
            "load", "load_config", "save_config", "record", "load_matchups", "standings",
@@ -81,8 +81,7 @@ class RatingsError(ValueError):
 
 def entry_key(eid: str) -> tuple[int, int]:
     """A results-stream entry id (``ms-seq``) as a tuple that sorts as Redis orders ids."""
-    ms, _, seq = eid.partition("-")
-    return int(ms), int(seq or 0)
+    return _entry(eid)
 
 
 @dataclasses.dataclass(slots=True)

@@ -7,8 +7,10 @@ DAYS ago:
 * **replays and match hashes** of recorded matches — written to
   ``ARCHIVE/matches/YYYY-MM-DD.jsonl.gz`` (UTC day of the recording; one JSON object a line:
   ``id``, ``entry``, ``match`` (the hash, ``spec`` parsed), ``replay`` (the sueca-replay/1
-  document) and deleted from Redis. Kept in Redis: ``recorded:{id}``, the idempotency key
-  (a ~100-byte tombstone), so a late task or a re-run tournament never plays the match again.
+  document) and deleted from Redis. A tournament's match keeps ``recorded:{id}``, the
+  idempotency key (a ~100-byte tombstone), so a re-run of the tournament never plays it again;
+  a ladder match loses it too (nothing creates a ladder id twice; a late task finds no match
+  and gives up).
   Never touched: a match not recorded, in flight or holding a lease (re-checked atomically at
   deletion, :meth:`sueca.arena.store.Store.forget_matches`).
 * **results-log entries**: written to ``ARCHIVE/results/YYYY-MM-DD.jsonl.gz`` (``entry``,

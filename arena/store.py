@@ -224,10 +224,13 @@ return 1
 
 
 # KEYS: match, replay, recorded, lease, inflight, matches   ARGV: match id
-# Retention forgets a recorded match that nobody is playing: 1 removed, 0 left alone.
+# Retention forgets a recorded match that nobody is playing: 1 removed, 0 left alone. The
+# idempotency key goes too unless a tournament may create the match again (see forget_matches).
 _FORGET = """
 if redis.call('EXISTS', KEYS[3]) == 0 or redis.call('EXISTS', KEYS[4]) == 1
    or redis.call('ZSCORE', KEYS[5], ARGV[1]) then return 0 end
+local t = redis.call('HGET', KEYS[1], 'tournament')
+if t == 'ladder' or t == '' then redis.call('DEL', KEYS[3]) end
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('ZREM', KEYS[6], ARGV[1])
 return 1
@@ -455,10 +458,12 @@ class Store:
                 for h, blob in zip(got[::2], got[1::2])]
 
     def forget_matches(self, mids: Sequence[str]) -> int:
-        """Delete the hash and replay of recorded matches (kept: ``recorded:{id}``, the
-        idempotency key, so a late task or a re-run tournament never plays one again).
-        A match that is not recorded, is in flight or leased is left alone. Returns how many
-        were removed."""
+        """Delete the hash and replay of recorded matches. A tournament's match keeps
+        ``recorded:{id}``, the idempotency key (~100 bytes), so a re-run of the tournament
+        never creates and plays it again; a ladder match (or one of no tournament) loses it
+        too: nothing creates its id again, and a late task for it finds no match and gives up
+        (:func:`sueca.arena.runner.play_and_record`). A match that is not recorded, is in flight or
+        leased is left alone. Returns how many were removed."""
         pipe = self.r.pipeline(transaction=False)
         for mid in mids:
             self._forget(keys=[self.keys.match(mid), self.keys.replay(mid),
@@ -533,6 +538,19 @@ class Store:
             pipe.xrange(self.keys.results(), eid, eid)
         return [json.loads(rows[0][1][b"data"]) for rows in pipe.execute() if rows]
 
+    def tournament_archived(self, tid: str) -> int:
+        """How many of the tournament's recorded results retention trimmed from the log (they
+        are in the ratings checkpoint and the archive files, no longer in
+        :meth:`tournament_results`)."""
+        cut = self.trimmed_through()
+        if cut is None:
+            return 0
+        mids = self.tournament_matches(tid)
+        pipe = self.r.pipeline(transaction=False)
+        for mid in mids:
+            pipe.get(self.keys.recorded(mid))
+        return sum(1 for e in pipe.execute() if e is not None and _entry(text(e)) <= _entry(cut))
+
     def tournament_ids(self, limit: int = 20) -> list[str]:
         return [text(t) for t in self.r.zrevrange(self.keys.tournaments(), 0, limit - 1)]
 
@@ -559,6 +577,11 @@ class Store:
         script = ("if redis.call('GET', KEYS[1]) == ARGV[1] then "
                   "return redis.call('DEL', KEYS[1]) else return 0 end")
         return bool(self.r.eval(script, 1, self.keys.lock(name), token))
+
+
+def _entry(eid: str) -> tuple[int, int]:
+    ms, _, seq = eid.partition("-")
+    return int(ms), int(seq or 0)
 
 
 def default_owner(task: str = "") -> str:

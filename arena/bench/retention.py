@@ -9,7 +9,8 @@ this order:
   replay). No game is played per match: the results are seeded synthetic ones (two- and
   four-bot matches, duplicate pairs, some faults, among ``--bots`` bots) and each replay is
   one of ``TEMPLATES`` real matches played once by the engine (random bots), renamed, so the
-  replays have the size and the compressibility of real ones. Bytes per match = Redis
+  replays have the size and the compressibility of real ones. Nine in ten are ladder matches,
+  one in ten a tournament's (which keeps a ~100-byte tombstone after retention). Bytes per match = Redis
   ``used_memory`` after minus before, over the matches; ``by_key`` breaks it down with
   ``MEMORY USAGE`` (sampled keys for the per-match keys, the whole stream for the log).
 * ``ratings``: the live ratings catch up with the log (as the workers do after recording).
@@ -114,7 +115,8 @@ def _record_all(store: Any, results: list[dict[str, Any]], templates: list[dict[
     def one(i: int) -> None:
         res = results[i]
         mid = res["match_id"]
-        store.create_match(mid, {"bots": res["seats"], "seed": res["seed"]}, pair=res["pair"])
+        store.create_match(mid, {"bots": res["seats"], "seed": res["seed"]}, pair=res["pair"],
+                           tournament="ladder" if i % 10 else "bench")
         replay = dict(templates[i % len(templates)], match_id=mid, seats=res["seats"],
                       seed=res["seed"])
         new, _ = store.record_result(mid, dict(res, time=time.time()), replay)
@@ -130,6 +132,11 @@ def _record_all(store: Any, results: list[dict[str, Any]], templates: list[dict[
     with ThreadPoolExecutor(threads) as pool:
         for n in pool.map(chunk, range(0, len(results), 500)):
             advance(n)
+
+
+def _say(line: str) -> None:
+    import sys
+    print(line, file=sys.stderr, flush=True)
 
 
 def _used(r: Any) -> int:
@@ -187,12 +194,14 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         with render.progress(len(results), "recording matches") as advance:
             _record_all(store, results, templates, args.threads, advance)
         record_s = time.perf_counter() - t0
+        _say(f"recorded {len(results)} matches in {record_s:.1f} s")
         recorded = _used(client)
         mids = [r["match_id"] for r in results]
         by_key = _by_key(store, mids)
         t0 = time.perf_counter()
         catch_up(store)
         ratings_s = time.perf_counter() - t0
+        _say(f"ratings caught up in {ratings_s:.1f} s")
         after_ratings = _used(client)
         t0 = time.perf_counter()
         read_bytes = _read_all(store, mids)
@@ -203,6 +212,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                                    progress=render.progress)
             archive_bytes = sum(p.stat().st_size for p in Path(where).rglob("*.jsonl.gz"))
         after = _used(client)
+        _say(f"retention ran in {report['seconds']:.1f} s")
         t0 = time.perf_counter()
         check = rebuild(store, write=False)
         rebuild_s = time.perf_counter() - t0

@@ -174,6 +174,14 @@ class LeagueView:
         self._rated = (stamp, by_bot)
         return by_bot
 
+    def trimmed(self) -> dict[str, Any] | None:
+        """Where retention trimmed the results log (``through`` entry id, ``results`` it held),
+        or None: the counts, history and head-to-head folded here cover only what follows."""
+        raw = self.store.r.hmget(self.store.keys.ratings_checkpoint(), ["cursor", "results"])
+        if raw[0] is None:
+            return None
+        return {"through": text(raw[0]), "results": int(text(raw[1]) or 0)}
+
     # -- bots --------------------------------------------------------------------------------
     def bot(self, name: str, recent: int = 20) -> dict[str, Any]:
         self.refresh()
@@ -191,7 +199,7 @@ class LeagueView:
                 "connected": self._connected(name),
                 "history": [{"time": t, "elo": e, "mu": mu, "sigma": sg}
                             for t, e, mu, sg in self._history.get(name, [])[-HISTORY:]],
-                "head_to_head": h2h,
+                "head_to_head": h2h, "trimmed": self.trimmed(),
                 "recent_matches": self.match_rows(list(reversed(stats.recent[-recent:])))}
 
     def _connected(self, name: str) -> list[dict[str, Any]]:
@@ -298,6 +306,9 @@ class LeagueView:
         """``{"match", "result", "replay", "hidden"}``: as ``matches show ID --json``, with the
         seed and the replay left out (and ``hidden`` saying why) until they reveal nothing."""
         m = self.store.match(mid)
+        if m is None and self.store.is_recorded(mid):
+            raise NotFound(f"match {mid!r} was archived by retention: it is no longer in Redis "
+                           f"(the operator's archive files hold it)")
         if m is None:
             raise NotFound(f"no match {mid!r}")
         result = self.store.result_of(mid) if m.get("status") == DONE else None
@@ -386,6 +397,7 @@ class LeagueView:
                         cross.setdefault(a, {}).setdefault(b, [0, 0, 0])[k] += 1
         return {"tournament": tid, "status": t.get("status"), "created": t.get("created"),
                 "spec": spec, "progress": self.store.progress(tid), "recorded": len(results),
+                "archived": self.store.tournament_archived(tid),
                 "standings": standings(results, elo_k), "bots": bots, "cross": cross}
 
 

@@ -34,10 +34,11 @@ def _other(store: Store) -> Store:
     return Store(store.r, Keys(f"u{uuid.uuid4().hex[:8]}:"))
 
 
-def _record(store: Store, results, replays=None) -> list[str]:
+def _record(store: Store, results, replays=None, tournament="ladder") -> list[str]:
     eids = []
     for i, r in enumerate(results):
-        store.create_match(r["match_id"], {"bots": r["seats"]}, pair=r["pair"])
+        store.create_match(r["match_id"], {"bots": r["seats"]}, pair=r["pair"],
+                           tournament=tournament(i) if callable(tournament) else tournament)
         replay = None if replays is None else dict(replays[i % len(replays)],
                                                    match_id=r["match_id"])
         new, eid = store.record_result(r["match_id"], r, replay)
@@ -102,7 +103,7 @@ def _lines(path):
 def test_retention_archives_before_it_forgets_and_spares_live_matches(store, tmp_path):
     results = synthetic_results(60, bots=6, seed=2)
     replays = replay_templates(3)
-    _record(store, results, replays)
+    _record(store, results, replays, lambda i: "t-old" if i % 2 else "ladder")
     catch_up(store)
     # live work, created "before the cutoff" too: not recorded, queued, leased
     for mid in ("pending1", "queued1", "leased1"):
@@ -137,16 +138,17 @@ def test_retention_archives_before_it_forgets_and_spares_live_matches(store, tmp
     assert all(x["match"]["status"] == "done" and x["match"]["spec"]["bots"] for x in lines)
     logged = _lines(tmp_path / "results" / f"{day}.jsonl.gz")
     assert [x["data"]["match_id"] for x in logged] == old_ids
-    for mid in old_ids:
+    for i, mid in enumerate(old_ids):
         assert store.match(mid) is None and store.replay(mid) is None
-        assert store.is_recorded(mid)                                       # the tombstone
+        # a tournament's match keeps its idempotency key (a tombstone), a ladder match not
+        assert store.is_recorded(mid) == bool(i % 2)
     for mid in ("pending1", "queued1", "leased1"):
         assert store.match(mid) is not None
-    assert store.statuses(["pending1", "queued1", "leased1", old_ids[0]]) == [
-        "pending", "queued", "running", "done"]
+    assert store.statuses(["pending1", "queued1", "leased1", old_ids[1], old_ids[0]]) == [
+        "pending", "queued", "running", "done", None]
     # re-created by a re-run tournament: not resurrected as pending, never queued again
-    assert not store.create_match(old_ids[0], {"bots": ["x"] * 4})
-    assert store.match(old_ids[0]) is None and not store.claim(old_ids[0])
+    assert not store.create_match(old_ids[1], {"bots": ["x"] * 4}, tournament="t-old")
+    assert store.match(old_ids[1]) is None and not store.claim(old_ids[1])
 
     again = retention.run(store, 1.0, archive=str(tmp_path), now=later)   # idempotent
     assert again["removed_matches"] == again["trimmed_results"] == 0
@@ -200,3 +202,28 @@ def test_retention_bench_reports_bytes_per_match_and_identical_rebuild():
     assert 1000 < rep["bytes_per_match"] < 10000
     assert rep["bytes_per_match_after_retention"] < rep["bytes_per_match"] / 3
     assert rep["by_key"]["replay"] > rep["by_key"]["recorded_key"] > 0
+
+
+def test_views_of_trimmed_history_say_what_they_lost(store, redis_url, tmp_path):
+    """A tournament half archived: its table counts the rest and says how many are missing;
+    its progress still counts every match done; an archived match is named as such."""
+    from sueca.arena.tournaments import tournament_report
+    results = synthetic_results(20, bots=4, seed=9)
+
+    def schedule(tid, spec):
+        return [{"id": r["match_id"], "spec": {"bots": r["seats"]}, "pair": r["pair"]}
+                for r in results]
+    store.create_tournament("t1", {"bots": ["a"]}, schedule)
+    eids = [store.record_result(r["match_id"], r)[1] for r in results]
+    catch_up(store)
+    checkpoint(store, eids[11])
+    report = tournament_report(store, "t1")
+    assert report["archived"] == 12 and report["recorded"] == 8
+    assert sum(s["matches"] for s in report["standings"]) >= 8
+    store.forget_matches([results[0]["match_id"]])
+    assert store.progress("t1")["done"] == 20
+    env = arena_env(redis_url, store.keys.prefix)
+    out = cli("matches", "show", results[0]["match_id"], env=env, check=2)
+    assert "archived by retention" in out.stderr
+    out = cli("tournament", "show", "t1", env=env)
+    assert "12 more results of this tournament were archived" in out.stdout
