@@ -227,3 +227,34 @@ def test_views_of_trimmed_history_say_what_they_lost(store, redis_url, tmp_path)
     assert "archived by retention" in out.stderr
     out = cli("tournament", "show", "t1", env=env)
     assert "12 more results of this tournament were archived" in out.stdout
+
+
+def test_web_pages_say_what_retention_archived(store):
+    """The web pages of a league whose log was trimmed name what they no longer count."""
+    from starlette.testclient import TestClient
+
+    from sueca.arena.bots import BotRegistry
+    from sueca.arena.web.app import create_app
+    results = synthetic_results(16, bots=4, seed=4)
+    for r in results:
+        r["pair"] = ""
+    for b in {s for r in results for s in r["seats"]}:
+        BotRegistry(store.r, store.keys).add(b)
+
+    def schedule(tid, spec):
+        return [{"id": r["match_id"], "spec": {"bots": r["seats"]}} for r in results]
+    store.create_tournament("t2", {"bots": ["a"]}, schedule)
+    eids = [store.record_result(r["match_id"], r)[1] for r in results]
+    catch_up(store)
+    checkpoint(store, eids[9])
+    store.forget_matches([results[0]["match_id"]])
+    bot = results[-1]["seats"][0]
+    with TestClient(create_app(store), raise_server_exceptions=False) as c:
+        page = c.get("/").text
+        assert 'id="trimmed"' in page and "archived the 10 results" in page
+        page = c.get(f"/bots/{bot}").text
+        assert "archived the 10 results before it" in page
+        page = c.get("/tournaments/t2").text
+        assert "10 results of this tournament were archived" in page
+        got = c.get(f"/matches/{results[0]['match_id']}")
+        assert got.status_code == 404 and "archived by retention" in got.text
