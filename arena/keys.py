@@ -24,6 +24,8 @@ key                                    type    holds
 ``results``                            stream  the append-only results log: one entry per
                                                result, field ``data`` = result JSON
 ``recorded:{id}``                      string  the idempotency key: stream entry id of a result
+                                               (a tournament's match keeps it when retention
+                                               archives the match: :mod:`sueca.arena.retention`)
 ``replay:{id}``                        string  zlib-compressed sueca-replay/1 JSON
 ``ratings:elo``                        hash    bot -> Elo rating (float repr)
 ``ratings:openskill``                  hash    bot -> JSON {mu, sigma}

@@ -34,6 +34,7 @@ counts and rating history start at the checkpoint.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -89,25 +90,29 @@ def write_day(path: Path, key: str, lines: Iterable[tuple[str, bytes]]) -> int:
     is not among them yet; atomic (temporary file, fsync, rename, fsync of the directory).
     ``key`` names the field that identifies a line. Returns how many new lines were written."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     seen: set[str] = set()
     written = 0
-    with open(tmp, "wb") as raw:
-        with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
-            if path.exists():
-                with gzip.open(path, "rb") as old:
-                    for line in old:
-                        seen.add(str(json.loads(line)[key]))
-                        gz.write(line)
-            for k, line in lines:
-                if k in seen:
-                    continue
-                seen.add(k)
-                gz.write(line)
-                written += 1
-        raw.flush()
-        os.fsync(raw.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as raw:
+            with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
+                if path.exists():
+                    with gzip.open(path, "rb") as old:
+                        for line in old:
+                            seen.add(str(json.loads(line)[key]))
+                            gz.write(line)
+                for k, line in lines:
+                    if k in seen:
+                        continue
+                    seen.add(k)
+                    gz.write(line)
+                    written += 1
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # the day's file is as it was; Redis still has everything
+        raise
     fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -198,6 +203,24 @@ def _count_entries(store: Store, after: str | None, through: str) -> int:
         start = f"({text(rows[-1][0])}"
 
 
+@contextlib.contextmanager
+def _renewing(store: Store, token: str | None, bar: Any) -> Iterator[Callable[[int], None]]:
+    """``bar``'s ``advance``, also renewing the run's lock every 5,000 steps: a long run must
+    not outlive its lock (two runs merging one day's file could lose one's lines)."""
+    with bar as advance:
+        count = 0
+
+        def step(n: int = 1) -> None:
+            nonlocal count
+            advance(n)
+            count += n
+            if token is not None and count >= 5000:
+                count = 0
+                if not store.renew_lock(_LOCK, token, _LOCK_SECONDS):
+                    raise RetentionError("the retention lock was lost mid-run; run it again")
+        yield step
+
+
 def run(store: Store, older_than_days: float, archive: str | None = None, drop: bool = False,
         dry_run: bool = False, now: float | None = None,
         progress: Callable[[int, str], Any] | None = None) -> dict[str, Any]:
@@ -207,7 +230,6 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
     ``progress(total, label)`` is a context manager yielding ``advance(n)``
     (:func:`sueca.arena.render.progress`); None draws nothing.
     """
-    import contextlib
     if not older_than_days > 0:
         raise RetentionError(f"bad age {older_than_days!r}: a number of days above 0")
     if archive is None and not drop:
@@ -236,6 +258,9 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
     if not dry_run and token is None:
         raise RetentionError("another retention run is under way (lock "
                              f"{store.keys.lock(_LOCK)!r}); try again when it has finished")
+    def bar_kept(total: int, label: str) -> Any:
+        return _renewing(store, token, bar(total, label))
+
     try:
         candidates = store.recorded_before(cutoff_ms)
         days = _by_day(candidates)
@@ -247,14 +272,16 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
             report["results_to_trim"] = 0 if last is None else _count_entries(store, old_cp, last)
             report.update(checkpoint=old_cp, trimmed_results=0, archived_results=0)
         else:
-            with bar(len(candidates), "archiving matches" if where else "dropping matches") as adv:
+            with bar_kept(len(candidates),
+                          "archiving matches" if where else "dropping matches") as adv:
                 a, r, files = _archive_matches(store, where, days, adv)
             report.update(archived_matches=a, removed_matches=r)
             report["files"] += files
             archived_results = 0
             if last is not None and (old_cp is None or _after(last, old_cp)):
                 if where is not None:
-                    with bar(_count_entries(store, old_cp, last), "archiving results") as adv:
+                    with bar_kept(_count_entries(store, old_cp, last),
+                                  "archiving results") as adv:
                         archived_results, files = _archive_results(store, where, old_cp, last,
                                                                     adv)
                     report["files"] += files

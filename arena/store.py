@@ -572,6 +572,13 @@ class Store:
             return token
         return None
 
+    def renew_lock(self, name: str, token: str, ttl: float) -> bool:
+        """Extend lock ``name`` by ``ttl`` seconds if we still hold it (a long job's heartbeat)."""
+        script = ("if redis.call('GET', KEYS[1]) == ARGV[1] then "
+                  "return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end")
+        return bool(self.r.eval(script, 1, self.keys.lock(name), token,
+                                max(1, int(ttl * 1000))))
+
     def unlock(self, name: str, token: str) -> bool:
         """Release a lock only if we still hold it (a compare-and-delete)."""
         script = ("if redis.call('GET', KEYS[1]) == ARGV[1] then "

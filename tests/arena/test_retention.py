@@ -258,3 +258,21 @@ def test_web_pages_say_what_retention_archived(store):
         assert "10 results of this tournament were archived" in page
         got = c.get(f"/matches/{results[0]['match_id']}")
         assert got.status_code == 404 and "archived by retention" in got.text
+
+
+def test_a_failed_archive_write_changes_nothing(store, tmp_path):
+    results = synthetic_results(10, bots=4, seed=1)
+    _record(store, results)
+    catch_up(store)
+
+    def broken(mids):
+        raise OSError(28, "No space left on device")
+    store.archive_rows = broken
+    with pytest.raises(OSError):
+        retention.run(store, 1.0, archive=str(tmp_path), now=time.time() + 2 * DAY)
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []   # no file, no temporary one
+    assert store.results_count() == 10 and store.trimmed_through() is None
+    assert all(store.match(r["match_id"]) is not None for r in results)
+    token = store.lock("retention", 5)                                # the lock was released
+    assert store.renew_lock("retention", token, 60) and not store.renew_lock("retention", "x", 60)
+    assert store.r.pttl(store.keys.lock("retention")) > 30_000
