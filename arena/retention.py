@@ -285,7 +285,9 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
                         archived_results, files = _archive_results(store, where, old_cp, last,
                                                                     adv)
                     report["files"] += files
+                t0 = time.perf_counter()
                 cp = checkpoint(store, last)
+                report["checkpoint_seconds"] = time.perf_counter() - t0
             else:
                 cp = {"cursor": old_cp, "trimmed": 0}
             report.update(checkpoint=cp["cursor"], trimmed_results=cp["trimmed"],

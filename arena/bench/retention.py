@@ -163,6 +163,25 @@ def _by_key(store: Any, mids: list[str]) -> dict[str, float]:
             "matches_index": int(store.r.memory_usage(k.matches(), samples=0) or 0) / len(mids)}
 
 
+def _left(store: Any, mids: list[str]) -> dict[str, int]:
+    """Bytes (``MEMORY USAGE``) of what retention leaves: the tournament matches' idempotency
+    keys (tombstones; summed over all of them), the ratings (which grow with bots and matchups,
+    not with matches) and the checkpoint."""
+    k = store.keys
+    pipe = store.r.pipeline(transaction=False)
+    for mid in mids:
+        pipe.memory_usage(k.recorded(mid))
+    tombstones = [int(x) for x in pipe.execute() if x]
+    ratings = [k.ratings(s) for s in ("elo", "openskill", "games", "score")] + [
+        k.ratings_pending(), k.ratings_matchups(), k.ratings_record(), k.ratings_cursor(),
+        k.ratings_config()]
+    return {"tombstones": len(tombstones), "tombstone_bytes": sum(tombstones),
+            "ratings_bytes": sum(int(store.r.memory_usage(key, samples=0) or 0)
+                                 for key in ratings),
+            "checkpoint_bytes": int(store.r.memory_usage(k.ratings_checkpoint(), samples=0) or 0),
+            "results_log_bytes": int(store.r.memory_usage(k.results(), samples=0) or 0)}
+
+
 def _read_all(store: Any, mids: list[str]) -> int:
     """The baseline: read what retention reads, writing nothing; returns bytes read."""
     total = 0
@@ -212,6 +231,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                                    progress=render.progress)
             archive_bytes = sum(p.stat().st_size for p in Path(where).rglob("*.jsonl.gz"))
         after = _used(client)
+        left = _left(store, mids)
         _say(f"retention ran in {report['seconds']:.1f} s")
         t0 = time.perf_counter()
         check = rebuild(store, write=False)
@@ -223,6 +243,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 "memory_empty": before, "memory_recorded": recorded,
                 "memory_with_ratings": after_ratings, "memory_after_retention": after,
                 "bytes_per_match_after_retention": (after - before) / n,
+                "left_after_retention": left,
+                "retention_checkpoint_seconds": report.get("checkpoint_seconds"),
                 "record_seconds": record_s, "record_per_second": n / record_s,
                 "ratings_catch_up_seconds": ratings_s,
                 "baseline_read_seconds": read_s, "baseline_read_bytes": read_bytes,
@@ -259,10 +281,17 @@ def _table(o: dict[str, Any]) -> None:
         t.add_row(f"  {k} (MEMORY USAGE)", f"{v:,.0f}")
     t.add_row("memory recorded + ratings", f"{o['memory_with_ratings'] / 1e6:,.1f} MB")
     t.add_row("memory after retention", f"{o['memory_after_retention'] / 1e6:,.1f} MB")
-    t.add_row("bytes per match left (tombstones)", f"{o['bytes_per_match_after_retention']:,.0f}")
+    t.add_row("bytes per match left (all of Redis)", f"{o['bytes_per_match_after_retention']:,.0f}")
+    left = o["left_after_retention"]
+    t.add_row(f"  {left['tombstones']:,} tombstones (tournament matches)",
+              f"{left['tombstone_bytes'] / 1e6:,.1f} MB")
+    t.add_row("  ratings (per bot and matchup) + checkpoint",
+              f"{(left['ratings_bytes'] + left['checkpoint_bytes']) / 1e6:,.1f} MB")
     t.add_row("record, matches/s", f"{o['record_per_second']:,.0f}")
     t.add_row("baseline: read everything, s", f"{o['baseline_read_seconds']:.1f}")
     t.add_row("retention run, s", f"{o['retention_seconds']:.1f}")
+    t.add_row("  of which the ratings checkpoint's fold, s",
+              f"{o['retention_checkpoint_seconds'] or 0:.1f}")
     t.add_row("archive bytes per match (gzip)", f"{o['archive_bytes_per_match']:,.0f}")
     t.add_row("rebuild from checkpoint identical", str(o["rebuild_identical"]))
     Console(stderr=True, highlight=False, width=120).print(t)
