@@ -53,7 +53,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import redis
@@ -533,7 +533,8 @@ def load_checkpoint(store: Store, r: Any = None) -> dict[str, Any] | None:
             "state": json.loads(cp["state"]), "created": float(cp.get("created") or 0.0)}
 
 
-def checkpoint(store: Store, upto: str) -> dict[str, Any]:
+def checkpoint(store: Store, upto: str,
+               advance: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Store the fold's state at results entry ``upto`` (or at the live ratings' cursor, if
     they have not folded that far: an entry is trimmed only once the live ratings hold it) and
     trim the log up to there, in one transaction.
@@ -541,7 +542,8 @@ def checkpoint(store: Store, upto: str) -> dict[str, Any]:
     The state is the previous checkpoint's (if any) with the entries after it folded in, i.e.
     exactly what :func:`rebuild` computes up to there. Returns ``cursor`` (the new checkpoint,
     or None when there was nothing to trim), ``results`` (entries it stands for) and
-    ``trimmed`` (entries removed from the log now).
+    ``trimmed`` (entries removed from the log now). ``advance(1)`` is called per entry folded
+    (a progress bar; retention renews its lock there).
     """
     import time as _time
     catch_up(store)
@@ -570,6 +572,8 @@ def checkpoint(store: Store, upto: str) -> dict[str, Any]:
                 for _, res in store.results(after=after, through=end):
                     state.apply(res)
                     folded += 1
+                    if advance is not None:
+                        advance(1)
                 pipe.multi()
                 pipe.hset(k.ratings_checkpoint(), mapping={
                     "cursor": end, "results": n + folded, "elo_k": repr(elo_k),

@@ -258,6 +258,7 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
     if not dry_run and token is None:
         raise RetentionError("another retention run is under way (lock "
                              f"{store.keys.lock(_LOCK)!r}); try again when it has finished")
+
     def bar_kept(total: int, label: str) -> Any:
         return _renewing(store, token, bar(total, label))
 
@@ -286,7 +287,9 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
                                                                     adv)
                     report["files"] += files
                 t0 = time.perf_counter()
-                cp = checkpoint(store, last)
+                with bar_kept(_count_entries(store, old_cp, last),
+                              "checkpointing ratings") as adv:
+                    cp = checkpoint(store, last, adv)
                 report["checkpoint_seconds"] = time.perf_counter() - t0
             else:
                 cp = {"cursor": old_cp, "trimmed": 0}
