@@ -95,7 +95,8 @@ def write_day(path: Path, key: str, lines: Iterable[tuple[str, bytes]]) -> int:
     written = 0
     try:
         with open(tmp, "wb") as raw:
-            with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
+            # level 4: ~1.05 KB a match at ~50 us; level 6 saves 17% for 3.7 times the CPU
+            with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=4, mtime=0) as gz:
                 if path.exists():
                     with gzip.open(path, "rb") as old:
                         for line in old:
