@@ -67,6 +67,7 @@ class LeagueView:
         self.store = store
         self._lock = threading.Lock()
         self._cursor: str | None = None
+        self._trim: str | None = None
         self._bots: dict[str, _BotStats] = {}
         self._by_end: dict[str, list[str]] = {}
         self._rated: tuple[tuple[Any, ...], dict[str, dict[str, Any]]] | None = None
@@ -78,8 +79,12 @@ class LeagueView:
     def refresh(self) -> None:
         with self._lock:
             config = self._config()
-            if self._fold_config != config:  # first use, or ratings rebuilt with another K
+            trim = self.store.trimmed_through()
+            # first use, ratings rebuilt with another K, or the log trimmed by retention (the
+            # pages say they count the log after the trim: so they do, in every process)
+            if self._fold_config != config or self._trim != trim:
                 self._reset(config)
+                self._trim = trim
             for eid, res in self.store.results(after=self._cursor):
                 self._cursor = eid
                 self._fold(res)
