@@ -271,14 +271,15 @@ def load_config(store: Store) -> tuple[float, float]:
     return cfg["elo_k"], cfg["elo_initial"]
 
 
-def save_config(store: Store, elo_k: float | None = None,
-                elo_initial: float | None = None) -> dict[str, Any]:
+def save_config(store: Store, elo_k: float | None = None, elo_initial: float | None = None,
+                trimmed: Callable[[], Iterable[tuple[str, Mapping[str, Any]]]] | None = None,
+                ) -> dict[str, Any]:
     """Store new settings and rebuild every rating with them; returns :func:`rebuild`'s report."""
     for name, value in (("elo_k", elo_k), ("elo_initial", elo_initial)):
         if value is not None and not (math.isfinite(value) and (value > 0 or name != "elo_k")):
             raise ValueError(f"bad {name} {value!r}: a finite number" +
                              (" above 0" if name == "elo_k" else ""))
-    return rebuild(store, elo_k=elo_k, elo_initial=elo_initial)
+    return rebuild(store, elo_k=elo_k, elo_initial=elo_initial, trimmed=trimmed)
 
 
 def _read_bots(r: Any, store: Store, names: list[str] | None) -> dict[str, Rating]:
@@ -434,9 +435,16 @@ def record(store: Store) -> _record.Fit:
 
 
 def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
-            elo_initial: float | None = None, _catch_up: bool = True) -> dict[str, Any]:
+            elo_initial: float | None = None, _catch_up: bool = True,
+            trimmed: Callable[[], Iterable[tuple[str, Mapping[str, Any]]]] | None = None,
+            ) -> dict[str, Any]:
     """Recompute every rating from the results log; with ``write``, replace the live ones (and
     keep ``elo_k`` and ``elo_initial``, when given, as this arena's settings).
+
+    After retention trimmed the log, the fold starts from the ratings checkpoint; ``trimmed()``
+    (the archived entries, :func:`sueca.arena.retention.archived_results`) folds them instead,
+    which another K or initial rating needs: every entry up to the checkpoint must be there
+    (else :class:`RatingsError`), and with ``write`` the checkpoint is rewritten too.
 
     Returns a report: ``results``, ``bots``, ``max_diff`` (largest absolute difference between
     the rebuilt and the live numbers, over Elo, mu, sigma, games, score and the record's
@@ -460,16 +468,21 @@ def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
                 cp = load_checkpoint(store, pipe)
                 if cp is None:
                     state, last, n = Ratings(new_k, new_initial), None, 0
+                elif trimmed is not None:
+                    state, n = _fold_archive(trimmed(), cp, new_k, new_initial)
+                    last = cp["cursor"]
                 elif (cp["elo_k"], cp["elo_initial"]) != (new_k, new_initial):
                     raise RatingsError(
                         f"the results log was trimmed at entry {cp['cursor']} after a ratings "
                         f"checkpoint made with Elo K={cp['elo_k']:g} and initial rating "
                         f"{cp['elo_initial']:g}; rebuilding with K={new_k:g}, initial "
                         f"{new_initial:g} needs the {cp['results']} trimmed results, which only "
-                        f"the retention archive holds")
+                        f"the retention archive holds (pass it: --archive DIR)")
                 else:
                     state = Ratings.from_state(cp["state"], new_k, new_initial)
                     last, n = cp["cursor"], cp["results"]
+                at_checkpoint = None if cp is None else json.dumps(state.state(),
+                                                                   separators=(",", ":"))
                 for eid, res in store.results(after=last):
                     state.apply(res)
                     last = eid
@@ -494,6 +507,10 @@ def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
                         pipe.delete(k.ratings_cursor())
                     else:
                         pipe.set(k.ratings_cursor(), last)
+                    if cp is not None and trimmed is not None:
+                        pipe.hset(k.ratings_checkpoint(), mapping={
+                            "state": at_checkpoint, "elo_k": repr(new_k),
+                            "elo_initial": repr(new_initial)})
                     pipe.hset(k.ratings_config(), mapping={"elo_k": repr(new_k),
                                                            "elo_initial": repr(new_initial),
                                                            "format": FORMAT})
@@ -520,6 +537,25 @@ def _max_diff(a: Mapping[str, Rating], b: Mapping[str, Rating]) -> float:
 
 
 # -- checkpoint -------------------------------------------------------------------------------
+def _fold_archive(entries: Iterable[tuple[str, Mapping[str, Any]]], cp: Mapping[str, Any],
+                  elo_k: float, elo_initial: float) -> tuple[Ratings, int]:
+    """The fold of the archived entries up to the checkpoint, checked complete."""
+    state = Ratings(elo_k, elo_initial)
+    end = entry_key(cp["cursor"])
+    n = 0
+    for eid, res in entries:
+        if entry_key(eid) > end:
+            break
+        state.apply(res)
+        n += 1
+    if n != cp["results"]:
+        raise RatingsError(f"the archive holds {n} of the {cp['results']} results trimmed up to "
+                           f"entry {cp['cursor']}: it is not this league's whole archive (or "
+                           f"part of it was dropped)")
+    return state, n
+
+
+
 def load_checkpoint(store: Store, r: Any = None) -> dict[str, Any] | None:
     """The stored checkpoint (``cursor``, ``results``, ``elo_k``, ``elo_initial``, ``state``,
     ``created``), or None when the results log was never trimmed. ``r``: a client or a

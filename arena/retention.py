@@ -48,7 +48,7 @@ from typing import Any
 from .ratings import checkpoint, entry_key
 from .store import Store, text
 
-__all__ = ["RetentionError", "run", "memory", "DAY"]
+__all__ = ["RetentionError", "run", "memory", "archived_results", "DAY"]
 
 DAY = 86_400.0
 _BATCH = 1000
@@ -191,6 +191,25 @@ def _flush_results(archive: Path, entries: list[tuple[str, dict[str, Any]]],
     return write_day(path, "entry", ((eid, (json.dumps({"entry": eid, "data": res},
                                                        separators=(",", ":")) + "\n").encode())
                                      for eid, res in entries))
+
+
+def archived_results(archive: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every results-log entry in ``ARCHIVE/results/*.jsonl.gz``, in log order, each once (for
+    :func:`sueca.arena.ratings.rebuild`'s ``trimmed``)."""
+    files = sorted(Path(archive, "results").glob("*.jsonl.gz"))
+    if not files:
+        raise RetentionError(f"no results archive in {archive!r} "
+                             f"(expected {str(Path(archive, 'results', 'DAY.jsonl.gz'))!r})")
+    last = None
+    for path in files:
+        with gzip.open(path, "rb") as f:
+            rows = sorted(((entry_key(d["entry"]), d["entry"], d["data"])
+                           for d in map(json.loads, f)), key=lambda x: x[0])
+        for key, eid, data in rows:
+            if last is not None and key <= last:
+                continue
+            last = key
+            yield eid, data
 
 
 def _count_entries(store: Store, after: str | None, through: str) -> int:

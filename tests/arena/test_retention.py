@@ -280,3 +280,35 @@ def test_a_failed_archive_write_changes_nothing(store, tmp_path):
     token = store.lock("retention", 5)                                # the lock was released
     assert store.renew_lock("retention", token, 60) and not store.renew_lock("retention", "x", 60)
     assert store.r.pttl(store.keys.lock("retention")) > 30_000
+
+
+def test_another_k_after_a_trim_folds_the_archive(store, tmp_path, redis_url):
+    """set-config after retention: from the archive files, the same numbers as an untrimmed
+    league rebuilt with that K; the checkpoint moves to the new K; an incomplete archive is
+    refused."""
+    results = synthetic_results(80, bots=6, seed=12)
+    whole = _other(store)
+    _record(whole, results)
+    _record(store, results[:50])
+    catch_up(store)
+    rep = retention.run(store, 1.0, archive=str(tmp_path / "a"), now=time.time() + 2 * DAY)
+    assert rep["trimmed_results"] == 50
+    _record(store, results[50:])
+    env = arena_env(redis_url, store.keys.prefix)
+    out = cli("ratings", "set-config", "--elo-k", "40", "--archive", str(tmp_path / "nowhere"),
+              env=env, check=2)
+    assert "no results archive in" in out.stderr and "Traceback" not in out.stderr
+    cli("ratings", "set-config", "--elo-k", "40", "--archive", str(tmp_path / "a"), env=env)
+    save_config(whole, elo_k=40)
+    assert _numbers(load(store)) == _numbers(load(whole))
+    assert load_matchups(store) == load_matchups(whole)
+    assert rebuild(store, write=False)["max_diff"] == 0.0   # from the rewritten checkpoint
+    # an archive that lacks entries (a day file lost) is refused, nothing written
+    for f in (tmp_path / "a" / "results").glob("*.gz"):
+        lines = gzip.open(f).read().splitlines()
+        with gzip.open(f, "wb") as g:
+            g.write(b"\n".join(lines[1:]) + b"\n")
+    out = cli("ratings", "set-config", "--elo-k", "20", "--archive", str(tmp_path / "a"),
+              env=env, check=2)
+    assert "the archive holds 49 of the 50 results" in out.stderr
+    assert _numbers(load(store)) == _numbers(load(whole))
