@@ -25,6 +25,7 @@ from sueca.arena.ratings import (
     DEFAULT_ELO_K,
     Ratings,
     load,
+    load_checkpoint,
     rated,
     standings,
 )
@@ -102,6 +103,12 @@ class LeagueView:
         self._by_end = {}
         self._history = {}
         self._fold_ratings = Ratings(*config)
+        # after a trim the fold goes on from the ratings checkpoint: the history then starts
+        # there, at the right ratings, rather than at the initial rating
+        cp = load_checkpoint(self.store)
+        if cp is not None and (cp["elo_k"], cp["elo_initial"]) == config:
+            self._fold_ratings = Ratings.from_state(cp["state"], *config)
+            self._cursor = cp["cursor"]
 
     def _fold(self, res: Mapping[str, Any]) -> None:
         mid = str(res.get("match_id", ""))

@@ -258,6 +258,9 @@ def test_web_pages_say_what_retention_archived(store):
         assert 'id="trimmed"' in page and "archived the 10 results" in page
         page = c.get(f"/bots/{bot}").text
         assert "archived the 10 results before it" in page
+        # the rating history goes on from the checkpoint: it ends at the live rating
+        history = c.get(f"/api/bots/{bot}").json()["history"]
+        assert history and history[-1]["elo"] == load(store)[bot].elo
         page = c.get("/tournaments/t2").text
         assert "10 results of this tournament were archived" in page
         got = c.get(f"/matches/{results[0]['match_id']}")
