@@ -24,6 +24,8 @@ key                                    type    holds
 ``results``                            stream  the append-only results log: one entry per
                                                result, field ``data`` = result JSON
 ``recorded:{id}``                      string  the idempotency key: stream entry id of a result
+                                               (a tournament's match keeps it when retention
+                                               archives the match: :mod:`sueca.arena.retention`)
 ``replay:{id}``                        string  zlib-compressed sueca-replay/1 JSON
 ``ratings:elo``                        hash    bot -> Elo rating (float repr)
 ``ratings:openskill``                  hash    bot -> JSON {mu, sigma}
@@ -39,6 +41,11 @@ key                                    type    holds
                                                its first side (:mod:`sueca.arena.record`)
 ``ratings:record``                     hash    the last fit of record (``cursor`` it was fit
                                                at, ``fit`` JSON): a cache, refit when stale
+``ratings:checkpoint``                 hash    the live fold's whole state at results entry
+                                               ``cursor`` (``state`` JSON, ``results`` count,
+                                               ``elo_k``, ``elo_initial``): the results log is
+                                               trimmed up to ``cursor`` and a rebuild starts
+                                               here (:mod:`sueca.arena.retention`)
 ``ladder:running``                     set     match ids the ladder has in flight
 ``ladder:recent``                      list    the bots of the last 100 ladder matches
                                                scheduled, newest first (``a b``), for the
@@ -130,6 +137,9 @@ class Keys:
 
     def ratings_record(self) -> str:
         return self.prefix + "ratings:record"
+
+    def ratings_checkpoint(self) -> str:
+        return self.prefix + "ratings:checkpoint"
 
     def ladder_recent(self) -> str:
         return self.prefix + "ladder:recent"

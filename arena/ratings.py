@@ -37,6 +37,15 @@ counts A twice.
 
 Settings (K and the initial rating) are stored in Redis on first use and changed only by
 ``sueca-arena ratings set-config``, which rebuilds everything from the log.
+
+Checkpoint: to keep Redis bounded, retention (:mod:`sueca.arena.retention`) stores the fold's
+whole state at a results entry E (:func:`checkpoint`: every bot's Elo, OpenSkill mu and sigma,
+games and score, the duplicate halves waiting for their twin, the rating of record's matchup
+counts) and trims the log up to E in the same transaction. A rebuild then starts from that
+state and folds the tail: the same operations on the same floats in the same order as a fold of
+the whole log, so the numbers stay identical (``tests/arena/test_retention.py`` compares the
+two). What needs the trimmed entries themselves (another K or initial rating, a tournament's
+table) needs them back from the archive files.
 """
 
 from __future__ import annotations
@@ -44,7 +53,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import redis
@@ -52,10 +61,11 @@ import redis
 from sueca.sdk.settings import current
 
 from . import record as _record
-from .store import Store, text
+from .store import Store, _entry, text
 
 __all__ = ["Rating", "Ratings", "rated", "pair_outcome", "same_decks", "catch_up", "rebuild",
            "load", "load_config", "save_config", "record", "load_matchups", "standings",
+           "checkpoint", "load_checkpoint", "entry_key", "RatingsError",
            "DEFAULT_ELO_K", "DEFAULT_ELO_INITIAL"]
 
 DEFAULT_ELO_K = 24.0
@@ -63,6 +73,15 @@ DEFAULT_ELO_INITIAL = 1500.0
 _Z95 = 1.96
 _ELO_SCALE = 400.0 / math.log(10)
 _UNRATED_ENDS = ("aborted", "failed")
+
+
+class RatingsError(ValueError):
+    """A rating operation the stored data cannot support; the message says what and why."""
+
+
+def entry_key(eid: str) -> tuple[int, int]:
+    """A results-stream entry id (``ms-seq``) as a tuple that sorts as Redis orders ids."""
+    return _entry(eid)
 
 
 @dataclasses.dataclass(slots=True)
@@ -177,6 +196,24 @@ class Ratings:
         side0, side1 = _sides(first)
         self._rate(side0, side1, score)
 
+    def state(self) -> dict[str, Any]:
+        """Everything the fold carries from one result to the next, as JSON-able values (floats
+        round-trip exactly through JSON: it writes their ``repr``)."""
+        return {"bots": {b: [r.elo, r.mu, r.sigma, r.games, r.score]
+                         for b, r in sorted(self.bots.items())},
+                "pending": dict(sorted(self.pending.items())),
+                "matchups": {m: [int(g), int(w)] for m, (g, w) in sorted(self.matchups.items())}}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any], elo_k: float, elo_initial: float) -> Ratings:
+        """The fold as :meth:`state` saved it, ready to go on folding."""
+        out = cls(elo_k, elo_initial,
+                  {b: Rating(float(v[0]), float(v[1]), float(v[2]), int(v[3]), float(v[4]))
+                   for b, v in state["bots"].items()},
+                  state["pending"])
+        out.matchups = {m: [int(g), int(w)] for m, (g, w) in state["matchups"].items()}
+        return out
+
     def apply_all(self, results: Iterable[Mapping[str, Any]]) -> Ratings:
         for r in results:
             self.apply(r)
@@ -234,14 +271,15 @@ def load_config(store: Store) -> tuple[float, float]:
     return cfg["elo_k"], cfg["elo_initial"]
 
 
-def save_config(store: Store, elo_k: float | None = None,
-                elo_initial: float | None = None) -> dict[str, Any]:
+def save_config(store: Store, elo_k: float | None = None, elo_initial: float | None = None,
+                trimmed: Callable[[], Iterable[tuple[str, Mapping[str, Any]]]] | None = None,
+                ) -> dict[str, Any]:
     """Store new settings and rebuild every rating with them; returns :func:`rebuild`'s report."""
     for name, value in (("elo_k", elo_k), ("elo_initial", elo_initial)):
         if value is not None and not (math.isfinite(value) and (value > 0 or name != "elo_k")):
             raise ValueError(f"bad {name} {value!r}: a finite number" +
                              (" above 0" if name == "elo_k" else ""))
-    return rebuild(store, elo_k=elo_k, elo_initial=elo_initial)
+    return rebuild(store, elo_k=elo_k, elo_initial=elo_initial, trimmed=trimmed)
 
 
 def _read_bots(r: Any, store: Store, names: list[str] | None) -> dict[str, Rating]:
@@ -313,6 +351,12 @@ def catch_up(store: Store, batch: int = 500) -> int:
             try:
                 pipe.watch(k.ratings_cursor())
                 cursor = text(pipe.get(k.ratings_cursor()))
+                if cursor is None and pipe.exists(k.ratings_checkpoint()):
+                    # live ratings lost (deleted by hand) after a trim: folding the tail onto
+                    # nothing would be wrong; start from the checkpoint instead
+                    pipe.unwatch()
+                    rebuild(store, _catch_up=False)
+                    continue
                 start = "-" if cursor is None else f"({cursor}"
                 rows = pipe.xrange(k.results(), start, "+", count=batch)
                 if not rows:
@@ -391,9 +435,16 @@ def record(store: Store) -> _record.Fit:
 
 
 def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
-            elo_initial: float | None = None, _catch_up: bool = True) -> dict[str, Any]:
+            elo_initial: float | None = None, _catch_up: bool = True,
+            trimmed: Callable[[], Iterable[tuple[str, Mapping[str, Any]]]] | None = None,
+            ) -> dict[str, Any]:
     """Recompute every rating from the results log; with ``write``, replace the live ones (and
     keep ``elo_k`` and ``elo_initial``, when given, as this arena's settings).
+
+    After retention trimmed the log, the fold starts from the ratings checkpoint; ``trimmed()``
+    (the archived entries, :func:`sueca.arena.retention.archived_results`) folds them instead,
+    which another K or initial rating needs: every entry up to the checkpoint must be there
+    (else :class:`RatingsError`), and with ``write`` the checkpoint is rewritten too.
 
     Returns a report: ``results``, ``bots``, ``max_diff`` (largest absolute difference between
     the rebuilt and the live numbers, over Elo, mu, sigma, games, score and the record's
@@ -409,15 +460,30 @@ def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
     while True:
         with store.r.pipeline() as pipe:
             try:
-                pipe.watch(k.ratings_cursor())
+                pipe.watch(k.ratings_cursor(), k.ratings_checkpoint())
                 live = _read_bots(pipe, store, None)
                 live_pending = {text(a): json.loads(b)
                                 for a, b in pipe.hgetall(k.ratings_pending()).items()}
                 live_matchups = _parse_matchups(pipe.hgetall(k.ratings_matchups()))
-                state = Ratings(new_k, new_initial)
-                last = None
-                n = 0
-                for eid, res in store.results():
+                cp = load_checkpoint(store, pipe)
+                if cp is None:
+                    state, last, n = Ratings(new_k, new_initial), None, 0
+                elif trimmed is not None:
+                    state, n = _fold_archive(trimmed(), cp, new_k, new_initial)
+                    last = cp["cursor"]
+                elif (cp["elo_k"], cp["elo_initial"]) != (new_k, new_initial):
+                    raise RatingsError(
+                        f"the results log was trimmed at entry {cp['cursor']} after a ratings "
+                        f"checkpoint made with Elo K={cp['elo_k']:g} and initial rating "
+                        f"{cp['elo_initial']:g}; rebuilding with K={new_k:g}, initial "
+                        f"{new_initial:g} needs the {cp['results']} trimmed results, which only "
+                        f"the retention archive holds (pass it: --archive DIR)")
+                else:
+                    state = Ratings.from_state(cp["state"], new_k, new_initial)
+                    last, n = cp["cursor"], cp["results"]
+                at_checkpoint = None if cp is None else json.dumps(state.state(),
+                                                                   separators=(",", ":"))
+                for eid, res in store.results(after=last):
                     state.apply(res)
                     last = eid
                     n += 1
@@ -441,6 +507,10 @@ def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
                         pipe.delete(k.ratings_cursor())
                     else:
                         pipe.set(k.ratings_cursor(), last)
+                    if cp is not None and trimmed is not None:
+                        pipe.hset(k.ratings_checkpoint(), mapping={
+                            "state": at_checkpoint, "elo_k": repr(new_k),
+                            "elo_initial": repr(new_initial)})
                     pipe.hset(k.ratings_config(), mapping={"elo_k": repr(new_k),
                                                            "elo_initial": repr(new_initial),
                                                            "format": FORMAT})
@@ -448,7 +518,9 @@ def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
                 else:
                     pipe.unwatch()
                 return {"results": n, "bots": len(state.bots), "max_diff": max_diff,
-                        "elo_k": new_k, "elo_initial": new_initial, "ratings": state.bots}
+                        "elo_k": new_k, "elo_initial": new_initial, "ratings": state.bots,
+                        "checkpoint": None if cp is None else cp["cursor"],
+                        "checkpoint_results": 0 if cp is None else cp["results"]}
             except redis.WatchError:
                 continue
 
@@ -462,6 +534,93 @@ def _max_diff(a: Mapping[str, Rating], b: Mapping[str, Rating]) -> float:
         for f in ("elo", "mu", "sigma", "games", "score"):
             worst = max(worst, abs(float(getattr(ra, f)) - float(getattr(rb, f))))
     return worst
+
+
+# -- checkpoint -------------------------------------------------------------------------------
+def _fold_archive(entries: Iterable[tuple[str, Mapping[str, Any]]], cp: Mapping[str, Any],
+                  elo_k: float, elo_initial: float) -> tuple[Ratings, int]:
+    """The fold of the archived entries up to the checkpoint, checked complete."""
+    state = Ratings(elo_k, elo_initial)
+    end = entry_key(cp["cursor"])
+    n = 0
+    for eid, res in entries:
+        if entry_key(eid) > end:
+            break
+        state.apply(res)
+        n += 1
+    if n != cp["results"]:
+        raise RatingsError(f"the archive holds {n} of the {cp['results']} results trimmed up to "
+                           f"entry {cp['cursor']}: it is not this league's whole archive (or "
+                           f"part of it was dropped)")
+    return state, n
+
+
+
+def load_checkpoint(store: Store, r: Any = None) -> dict[str, Any] | None:
+    """The stored checkpoint (``cursor``, ``results``, ``elo_k``, ``elo_initial``, ``state``,
+    ``created``), or None when the results log was never trimmed. ``r``: a client or a
+    watching pipeline to read it with."""
+    raw = (r or store.r).hgetall(store.keys.ratings_checkpoint())
+    if not raw:
+        return None
+    cp = {text(a): text(b) for a, b in raw.items()}
+    return {"cursor": cp["cursor"], "results": int(cp["results"]),
+            "elo_k": float(cp["elo_k"]), "elo_initial": float(cp["elo_initial"]),
+            "state": json.loads(cp["state"]), "created": float(cp.get("created") or 0.0)}
+
+
+def checkpoint(store: Store, upto: str,
+               advance: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Store the fold's state at results entry ``upto`` (or at the live ratings' cursor, if
+    they have not folded that far: an entry is trimmed only once the live ratings hold it) and
+    trim the log up to there, in one transaction.
+
+    The state is the previous checkpoint's (if any) with the entries after it folded in, i.e.
+    exactly what :func:`rebuild` computes up to there. Returns ``cursor`` (the new checkpoint,
+    or None when there was nothing to trim), ``results`` (entries it stands for) and
+    ``trimmed`` (entries removed from the log now). ``advance(1)`` is called per entry folded
+    (a progress bar; retention renews its lock there).
+    """
+    import time as _time
+    catch_up(store)
+    k = store.keys
+    while True:
+        with store.r.pipeline() as pipe:
+            try:
+                pipe.watch(k.ratings_checkpoint(), k.ratings_config())
+                elo_k, elo_initial = load_config(store)
+                live = text(pipe.get(k.ratings_cursor()))
+                old = load_checkpoint(store, pipe)
+                if live is None:
+                    pipe.unwatch()
+                    return {"cursor": None if old is None else old["cursor"],
+                            "results": 0 if old is None else old["results"], "trimmed": 0}
+                end = min(upto, live, key=entry_key)
+                if old is not None and entry_key(old["cursor"]) >= entry_key(end):
+                    pipe.unwatch()
+                    return {"cursor": old["cursor"], "results": old["results"], "trimmed": 0}
+                if old is None:
+                    state, n, after = Ratings(elo_k, elo_initial), 0, None
+                else:
+                    state = Ratings.from_state(old["state"], elo_k, elo_initial)
+                    n, after = old["results"], old["cursor"]
+                folded = 0
+                for _, res in store.results(after=after, through=end):
+                    state.apply(res)
+                    folded += 1
+                    if advance is not None:
+                        advance(1)
+                pipe.multi()
+                pipe.hset(k.ratings_checkpoint(), mapping={
+                    "cursor": end, "results": n + folded, "elo_k": repr(elo_k),
+                    "elo_initial": repr(elo_initial), "created": f"{_time.time():.3f}",
+                    "state": json.dumps(state.state(), separators=(",", ":"))})
+                ms, seq = entry_key(end)
+                pipe.xtrim(k.results(), minid=f"{ms}-{seq + 1}", approximate=False)
+                trimmed = pipe.execute()[-1]
+                return {"cursor": end, "results": n + folded, "trimmed": int(trimmed)}
+            except redis.WatchError:
+                continue
 
 
 # -- standings ---------------------------------------------------------------------------------

@@ -222,12 +222,28 @@ redis.call('ZADD', KEYS[4], ARGV[1], ARGV[3])
 return 1
 """
 
-# KEYS: match, matches   ARGV: now, match id, field, value, ...   Creates only a new match.
+# KEYS: match, matches, recorded   ARGV: now, match id, field, value, ...   Creates only a new
+# match: not one whose result is recorded and whose hash retention archived (a re-run
+# tournament must not find it pending again).
 _CREATE_MATCH = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'status', 'pending', 'attempts', 0, 'updated', ARGV[1],
            unpack(ARGV, 3))
 redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
+return 1
+"""
+
+
+# KEYS: match, replay, recorded, lease, inflight, matches   ARGV: match id
+# Retention forgets a recorded match that nobody is playing: 1 removed, 0 left alone. The
+# idempotency key goes too unless a tournament may create the match again (see forget_matches).
+_FORGET = """
+if redis.call('EXISTS', KEYS[3]) == 0 or redis.call('EXISTS', KEYS[4]) == 1
+   or redis.call('ZSCORE', KEYS[5], ARGV[1]) then return 0 end
+local t = redis.call('HGET', KEYS[1], 'tournament')
+if t == 'ladder' or t == '' then redis.call('DEL', KEYS[3]) end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('ZREM', KEYS[6], ARGV[1])
 return 1
 """
 
@@ -247,6 +263,7 @@ class Store:
         self._requeue = client.register_script(_REQUEUE)
         self._create = client.register_script(_CREATE_MATCH)
         self._stats_ready = False  # ensure_bot_stats found them folded
+        self._forget = client.register_script(_FORGET)
 
     @classmethod
     def from_url(cls, url: str | None, keys: Keys | None = None) -> Store:
@@ -258,7 +275,8 @@ class Store:
         """Store a new match (status pending); False, and nothing changed, if it exists."""
         fields = ["spec", json.dumps(dict(spec), separators=(",", ":")),
                   "tournament", tournament, "pair", pair]
-        return bool(self._create(keys=[self.keys.match(mid), self.keys.matches()],
+        return bool(self._create(keys=[self.keys.match(mid), self.keys.matches(),
+                                       self.keys.recorded(mid)],
                                  args=[_now(), mid, *fields]))
 
     def _hash(self, key: str, ident: str, count: str) -> dict[str, Any] | None:
@@ -276,10 +294,13 @@ class Store:
         return self._hash(self.keys.match(mid), mid, "attempts")
 
     def statuses(self, mids: Sequence[str]) -> list[str | None]:
+        """Each match's status; ``done`` for a recorded one whose hash retention archived."""
         pipe = self.r.pipeline(transaction=False)
         for mid in mids:
             pipe.hget(self.keys.match(mid), "status")
-        return [text(s) for s in pipe.execute()]
+            pipe.exists(self.keys.recorded(mid))
+        got = pipe.execute()
+        return [DONE if rec else text(st) for st, rec in zip(got[::2], got[1::2])]
 
     def claim(self, mid: str, stale_after: float = 900.0) -> bool:
         """Atomically mark a match queued if nobody has it: True means "enqueue it now"."""
@@ -463,11 +484,14 @@ class Store:
         return out
 
     # -- results log -----------------------------------------------------------------------
-    def results(self, after: str | None = None, batch: int = 1000) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Every entry of the results log in order (after entry id ``after``, exclusive)."""
+    def results(self, after: str | None = None, batch: int = 1000,
+                through: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every entry of the results log in order (after entry id ``after``, exclusive; up to
+        ``through``, inclusive). Entries up to the ratings checkpoint may have been trimmed
+        (:meth:`trimmed_through`)."""
         start = "-" if after is None else f"({after}"
         while True:
-            chunk = self.r.xrange(self.keys.results(), start, "+", count=batch)
+            chunk = self.r.xrange(self.keys.results(), start, through or "+", count=batch)
             for entry, fields in chunk:
                 eid = text(entry)
                 yield eid, json.loads(fields[b"data"])
@@ -485,6 +509,63 @@ class Store:
 
     def results_count(self) -> int:
         return int(self.r.xlen(self.keys.results()))
+
+    def trimmed_through(self) -> str | None:
+        """The last results-log entry trimmed by retention (entries up to it are gone from
+        Redis, folded into the ratings checkpoint and archived or dropped), or None."""
+        return text(self.r.hget(self.keys.ratings_checkpoint(), "cursor"))
+
+    def last_result_before(self, ms: int) -> str | None:
+        """The id of the last results-log entry written before unix time ``ms`` (milliseconds)."""
+        rows = self.r.xrevrange(self.keys.results(), f"{ms - 1}-18446744073709551615", "-",
+                                count=1)
+        return text(rows[0][0]) if rows else None
+
+    # -- retention -------------------------------------------------------------------------
+    def recorded_before(self, ms: int, batch: int = 5000) -> list[tuple[str, str]]:
+        """``(match id, results entry id)`` of every match still stored whose result was
+        recorded before unix time ``ms`` (milliseconds), oldest created first. A match cannot
+        be recorded before it was created, so only ``matches`` scored before ``ms`` are read."""
+        out: list[tuple[str, str]] = []
+        offset = 0
+        while True:
+            mids = [text(m) for m in self.r.zrangebyscore(self.keys.matches(), "-inf",
+                                                          ms / 1000.0, start=offset, num=batch)]
+            if not mids:
+                return out
+            offset += len(mids)
+            pipe = self.r.pipeline(transaction=False)
+            for mid in mids:
+                pipe.get(self.keys.recorded(mid))
+            for mid, eid in zip(mids, pipe.execute()):
+                eid = text(eid)
+                if eid is not None and int(eid.partition("-")[0]) < ms:
+                    out.append((mid, eid))
+
+    def archive_rows(self, mids: Sequence[str]) -> list[tuple[dict[str, str], bytes | None]]:
+        """Each match's hash (decoded; empty if gone) and raw replay blob (None if none)."""
+        pipe = self.r.pipeline(transaction=False)
+        for mid in mids:
+            pipe.hgetall(self.keys.match(mid))
+            pipe.get(self.keys.replay(mid))
+        got = pipe.execute()
+        return [({text(k): text(v) for k, v in h.items()}, blob)
+                for h, blob in zip(got[::2], got[1::2])]
+
+    def forget_matches(self, mids: Sequence[str]) -> int:
+        """Delete the hash and replay of recorded matches. A tournament's match keeps
+        ``recorded:{id}``, the idempotency key (~100 bytes), so a re-run of the tournament
+        never creates and plays it again; a ladder match (or one of no tournament) loses it
+        too: nothing creates its id again, and a late task for it finds no match and gives up
+        (:func:`sueca.arena.runner.play_and_record`). A match that is not recorded, is in flight or
+        leased is left alone. Returns how many were removed."""
+        pipe = self.r.pipeline(transaction=False)
+        for mid in mids:
+            self._forget(keys=[self.keys.match(mid), self.keys.replay(mid),
+                               self.keys.recorded(mid), self.keys.lease(mid),
+                               self.keys.inflight(), self.keys.matches()],
+                         args=[mid], client=pipe)
+        return sum(int(x) for x in pipe.execute())
 
     # -- tournaments -----------------------------------------------------------------------
     def create_tournament(
@@ -552,6 +633,19 @@ class Store:
             pipe.xrange(self.keys.results(), eid, eid)
         return [json.loads(rows[0][1][b"data"]) for rows in pipe.execute() if rows]
 
+    def tournament_archived(self, tid: str) -> int:
+        """How many of the tournament's recorded results retention trimmed from the log (they
+        are in the ratings checkpoint and the archive files, no longer in
+        :meth:`tournament_results`)."""
+        cut = self.trimmed_through()
+        if cut is None:
+            return 0
+        mids = self.tournament_matches(tid)
+        pipe = self.r.pipeline(transaction=False)
+        for mid in mids:
+            pipe.get(self.keys.recorded(mid))
+        return sum(1 for e in pipe.execute() if e is not None and _entry(text(e)) <= _entry(cut))
+
     def tournament_ids(self, limit: int = 20) -> list[str]:
         return [text(t) for t in self.r.zrevrange(self.keys.tournaments(), 0, limit - 1)]
 
@@ -573,11 +667,23 @@ class Store:
             return token
         return None
 
+    def renew_lock(self, name: str, token: str, ttl: float) -> bool:
+        """Extend lock ``name`` by ``ttl`` seconds if we still hold it (a long job's heartbeat)."""
+        script = ("if redis.call('GET', KEYS[1]) == ARGV[1] then "
+                  "return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end")
+        return bool(self.r.eval(script, 1, self.keys.lock(name), token,
+                                max(1, int(ttl * 1000))))
+
     def unlock(self, name: str, token: str) -> bool:
         """Release a lock only if we still hold it (a compare-and-delete)."""
         script = ("if redis.call('GET', KEYS[1]) == ARGV[1] then "
                   "return redis.call('DEL', KEYS[1]) else return 0 end")
         return bool(self.r.eval(script, 1, self.keys.lock(name), token))
+
+
+def _entry(eid: str) -> tuple[int, int]:
+    ms, _, seq = eid.partition("-")
+    return int(ms), int(seq or 0)
 
 
 def default_owner(task: str = "") -> str:

@@ -241,6 +241,7 @@ def tournament_report(store: Any, tid: str) -> dict[str, Any]:
               for m in store.recent_matches(tournament=tid) if m["status"] == "failed"]
     spec = {k: v for k, v in t["spec"].items() if k != "secret"}
     return {"tournament": tid, "spec": spec, "matches": t["total"], "recorded": len(results),
+            "archived": store.tournament_archived(tid),
             "failed": failed, "standings": standings(results, elo_k, elo_initial)}
 
 

@@ -38,6 +38,7 @@ COMMANDS = (
     ("sueca.arena.cli.worker", "worker"),
     ("sueca.arena.cli.scheduler", "scheduler"),
     ("sueca.arena.cli.ratings", "ratings"),
+    ("sueca.arena.cli.retention", "retention"),
     ("sueca.arena.cli.redis", "redis"),
     ("sueca.arena.cli.demo", "demo"),
     ("sueca.arena.cli.serve", "serve"),

@@ -16,6 +16,7 @@ KINDS = {
     "ladder-live": "sueca.arena.bench.ladder_live",
     "grpc-pingpong": "sueca.arena.bench.pingpong",
     "ratings": "sueca.arena.bench.ratings",
+    "retention": "sueca.arena.bench.retention",
     "hostile": "sueca.arena.bench.hostile",
     "redis-writes": "sueca.arena.bench.redis_writes",
     "referee": "sueca.arena.bench.referee",

@@ -64,6 +64,10 @@ def show_match(store: Any, mid: str, as_json: bool, replay_only: bool = False) -
     when there is none yet) with ``replay_only``. An unknown id is a :class:`UserError`.
     """
     m = store.match(mid)
+    if m is None and store.is_recorded(mid):
+        raise UserError(f"match {mid!r} was archived by retention: its record and replay are "
+                        f"in the archive directory's matches/DAY.jsonl.gz (DAY: the UTC day "
+                        f"it was recorded), no longer in Redis")
     if m is None:
         raise UserError(f"unknown match {mid!r}")
     rec = store.replay(mid)

@@ -19,6 +19,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_redis(rb)
     rb.add_argument("--elo-k", action=Bounded, kind=float, low=0, above=True, default=None,
                     help="use (and keep) this Elo K")
+    add_archive(rb)
     rb.add_argument("--check", action="store_true",
                     help="only compare with the live ratings; exit 1 if they differ")
     rb.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -34,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="the live Elo's K")
     st.add_argument("--initial", action=Bounded, kind=float, low=-1e6, high=1e6, default=None,
                     help="the initial rating (live Elo's start; the rating of record's mean)")
+    add_archive(st)
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_ratings_set_config)
     ex = acts.add_parser("exporter", help="serve sueca_rating{bot,system} for Prometheus")
@@ -46,10 +48,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ex.set_defaults(func=cmd_ratings_exporter)
 
 
+def add_archive(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--archive", metavar="DIR", default=None,
+                   help="after retention trimmed the results log: fold the archived entries "
+                        "(DIR/results/*.jsonl.gz) instead of starting from the checkpoint, as "
+                        "another K or initial rating needs")
+
+
+def _trimmed(args: argparse.Namespace) -> object:
+    """``rebuild``'s ``trimmed``: the archive's entries, read when the rebuild asks."""
+    if args.archive is None:
+        return None
+    from sueca.arena.retention import archived_results
+    return lambda: archived_results(args.archive)
+
+
+def _run(fn: object, *a: object, **kw: object) -> dict:
+    """``fn(*a, **kw)`` with a bad archive or a trimmed log as a user error."""
+    from sueca.arena.ratings import RatingsError
+    try:
+        return fn(*a, **kw)  # type: ignore[operator,no-any-return]
+    except (RatingsError, ValueError, OSError) as err:
+        raise UserError(str(err)) from None
+
+
 def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
     from sueca.arena.ratings import rebuild
     store = open_store(args)
-    report = rebuild(store, elo_k=args.elo_k, write=not args.check)
+    report = _run(rebuild, store, elo_k=args.elo_k, write=not args.check, trimmed=_trimmed(args))
     same = report["max_diff"] == 0.0
     if args.json:
         out = {k: v for k, v in report.items() if k != "ratings"}
@@ -60,7 +86,10 @@ def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
         verdict = ("identical to the live ratings" if same else
                    f"largest difference from the live ratings: {report['max_diff']:.6g}")
         action = "checked" if args.check else "rebuilt"
-        print(f"{action} {report['bots']} ratings from {report['results']} results "
+        base = ("" if report["checkpoint"] is None else
+                f" ({report['checkpoint_results']} of them from the checkpoint at entry "
+                f"{report['checkpoint']}, the log's tail after it)")
+        print(f"{action} {report['bots']} ratings from {report['results']} results{base} "
               f"(Elo K={report['elo_k']:g}, initial {report['elo_initial']:g}): {verdict}")
     return 1 if (args.check and not same) else 0
 
@@ -104,7 +133,8 @@ def cmd_ratings_set_config(args: argparse.Namespace) -> int:
         raise UserError("nothing to change: give --elo-k K and/or --initial R "
                         "(`ratings show-config` shows the stored values)")
     store = open_store(args)
-    report = save_config(store, elo_k=args.elo_k, elo_initial=args.initial)
+    report = _run(save_config, store, elo_k=args.elo_k, elo_initial=args.initial,
+                  trimmed=_trimmed(args))
     cfg = _settings(store)
     if args.json:
         print(json.dumps({**cfg, "rebuilt_ratings": report["bots"],

@@ -73,6 +73,10 @@ def print_table(report: Mapping[str, Any], out: Any = None) -> None:
                       f"{r['rating']:.0f} ± {fmt(r['rating_pm'])}", f"{r['elo']:.0f}",
                       str(r["faults"]))
     out.print(table)
+    if report.get("archived"):
+        out.print(f"[yellow]note[/]: {report['archived']} more results of this tournament were "
+                  f"archived by retention (trimmed from the results log): this table counts "
+                  f"the {report['recorded']} still in Redis; the league's ratings include all")
     for f in report["failed"]:
         out.print(f"[red]failed[/] {f['match_id']}: {f['error']}")
 

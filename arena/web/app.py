@@ -110,7 +110,7 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
             return JSONResponse(_clean(rows[(p - 1) * per: p * per]))
         return page(request, "leaderboard.html", rows=rows[(p - 1) * per: p * per],
                     page_no=p, pages=max(1, -(-total // per)), total=total,
-                    sort=_q(request, "sort") or "elo")
+                    sort=_q(request, "sort") or "elo", trimmed=view.trimmed())
 
     def bot(request: Request) -> Response:
         data = view.bot(ident(request, "name"))

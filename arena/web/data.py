@@ -29,6 +29,7 @@ from sueca.arena.ratings import (
     DEFAULT_ELO_K,
     Ratings,
     load,
+    load_checkpoint,
     rated,
     standings,
 )
@@ -72,6 +73,7 @@ class LeagueView:
         self.store = store
         self._lock = threading.Lock()
         self._cursor: str | None = None
+        self._trim: str | None = None
         self._bots: dict[str, _BotStats] = {}
         self._by_end: dict[str, list[str]] = {}
         self._rated: tuple[tuple[Any, ...], dict[str, dict[str, Any]]] | None = None
@@ -85,8 +87,12 @@ class LeagueView:
     def refresh(self) -> None:
         with self._lock:
             config = self._config()
-            if self._fold_config != config:  # first use, or ratings rebuilt with another K
+            trim = self.store.trimmed_through()
+            # first use, ratings rebuilt with another K, or the log trimmed by retention (the
+            # pages say they count the log after the trim: so they do, in every process)
+            if self._fold_config != config or self._trim != trim:
                 self._reset(config)
+                self._trim = trim
             for eid, res in self.store.results(after=self._cursor):
                 self._cursor = eid
                 self._fold(res)
@@ -104,6 +110,12 @@ class LeagueView:
         self._by_end = {}
         self._history = {}
         self._fold_ratings = Ratings(*config)
+        # after a trim the fold goes on from the ratings checkpoint: the history then starts
+        # there, at the right ratings, rather than at the initial rating
+        cp = load_checkpoint(self.store)
+        if cp is not None and (cp["elo_k"], cp["elo_initial"]) == config:
+            self._fold_ratings = Ratings.from_state(cp["state"], *config)
+            self._cursor = cp["cursor"]
 
     def _fold(self, res: Mapping[str, Any]) -> None:
         mid = str(res.get("match_id", ""))
@@ -193,6 +205,14 @@ class LeagueView:
         self._rated = (stamp, by_bot)
         return by_bot
 
+    def trimmed(self) -> dict[str, Any] | None:
+        """Where retention trimmed the results log (``through`` entry id, ``results`` it held),
+        or None: the counts, history and head-to-head folded here cover only what follows."""
+        raw = self.store.r.hmget(self.store.keys.ratings_checkpoint(), ["cursor", "results"])
+        if raw[0] is None:
+            return None
+        return {"through": text(raw[0]), "results": int(text(raw[1]) or 0)}
+
     # -- bots --------------------------------------------------------------------------------
     def bot(self, name: str, recent: int = 20) -> dict[str, Any]:
         self.refresh()
@@ -213,7 +233,7 @@ class LeagueView:
                 "connected": self._connected(name),
                 "history": [{"time": t, "elo": e, "mu": mu, "sigma": sg}
                             for t, e, mu, sg in self._history.get(name, [])[-HISTORY:]],
-                "head_to_head": h2h,
+                "head_to_head": h2h, "trimmed": self.trimmed(),
                 "recent_matches": self.match_rows(list(reversed(stats.recent[-recent:])))}
 
     def _connected(self, name: str) -> list[dict[str, Any]]:
@@ -341,6 +361,9 @@ class LeagueView:
         """``{"match", "result", "replay", "hidden"}``: as ``matches show ID --json``, with the
         seed and the replay left out (and ``hidden`` saying why) until they reveal nothing."""
         m = self.store.match(mid)
+        if m is None and self.store.is_recorded(mid):
+            raise NotFound(f"match {mid!r} was archived by retention: it is no longer in Redis "
+                           f"(the operator's archive files hold it)")
         if m is None:
             raise NotFound(f"no match {mid!r}")
         result = self.store.result_of(mid) if m.get("status") == DONE else None
@@ -429,6 +452,7 @@ class LeagueView:
                         cross.setdefault(a, {}).setdefault(b, [0, 0, 0])[k] += 1
         return {"tournament": tid, "status": t.get("status"), "created": t.get("created"),
                 "spec": spec, "progress": self.store.progress(tid), "recorded": len(results),
+                "archived": self.store.tournament_archived(tid),
                 "standings": standings(results, elo_k), "bots": bots, "cross": cross}
 
 

@@ -102,6 +102,12 @@ def _limit(raw: str) -> float | None:
     return value
 
 
+def _days(raw: str) -> int:
+    if not raw.strip().isdigit():
+        raise ValueError("a whole number of days, at least 0 (0 keeps everything)")
+    return int(raw)
+
+
 def _seed_key(raw: str) -> str | None:
     key = raw.strip()
     if key and len(key) < 16:
@@ -187,6 +193,11 @@ VARIABLES: tuple[Variable, ...] = (
              "seconds before Redis hands an unacknowledged match to another worker", _seconds),
     Variable("SUECA_ELO_K", "24", "worker, ratings commands",
              "Elo K of a new league (then kept in Redis)", _positive),
+    Variable("SUECA_RETAIN_DAYS", "0", "retention run",
+             "archive (or drop) replays, match records and results-log entries of matches "
+             "recorded more than this many days ago; 0 keeps everything", _days),
+    Variable("SUECA_ARCHIVE_DIR", "", "retention run",
+             "directory of retention's gzip JSON-lines archive files; `--archive` wins", _text),
     Variable("SUECA_SEED_KEY", "", "referee, self-play",
              "secret key of the bots' seeds (HMAC): a bot cannot learn the decks from its seed; "
              "unset, a referee picks a random one", _seed_key),
@@ -228,6 +239,8 @@ class Settings:
     retry_base: float
     visibility_timeout: float
     elo_k: float
+    retain_days: int
+    archive_dir: str | None
     seed_key: str | None
     log_format: str
     out_bytes: float | None

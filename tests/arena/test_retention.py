@@ -1,0 +1,317 @@
+"""Retention on a real Redis: a ratings checkpoint + the log's tail rebuilds the same numbers as
+the whole log; old matches go to gzip archive files before Redis forgets them, idempotently and
+safely across a crash; live work is never touched; bad input is refused whole."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+import uuid
+
+import pytest
+from arenakit import arena_env, cli
+
+from sueca.arena import retention
+from sueca.arena.bench.retention import replay_templates, synthetic_results
+from sueca.arena.keys import Keys
+from sueca.arena.ratings import (
+    RatingsError,
+    catch_up,
+    checkpoint,
+    load,
+    load_matchups,
+    rebuild,
+    record,
+    save_config,
+)
+from sueca.arena.store import Store
+
+DAY = retention.DAY
+
+
+def _other(store: Store) -> Store:
+    return Store(store.r, Keys(f"u{uuid.uuid4().hex[:8]}:"))
+
+
+def _record(store: Store, results, replays=None, tournament="ladder") -> list[str]:
+    eids = []
+    for i, r in enumerate(results):
+        store.create_match(r["match_id"], {"bots": r["seats"]}, pair=r["pair"],
+                           tournament=tournament(i) if callable(tournament) else tournament)
+        replay = None if replays is None else dict(replays[i % len(replays)],
+                                                   match_id=r["match_id"])
+        new, eid = store.record_result(r["match_id"], r, replay)
+        assert new
+        eids.append(eid)
+    return eids
+
+
+def _numbers(ratings):
+    return {b: (r.elo, r.mu, r.sigma, r.games, r.score) for b, r in ratings.items()}
+
+
+def test_checkpoint_plus_tail_rebuilds_the_numbers_of_the_whole_log(store):
+    """300 seeded results (pairs whose halves straddle the checkpoint, four-bot matches,
+    timeouts) in two arenas: one keeps its whole log, the other is trimmed twice."""
+    results = synthetic_results(300, bots=12, seed=5)
+    whole, trimmed = _other(store), store
+    _record(whole, results)
+    eids = _record(trimmed, results[:120])
+    catch_up(trimmed)
+    cp = checkpoint(trimmed, eids[99])
+    assert cp == {"cursor": eids[99], "results": 100, "trimmed": 100}
+    assert trimmed.results_count() == 20 and trimmed.trimmed_through() == eids[99]
+    pending = trimmed.r.hlen(trimmed.keys.ratings_pending())
+    assert pending, "the seed must leave a duplicate half waiting across the checkpoint"
+    eids += _record(trimmed, results[120:250])
+    cp = checkpoint(trimmed, eids[200])       # folds on from the first checkpoint
+    assert cp == {"cursor": eids[200], "results": 201, "trimmed": 101}
+    assert checkpoint(trimmed, eids[150])["trimmed"] == 0                # never backwards
+    _record(trimmed, results[250:])
+    catch_up(whole)
+    catch_up(trimmed)
+
+    full = rebuild(whole, write=False)
+    again = rebuild(trimmed, write=False)
+    assert trimmed.results_count() == 99 and again["results"] == full["results"] == 300
+    assert again["checkpoint"] == eids[200] and again["checkpoint_results"] == 201
+    assert full["max_diff"] == 0.0 and again["max_diff"] == 0.0
+    assert _numbers(again["ratings"]) == _numbers(full["ratings"])      # bit for bit
+    assert _numbers(load(trimmed)) == _numbers(load(whole))
+    assert load_matchups(trimmed) == load_matchups(whole)
+    assert record(trimmed).rating == record(whole).rating
+    # a rebuild that writes, then the live ratings lost entirely: both come back the same
+    rebuild(trimmed)
+    for system in ("elo", "openskill", "games", "score"):
+        trimmed.r.delete(trimmed.keys.ratings(system))
+    trimmed.r.delete(trimmed.keys.ratings_cursor(), trimmed.keys.ratings_pending(),
+                     trimmed.keys.ratings_matchups())
+    catch_up(trimmed)
+    assert _numbers(load(trimmed)) == _numbers(load(whole))
+    # another K cannot be computed without the trimmed entries: refused, nothing changed
+    with pytest.raises(RatingsError, match=r"trimmed at entry .* K=24 .* 201 trimmed results"):
+        save_config(trimmed, elo_k=40)
+    assert _numbers(load(trimmed)) == _numbers(load(whole))
+
+
+def _lines(path):
+    with gzip.open(path, "rt") as f:
+        return [json.loads(line) for line in f]
+
+
+def test_retention_archives_before_it_forgets_and_spares_live_matches(store, tmp_path):
+    results = synthetic_results(60, bots=6, seed=2)
+    replays = replay_templates(3)
+    _record(store, results, replays, lambda i: "t-old" if i % 2 else "ladder")
+    catch_up(store)
+    # live work, created "before the cutoff" too: not recorded, queued, leased
+    for mid in ("pending1", "queued1", "leased1"):
+        store.create_match(mid, {"bots": ["a", "b", "a", "b"]})
+        store.r.zadd(store.keys.matches(), {mid: time.time() - 10 * DAY})
+    store.claim("queued1")
+    store.start_attempt("leased1", owner="w1")
+    old_ids = [r["match_id"] for r in results]
+    want = {mid: store.replay(mid) for mid in old_ids}
+    later = time.time() + 2 * DAY
+
+    dry = retention.run(store, 1.0, archive=str(tmp_path), dry_run=True, now=later)
+    assert dry["matches"] == 60 and dry["results_to_trim"] == 60
+    assert not list(tmp_path.rglob("*.gz")) and store.results_count() == 60
+
+    # a crash after the archive file is in place but before Redis forgot anything
+    real = store.forget_matches
+    store.forget_matches = lambda mids: (_ for _ in ()).throw(ConnectionError("killed"))
+    with pytest.raises(ConnectionError):
+        retention.run(store, 1.0, archive=str(tmp_path), now=later)
+    store.forget_matches = real
+    assert store.match(old_ids[0]) is not None and store.results_count() == 60
+    assert not store.r.exists(store.keys.lock("retention"))              # lock released
+
+    rep = retention.run(store, 1.0, archive=str(tmp_path), now=later)
+    assert rep["removed_matches"] == 60 and rep["archived_matches"] == 0  # already in the file
+    assert rep["trimmed_results"] == 60 and store.results_count() == 0
+    day = time.strftime("%Y-%m-%d", time.gmtime())
+    lines = _lines(tmp_path / "matches" / f"{day}.jsonl.gz")
+    assert sorted(x["id"] for x in lines) == sorted(old_ids)              # each exactly once
+    assert {x["id"]: x["replay"] for x in lines} == want
+    assert all(x["match"]["status"] == "done" and x["match"]["spec"]["bots"] for x in lines)
+    logged = _lines(tmp_path / "results" / f"{day}.jsonl.gz")
+    assert [x["data"]["match_id"] for x in logged] == old_ids
+    for i, mid in enumerate(old_ids):
+        assert store.match(mid) is None and store.replay(mid) is None
+        # a tournament's match keeps its idempotency key (a tombstone), a ladder match not
+        assert store.is_recorded(mid) == bool(i % 2)
+    for mid in ("pending1", "queued1", "leased1"):
+        assert store.match(mid) is not None
+    assert store.statuses(["pending1", "queued1", "leased1", old_ids[1], old_ids[0]]) == [
+        "pending", "queued", "running", "done", None]
+    # re-created by a re-run tournament: not resurrected as pending, never queued again
+    assert not store.create_match(old_ids[1], {"bots": ["x"] * 4}, tournament="t-old")
+    assert store.match(old_ids[1]) is None and not store.claim(old_ids[1])
+
+    again = retention.run(store, 1.0, archive=str(tmp_path), now=later)   # idempotent
+    assert again["removed_matches"] == again["trimmed_results"] == 0
+    assert len(_lines(tmp_path / "matches" / f"{day}.jsonl.gz")) == 60
+    assert rebuild(store, write=False)["max_diff"] == 0.0
+
+
+def test_retention_command_and_its_refusals(store, redis_url, tmp_path):
+    results = synthetic_results(30, bots=5, seed=3)
+    _record(store, results)
+    env = arena_env(redis_url, store.keys.prefix)
+    out = cli("retention", "run", "--older-than", "1", env=env, check=2)
+    assert "nowhere to put old records" in out.stderr and "Traceback" not in out.stderr
+    out = cli("retention", "run", "--older-than", "-2", "--drop", env=env, check=2)
+    assert "-2" in out.stderr
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    out = cli("retention", "run", "--older-than", "1", "--archive", str(blocker / "x"),
+              env=env, check=2)
+    assert repr(str(blocker / "x")) in out.stderr
+    out = cli("retention", "run", "--older-than", "1", "--archive", "d", "--drop",
+              env=env, check=2)
+    assert "contradict" in out.stderr
+    assert store.results_count() == 30 and store.match(results[0]["match_id"]) is not None
+    off = json.loads(cli("retention", "run", "--json", env=env).stdout)
+    assert off["off"] is True
+    # nothing is old enough yet: a real run changes nothing
+    rep = json.loads(cli("retention", "run", "--older-than", "1", "--drop", "--json",
+                         env=env).stdout)
+    assert rep["removed_matches"] == 0 and rep["trimmed_results"] == 0
+    # 0.00001 days = 0.86 s: everything recorded before is old
+    time.sleep(1.0)
+    env["SUECA_ARCHIVE_DIR"] = str(tmp_path / "arch")
+    out = cli("retention", "run", "--older-than", "0.00001", env=env)
+    assert str(tmp_path / "arch") in out.stdout and "matches (hash + replay) moved" in out.stdout
+    assert store.results_count() == 0 and len(list((tmp_path / "arch").rglob("*.gz"))) == 2
+    status = json.loads(cli("retention", "status", "--json", env=env).stdout)
+    assert status["results_retained"] == 0 and status["results_in_checkpoint"] == 30
+    out = cli("ratings", "set-config", "--elo-k", "30", env=env, check=2)
+    assert "only the retention archive holds" in out.stderr
+    out = cli("ratings", "rebuild", "--check", env=env)
+    assert "30 of them from the checkpoint" in out.stdout and "identical" in out.stdout
+
+
+def test_retention_bench_reports_bytes_per_match_and_identical_rebuild():
+    out = cli("bench", "retention", "--matches", "300", "--bots", "10", "--threads", "4",
+              timeout=300)
+    rep = json.loads(out.stdout.strip().splitlines()[-1])
+    assert rep["matches"] == 300 and rep["removed_matches"] == 300
+    assert rep["trimmed_results"] == 300 and rep["rebuild_identical"] is True
+    assert 1000 < rep["bytes_per_match"] < 10000
+    assert rep["bytes_per_match_after_retention"] < rep["bytes_per_match"] / 3
+    assert rep["by_key"]["replay"] > rep["by_key"]["recorded_key"] > 0
+
+
+def test_views_of_trimmed_history_say_what_they_lost(store, redis_url, tmp_path):
+    """A tournament half archived: its table counts the rest and says how many are missing;
+    its progress still counts every match done; an archived match is named as such."""
+    from sueca.arena.tournaments import tournament_report
+    results = synthetic_results(20, bots=4, seed=9)
+
+    def schedule(tid, spec):
+        return [{"id": r["match_id"], "spec": {"bots": r["seats"]}, "pair": r["pair"]}
+                for r in results]
+    store.create_tournament("t1", {"bots": ["a"]}, schedule)
+    eids = [store.record_result(r["match_id"], r)[1] for r in results]
+    catch_up(store)
+    checkpoint(store, eids[11])
+    report = tournament_report(store, "t1")
+    assert report["archived"] == 12 and report["recorded"] == 8
+    assert sum(s["matches"] for s in report["standings"]) >= 8
+    store.forget_matches([results[0]["match_id"]])
+    assert store.progress("t1")["done"] == 20
+    env = arena_env(redis_url, store.keys.prefix)
+    out = cli("matches", "show", results[0]["match_id"], env=env, check=2)
+    assert "archived by retention" in out.stderr
+    out = cli("tournament", "show", "t1", env=env)
+    assert "12 more results of this tournament were archived" in out.stdout
+
+
+def test_web_pages_say_what_retention_archived(store):
+    """The web pages of a league whose log was trimmed name what they no longer count."""
+    from starlette.testclient import TestClient
+
+    from sueca.arena.bots import BotRegistry
+    from sueca.arena.web.app import create_app
+    results = synthetic_results(16, bots=4, seed=4)
+    for r in results:
+        r["pair"] = ""
+    for b in {s for r in results for s in r["seats"]}:
+        BotRegistry(store.r, store.keys).add(b)
+
+    def schedule(tid, spec):
+        return [{"id": r["match_id"], "spec": {"bots": r["seats"]}} for r in results]
+    store.create_tournament("t2", {"bots": ["a"]}, schedule)
+    eids = [store.record_result(r["match_id"], r)[1] for r in results]
+    catch_up(store)
+    bot = results[-1]["seats"][0]
+    with TestClient(create_app(store), raise_server_exceptions=False) as c:
+        counted = c.get("/api/leaderboard").json()
+        assert sum(r["matches"] for r in counted) > 0 and 'id="trimmed"' not in c.get("/").text
+        checkpoint(store, eids[9])          # trimmed while the web process runs
+        store.forget_matches([results[0]["match_id"]])
+        after = c.get("/api/leaderboard").json()
+        assert sum(r["matches"] for r in after) < sum(r["matches"] for r in counted)
+        page = c.get("/").text
+        assert 'id="trimmed"' in page and "archived the 10 results" in page
+        page = c.get(f"/bots/{bot}").text
+        assert "archived the 10 results before it" in page
+        # the rating history goes on from the checkpoint: it ends at the live rating
+        history = c.get(f"/api/bots/{bot}").json()["history"]
+        assert history and history[-1]["elo"] == load(store)[bot].elo
+        page = c.get("/tournaments/t2").text
+        assert "10 results of this tournament were archived" in page
+        got = c.get(f"/matches/{results[0]['match_id']}")
+        assert got.status_code == 404 and "archived by retention" in got.text
+
+
+def test_a_failed_archive_write_changes_nothing(store, tmp_path):
+    results = synthetic_results(10, bots=4, seed=1)
+    _record(store, results)
+    catch_up(store)
+
+    def broken(mids):
+        raise OSError(28, "No space left on device")
+    store.archive_rows = broken
+    with pytest.raises(OSError):
+        retention.run(store, 1.0, archive=str(tmp_path), now=time.time() + 2 * DAY)
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []   # no file, no temporary one
+    assert store.results_count() == 10 and store.trimmed_through() is None
+    assert all(store.match(r["match_id"]) is not None for r in results)
+    token = store.lock("retention", 5)                                # the lock was released
+    assert store.renew_lock("retention", token, 60) and not store.renew_lock("retention", "x", 60)
+    assert store.r.pttl(store.keys.lock("retention")) > 30_000
+
+
+def test_another_k_after_a_trim_folds_the_archive(store, tmp_path, redis_url):
+    """set-config after retention: from the archive files, the same numbers as an untrimmed
+    league rebuilt with that K; the checkpoint moves to the new K; an incomplete archive is
+    refused."""
+    results = synthetic_results(80, bots=6, seed=12)
+    whole = _other(store)
+    _record(whole, results)
+    _record(store, results[:50])
+    catch_up(store)
+    rep = retention.run(store, 1.0, archive=str(tmp_path / "a"), now=time.time() + 2 * DAY)
+    assert rep["trimmed_results"] == 50
+    _record(store, results[50:])
+    env = arena_env(redis_url, store.keys.prefix)
+    out = cli("ratings", "set-config", "--elo-k", "40", "--archive", str(tmp_path / "nowhere"),
+              env=env, check=2)
+    assert "no results archive in" in out.stderr and "Traceback" not in out.stderr
+    cli("ratings", "set-config", "--elo-k", "40", "--archive", str(tmp_path / "a"), env=env)
+    save_config(whole, elo_k=40)
+    assert _numbers(load(store)) == _numbers(load(whole))
+    assert load_matchups(store) == load_matchups(whole)
+    assert rebuild(store, write=False)["max_diff"] == 0.0   # from the rewritten checkpoint
+    # an archive that lacks entries (a day file lost) is refused, nothing written
+    for f in (tmp_path / "a" / "results").glob("*.gz"):
+        lines = gzip.open(f).read().splitlines()
+        with gzip.open(f, "wb") as g:
+            g.write(b"\n".join(lines[1:]) + b"\n")
+    out = cli("ratings", "set-config", "--elo-k", "20", "--archive", str(tmp_path / "a"),
+              env=env, check=2)
+    assert "the archive holds 49 of the 50 results" in out.stderr
+    assert _numbers(load(store)) == _numbers(load(whole))
