@@ -27,7 +27,14 @@ from typing import Any
 
 from sueca.sdk.settings import current
 
-from .store import HEARTBEAT_SECONDS, LEASE_SECONDS, TRANSIENT_REDIS_ERRORS, Store, default_owner
+from .store import (
+    HEARTBEAT_SECONDS,
+    LEASE_SECONDS,
+    TRANSIENT_REDIS_ERRORS,
+    Store,
+    UnknownMatch,
+    default_owner,
+)
 
 __all__ = ["Transient", "Permanent", "run_match", "run_local", "run_on_referee", "place",
            "play_and_record", "replicas", "outcome_to_result"]
@@ -293,6 +300,7 @@ class Heartbeat:
         import threading
         self.store, self.mid, self.owner, self.every, self.lease = store, mid, owner, every, lease
         self.lost = False  # another owner took the match over while we played
+        self.ended = False  # the lease is gone already (the result's record deleted it)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name=f"lease-{mid}", daemon=True)
 
@@ -311,6 +319,8 @@ class Heartbeat:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(self.every + 1)
+        if self.ended:
+            return
         try:
             self.store.release_lease(self.mid, self.owner)
         except Exception:  # Redis away: the lease lapses on its own
@@ -334,18 +344,17 @@ def play_and_record(store: Store, mid: str, mode: str | None = None,
     """
     owner = owner or default_owner(task)
     try:
-        match = store.match(mid)
-        if match is None:
-            raise Permanent(f"unknown match {mid!r}")
-        if match["status"] == "done":
-            return {"status": "skipped", "match_id": mid}
-        attempt = store.start_attempt(mid, owner=owner, task=task)
-        if attempt < 0:
-            return {"status": "skipped", "match_id": mid}
+        attempt, match = store.begin_attempt(mid, owner=owner, task=task)  # one round trip
+    except UnknownMatch:
+        raise Permanent(f"unknown match {mid!r}") from None
     except TRANSIENT_REDIS_ERRORS as err:
         raise Transient(f"Redis unavailable: {err}") from None
-    with Heartbeat(store, mid, owner):
-        return _play(store, match, attempt, mode, max_attempts)
+    if match is None:
+        return {"status": "skipped", "match_id": mid}
+    with Heartbeat(store, mid, owner) as beat:
+        out = _play(store, match, attempt, mode, max_attempts)
+        beat.ended = out["status"] == "recorded"  # the record script ended the lease
+        return out
 
 
 def _play(store: Store, match: dict[str, Any], attempt: int, mode: str | None,
