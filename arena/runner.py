@@ -163,6 +163,35 @@ def place(bots: Sequence[str], addresses: Sequence[str], list_bots: Callable[[st
         time.sleep(poll)
 
 
+_channels: dict[str, Any] = {}
+_channels_pid = -1
+
+
+def _channel(address: str) -> Any:
+    """This process's gRPC channel to the referee at ``address``, shared by every match it
+    runs: a channel per match cost a connection set-up and teardown per match on both sides.
+    A forked pool process opens its own (gRPC channels do not survive a fork)."""
+    global _channels_pid
+    import os
+
+    from sueca.referee import control
+    if _channels_pid != os.getpid():
+        _channels.clear()
+        _channels_pid = os.getpid()
+    ch = _channels.get(address)
+    if ch is None:
+        ch = _channels[address] = control.channel(address)
+    return ch
+
+
+def _drop_channel(address: str) -> None:
+    """After a failed call: the next attempt connects afresh (new TLS settings, a restarted
+    referee) instead of waiting out the old channel's reconnect back-off."""
+    ch = _channels.pop(address, None)
+    if ch is not None:
+        ch.close()
+
+
 def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: float,
                    wait: float = 20.0) -> dict[str, Any]:
     """Place and run ``spec``; adds ``referee`` and ``timing`` (place, run seconds) to the result.
@@ -187,8 +216,9 @@ def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: f
                          wait=max(0.0, deadline - time.monotonic()))
         t1 = time.perf_counter()
         try:
-            out = dict(control.run_match(addr, dict(spec), timeout))
+            out = dict(control.run_match(addr, dict(spec), timeout, channel=_channel(addr)))
         except Exception as err:
+            _drop_channel(addr)
             code = _code(err)
             msg = err.details() if code and hasattr(err, "details") else str(err)
             if code in ("RESOURCE_EXHAUSTED", "FAILED_PRECONDITION"):
