@@ -100,12 +100,27 @@ def replicas(store: Store | None) -> list[str]:
     found = list(current().referees)
     if store is not None:
         try:
-            for a in store.referees():
+            for a in _announced(store):
                 if a not in found:
                     found.append(a)
         except TRANSIENT_REDIS_ERRORS:
             pass
     return found
+
+
+_announced_cache: tuple[Store, float, list[str]] | None = None
+
+
+def _announced(store: Store, fresh: float = 1.0) -> list[str]:
+    """The replicas heartbeating into ``store``, read at most once per ``fresh`` seconds by
+    this process: an entry lives 30 s after a replica's last heartbeat, so a newer read
+    changes little, and it was a Redis round trip per match."""
+    global _announced_cache
+    now = time.monotonic()
+    if _announced_cache is None or _announced_cache[0] is not store or (
+            now - _announced_cache[1] > fresh):
+        _announced_cache = (store, now, store.referees())
+    return list(_announced_cache[2])
 
 
 def _code(err: BaseException) -> str | None:
