@@ -374,7 +374,8 @@ class Heartbeat:
 
 def play_and_record(store: Store, mid: str, mode: str | None = None,
                     max_attempts: int | None = None, owner: str | None = None,
-                    task: str = "") -> dict[str, Any]:
+                    task: str = "", fold: Callable[[Store], Any] | None = None,
+                    ) -> dict[str, Any]:
     """Run match ``mid`` once and record it; returns ``{"status", "attempt", ...}`` where status
     is ``recorded``, ``duplicate`` (someone recorded it while we played) or ``skipped`` (it was
     recorded before we started). Raises Transient / Permanent as described above, and
@@ -386,6 +387,9 @@ def play_and_record(store: Store, mid: str, mode: str | None = None,
 
     An ``aborted`` end (the referee shut down under the match) is Transient: the match is played
     again (on a fresh seed, see :func:`reseeded`) rather than recorded without a result.
+
+    ``fold(store)`` brings the live ratings up to date after a new result; by default
+    :func:`sueca.arena.ratings.catch_up`, here and now (the Celery task hands it to a thread).
     """
     owner = owner or default_owner(task)
     try:
@@ -397,13 +401,13 @@ def play_and_record(store: Store, mid: str, mode: str | None = None,
     if match is None:
         return {"status": "skipped", "match_id": mid}
     with Heartbeat(store, mid, owner) as beat:
-        out = _play(store, match, attempt, mode, max_attempts)
+        out = _play(store, match, attempt, mode, max_attempts, fold)
         beat.ended = out["status"] == "recorded"  # the record script ended the lease
         return out
 
 
 def _play(store: Store, match: dict[str, Any], attempt: int, mode: str | None,
-          max_attempts: int | None) -> dict[str, Any]:
+          max_attempts: int | None, fold: Callable[[Store], Any] | None) -> dict[str, Any]:
     mid = match["id"]
     if max_attempts is not None and attempt > max_attempts:
         # every earlier attempt died without an answer (a worker lost each time): a match
@@ -422,7 +426,9 @@ def _play(store: Store, match: dict[str, Any], attempt: int, mode: str | None,
         t0 = time.perf_counter()
         new, entry = store.record_result(mid, result, out.get("replay"))
         t1 = time.perf_counter()
-        if new:
+        if new and fold is not None:
+            fold(store)
+        elif new:
             from .ratings import catch_up
             catch_up(store)
         timing.update(record=round(t1 - t0, 4), ratings=round(time.perf_counter() - t1, 4))
