@@ -38,8 +38,8 @@ def test_the_last_result_ends_the_wait_at_once(store):
     done_at: list[float] = []
 
     def record(mid: str) -> None:
+        done_at.append(time.monotonic())  # before: the wait may end before this thread goes on
         store.record_result(mid, {"match_id": mid, "end": "normal"})
-        done_at.append(time.monotonic())
 
     _later(*[(0.3, lambda m=m: record(m)) for m in mids])
     progress = wait_for(store, "tw-fast", timeout=20, quiet=True, look_every=30.0)
