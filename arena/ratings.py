@@ -289,10 +289,12 @@ def _read_bots(r: Any, store: Store, names: list[str] | None) -> dict[str, Ratin
         names = sorted(elo)
     if not names:
         return {}
-    elo_v = r.hmget(k.ratings("elo"), names)
-    os_v = r.hmget(k.ratings("openskill"), names)
-    games_v = r.hmget(k.ratings("games"), names)
-    score_v = r.hmget(k.ratings("score"), names)
+    # one round trip: a watching pipeline (catch_up's) would send each read alone, and reads
+    # after the WATCH need not travel on the watching connection to be guarded by it
+    reads = store.r.pipeline(transaction=False)
+    for field in ("elo", "openskill", "games", "score"):
+        reads.hmget(k.ratings(field), names)
+    elo_v, os_v, games_v, score_v = reads.execute()
     out = {}
     for name, e, o, g, s in zip(names, elo_v, os_v, games_v, score_v):
         if e is None or o is None:
@@ -385,6 +387,8 @@ def catch_up(store: Store, batch: int = 500) -> int:
                 pipe.set(k.ratings_cursor(), text(rows[-1][0]))
                 pipe.execute()
                 folded += len(rows)
+                if len(rows) < batch:  # the log's end as read after the WATCH: all folded
+                    return folded
             except redis.WatchError:
                 continue
 

@@ -29,7 +29,14 @@ from sueca.sdk.logs import log_context
 from sueca.sdk.settings import current
 
 from . import botstats
-from .store import HEARTBEAT_SECONDS, LEASE_SECONDS, TRANSIENT_REDIS_ERRORS, Store, default_owner
+from .store import (
+    HEARTBEAT_SECONDS,
+    LEASE_SECONDS,
+    TRANSIENT_REDIS_ERRORS,
+    Store,
+    UnknownMatch,
+    default_owner,
+)
 
 __all__ = ["Transient", "Permanent", "run_match", "run_local", "run_on_referee", "place",
            "play_and_record", "replicas", "outcome_to_result"]
@@ -97,12 +104,27 @@ def replicas(store: Store | None) -> list[str]:
     found = list(current().referees)
     if store is not None:
         try:
-            for a in store.referees():
+            for a in _announced(store):
                 if a not in found:
                     found.append(a)
         except TRANSIENT_REDIS_ERRORS:
             pass
     return found
+
+
+_announced_cache: tuple[Store, float, list[str]] | None = None
+
+
+def _announced(store: Store, fresh: float = 1.0) -> list[str]:
+    """The replicas heartbeating into ``store``, read at most once per ``fresh`` seconds by
+    this process: an entry lives 30 s after a replica's last heartbeat, so a newer read
+    changes little, and it was a Redis round trip per match."""
+    global _announced_cache
+    now = time.monotonic()
+    if _announced_cache is None or _announced_cache[0] is not store or (
+            now - _announced_cache[1] > fresh):
+        _announced_cache = (store, now, store.referees())
+    return list(_announced_cache[2])
 
 
 def _code(err: BaseException) -> str | None:
@@ -162,6 +184,38 @@ def place(bots: Sequence[str], addresses: Sequence[str], list_bots: Callable[[st
         time.sleep(poll)
 
 
+_channels: dict[str, Any] = {}
+_channels_pid = -1
+
+
+def _channel(address: str) -> Any:
+    """This process's gRPC channel to the referee at ``address``, shared by every match it
+    runs: a channel per match cost a connection set-up and teardown per match on both sides.
+    A forked pool process opens its own (gRPC channels do not survive a fork)."""
+    global _channels_pid
+    import os
+
+    from sueca.referee import control
+    if _channels_pid != os.getpid():
+        _channels.clear()
+        _channels_pid = os.getpid()
+    ch = _channels.get(address)
+    if ch is None:
+        from sueca.sdk.channels import client_tls_from_env, open_channel
+        # four seats of up to 2,000 turn times: more than gRPC's default 8 KiB of metadata
+        options = [*control._OPTIONS, ("grpc.max_metadata_size", 1 << 20)]
+        ch = _channels[address] = open_channel(address, client_tls_from_env(), options)
+    return ch
+
+
+def _drop_channel(address: str) -> None:
+    """After a failed call: the next attempt connects afresh (new TLS settings, a restarted
+    referee) instead of waiting out the old channel's reconnect back-off."""
+    ch = _channels.pop(address, None)
+    if ch is not None:
+        ch.close()
+
+
 def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: float,
                    wait: float = 20.0) -> dict[str, Any]:
     """Place and run ``spec``; adds ``referee`` and ``timing`` (place, run seconds) to the result.
@@ -188,6 +242,7 @@ def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: f
         try:
             out = _run_timed(control, addr, spec, timeout)
         except Exception as err:
+            _drop_channel(addr)
             code = _code(err)
             msg = err.details() if code and hasattr(err, "details") else str(err)
             if code in ("RESOURCE_EXHAUSTED", "FAILED_PRECONDITION"):
@@ -224,8 +279,6 @@ def _run_timed(control: Any, addr: str, spec: Mapping[str, Any],
     none."""
     import grpc
 
-    from sueca.sdk.channels import client_tls_from_env, open_channel
-
     class AskTimes(grpc.UnaryStreamClientInterceptor):  # type: ignore[misc]
         call: Any = None
 
@@ -235,16 +288,13 @@ def _run_timed(control: Any, addr: str, spec: Mapping[str, Any],
             self.call = continuation(details, request)
             return self.call
 
-    ask = AskTimes()
-    # four seats of up to 2,000 times: more than gRPC's default 8 KiB of metadata
-    options = [*control._OPTIONS, ("grpc.max_metadata_size", 1 << 20)]
-    with open_channel(addr, client_tls_from_env(), options) as raw:
-        out = dict(control.run_match(addr, dict(spec), timeout,
-                                     channel=grpc.intercept_channel(raw, ask)))
-        try:
-            out["turn_times"] = botstats.parse_turn_times(ask.call.trailing_metadata())
-        except Exception:  # no times is no reason to lose the result
-            out["turn_times"] = None
+    ask = AskTimes()  # per call (it keeps the call); the channel under it is the process's
+    out = dict(control.run_match(addr, dict(spec), timeout,
+                                 channel=grpc.intercept_channel(_channel(addr), ask)))
+    try:
+        out["turn_times"] = botstats.parse_turn_times(ask.call.trailing_metadata())
+    except Exception:  # no times is no reason to lose the result
+        out["turn_times"] = None
     return out
 
 
@@ -337,6 +387,7 @@ class Heartbeat:
         import threading
         self.store, self.mid, self.owner, self.every, self.lease = store, mid, owner, every, lease
         self.lost = False  # another owner took the match over while we played
+        self.ended = False  # the lease is gone already (the result's record deleted it)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name=f"lease-{mid}", daemon=True)
 
@@ -355,6 +406,8 @@ class Heartbeat:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(self.every + 1)
+        if self.ended:
+            return
         try:
             self.store.release_lease(self.mid, self.owner)
         except Exception:  # Redis away: the lease lapses on its own
@@ -363,7 +416,8 @@ class Heartbeat:
 
 def play_and_record(store: Store, mid: str, mode: str | None = None,
                     max_attempts: int | None = None, owner: str | None = None,
-                    task: str = "") -> dict[str, Any]:
+                    task: str = "", fold: Callable[[Store], Any] | None = None,
+                    ) -> dict[str, Any]:
     """Run match ``mid`` once and record it; returns ``{"status", "attempt", ...}`` where status
     is ``recorded``, ``duplicate`` (someone recorded it while we played) or ``skipped`` (it was
     recorded before we started). Raises Transient / Permanent as described above, and
@@ -375,26 +429,28 @@ def play_and_record(store: Store, mid: str, mode: str | None = None,
 
     An ``aborted`` end (the referee shut down under the match) is Transient: the match is played
     again (on a fresh seed, see :func:`reseeded`) rather than recorded without a result.
+
+    ``fold(store)`` brings the live ratings up to date after a new result; by default
+    :func:`sueca.arena.ratings.catch_up`, here and now (the Celery task hands it to a thread).
     """
     owner = owner or default_owner(task)
     try:
-        match = store.match(mid)
-        if match is None:
-            raise Permanent(f"unknown match {mid!r}")
-        if match["status"] == "done":
-            return {"status": "skipped", "match_id": mid}
-        attempt = store.start_attempt(mid, owner=owner, task=task)
-        if attempt < 0:
-            return {"status": "skipped", "match_id": mid}
+        attempt, match = store.begin_attempt(mid, owner=owner, task=task)  # one round trip
+    except UnknownMatch:
+        raise Permanent(f"unknown match {mid!r}") from None
     except TRANSIENT_REDIS_ERRORS as err:
         raise Transient(f"Redis unavailable: {err}") from None
-    with Heartbeat(store, mid, owner), \
+    if match is None:
+        return {"status": "skipped", "match_id": mid}
+    with Heartbeat(store, mid, owner) as beat, \
             log_context(match_id=mid, tournament=match.get("tournament") or None):
-        return _play(store, match, attempt, mode, max_attempts)
+        out = _play(store, match, attempt, mode, max_attempts, fold)
+        beat.ended = out["status"] == "recorded"  # the record script ended the lease
+        return out
 
 
 def _play(store: Store, match: dict[str, Any], attempt: int, mode: str | None,
-          max_attempts: int | None) -> dict[str, Any]:
+          max_attempts: int | None, fold: Callable[[Store], Any] | None) -> dict[str, Any]:
     mid = match["id"]
     if max_attempts is not None and attempt > max_attempts:
         # every earlier attempt died without an answer (a worker lost each time): a match
@@ -414,9 +470,12 @@ def _play(store: Store, match: dict[str, Any], attempt: int, mode: str | None,
         new, entry = store.record_result(mid, result, out.get("replay"))
         t1 = time.perf_counter()
         if new:
-            from .ratings import catch_up
-            catch_up(store)
             store.ensure_bot_stats()  # an arena older than the per-bot totals: folded once
+            if fold is not None:
+                fold(store)  # the task's: a thread of this process folds the live ratings
+            else:
+                from .ratings import catch_up
+                catch_up(store)
         timing.update(record=round(t1 - t0, 4), ratings=round(time.perf_counter() - t1, 4))
     except TRANSIENT_REDIS_ERRORS as err:
         raise Transient(f"Redis unavailable while recording: {err}") from None

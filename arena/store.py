@@ -32,7 +32,8 @@ from . import botstats
 from .keys import Keys, default_keys
 from .redisurl import masked
 
-__all__ = ["Store", "StoreError", "StoreUnavailable", "TournamentConflict", "LeaseHeld", "connect",
+__all__ = ["Store", "StoreError", "StoreUnavailable", "TournamentConflict", "LeaseHeld",
+           "UnknownMatch", "connect",
            "LEASE_SECONDS", "HEARTBEAT_SECONDS", "MatchStatus",
            "PENDING", "QUEUED", "RUNNING", "DONE", "FAILED", "TRANSIENT_REDIS_ERRORS"]
 
@@ -68,6 +69,14 @@ class StoreUnavailable(StoreError):
 
 class TournamentConflict(StoreError):
     """A tournament id that already exists with a different specification."""
+
+
+class UnknownMatch(StoreError):
+    """No match with this id is stored."""
+
+    def __init__(self, mid: str) -> None:
+        super().__init__(f"unknown match {mid!r}")
+        self.mid = mid
 
 
 class LeaseHeld(StoreError):
@@ -159,7 +168,8 @@ return 1
 
 # KEYS: match, recorded, lease, inflight   ARGV: now, referee, owner, lease ms, task, match id
 # A worker starts an attempt: {-1} if already recorded, {-2} unknown, {-3, owner} while another
-# owner's lease is alive, else {attempt number}; takes the lease with the attempt.
+# owner's lease is alive, else {attempt number, the match's fields}; takes the lease with the
+# attempt. The fields come back in the same round trip: the task needs the spec to play.
 _START = """
 if redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-2} end
@@ -170,13 +180,16 @@ local n = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 redis.call('HSET', KEYS[1], 'status', 'running', 'updated', ARGV[1], 'referee', ARGV[2],
            'owner', ARGV[3], 'task', ARGV[5])
 redis.call('ZADD', KEYS[4], 'NX', ARGV[1], ARGV[6])
-return {n}
+return {n, redis.call('HGETALL', KEYS[1])}
 """
 
-# KEYS: lease   ARGV: owner, lease ms
+# KEYS: lease, recorded   ARGV: owner, lease ms
 # The owner's heartbeat: renew (or re-take, after a Redis pause let it lapse) unless someone
-# else holds it now. 1 renewed, 0 taken by another owner.
+# else holds it now. 1 renewed, 0 taken by another owner. A recorded match has no lease to
+# keep (the record deleted it; a beat racing the record must not bring it back): 1, nothing
+# written.
 _RENEW = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 1 end
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -282,13 +295,7 @@ class Store:
     def _hash(self, key: str, ident: str, count: str) -> dict[str, Any] | None:
         """The hash at ``key`` decoded, with ``id``, ``spec`` parsed and ``count`` an int."""
         raw = self.r.hgetall(key)
-        if not raw:
-            return None
-        out = {text(k): text(v) for k, v in raw.items()}
-        out["id"] = ident
-        out["spec"] = json.loads(out.get("spec") or "{}")
-        out[count] = int(out.get(count) or 0)
-        return out
+        return _decoded(raw, ident, count) if raw else None
 
     def match(self, mid: str) -> dict[str, Any] | None:
         return self._hash(self.keys.match(mid), mid, "attempts")
@@ -315,20 +322,33 @@ class Store:
     def start_attempt(self, mid: str, referee: str = "", owner: str | None = None,
                       task: str = "", lease: float = LEASE_SECONDS) -> int:
         """Count an attempt, mark the match running and take its lease for ``owner``; -1 when
-        it is already recorded, :class:`LeaseHeld` while another owner's lease is alive."""
+        it is already recorded, :class:`LeaseHeld` while another owner's lease is alive,
+        :class:`UnknownMatch` for an id never stored."""
+        return self.begin_attempt(mid, referee, owner, task, lease)[0]
+
+    def begin_attempt(self, mid: str, referee: str = "", owner: str | None = None,
+                      task: str = "", lease: float = LEASE_SECONDS,
+                      ) -> tuple[int, dict[str, Any] | None]:
+        """:meth:`start_attempt` and the match as :meth:`match` reads it (status running, the
+        attempt counted), in one round trip: ``(attempt, match)``, or ``(-1, None)`` when it is
+        already recorded."""
         owner = owner or default_owner()
         out = self._start(keys=self._lease_keys(mid),
                           args=[_now(), referee, owner, int(lease * 1000), task, mid])
         n = int(out[0])
         if n == -2:
-            raise StoreError(f"unknown match {mid!r}")
+            raise UnknownMatch(mid)
         if n == -3:
             raise LeaseHeld(mid, text(out[1]))
-        return n
+        if n < 0:
+            return n, None
+        flat = out[1]
+        return n, _decoded(dict(zip(flat[::2], flat[1::2])), mid, "attempts")
 
     def renew_lease(self, mid: str, owner: str, lease: float = LEASE_SECONDS) -> bool:
         """The owner's heartbeat; False when another owner has taken the match over."""
-        return bool(self._renew(keys=[self.keys.lease(mid)], args=[owner, int(lease * 1000)]))
+        return bool(self._renew(keys=[self.keys.lease(mid), self.keys.recorded(mid)],
+                                args=[owner, int(lease * 1000)]))
 
     def release_lease(self, mid: str, owner: str) -> bool:
         return bool(self._release(keys=[self.keys.lease(mid)], args=[owner]))
@@ -684,6 +704,14 @@ class Store:
 def _entry(eid: str) -> tuple[int, int]:
     ms, _, seq = eid.partition("-")
     return int(ms), int(seq or 0)
+
+
+def _decoded(raw: Mapping[Any, Any], ident: str, count: str) -> dict[str, Any]:
+    out = {text(k): text(v) for k, v in raw.items()}
+    out["id"] = ident
+    out["spec"] = json.loads(out.get("spec") or "{}")
+    out[count] = int(out.get(count) or 0)
+    return out
 
 
 def default_owner(task: str = "") -> str:

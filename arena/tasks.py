@@ -20,6 +20,7 @@ import random
 import time
 from typing import Any
 
+from celery import signals
 from celery.exceptions import Reject
 
 from sueca.sdk.settings import current
@@ -46,6 +47,65 @@ _store_pid = -1
 def _set_store(s: Store) -> None:
     global _store, _store_pid
     _store, _store_pid = s, os.getpid()
+
+
+class Folder:
+    """Folds recorded results into the live ratings (:func:`sueca.arena.ratings.catch_up`) from
+    a thread of this process, so that a task is answered without waiting for the fold's Redis
+    round trips (7 of them, on every match's path before). Requests made while a fold runs are
+    served by one more fold. Nothing can be lost: the fold is exactly-once and cumulative (a
+    cursor in Redis), so what a fold misses — its process killed, Redis away — the next fold
+    anywhere takes in; a pool process that stops waits for its own (:func:`_fold_rest`)."""
+
+    def __init__(self) -> None:
+        import threading
+        self._cond = threading.Condition()
+        self._asked = self._done = 0
+        self._store: Store | None = None
+        self._thread: threading.Thread | None = None
+
+    def request(self, store: Store) -> None:
+        import threading
+        with self._cond:
+            self._asked += 1
+            self._store = store
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="ratings-fold",
+                                                daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+
+    def _run(self) -> None:
+        import logging
+
+        from .ratings import catch_up
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._done < self._asked)
+                target, store = self._asked, self._store
+            try:
+                catch_up(store)  # type: ignore[arg-type]
+            except Exception as err:  # the next fold (ours or another process's) catches up
+                logging.getLogger("sueca.arena.ratings").warning(
+                    "live ratings not folded yet (the next fold does it): %s", err)
+            with self._cond:
+                self._done = target
+                self._cond.notify_all()
+
+    def flush(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for every requested fold; True when none is left."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: self._done >= self._asked or self._thread is None
+                or not self._thread.is_alive(), timeout)
+
+
+_folder = Folder()
+
+
+@signals.worker_process_shutdown.connect
+def _fold_rest(**_: object) -> None:
+    _folder.flush(5.0)
 
 
 def max_attempts() -> int:
@@ -80,7 +140,7 @@ def run_match(self: Any, match_id: str, mode: str | None = None) -> dict[str, An
         try:
             result = play_and_record(store(), match_id, mode, max_attempts(),
                                      owner=default_owner(self.request.id or ""),
-                                     task=self.request.id or "")
+                                     task=self.request.id or "", fold=_folder.request)
         except LeaseHeld:
             outcome = "busy"  # played elsewhere right now: look again once its lease could lapse
             _retry(self, None, LEASE_SECONDS / 2 * (0.75 + random.random() * 0.5))

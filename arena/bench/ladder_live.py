@@ -70,34 +70,23 @@ def _ladder_run(arena: Any, names: list[str], n: int, target: int, timeout: floa
 
 def run(args: argparse.Namespace) -> int:
     import secrets
-    import shutil
 
     from rich.console import Console
 
-    from sueca.arena.bench.tournament import _celery_run
-    from sueca.arena.celery_app import configure
-    from sueca.arena.cli.demo import LocalArena
+    from sueca.arena.bench.league import bench_arena, celery_run
     console = Console(stderr=True, highlight=False)
     names = [f"bench{i}" for i in range(args.bots)]
     run_id = secrets.token_hex(3)
-    arena = LocalArena(args.redis, args.referee, {n: "random" for n in names},
-                       capacity=args.capacity, concurrency=args.concurrency)
-    try:
-        with console.status("starting Redis, a referee, a worker and bots..."):
-            arena.start()
-        configure(arena.redis_url)
-        _celery_run(arena, f"bench-{run_id}-warm", names, 4, args.timeout, run_id)
+    with bench_arena(names, args.capacity, args.concurrency, args.redis, args.referee) as arena:
+        celery_run(arena, f"bench-{run_id}-warm", names, 4, args.timeout, run_id)
         console.print(f"{args.matches} matches as a tournament through Celery")
-        tournament_s = _celery_run(arena, f"bench-{run_id}-t", names, args.matches,
-                                   args.timeout, run_id)
+        tournament_s = celery_run(arena, f"bench-{run_id}-t", names, args.matches,
+                                  args.timeout, run_id)
         console.print(f"{args.matches} ladder matches, event-driven, {args.target} in flight")
         ladder_s = _ladder_run(arena, names, args.matches, args.target, args.timeout, None)
         console.print(f"{args.matches} ladder matches, a round every {args.interval:g}s")
         tick_s = _ladder_run(arena, names, args.matches, args.target, args.timeout,
                              args.interval)
-    finally:
-        arena.stop()
-    shutil.rmtree(arena.log_dir, ignore_errors=True)
     rate = {k: args.matches / s for k, s in (("tournament", tournament_s), ("ladder", ladder_s),
                                              ("ladder_tick", tick_s))}
     out = {"bench": "ladder-live", "bots": args.bots, "matches": args.matches,

@@ -6,11 +6,12 @@ the same processes, it plays the same ``--matches`` match specs twice:
 
 * ``celery``: queued as tasks and waited for until every result is recorded in Redis (placement
   with ListBots, RunMatch, the exactly-once record, the live rating update, metrics);
-* ``direct``: ``sueca.referee.control.run_match`` from ``--concurrency`` threads of this process,
+* ``direct``: ``sueca.referee.control.run_match`` from ``--concurrency`` threads of this process
+  (a gRPC channel each, kept across matches as each worker pool process keeps one),
   nothing recorded: the referee's own speed for this load.
 
 The last line is one JSON object with both rates and ``ratio`` = celery / direct; the league's
-overhead is small when the ratio is near 1 (target: at least 0.8).
+overhead is small when the ratio is near 1 (target: at least 0.9).
 """
 
 from __future__ import annotations
@@ -43,37 +44,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", action=Bounded, kind=float, low=0, above=True, default=300.0)
 
 
-def _specs(tid: str, names: list[str], n: int, secret: str) -> list[dict[str, Any]]:
-    """``n`` round-robin matches; the same ``secret`` gives the same seeds, hence the same
-    decks, dealers and bot moves in both runs."""
-    from sueca.arena.schedule import round_robin, tournament_spec
-    k = -(-n // max(1, len(names) * (len(names) - 1) // 2))
-    return round_robin(tid, tournament_spec(names, k, False, {}, secret=secret))[:n]
-
-
-def _celery_run(arena: Any, tid: str, names: list[str], n: int, timeout: float,
-                secret: str) -> float:
-    from sueca.arena.schedule import tournament_spec
-    from sueca.arena.tournaments import enqueue_missing, wait_for
-    spec = tournament_spec(names, 1, False, {}, secret=secret)
-    arena.store.create_tournament(tid, spec, lambda t, s: _specs(t, names, n, secret))
-    t0 = time.perf_counter()
-    enqueue_missing(arena.store, tid)
-    progress = wait_for(arena.store, tid, timeout, quiet=True)
-    elapsed = time.perf_counter() - t0
-    if progress["failed"]:
-        bad = [m for m in arena.store.recent_matches(tournament=tid) if m["status"] == "failed"]
-        raise RuntimeError(f"{progress['failed']} matches failed, e.g. {bad[0]['error']}")
-    return elapsed
-
-
 def _direct_run(address: str, tid: str, names: list[str], n: int, threads: int,
-                secret: str) -> float:
+                secret: str, channels: list[Any]) -> float:
+    """``threads`` threads, each with its own channel kept across runs (as each worker pool
+    process keeps one: :func:`sueca.arena.runner._channel`)."""
+    import threading
+
+    from sueca.arena.bench.league import round_robin_specs
     from sueca.referee import control
-    specs = [m["spec"] for m in _specs(tid, names, n, secret)]
+    specs = [m["spec"] for m in round_robin_specs(tid, names, n, secret)]
+    mine = threading.local()
+    taken = iter(channels)
+
+    def one(spec: dict[str, Any]) -> dict[str, Any]:
+        if not hasattr(mine, "channel"):
+            mine.channel = next(taken)
+        return control.run_match(address, spec, 120.0, channel=mine.channel)
+
     t0 = time.perf_counter()
     with ThreadPoolExecutor(threads) as pool:
-        for out in pool.map(lambda s: control.run_match(address, s, 120.0), specs):
+        for out in pool.map(one, specs):
             assert out["end"] != "aborted"
     return time.perf_counter() - t0
 
@@ -83,22 +73,17 @@ def run(args: argparse.Namespace) -> int:
 
     from rich.console import Console
 
-    from sueca.arena.celery_app import configure
-    from sueca.arena.cli.demo import LocalArena
+    from sueca.arena.bench.league import bench_arena, celery_run
+    from sueca.referee import control
     console = Console(stderr=True, highlight=False)
     names = [f"bench{i}" for i in range(args.bots)]
     run_id = secrets.token_hex(3)
-    arena = LocalArena(args.redis, args.referee, {n: "random" for n in names},
-                       capacity=args.capacity, concurrency=args.concurrency)
-    try:
-        with console.status("starting Redis, a referee, a worker and bots..."):
-            arena.start()
-        configure(arena.redis_url)
+    with bench_arena(names, args.capacity, args.concurrency, args.redis, args.referee) as arena:
+        channels = [control.channel(arena.referee) for _ in range(args.concurrency)]
         if args.warmup:
-            _celery_run(arena, f"bench-{run_id}-warm", names, args.warmup, args.timeout,
-                        run_id)
+            celery_run(arena, f"bench-{run_id}-warm", names, args.warmup, args.timeout, run_id)
             _direct_run(arena.referee, f"bench-{run_id}-warmd", names, args.warmup,
-                        args.concurrency, run_id)
+                        args.concurrency, run_id, channels)
         rounds = max(1, min(args.rounds, args.matches))
         celery_s = direct_s = 0.0
         for r in range(rounds):
@@ -106,20 +91,19 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"round {r + 1}/{rounds}: {n} matches through Celery and {n} straight "
                           "through RunMatch")
             secret = f"{run_id}-{r}"  # round r: the same n matches both ways
-            runs = [lambda r=r, n=n, secret=secret: _celery_run(
+            runs = [lambda r=r, n=n, secret=secret: celery_run(
                         arena, f"bench-{run_id}-c{r}", names, n, args.timeout, secret),
                     lambda r=r, n=n, secret=secret: _direct_run(
-                        arena.referee, f"bench-{run_id}-d{r}", names, n, args.concurrency, secret)]
+                        arena.referee, f"bench-{run_id}-d{r}", names, n, args.concurrency,
+                        secret, channels)]
             if r % 2:
                 direct_s += runs[1]()
                 celery_s += runs[0]()
             else:
                 celery_s += runs[0]()
                 direct_s += runs[1]()
-    finally:
-        arena.stop()
-    import shutil
-    shutil.rmtree(arena.log_dir, ignore_errors=True)
+        for ch in channels:
+            ch.close()
     celery_rate = args.matches / celery_s
     direct_rate = args.matches / direct_s
     out = {"bench": "tournament", "bots": args.bots, "matches": args.matches,

@@ -81,6 +81,55 @@ def test_the_reaper_leaves_live_and_waiting_matches_alone(store):
     assert reaper.sweep().requeued == [waiting] and sent == [[waiting]]
 
 
+def test_an_attempt_starts_and_reads_its_match_in_one_script(store):
+    """What a task needs to play (the spec, the error so far) comes back with the attempt;
+    the refusals are the same as start_attempt's and count nothing."""
+    from sueca.arena.store import UnknownMatch
+    mid = _match(store)
+    assert store.claim(mid)
+    n, m = store.begin_attempt(mid, owner="hostA/1/t1", task="t1")
+    assert n == 1 and m["status"] == "running" and m["attempts"] == 1 and m["id"] == mid
+    assert m["spec"]["seed"] == "7" and m["owner"] == "hostA/1/t1" and m["task"] == "t1"
+    assert m == store.match(mid)
+    with pytest.raises(LeaseHeld, match="hostA/1/t1"):
+        store.begin_attempt(mid, owner="hostB/2/t1")
+    with pytest.raises(UnknownMatch, match="'nope'"):
+        store.begin_attempt("nope")
+    store.record_result(mid, {"match_id": mid, "end": "normal"})
+    assert store.begin_attempt(mid, owner="hostB/2/t1") == (-1, None)
+    assert store.match(mid)["attempts"] == 1                     # refusals counted nothing
+
+
+def test_a_heartbeat_racing_the_record_never_brings_the_lease_back(store):
+    mid = _match(store)
+    assert store.claim(mid)
+    assert store.start_attempt(mid, owner="hostA/1/t1") == 1
+    store.record_result(mid, {"match_id": mid, "end": "normal"})
+    assert not store.r.exists(store.keys.lease(mid))             # the record ended it
+    assert store.renew_lease(mid, "hostA/1/t1")                  # a late beat: not "lost"...
+    assert not store.r.exists(store.keys.lease(mid))             # ...and nothing written
+
+
+def test_a_redelivered_task_records_once_and_a_lapsed_lease_is_played_again(store):
+    """play_and_record as a task runs it, local runner, real Redis: a second delivery while the
+    first attempt's lease lives stands down (no attempt counted); once that owner is gone and
+    its lease lapsed, the match is played and recorded, once; a late delivery then skips it."""
+    from sueca.arena.runner import play_and_record
+    mid = _match(store)
+    assert store.claim(mid)
+    store.start_attempt(mid, owner="dead/1/t", lease=0.3)        # its worker dies mid-match
+    with pytest.raises(LeaseHeld):
+        play_and_record(store, mid, mode="local", owner="host/2/t2")
+    assert store.match(mid)["attempts"] == 1
+    time.sleep(0.5)                                              # the lease lapses
+    out = play_and_record(store, mid, mode="local", owner="host/2/t2")
+    assert (out["status"], out["attempt"]) == ("recorded", 2)
+    assert not store.r.exists(store.keys.lease(mid))             # ended by the record
+    assert play_and_record(store, mid, mode="local", owner="host/3/t3")["status"] == "skipped"
+    assert [r["match_id"] for _, r in store.results()] == [mid]  # recorded exactly once
+    assert store.match(mid)["attempts"] == 2
+
+
 @pytest.mark.slow
 def test_a_worker_killed_mid_match_is_replaced_within_30s(league, start_worker, tmp_path):
     """SIGKILL the whole worker (main process and pool) playing a match; `tournament run`

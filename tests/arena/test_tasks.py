@@ -157,6 +157,17 @@ def test_worker_killed_mid_match_runs_it_again_and_records_once(league, start_wo
     assert len(_results_for(store, [mid])) == 1              # and no third run records again
 
 
+def test_live_ratings_are_folded_by_the_workers_own_thread(league, module_worker):
+    """Nobody here folds: the worker folds after answering each task (its fold thread), and the
+    live ratings reach the last recorded result within moments."""
+    store = league.store
+    run_tournament(store, ["random", "heuristic"], 3, False, [], tid="tt-fold", quiet=True,
+                   timeout=60)
+    (last, _), = store.r.xrevrange(store.keys.results(), count=1)
+    _wait(lambda: store.r.get(store.keys.ratings_cursor()) == last, timeout=10,
+          what="the workers' fold to reach the last result")
+
+
 def test_live_ratings_follow_every_recorded_result(league, module_worker):
     store = league.store
     catch_up(store)
