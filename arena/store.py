@@ -430,7 +430,14 @@ class Store:
         """Fold every bot's health totals again from the results log (the stats of an entry
         that has none are read from its replay, :func:`sueca.arena.botstats.stats_of`) and
         swap them in at once; returns the number of bots. A result recorded meanwhile makes
-        the swap fail (WATCH on the log) and the fold start over."""
+        the swap fail (WATCH on the log) and the fold start over. Refused once retention
+        trimmed the log: the totals (kept as each result is recorded) count entries that are no
+        longer there, and a fold of the tail would undercount them."""
+        cut = self.trimmed_through()
+        if cut is not None:
+            raise StoreError(f"retention trimmed the results log through entry {cut}: the bot "
+                             "totals count the trimmed entries and cannot be folded again from "
+                             "what is left")
         for _ in range(attempts):
             last = self.r.xrevrange(self.keys.results(), "+", "-", count=1)
             upto = text(last[0][0]) if last else None

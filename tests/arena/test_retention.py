@@ -315,3 +315,18 @@ def test_another_k_after_a_trim_folds_the_archive(store, tmp_path, redis_url):
               env=env, check=2)
     assert "the archive holds 49 of the 50 results" in out.stderr
     assert _numbers(load(store)) == _numbers(load(whole))
+
+
+def test_bot_totals_are_not_rebuilt_from_a_trimmed_log(store):
+    """The per-bot health totals count every result when it is recorded; after a trim a fold
+    of the tail would undercount, so a rebuild is refused and the totals stay as they were."""
+    from sueca.arena.store import StoreError
+    eids = _record(store, synthetic_results(40, bots=4, seed=9))
+    catch_up(store)
+    bots = sorted({b for _, r in store.results() for b in r["seats"]})
+    before = store.bot_stats(bots)
+    assert sum(before[b]["games"] for b in bots) > 0
+    checkpoint(store, eids[19])
+    with pytest.raises(StoreError, match=f"trimmed the results log through entry {eids[19]}"):
+        store.rebuild_bot_stats()
+    assert store.bot_stats(bots) == before
