@@ -103,12 +103,17 @@ needs_referee = pytest.mark.skipif(
 
 
 def bench_children() -> set[int]:
-    """Live referee / bot processes that a bench started (their command lines say so)."""
+    """Live referee / bot processes that a bench of this checkout started (their command lines
+    say so; they run this checkout's virtualenv, so another checkout's benches on a shared
+    machine are not counted)."""
     found = set()
+    bindir = os.path.realpath(os.path.dirname(sys.executable))  # this checkout's venv
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             cmd = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
+            continue
+        if os.path.realpath(os.path.dirname(os.fsdecode(cmd[0]))) != bindir:
             continue
         bot = b"from sueca.sdk.cli import main" in b" ".join(cmd) and any(
             c.startswith(b"bench-") for c in cmd)
