@@ -346,10 +346,12 @@ class MatchRunner:
 
     def _tell(self, field: str, value: Any, now: bool = False) -> None:
         """Send a GameEvent built from ``field=value`` to every seat still connected: with
-        the seat's next batch, or ``now``."""
+        the seat's next batch, or ``now``. The event is serialized once; each seat's copy
+        differs only in its game id (field 1, first, as protobuf writes it)."""
+        body = _GameEvent(**{field: value}).SerializeToString()
         for s in self.seats:
             if s.session is not None:
-                event = conv.event_bytes(_GameEvent(game_id=s.game_id, **{field: value}))
+                event = conv.field_bytes(0x1A, s.gid + body)
                 if now:
                     s.session.push(event)
                 else:
