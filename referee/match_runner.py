@@ -98,11 +98,12 @@ class Seat:
         self.turn_times: list[float] = []  # seconds per answered turn (sent on request)
 
     # -- the runner's side ----------------------------------------------------------------------
-    def ask(self, redeal: bool) -> None:
+    def ask(self, redeal: bool, now: float) -> None:
+        """Open a turn at loop time ``now`` (the caller's clock reading: one per move)."""
         runner = self.runner
         self.redeal = redeal
         self.open = True
-        self.asked_at = now = runner.loop.time()
+        self.asked_at = now
         allowed = runner.move_s + self.bank
         self.expires = expires = now + allowed
         runner.arm(expires)
@@ -114,17 +115,17 @@ class Seat:
         self.request_id += 1
         self.request = req = conv.turn_request_bytes(
             self.gid, self.request_id, self.redeal,
-            conv.observation_bytes(runner.match, self.seat, b"".join(runner.tricks)),
+            conv.observation_bytes(runner.match, self.seat, runner.tricks),
             self.deadline_ms, runner.move_ms, int(self.bank * 1000))
         if self.session is not None:
             self.session.push(req)
         # else: away; the request is re-sent when the bot comes back (reattach)
 
-    def settle(self) -> float:
-        """The turn is answered (the match's clock now ignores it): charge the time beyond the
-        move limit to the bank. Returns the seconds the turn took."""
+    def settle(self, now: float) -> float:
+        """The turn is answered at loop time ``now`` (the match's clock now ignores it): charge
+        the time beyond the move limit to the bank. Returns the seconds the turn took."""
         self.open = False
-        used = self.runner.loop.time() - self.asked_at
+        used = now - self.asked_at
         over = used - self.runner.move_s
         if over > 0:
             self.bank = max(0.0, self.bank - over)
@@ -249,7 +250,7 @@ class MatchRunner:
         self.lenient = plan.lenient
         self.seats = [Seat(self, s, plan.bots[s], sessions[s], gid)
                       for s, gid in enumerate(hub.new_game_ids(4))]
-        self.tricks: list[bytes] = []  # this deal's finished tricks, encoded as Observation field
+        self.tricks = b""  # this deal's finished tricks, encoded as Observation field 10
         self.listeners: list[Listener] = []
         self._want_cards = False
         self.started = False
@@ -309,8 +310,8 @@ class MatchRunner:
         mid = self.match_id
         results = self.match.results  # one per finished deal, in deal order
         for n, deal in enumerate(self.match.deals):
-            yield self._deal_start_event(deal)
             if cards:
+                yield self._deal_start_event(deal)
                 for trick in deal.tricks:
                     yield from self._card_events(trick.leader, trick.cards)
                     yield _MatchEvent(match_id=mid, trick_end=conv.trick_to_pb(trick))
@@ -345,10 +346,12 @@ class MatchRunner:
 
     def _tell(self, field: str, value: Any, now: bool = False) -> None:
         """Send a GameEvent built from ``field=value`` to every seat still connected: with
-        the seat's next batch, or ``now``."""
+        the seat's next batch, or ``now``. The event is serialized once; each seat's copy
+        differs only in its game id (field 1, first, as protobuf writes it)."""
+        body = _GameEvent(**{field: value}).SerializeToString()
         for s in self.seats:
             if s.session is not None:
-                event = conv.event_bytes(_GameEvent(game_id=s.game_id, **{field: value}))
+                event = conv.field_bytes(0x1A, s.gid + body)
                 if now:
                     s.session.push(event)
                 else:
@@ -380,28 +383,34 @@ class MatchRunner:
                     seat.seat, plan.bots, plan.variant, seeds[seat.seat])))
             seat.session.push(seat.start_event)  # type: ignore[union-attr]
         self.started = True
-        self._publish(self._deal_start_event())
+        if self._want_cards:  # a quiet stream has only started, deal ends and the result
+            self._publish(self._deal_start_event(), cards=True)
         self._guard(self._ask)
 
-    def _ask(self) -> None:
+    def _ask(self, now: float | None = None) -> None:
         match = self.match
-        self.seats[match.deal.turn].ask(match.awaiting_redeal)
+        self.seats[match.deal.turn].ask(match.awaiting_redeal,
+                                        self.loop.time() if now is None else now)
 
     def _guard(self, fn: Any, *args: Any) -> None:
         """A bug must end this match as aborted, never the session or the referee."""
         try:
             fn(*args)
         except Exception:
-            log.exception("match %s failed; ending it as aborted", self.match_id,
+            self._failed()
+
+    def _failed(self) -> None:
+        """Called in an ``except`` block: log the bug, end the match as aborted."""
+        log.exception("match %s failed; ending it as aborted", self.match_id,
+                      extra={"match_id": self.match_id})
+        if self.match.end is None:
+            self.match.stop(ABORTED)
+        try:
+            self._finish()
+        except Exception:  # even the record failed: still release everything
+            log.exception("match %s could not be finished cleanly", self.match_id,
                           extra={"match_id": self.match_id})
-            if self.match.end is None:
-                self.match.stop(ABORTED)
-            try:
-                self._finish()
-            except Exception:  # even the record failed: still release everything
-                log.exception("match %s could not be finished cleanly", self.match_id,
-                              extra={"match_id": self.match_id})
-                self._finished_anyway()
+            self._finished_anyway()
 
     def _finished_anyway(self) -> None:
         self._stop_clock()
@@ -416,11 +425,15 @@ class MatchRunner:
 
     def answer(self, seat: Seat, value: Any) -> None:
         """A valid answer from the seat to act: apply it and ask the next seat."""
-        self._guard(self._answer, seat, value)
+        try:  # _guard, inlined: one call less per move
+            self._answer(seat, value)
+        except Exception:
+            self._failed()
 
     def _answer(self, seat: Seat, value: Any) -> None:
         match = self.match
-        used = seat.settle()
+        now = self.loop.time()
+        used = seat.settle(now)
         _observe_rtt(used)
         if len(seat.turn_times) < MAX_TURN_TIMES:
             seat.turn_times.append(used)
@@ -429,7 +442,7 @@ class MatchRunner:
             result = match.redeal(value, seat.seat)
             if result is not None:
                 self._deal_over(result)
-            self._ask()
+            self._ask(now)
             return
         play = match.play(CARDS[value])
         if self._want_cards:
@@ -438,30 +451,32 @@ class MatchRunner:
         trick = play.trick
         if trick is not None:
             tb = conv.trick_bytes(trick)
-            self.tricks.append(conv.field_bytes(0x52, tb))
+            self.tricks += conv.field_bytes(0x52, tb)
+            inner = conv.field_bytes(0x1A, tb)  # GameEvent.trick_end, the same for every seat
             for s in self.seats:
                 if s.session is not None:
-                    s.session.push_lazy(conv.trick_event_bytes(s.gid, tb))
+                    s.session.push_lazy(conv.field_bytes(0x1A, s.gid + inner))
             if self._want_cards:
                 self._publish(_MatchEvent(match_id=self.match_id,
                                           trick_end=conv.trick_to_pb(trick)), cards=True)
         if play.deal is not None:
             self._deal_over(play.deal)
         if match.end is None:
-            self._ask()
+            self._ask(now)
         else:
             self._finish()
 
     def _deal_over(self, result: Any) -> None:
         self.wall = time.time() - self.loop.time()
         dpb = conv.deal_end_to_pb(result)
-        self.tricks = []
+        self.tricks = b""
         self._tell("deal_end", dpb)
         self._publish(_MatchEvent(match_id=self.match_id, deal_end=dpb))
         if result.end == RENUNCIA:
             metrics.FAULTS.labels(RENUNCIA).inc()
         if self.match.end is None:
-            self._publish(self._deal_start_event())
+            if self._want_cards:
+                self._publish(self._deal_start_event(), cards=True)
 
     def stop(self, end: End, seat: int | None = None) -> None:
         """End the match from outside the game (timeout, disconnect, aborted); the first reason

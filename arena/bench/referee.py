@@ -82,8 +82,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds one RunMatch call may take (default 120)")
     parser.add_argument("--pingpong-seconds", action=Bounded, kind=float, low=0, above=True, default=2.0,
                         help="measured seconds of the ping-pong baseline (default 2)")
-    parser.add_argument("--pingpong-streams", action=Bounded, kind=int, low=1, default=64,
-                        help="streams of the ping-pong baseline (default 64)")
+    parser.add_argument("--pingpong-streams", action=Bounded, kind=int, low=1, default=None,
+                        help="streams of the ping-pong baseline (default: --concurrency, the "
+                             "same number of round trips in flight)")
     parser.add_argument("--keep-logs", action="store_true",
                         help="keep the referee and bot logs and print where they are")
     scale = parser.add_argument_group(
@@ -125,7 +126,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"referee: {result['moves']} moves, {result['deals']} deals in "
           f"{result['seconds']:.2f}s = {result['moves_per_s']:.0f} moves/s; move rtt p50 "
           f"{result['move_rtt_p50_ms']} ms p99 {result['move_rtt_p99_ms']} ms; ping-pong "
-          f"{result['pingpong_round_trips_per_s']:.0f}/s; ratio {result['ratio']}", flush=True)
+          f"{result['pingpong_round_trips_per_s']:.0f}/s; ratio {result['ratio']}; CPU per "
+          f"move {result['cpu_us_per_move']} us, per round trip "
+          f"{result['pingpong_cpu_us_per_round_trip']} us: cpu ratio {result['cpu_ratio']}",
+          flush=True)
     if result["abnormal"]:
         print(f"warning: {result['abnormal']} match(es) failed or ended by a fault, "
               f"{result['skipped']} not played; first: {result['first_error']}; referee faults "
@@ -161,16 +165,24 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                                      "--token", tokens[name], "--capacity", str(capacity),
                                      *threads])
         _wait_for_sessions(address, names, procs_n, fleet)
+        pids = [os.getpid()] + [p.pid for p in fleet.procs.values()]
         before = _scrape(metrics_port)
+        cpu_before = bench_pingpong.cpu_seconds(pids)
         played = _play(address, names, n, conc, args.move_ms, args.match_timeout, fleet)
+        cpu_after = bench_pingpong.cpu_seconds(pids)
         after = _scrape(metrics_port)
 
     # the baseline runs alone, after the referee and the bots have stopped
     pingpong = bench_pingpong.measure(seconds=args.pingpong_seconds,
-                                      streams=args.pingpong_streams, warmup=0.5)
+                                      streams=args.pingpong_streams or conc, warmup=0.5)
     figures = _figures(played, before, after)
     secs = played["seconds"]
     pp = pingpong["round_trips_per_s"]
+    # CPU of every process of the run (this one, the referee, the bots) per move: steadier
+    # than moves/s on a shared machine; cpu_ratio = ping-pong's CPU per round trip / this
+    cpu_move = (None if cpu_before is None or cpu_after is None or not played["moves"]
+                else (cpu_after - cpu_before) / played["moves"] * 1e6)
+    pp_cpu = pingpong.get("cpu_us_per_round_trip")
     return {
         "matches": n, **figures,
         "bot_processes": procs_n, "bots": n_bots, "concurrency": conc, "capacity": capacity,
@@ -179,6 +191,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "referee_moves_metric": _counter_delta(before, after, MOVES_METRIC),
         "pingpong_round_trips_per_s": pp, "pingpong_streams": pingpong["streams"],
         "ratio": round(figures["moves_per_s"] / pp, 3) if pp else None,
+        "cpu_us_per_move": None if cpu_move is None else round(cpu_move, 2),
+        "pingpong_cpu_us_per_round_trip": pp_cpu,
+        "cpu_ratio": round(pp_cpu / cpu_move, 3) if pp_cpu and cpu_move else None,
     }
 
 

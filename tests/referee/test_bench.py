@@ -42,6 +42,9 @@ def test_pingpong_last_line_is_the_result() -> None:
     assert result["seconds"] == pytest.approx(1.0, abs=0.5)
     assert result["round_trips_per_s"] == pytest.approx(
         result["round_trips"] / result["seconds"], rel=0.01)
+    # both processes' CPU over the measured second, per round trip (from /proc): some, and
+    # not absurd (a round trip is two messages each way through Python gRPC)
+    assert 1 < result["cpu_us_per_round_trip"] < 100_000
 
 
 def test_pingpong_refuses_bad_arguments() -> None:
@@ -100,12 +103,17 @@ needs_referee = pytest.mark.skipif(
 
 
 def bench_children() -> set[int]:
-    """Live referee / bot processes that a bench started (their command lines say so)."""
+    """Live referee / bot processes that a bench of this checkout started (their command lines
+    say so; they run this checkout's virtualenv, so another checkout's benches on a shared
+    machine are not counted)."""
     found = set()
+    bindir = os.path.realpath(os.path.dirname(sys.executable))  # this checkout's venv
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             cmd = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
+            continue
+        if os.path.realpath(os.path.dirname(os.fsdecode(cmd[0]))) != bindir:
             continue
         bot = b"from sueca.sdk.cli import main" in b" ".join(cmd) and any(
             c.startswith(b"bench-") for c in cmd)
@@ -124,7 +132,7 @@ def test_bench_referee_small_run() -> None:
            "SUECA_TLS_KEY": "/nonexistent/key.pem"}
     result, proc = run_bench("referee", "--matches", "4", "--bot-processes", "4",
                              "--concurrency", "2", "--pingpong-seconds", "0.5",
-                             "--pingpong-streams", "4", timeout=240, env={**os.environ, **tls})
+                             timeout=240, env={**os.environ, **tls})
     assert proc.returncode == 0, proc.stderr[-3000:]
     for key in ("moves_per_s", "deals_per_s", "move_rtt_p50_ms", "move_rtt_p99_ms",
                 "pingpong_round_trips_per_s", "ratio"):
@@ -135,6 +143,11 @@ def test_bench_referee_small_run() -> None:
     assert result["moves_per_s"] > 0 and result["pingpong_round_trips_per_s"] > 0
     assert result["ratio"] == pytest.approx(
         result["moves_per_s"] / result["pingpong_round_trips_per_s"], rel=0.01)
+    # the baseline runs at the same concurrency: as many ping-pong streams as matches at once
+    assert result["pingpong_streams"] == 2
+    assert result["cpu_us_per_move"] > 0 and result["pingpong_cpu_us_per_round_trip"] > 0
+    assert result["cpu_ratio"] == pytest.approx(
+        result["pingpong_cpu_us_per_round_trip"] / result["cpu_us_per_move"], rel=0.01)
     # the referee's histogram was read: one sample per move or redeal answer
     assert result["move_rtt_samples"] >= result["moves"]
     assert 0 < result["move_rtt_p50_ms"] <= result["move_rtt_p99_ms"]

@@ -40,6 +40,24 @@ def test_full_match(referee, random_bots):
     wait_for(lambda: free_of(referee.address, "alice") == 32, 5, "capacity back")
 
 
+def test_quiet_and_full_run_match_streams(referee, random_bots):
+    """A quiet RunMatch (what schedulers send) streams started, the deal ends and the result:
+    no deal starts, cards or tricks, each a gRPC write per match on the referee and the
+    caller. Without quiet, every public event comes, a deal start before each deal."""
+    quiet: list[dict] = []
+    full: list[dict] = []
+    spec = {"bots": AB, "seed": 5}
+    control.run_match(referee.address, {**spec, "quiet": True}, on_event=quiet.append)
+    result = control.run_match(referee.address, spec, on_event=full.append)
+    deals = len(result["replay"]["deals"])
+    kinds = [e["type"] for e in quiet]
+    assert kinds == ["started"] + ["deal_end"] * deals + ["result"]
+    full_kinds = [e["type"] for e in full]
+    assert full_kinds.count("deal_start") == full_kinds.count("deal_end") == deals
+    assert full_kinds.count("card") == sum(len(t["cards"]) for d in result["replay"]["deals"]
+                                           for t in d["tricks"])
+
+
 def test_shared_channel_and_async_run_match(referee, random_bots):
     """A scheduler's ways to run matches: several on one shared channel, or from an event loop;
     both give the same record as a match on its own connection."""

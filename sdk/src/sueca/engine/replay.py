@@ -52,8 +52,11 @@ class ReplayRecord(TypedDict):
     end: End | None
 
 
+_NAMES = tuple(str(c) for c in CARDS)  # a record names ~600 cards: one lookup each
+
+
 def _names(cards: Sequence[int]) -> list[str]:
-    return [str(CARDS[c]) for c in cards]
+    return list(map(_NAMES.__getitem__, cards))
 
 
 def _deal_record(deal: Deal, trump_card: str, game_points: tuple[int, int]) -> DealRecord:

