@@ -66,27 +66,18 @@ def write_commands(client: Any) -> set[str]:
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     import secrets
-    import shutil
 
     import redis
 
-    from sueca.arena.bench.tournament import _celery_run
-    from sueca.arena.celery_app import configure
-    from sueca.arena.cli.demo import LocalArena
+    from sueca.arena.bench.league import bench_arena, celery_run
 
     names = [f"bench{i}" for i in range(args.bots)]
     run_id = secrets.token_hex(3)
-    arena = LocalArena(None, None, {n: "random" for n in names}, capacity=8,
-                       concurrency=args.concurrency)
-    try:
-        print("bench redis-writes: starting Redis, a referee, a worker and bots", file=sys.stderr,
-              flush=True)
-        arena.start()
-        configure(arena.redis_url)
+    with bench_arena(names, 8, args.concurrency, None, None) as arena:
         client = redis.Redis.from_url(arena.redis_url)
         writes = write_commands(client)
         # one warm-up match: first-time keys (the bots' ratings, the worker's scripts)
-        _celery_run(arena, f"bench-{run_id}-warm", names, 1, args.timeout, run_id)
+        celery_run(arena, f"bench-{run_id}-warm", names, 1, args.timeout, run_id)
         print(f"bench redis-writes: a tournament of {args.matches} matches, idle spans around "
               "it", file=sys.stderr, flush=True)
         worker = next(p.popen.pid for p in arena.procs if p.name.startswith("worker"))
@@ -94,8 +85,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         mem0 = int(client.info("memory")["used_memory"])
         s0 = commandstats(client)
         cpu0 = _tree_cpu(worker), _cpu_seconds(referee)
-        seconds = _celery_run(arena, f"bench-{run_id}", names, args.matches, args.timeout,
-                              run_id)
+        seconds = celery_run(arena, f"bench-{run_id}", names, args.matches, args.timeout,
+                             run_id)
         cpu1 = _tree_cpu(worker), _cpu_seconds(referee)
         s1 = commandstats(client)
         mem1 = int(client.info("memory")["used_memory"])
@@ -104,9 +95,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         idle_seconds = min(seconds, 30.0)
         s2 = commandstats(client)
         client.close()
-    finally:
-        arena.stop()
-        shutil.rmtree(arena.log_dir, ignore_errors=True)
 
     def delta(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
         return {c: b[c] - a.get(c, 0) for c in b if b[c] - a.get(c, 0) > 0}
