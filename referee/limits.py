@@ -231,7 +231,12 @@ class AddressBudget:
         bucket.refill()
         return bucket.tokens >= 1
 
-    def spend(self, address: str) -> None:
+    def spend(self, address: str, debt: bool = False) -> None:
+        """Take one from ``address``'s bucket; with ``debt``, even when it is short (the
+        token checks behind :class:`AddressGate`: those let through at once are all paid for,
+        so an address that overshot waits it off; the debt is at most the gate's width).
+        Without, an empty bucket stays at zero: refusals that come before any budget check
+        (a malformed hello) must not lock the address out for longer than a refill."""
         if self.rate <= 0:
             return
         bucket = self.buckets.get(address)
@@ -241,9 +246,10 @@ class AddressBudget:
                 if len(self.buckets) >= MAX_TRACKED_PEERS:
                     self.buckets.clear()
             bucket = self.buckets[address] = Bucket(self.rate, self.burst)
-        # into debt when short: hellos checked at once (up to AddressGate's width) are all paid
-        # for, so an address that overshot waits it off instead of overshooting every refill
-        bucket.debit(1.0)
+        if debt:
+            bucket.debit(1.0)
+        else:
+            bucket.take()
 
 
 class AddressGate:

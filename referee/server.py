@@ -304,7 +304,7 @@ class Referee:
                 await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
                              f"too many {'refused ' if limit == 'refusals' else ''}"
                              f"hellos from {address}: wait a few seconds")
-        self.hellos.spend(address)
+        self.hellos.spend(address, debt=True)
         try:
             ok = await self.auth.verify(hello.bot, hello.token)
         except Exception as err:
@@ -318,7 +318,7 @@ class Referee:
             # the operator's log tells an unknown name from a wrong token: one more look-up,
             # within the address's refusal budget, which is spent first so that no more
             # hellos pass it meanwhile; the bot is told the same either way
-            self.refusals.spend(address)
+            self.refusals.spend(address, debt=True)
             unknown = await self.auth.known(hello.bot) is False
             await self._refuse(context, address, "wrong_token", grpc.StatusCode.UNAUTHENTICATED,
                                f"wrong token for bot {hello.bot!r}: a token plays only as the "
