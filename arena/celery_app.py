@@ -184,8 +184,17 @@ def prepare_metrics_env() -> str | None:
 prepare_metrics_env()
 
 
+def threads_pool(celery_app: Celery | None = None) -> bool:
+    """True when the worker plays its matches in threads of its one process (``--pool
+    threads``): then no ``worker_process_*`` signal is sent, and what they set up per pool
+    process is done once, in the worker's process, by the ``worker_*`` signals instead."""
+    return str((celery_app or app).conf.worker_pool) == "threads"
+
+
 @signals.worker_init.connect
 def _start_metrics(**_: object) -> None:
+    if threads_pool():
+        _child_start()
     port = current().metrics_port
     if port is not None:
         from .metrics import serve_worker_metrics

@@ -1,0 +1,125 @@
+"""``sueca-arena worker --pool threads``: one worker process plays many matches at once.
+
+The real thing: a private Redis, a referee, bots as ``sueca-bot run`` processes and one worker
+with ``--pool threads --concurrency 8``; matches go through Celery as a tournament does."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import urllib.request
+
+import pytest
+from arenakit import HERE, arena_env, children
+
+from sueca.arena.bench.league import celery_run, round_robin_specs
+
+BOTS = ["t1", "t2", "t3", "t4"]
+
+
+@pytest.fixture(scope="module")
+def threads_arena(tmp_path_factory: pytest.TempPathFactory):
+    from sueca.arena.cli.demo import LocalArena
+    env = {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+           "SUECA_KEY_PREFIX": "sueca:", "SLOWBOT_THINK": "0.004"}
+    saved = os.environ.get("SUECA_KEY_PREFIX")
+    os.environ["SUECA_KEY_PREFIX"] = "sueca:"
+    # slow bots (~1 s a match): long enough for matches to overlap and for a SIGTERM mid-match
+    arena = LocalArena(None, None, {b: "slowbots:SlowBot" for b in BOTS}, capacity=8,
+                       concurrency=8, pool="threads", metrics=True,
+                       log_dir=tmp_path_factory.mktemp("threads"), extra_env=env)
+    try:
+        arena.start(timeout=60)
+        from sueca.arena.celery_app import configure
+        configure(arena.redis_url)
+        arena.cli_env = arena_env(arena.redis_url, "sueca:")
+        yield arena
+    finally:
+        arena.stop()
+        if saved is None:
+            os.environ.pop("SUECA_KEY_PREFIX", None)
+        else:
+            os.environ["SUECA_KEY_PREFIX"] = saved
+
+
+def _worker(arena) -> int:
+    return next(p.popen.pid for p in arena.procs if p.name.startswith("worker"))
+
+
+def _recorded(arena, tid: str) -> list[tuple[float, dict]]:
+    """(recorded at, result) of each results-log entry of tournament ``tid``."""
+    out = []
+    for eid, result in arena.store.results():
+        if result.get("tournament") == tid or str(result.get("match_id", "")).startswith(tid):
+            out.append((int(eid.split("-")[0]) / 1000, result))
+    return out
+
+
+def test_one_process_plays_a_tournament_in_threads(threads_arena):
+    arena = threads_arena
+    worker = _worker(arena)
+    assert children(worker) == [], "a threads pool forks no pool process"
+    tid = "thr-a"
+    mids = {m["id"] for m in round_robin_specs(tid, BOTS, 16, "s1")}
+    assert len(mids) == 16
+    done: list[BaseException | float] = []
+
+    def play() -> None:
+        try:
+            done.append(celery_run(arena, tid, BOTS, 16, 120.0, "s1"))
+        except BaseException as err:
+            done.append(err)
+
+    import threading
+    t = threading.Thread(target=play)
+    t.start()
+    most = 0  # matches being played at once (their leases held), while the only process plays
+    while t.is_alive():
+        statuses = [(arena.store.match(m) or {}).get("status") for m in mids]
+        most = max(most, statuses.count("running"))
+        time.sleep(0.02)
+    t.join()
+    assert isinstance(done[0], float), done
+    assert most >= 4, most
+    # every match recorded exactly once in the results log
+    rows = _recorded(arena, tid)
+    ids = [str(r.get("match_id") or r.get("id")) for _, r in rows]
+    assert sorted(ids) == sorted(mids), ids
+    for mid in mids:
+        assert arena.store.match(mid)["status"] == "done"
+    assert children(worker) == []  # still one process: the matches overlapped in its threads
+    # the metrics of the one process: every match counted
+    port = arena.ports["worker0_metrics"]
+    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    counted = sum(float(line.rsplit(" ", 1)[1]) for line in body.splitlines()
+                  if line.startswith("sueca_worker_matches_recorded_total{"))
+    assert counted >= 16, body[-3000:]
+    assert 'sueca_worker_retries_total{reason="redis"}' in body  # labels made at start
+
+
+def test_sigterm_drains_the_matches_in_flight(threads_arena):
+    arena = threads_arena
+    worker = next(p for p in arena.procs if p.name.startswith("worker"))
+    from sueca.arena.schedule import tournament_spec
+    from sueca.arena.tournaments import enqueue_missing
+    tid = "thr-b"
+    arena.store.create_tournament(tid, tournament_spec(BOTS, 1, False, {}, secret="s2"),
+                                  lambda t, s: round_robin_specs(t, BOTS, 8, "s2"))
+    enqueue_missing(arena.store, tid)
+    mids = [m["id"] for m in round_robin_specs(tid, BOTS, 8, "s2")]
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:  # several matches being played
+        if sum(arena.store.match(m)["status"] == "running" for m in mids) >= 4:
+            break
+        time.sleep(0.02)
+    running = [m for m in mids if arena.store.match(m)["status"] == "running"]
+    assert len(running) >= 4
+    os.kill(worker.popen.pid, signal.SIGTERM)
+    assert worker.popen.wait(60) == 0
+    # a warm shutdown: what it was playing is played to the end and recorded, once
+    for mid in running:
+        assert arena.store.match(mid)["status"] == "done", arena.store.match(mid)
+    ids = [str(r.get("match_id") or r.get("id")) for _, r in _recorded(arena, tid)]
+    assert len(ids) == len(set(ids))
+    assert set(running) <= set(ids)
