@@ -21,8 +21,8 @@ Delivery guarantees (why each setting):
 * Whatever still vanishes — a worker SIGKILLed between taking a message and acknowledging it, a
   flushed broker — is found by :mod:`sueca.arena.recovery` from the match leases and re-queued
   within seconds, so the visibility timeout is a last resort, not the recovery path.
-* ``worker_prefetch_multiplier = 1``: one reserved task per worker process, so a busy process
-  never sits on matches that an idle one could play.
+* ``worker_prefetch_multiplier = 1``: one reserved task per pool process (or thread, with
+  ``--pool threads``), so a busy worker never sits on matches that an idle one could play.
 * Every broker and backend key lives under ``{prefix}celery:`` (kombu ``global_keyprefix``), next
   to the arena's own keys (:mod:`sueca.arena.keys`).
 * The broker and backend get the URL in Celery's spelling (:func:`sueca.arena.redisurl.for_celery`:
@@ -32,6 +32,7 @@ Delivery guarantees (why each setting):
 Metrics: a worker started with a metrics port (``sueca-arena worker --metrics-port P`` or
 ``SUECA_METRICS_PORT``) serves them from its main process; pool processes write to
 ``PROMETHEUS_MULTIPROC_DIR`` (prometheus-client multiprocess mode), see :mod:`sueca.arena.metrics`.
+A ``--pool threads`` worker is one process: the same directory, written by that process only.
 """
 
 from __future__ import annotations
