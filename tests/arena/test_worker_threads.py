@@ -123,3 +123,31 @@ def test_sigterm_drains_the_matches_in_flight(threads_arena):
     ids = [str(r.get("match_id") or r.get("id")) for _, r in _recorded(arena, tid)]
     assert len(ids) == len(set(ids))
     assert set(running) <= set(ids)
+
+
+def test_a_failed_call_does_not_close_the_channel_other_threads_play_on():
+    """One match's failed call forgets the process's channel to that referee, but must not close
+    it: in a threads worker other matches are still streaming on it (a closed channel would end
+    them all)."""
+    import threading
+
+    import grpc
+
+    from sueca.arena import runner
+    from sueca.arena.redisproc import free_port
+    addr = f"127.0.0.1:{free_port()}"  # nobody listens: calls fail, the channel stays open
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(runner._channel(addr)))
+               for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({id(c) for c in got}) == 1  # one channel per process and referee
+    old = got[0]
+    runner._drop_channel(addr)
+    assert runner._channel(addr) is not old  # the next match connects afresh
+    with pytest.raises(grpc.RpcError) as err:  # not ValueError("closed channel")
+        old.unary_unary("/sueca.v1.Nothing/Here")(b"", timeout=0.2)  # type: ignore[attr-defined]
+    assert err.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+    runner._drop_channel(addr)
