@@ -5,15 +5,15 @@ with ``--pool threads --concurrency 8``; matches go through Celery as a tourname
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
 import time
 import urllib.request
 
 import pytest
-from arenakit import HERE, arena_env, children
-
-from sueca.arena.bench.league import celery_run, round_robin_specs
+from arenakit import HERE, SUECA_ARENA, arena_env, children
 
 BOTS = ["t1", "t2", "t3", "t4"]
 
@@ -31,16 +31,16 @@ def threads_arena(tmp_path_factory: pytest.TempPathFactory):
                        log_dir=tmp_path_factory.mktemp("threads"), extra_env=env)
     try:
         arena.start(timeout=60)
-        from sueca.arena.celery_app import configure
-        configure(arena.redis_url)
-        arena.cli_env = arena_env(arena.redis_url, "sueca:")
-        yield arena
-    finally:
-        arena.stop()
+    finally:  # this process's Celery app stays as it was: tasks are sent by `sueca-arena`
         if saved is None:
             os.environ.pop("SUECA_KEY_PREFIX", None)
         else:
             os.environ["SUECA_KEY_PREFIX"] = saved
+    arena.cli_env = arena_env(arena.redis_url, "sueca:")
+    try:
+        yield arena
+    finally:
+        arena.stop()
 
 
 def _worker(arena) -> int:
@@ -61,26 +61,22 @@ def test_one_process_plays_a_tournament_in_threads(threads_arena):
     worker = _worker(arena)
     assert children(worker) == [], "a threads pool forks no pool process"
     tid = "thr-a"
-    mids = {m["id"] for m in round_robin_specs(tid, BOTS, 16, "s1")}
-    assert len(mids) == 16
-    done: list[BaseException | float] = []
-
-    def play() -> None:
-        try:
-            done.append(celery_run(arena, tid, BOTS, 16, 120.0, "s1"))
-        except BaseException as err:
-            done.append(err)
-
-    import threading
-    t = threading.Thread(target=play)
-    t.start()
+    run = subprocess.Popen([SUECA_ARENA, "tournament", "run", "--bots", ",".join(BOTS),
+                            "-k", "3", "--id", tid, "--timeout", "90", "--json"],
+                           env=arena.cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
     most = 0  # matches being played at once (their leases held), while the only process plays
-    while t.is_alive():
+    mids: set[str] = set()
+    while run.poll() is None:
+        mids = set(arena.store.tournament_matches(tid))
         statuses = [(arena.store.match(m) or {}).get("status") for m in mids]
         most = max(most, statuses.count("running"))
         time.sleep(0.02)
-    t.join()
-    assert isinstance(done[0], float), done
+    out, err = run.communicate()
+    assert run.returncode == 0, err[-3000:]
+    summary = json.loads(out)
+    mids = set(arena.store.tournament_matches(tid))
+    assert len(mids) >= 16 and summary["recorded"] == len(mids) and summary["failed"] == []
     assert most >= 4, most
     # every match recorded exactly once in the results log
     rows = _recorded(arena, tid)
@@ -101,18 +97,22 @@ def test_one_process_plays_a_tournament_in_threads(threads_arena):
 def test_sigterm_drains_the_matches_in_flight(threads_arena):
     arena = threads_arena
     worker = next(p for p in arena.procs if p.name.startswith("worker"))
-    from sueca.arena.schedule import tournament_spec
-    from sueca.arena.tournaments import enqueue_missing
     tid = "thr-b"
-    arena.store.create_tournament(tid, tournament_spec(BOTS, 1, False, {}, secret="s2"),
-                                  lambda t, s: round_robin_specs(t, BOTS, 8, "s2"))
-    enqueue_missing(arena.store, tid)
-    mids = [m["id"] for m in round_robin_specs(tid, BOTS, 8, "s2")]
+    run = subprocess.Popen([SUECA_ARENA, "tournament", "run", "--bots", ",".join(BOTS),
+                            "-k", "2", "--id", tid, "--timeout", "30"],
+                           env=arena.cli_env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    mids: list[str] = []
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:  # several matches being played
-        if sum(arena.store.match(m)["status"] == "running" for m in mids) >= 4:
-            break
-        time.sleep(0.02)
+    try:
+        while time.monotonic() < deadline:  # several matches being played
+            mids = arena.store.tournament_matches(tid)
+            if sum((arena.store.match(m) or {}).get("status") == "running" for m in mids) >= 4:
+                break
+            time.sleep(0.02)
+    finally:
+        run.kill()  # only its waiting: the matches are queued already
+        run.wait()
     running = [m for m in mids if arena.store.match(m)["status"] == "running"]
     assert len(running) >= 4
     os.kill(worker.popen.pid, signal.SIGTERM)
