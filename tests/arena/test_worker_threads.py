@@ -94,10 +94,10 @@ def test_one_process_plays_a_tournament_in_threads(threads_arena):
     assert 'sueca_worker_retries_total{reason="redis"}' in body  # labels made at start
 
 
-def test_sigterm_drains_the_matches_in_flight(threads_arena):
-    arena = threads_arena
-    worker = next(p for p in arena.procs if p.name.startswith("worker"))
-    tid = "thr-b"
+def _drain(arena, tid: str, stop, wait, at_once: int) -> None:
+    """Queue a tournament, wait until ``at_once`` of its matches are being played, ``stop()``
+    the worker; ``wait()`` (its exit status) must be 0, and every match it was playing must be
+    recorded, once: a warm shutdown."""
     run = subprocess.Popen([SUECA_ARENA, "tournament", "run", "--bots", ",".join(BOTS),
                             "-k", "2", "--id", tid, "--timeout", "30"],
                            env=arena.cli_env, stdout=subprocess.DEVNULL,
@@ -107,22 +107,40 @@ def test_sigterm_drains_the_matches_in_flight(threads_arena):
     try:
         while time.monotonic() < deadline:  # several matches being played
             mids = arena.store.tournament_matches(tid)
-            if sum((arena.store.match(m) or {}).get("status") == "running" for m in mids) >= 4:
+            if sum((arena.store.match(m) or {}).get("status") == "running"
+                   for m in mids) >= at_once:
                 break
             time.sleep(0.02)
     finally:
         run.kill()  # only its waiting: the matches are queued already
         run.wait()
     running = [m for m in mids if arena.store.match(m)["status"] == "running"]
-    assert len(running) >= 4
-    os.kill(worker.popen.pid, signal.SIGTERM)
-    assert worker.popen.wait(60) == 0
-    # a warm shutdown: what it was playing is played to the end and recorded, once
+    assert len(running) >= at_once
+    stop()
+    assert wait() == 0
     for mid in running:
         assert arena.store.match(mid)["status"] == "done", arena.store.match(mid)
     ids = [str(r.get("match_id") or r.get("id")) for _, r in _recorded(arena, tid)]
     assert len(ids) == len(set(ids))
     assert set(running) <= set(ids)
+
+
+def test_sigterm_and_ctrl_c_drain_the_matches_in_flight(threads_arena, tmp_path):
+    """Runs last of this module's arena tests: it stops the arena's worker."""
+    from arenakit import Worker
+    arena = threads_arena
+    worker = next(p for p in arena.procs if p.name.startswith("worker"))
+    _drain(arena, "thr-b", lambda: os.kill(worker.popen.pid, signal.SIGTERM),
+           lambda: worker.popen.wait(60), at_once=4)
+    # Ctrl-C: SIGINT to the worker's process group, as a terminal sends it
+    w = Worker(arena.redis_url, "sueca:", "--pool", "threads", "-c", "8", "--referee",
+               arena.referee, log=tmp_path / "worker.log").wait_ready()
+    try:
+        # 4 matches of thr-b are still queued: this worker plays them too
+        _drain(arena, "thr-c", lambda: os.killpg(w.proc.pid, signal.SIGINT),
+               lambda: w.proc.wait(60), at_once=3)
+    finally:
+        w.stop()
 
 
 def test_a_failed_call_does_not_close_the_channel_other_threads_play_on():
