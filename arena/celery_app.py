@@ -21,8 +21,8 @@ Delivery guarantees (why each setting):
 * Whatever still vanishes — a worker SIGKILLed between taking a message and acknowledging it, a
   flushed broker — is found by :mod:`sueca.arena.recovery` from the match leases and re-queued
   within seconds, so the visibility timeout is a last resort, not the recovery path.
-* ``worker_prefetch_multiplier = 1``: one reserved task per worker process, so a busy process
-  never sits on matches that an idle one could play.
+* ``worker_prefetch_multiplier = 1``: one reserved task per pool process (or thread, with
+  ``--pool threads``), so a busy worker never sits on matches that an idle one could play.
 * Every broker and backend key lives under ``{prefix}celery:`` (kombu ``global_keyprefix``), next
   to the arena's own keys (:mod:`sueca.arena.keys`).
 * The broker and backend get the URL in Celery's spelling (:func:`sueca.arena.redisurl.for_celery`:
@@ -32,6 +32,7 @@ Delivery guarantees (why each setting):
 Metrics: a worker started with a metrics port (``sueca-arena worker --metrics-port P`` or
 ``SUECA_METRICS_PORT``) serves them from its main process; pool processes write to
 ``PROMETHEUS_MULTIPROC_DIR`` (prometheus-client multiprocess mode), see :mod:`sueca.arena.metrics`.
+A ``--pool threads`` worker is one process: the same directory, written by that process only.
 """
 
 from __future__ import annotations
@@ -184,8 +185,17 @@ def prepare_metrics_env() -> str | None:
 prepare_metrics_env()
 
 
+def threads_pool(celery_app: Celery | None = None) -> bool:
+    """True when the worker plays its matches in threads of its one process (``--pool
+    threads``): then no ``worker_process_*`` signal is sent, and what they set up per pool
+    process is done once, in the worker's process, by the ``worker_*`` signals instead."""
+    return str((celery_app or app).conf.worker_pool) == "threads"
+
+
 @signals.worker_init.connect
 def _start_metrics(**_: object) -> None:
+    if threads_pool():
+        _child_start()
     port = current().metrics_port
     if port is not None:
         from .metrics import serve_worker_metrics

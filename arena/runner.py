@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -186,34 +187,39 @@ def place(bots: Sequence[str], addresses: Sequence[str], list_bots: Callable[[st
 
 _channels: dict[str, Any] = {}
 _channels_pid = -1
+_channels_lock = threading.Lock()
 
 
 def _channel(address: str) -> Any:
     """This process's gRPC channel to the referee at ``address``, shared by every match it
-    runs: a channel per match cost a connection set-up and teardown per match on both sides.
-    A forked pool process opens its own (gRPC channels do not survive a fork)."""
+    runs (by all the threads of a ``--pool threads`` worker: a channel is thread-safe, the
+    lock keeps two of them from being opened): a channel per match cost a connection set-up
+    and teardown per match on both sides. A forked pool process opens its own (gRPC channels
+    do not survive a fork)."""
     global _channels_pid
     import os
 
     from sueca.referee import control
-    if _channels_pid != os.getpid():
-        _channels.clear()
-        _channels_pid = os.getpid()
-    ch = _channels.get(address)
-    if ch is None:
-        from sueca.sdk.channels import client_tls_from_env, open_channel
-        # four seats of up to 2,000 turn times: more than gRPC's default 8 KiB of metadata
-        options = [*control._OPTIONS, ("grpc.max_metadata_size", 1 << 20)]
-        ch = _channels[address] = open_channel(address, client_tls_from_env(), options)
+    with _channels_lock:
+        if _channels_pid != os.getpid():
+            _channels.clear()
+            _channels_pid = os.getpid()
+        ch = _channels.get(address)
+        if ch is None:
+            from sueca.sdk.channels import client_tls_from_env, open_channel
+            # four seats of up to 2,000 turn times: more than gRPC's default 8 KiB of metadata
+            options = [*control._OPTIONS, ("grpc.max_metadata_size", 1 << 20)]
+            ch = _channels[address] = open_channel(address, client_tls_from_env(), options)
     return ch
 
 
 def _drop_channel(address: str) -> None:
     """After a failed call: the next attempt connects afresh (new TLS settings, a restarted
-    referee) instead of waiting out the old channel's reconnect back-off."""
-    ch = _channels.pop(address, None)
-    if ch is not None:
-        ch.close()
+    referee) instead of waiting out the old channel's reconnect back-off. The old channel is
+    forgotten, not closed: other matches of this process (threads) may still be playing on it;
+    gRPC closes it when the last of them lets go of it."""
+    with _channels_lock:
+        _channels.pop(address, None)
 
 
 def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: float,
@@ -242,9 +248,10 @@ def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: f
         try:
             out = _run_timed(control, addr, spec, timeout)
         except Exception as err:
-            _drop_channel(addr)
             code = _code(err)
             msg = err.details() if code and hasattr(err, "details") else str(err)
+            if code not in ("RESOURCE_EXHAUSTED", "FAILED_PRECONDITION"):  # busy: channel fine
+                _drop_channel(addr)
             if code in ("RESOURCE_EXHAUSTED", "FAILED_PRECONDITION"):
                 last_busy = msg
                 if time.monotonic() < deadline:  # busy, or lost a race for a seat: again

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import random
+import threading
 import time
 from typing import Any
 
@@ -33,15 +34,20 @@ _store: Store | None = None
 
 
 def store() -> Store:
-    """One Store per process (pool processes are forked: each makes its own connection)."""
+    """One Store per process (pool processes are forked: each makes its own connection),
+    shared by the threads of a ``--pool threads`` worker (redis-py's client is thread-safe; the
+    lock only keeps two first tasks from making two)."""
     global _store
     if _store is None or _store_pid != os.getpid():
-        _set_store(Store.from_url(redis_url()))
+        with _store_lock:
+            if _store is None or _store_pid != os.getpid():
+                _set_store(Store.from_url(redis_url()))
     assert _store is not None
     return _store
 
 
 _store_pid = -1
+_store_lock = threading.Lock()
 
 
 def _set_store(s: Store) -> None:
@@ -104,6 +110,7 @@ _folder = Folder()
 
 
 @signals.worker_process_shutdown.connect
+@signals.worker_shutdown.connect  # a threads pool: its matches ran in the worker's process
 def _fold_rest(**_: object) -> None:
     _folder.flush(5.0)
 

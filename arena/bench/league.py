@@ -12,9 +12,10 @@ from typing import Any
 
 @contextmanager
 def bench_arena(names: list[str], capacity: int, concurrency: int, redis: str | None,
-                referee: str | None) -> Iterator[Any]:
+                referee: str | None, pool: str = "prefork") -> Iterator[Any]:
     """A :class:`sueca.arena.cli.demo.LocalArena` (Redis and a referee unless given, one random
-    bot process per name, one Celery worker with ``concurrency`` pool processes), started under
+    bot process per name, one Celery worker with ``concurrency`` pool processes or, with
+    ``pool="threads"``, threads of one process), started under
     a spinner and with the Celery app pointed at its Redis; stopped on the way out. Its logs
     are removed after a clean run and kept after a failure, for the reader of the error."""
     from rich.console import Console
@@ -22,7 +23,7 @@ def bench_arena(names: list[str], capacity: int, concurrency: int, redis: str | 
     from sueca.arena.celery_app import configure
     from sueca.arena.cli.demo import LocalArena
     arena = LocalArena(redis, referee, {n: "random" for n in names}, capacity=capacity,
-                       concurrency=concurrency)
+                       concurrency=concurrency, pool=pool)
     try:
         with Console(stderr=True, highlight=False).status(
                 "starting Redis, a referee, a worker and bots..."):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -31,7 +32,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--matches", action=Bounded, kind=int, low=1, default=40,
                    help="matches of the tournament (default 40)")
     p.add_argument("--concurrency", action=Bounded, kind=int, low=1, default=2,
-                   help="worker pool processes (default 2)")
+                   help="matches the worker plays at once: pool processes, or threads with "
+                        "--pool threads (default 2)")
+    p.add_argument("--pool", choices=("prefork", "threads"), default="prefork",
+                   help="the worker's pool (default prefork)")
+    p.add_argument("--capacity", action=Bounded, kind=int, low=1, default=8,
+                   help="games each bot process plays at once (default 8)")
     p.add_argument("--timeout", action=Bounded, kind=float, low=0, above=True, default=300.0,
                    help="seconds the tournament may take (default 300)")
 
@@ -73,7 +79,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
     names = [f"bench{i}" for i in range(args.bots)]
     run_id = secrets.token_hex(3)
-    with bench_arena(names, 8, args.concurrency, None, None) as arena:
+    with bench_arena(names, args.capacity, args.concurrency, None, None, args.pool) as arena:
         client = redis.Redis.from_url(arena.redis_url)
         writes = write_commands(client)
         # one warm-up match: first-time keys (the bots' ratings, the worker's scripts)
@@ -91,6 +97,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         s1 = commandstats(client)
         mem1 = int(client.info("memory")["used_memory"])
         pool = [_pss_kb(c) for c in _children(worker)]
+        main_pss = _pss_kb(worker)
         time.sleep(min(seconds, 30.0))
         idle_seconds = min(seconds, 30.0)
         s2 = commandstats(client)
@@ -121,8 +128,13 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "memory_per_match_kb": round((mem1 - mem0) / k / 1024, 2),
         "worker_cpu_ms_per_match": round((cpu1[0] - cpu0[0]) / k * 1000, 2),
         "referee_cpu_ms_per_match": round((cpu1[1] - cpu0[1]) / k * 1000, 2),
+        "pool": args.pool, "concurrency": args.concurrency,
         "worker_pool_processes": len(pool),
         "worker_pool_pss_kb": pool,
+        "worker_main_pss_kb": main_pss,
+        # what the worker costs in all: its main process (the threads pool's only one) + pool
+        "worker_total_pss_kb": main_pss + sum(pool),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
 
 

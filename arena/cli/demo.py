@@ -107,8 +107,9 @@ class LocalArena:
                  bots: dict[str, str] | None = None, capacity: int = 4, workers: int = 1,
                  concurrency: int = 2, log_dir: str | Path | None = None,
                  worker_env: dict[str, str] | None = None, metrics: bool = False,
-                 extra_env: dict[str, str] | None = None) -> None:
+                 extra_env: dict[str, str] | None = None, pool: str = "prefork") -> None:
         self.redis_url = redis_url
+        self.pool = pool
         self.referee = referee
         self.bot_specs = dict(bots or {b: b for b in EXAMPLE_BOTS})
         self.capacity = capacity
@@ -175,7 +176,8 @@ class LocalArena:
         for n in range(self.workers):
             # the Redis URL (perhaps with a password) travels in SUECA_REDIS_URL, never in argv
             args = [_bin("sueca-arena"), "worker", "--referee",
-                    self.referee, "-c", str(self.concurrency), "--loglevel", "INFO",
+                    self.referee, "-c", str(self.concurrency), "--pool", self.pool,
+                    "--loglevel", "INFO",
                     "-n", f"demo{n}-{os.getpid()}@%h"]
             if self.metrics:
                 self.ports[f"worker{n}_metrics"] = mp = free_port()

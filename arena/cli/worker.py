@@ -22,7 +22,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("worker", help="a Celery worker that plays and records matches")
     add_redis(p)
     p.add_argument("--concurrency", "-c", action=Bounded, kind=int, low=1, default=2,
-                   help="pool processes (default 2)")
+                   help="matches played at once: pool processes, or threads with --pool "
+                        "threads (default 2)")
+    p.add_argument("--pool", choices=("prefork", "threads"), default="prefork",
+                   help="prefork (default): a process per match in flight; threads: one "
+                        "process plays --concurrency matches in threads (a match waits on the "
+                        "referee, so threads cost far less memory)")
     p.add_argument("--referee", action="append", default=[], metavar="ADDR",
                    help="a referee replica (repeatable; replicas that heartbeat into Redis are "
                         "found without it)")
@@ -58,11 +63,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from sueca.arena.celery_app import app, configure, prepare_metrics_env
     prepare_metrics_env()
     configure(url)
+    app.conf.worker_pool = args.pool  # read by the signal handlers (what runs per process)
     name = args.hostname or f"sueca-{os.getpid()}@%h"
     # JSON logs: no banner either (it is printed, not logged), so every line is one object
     from sueca.sdk.logs import current_format
     argv = ["--quiet"] if current_format() == "json" else []
-    argv += ["worker", "--pool=prefork", f"--concurrency={args.concurrency}",
+    argv += ["worker", f"--pool={args.pool}", f"--concurrency={args.concurrency}",
             f"--loglevel={args.loglevel}", "-n", name, "--without-gossip", "--without-mingle",
             "-Ofair"]
     if args.queues:

@@ -17,6 +17,8 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 ARENA = [sys.executable, "-m", "sueca.arena.cli"]
 MARK = "SCALE_BENCH_TEST_RUN"  # in the bench's environment, hence in its children's
 
@@ -113,10 +115,17 @@ def test_wan_pays_the_round_trip_without_timeouts() -> None:
     assert far["moves_per_s_per_bot"] == far["moves_per_s"]  # one bot process
 
 
-def test_redis_writes_per_match_are_counted() -> None:
-    result, proc = run_bench("redis-writes", "--matches", "3", "--bots", "4", timeout=150)
+@pytest.mark.parametrize("pool", ["prefork", "threads"])
+def test_redis_writes_per_match_are_counted(pool: str) -> None:
+    result, proc = run_bench("redis-writes", "--matches", "3", "--bots", "4", "--pool", pool,
+                             "--concurrency", "2", timeout=150)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert result["matches"] == 3 and result["writes_raw"] > 0
+    # the worker's memory: its main process plus its pool processes (none for threads)
+    assert result["pool"] == pool
+    assert result["worker_pool_processes"] == (2 if pool == "prefork" else 0)
+    assert result["worker_total_pss_kb"] == (result["worker_main_pss_kb"]
+                                             + sum(result["worker_pool_pss_kb"])) > 10_000
     by_command = result["writes_per_match_by_command"]
     # the results log gets exactly one entry per match (nothing lost, nothing twice)
     assert by_command["xadd"] == 1.0
