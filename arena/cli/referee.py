@@ -11,8 +11,8 @@ lets only callers with that token run, watch or list (league workers and the CLI
 ``SUECA_OPERATOR_TOKEN``). Health checking and reflection stay open for probes.
 ``--operator-port`` (or ``SUECA_OPERATOR_PORT``) moves that operator API off the public port
 onto ``--operator-host`` (default loopback), with the same TLS and token; the public port then
-serves bots and health only, and the address published in Redis for workers and schedulers is
-the operator one.
+serves bots (and health, which both ports answer) only, and the address published in Redis
+for workers and schedulers is the operator one.
 
 Hostile bots: every per-bot limit (README "Threat model") has a flag, also read from
 ``SUECA_<FLAG>`` (``--out-bytes`` / ``SUECA_OUT_BYTES``); 0 disables it. ``SUECA_SEED_KEY``
@@ -75,7 +75,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--operator-port", action=Bounded, kind=int, low=0, high=65535,
                    default=None,
                    help="serve the operator API (RunMatch, Watch, ListBots) only on this port, "
-                        "bots and health only on --port (default $SUECA_OPERATOR_PORT; 0 or "
+                        "bots only on --port; health on both (default $SUECA_OPERATOR_PORT; 0 or "
                         "unset: everything on --port)")
     p.add_argument("--operator-host", default="127.0.0.1",
                    help="address the operator port listens on (default 127.0.0.1; a pod or "
