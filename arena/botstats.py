@@ -31,7 +31,9 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
+
+from .records import BotHealth, SeatStats
 
 __all__ = ["BOUNDS_US", "COUNTERS", "FAULT_KINDS", "TURN_TIMES_KEY", "parse_turn_times",
            "seat_stats", "stats_of", "increments", "Totals", "summary", "quantile"]
@@ -87,7 +89,7 @@ def _rank(ordered: Sequence[int], q: float) -> int:
 
 def seat_stats(seats: int, end: str | None, fault_seat: int | None,
                replay: Mapping[str, Any] | None,
-               times: Mapping[int, Sequence[int]] | None = None) -> list[dict[str, Any]]:
+               times: Mapping[int, Sequence[int]] | None = None) -> list[SeatStats]:
     """One dict per seat (see the module's notes). ``replay`` (sueca-replay/1) gives the cards
     played and the renúncias (a deal that ended ``renuncia`` names its ``fault_seat``);
     without it, a match that ended on a renúncia still charges its seat one."""
@@ -120,16 +122,16 @@ def seat_stats(seats: int, end: str | None, fault_seat: int | None,
         for f in ("renuncias", "timeouts", "disconnects"):
             if not st[f]:
                 del st[f]
-    return out
+    return cast(list[SeatStats], out)
 
 
 def stats_of(entry: Mapping[str, Any],
-             replay: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+             replay: Mapping[str, Any] | None = None) -> list[SeatStats]:
     """The per-seat stats of a results-log entry: its own, or (an entry written before they
     existed) what its ``replay`` and its end tell."""
     got = entry.get("stats")
     if isinstance(got, list):
-        return got
+        return cast(list[SeatStats], got)
     fs = entry.get("fault_seat")
     return seat_stats(len(entry.get("seats") or ()), entry.get("end"),
                       fs if isinstance(fs, int) else None, replay)
@@ -192,7 +194,7 @@ def quantile(hist: Sequence[int], q: float, max_us: float) -> float | None:
     return round(max_us / 1000, 3)
 
 
-def summary(raw: Mapping[Any, Any] | None) -> dict[str, Any]:
+def summary(raw: Mapping[Any, Any] | None) -> BotHealth:
     """A bot's hash (as HGETALL returns it, bytes or text; None or empty: never recorded) as
     shown: ``games``, ``moves``, ``faults`` by kind, ``turns``, ``p50_ms``, ``p99_ms``,
     ``max_ms`` (the latency ones None without timed turns), ``last``."""

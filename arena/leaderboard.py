@@ -10,7 +10,10 @@ health (:mod:`sueca.arena.botstats`): ``faults`` by kind (``renuncia``, ``timeou
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
+
+from .records import LeaderboardRow
 
 __all__ = ["leaderboard", "ORDERS"]
 
@@ -18,14 +21,14 @@ __all__ = ["leaderboard", "ORDERS"]
 ORDERS = ("rating", "elo", "openskill")
 
 
-def leaderboard(store: Any, by: str = "rating") -> list[dict[str, Any]]:
-    from sueca.arena.bots import BotRegistry
-    from sueca.arena.ratings import load, record
+def leaderboard(store: Any, by: str = "rating") -> list[LeaderboardRow]:
+    from .bots import BotRegistry
+    from .ratings import load, record
     if by not in ORDERS:
         raise ValueError(f"bad order {by!r}: one of {', '.join(ORDERS)}")
     of_record = record(store)  # catches up first: a worker that died between recording and
     registered = set(BotRegistry(store.r, store.keys).names())  # rating leaves nothing behind
-    rows = []
+    rows: list[dict[str, Any]] = []
     ratings = {bot: r for bot, r in load(store).items() if bot in registered}
     health = store.bot_stats(list(ratings))
     for bot, r in ratings.items():
@@ -35,9 +38,9 @@ def leaderboard(store: Any, by: str = "rating") -> list[dict[str, Any]]:
                      "rating_pm": of_record.pm.get(bot), "matches": of_record.games.get(bot, 0),
                      "provisional": of_record.provisional(bot), **r.as_dict(),
                      "faults": h["faults"], "p50_ms": h["p50_ms"], "p99_ms": h["p99_ms"]})
-    key = {"rating": lambda r: -r["rating"], "elo": lambda r: -r["elo"],
+    key: Callable[[dict[str, Any]], float] = {"rating": lambda r: -r["rating"], "elo": lambda r: -r["elo"],
            "openskill": lambda r: -r["ordinal"]}[by]
     rows.sort(key=lambda r: (key(r), r["bot"]))
-    for n, r in enumerate(rows, 1):
-        r["rank"] = n
-    return rows
+    for n, row in enumerate(rows, 1):
+        row["rank"] = n
+    return cast(list[LeaderboardRow], rows)

@@ -54,13 +54,14 @@ import dataclasses
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import redis
 
 from sueca.sdk.settings import current
 
 from . import record as _record
+from .records import ResultEntry
 from .store import Store, _entry, text
 
 __all__ = ["Rating", "Ratings", "rated", "pair_outcome", "same_decks", "catch_up", "rebuild",
@@ -115,17 +116,17 @@ class Rating:
                 "score": self.score}
 
 
-def rated(result: Mapping[str, Any]) -> bool:
+def rated(result: ResultEntry) -> bool:
     return (bool(result.get("rated", True)) and result.get("end") not in _UNRATED_ENDS
             and result.get("winner") in (0, 1) and len(result.get("seats") or ()) == 4)
 
 
-def _sides(result: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+def _sides(result: ResultEntry) -> tuple[list[str], list[str]]:
     s = result["seats"]
     return [s[0], s[2]], [s[1], s[3]]
 
 
-def same_decks(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:
+def same_decks(first: ResultEntry, second: ResultEntry) -> bool:
     """Whether two logged halves of a pair were played on one seed (hence the same decks).
 
     A missing or null ``seed`` is unknown, taken as the same: older log entries have none.
@@ -134,7 +135,7 @@ def same_decks(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:
     return a is None or b is None or str(a) == str(b)
 
 
-def pair_outcome(first: Mapping[str, Any], second: Mapping[str, Any]) -> float | None:
+def pair_outcome(first: ResultEntry, second: ResultEntry) -> float | None:
     """Score of ``first``'s team 0 over a duplicate pair: ½ for each match of the pair it won
     (1, ½ or 0); None if the two matches are not a proper pair: not the same sides with the
     teams swapped, or not played on the same seed (:func:`same_decks`)."""
@@ -155,13 +156,13 @@ class Ratings:
 
     def __init__(self, elo_k: float = DEFAULT_ELO_K, elo_initial: float = DEFAULT_ELO_INITIAL,
                  bots: Mapping[str, Rating] | None = None,
-                 pending: Mapping[str, dict[str, Any]] | None = None) -> None:
+                 pending: Mapping[str, ResultEntry] | None = None) -> None:
         from openskill.models import PlackettLuce
         self.elo_k = float(elo_k)
         self.elo_initial = float(elo_initial)
         self.model = PlackettLuce()
         self.bots: dict[str, Rating] = dict(bots or {})
-        self.pending: dict[str, dict[str, Any]] = dict(pending or {})
+        self.pending: dict[str, ResultEntry] = dict(pending or {})
         self.dirty: set[str] = set()
         self.pending_changed: set[str] = set()
         self.matchups: dict[str, list[float]] = {}
@@ -172,7 +173,7 @@ class Ratings:
             r = self.bots[bot] = Rating(self.elo_initial, self.model.mu, self.model.sigma)
         return r
 
-    def apply(self, result: Mapping[str, Any]) -> None:
+    def apply(self, result: ResultEntry) -> None:
         """Fold one logged result in (results must come in log order)."""
         if not rated(result):
             return
@@ -185,7 +186,7 @@ class Ratings:
         first = self.pending.pop(pair, None)
         self.pending_changed.add(pair)
         if first is None:
-            self.pending[pair] = dict(result)
+            self.pending[pair] = result.copy()  # as dict(result): a shallow copy
             return
         score = pair_outcome(first, result)
         if score is None:  # not a proper pair: rate both as single games rather than lose them
@@ -214,7 +215,7 @@ class Ratings:
         out.matchups = {m: [int(g), int(w)] for m, (g, w) in state["matchups"].items()}
         return out
 
-    def apply_all(self, results: Iterable[Mapping[str, Any]]) -> Ratings:
+    def apply_all(self, results: Iterable[ResultEntry]) -> Ratings:
         for r in results:
             self.apply(r)
         return self
@@ -231,7 +232,7 @@ class Ratings:
         m = self.model
         teams = [[m.rating(mu=r.mu, sigma=r.sigma) for r in r0],
                  [m.rating(mu=r.mu, sigma=r.sigma) for r in r1]]
-        ranks = [0, 1] if s0 == 1.0 else [1, 0] if s0 == 0.0 else [0, 0]
+        ranks: list[float] = [0, 1] if s0 == 1.0 else [1, 0] if s0 == 0.0 else [0, 0]
         new = m.rate(teams, ranks=ranks)
         for side, ratings, updated, sign, score in ((side0, r0, new[0], 1.0, s0),
                                                     (side1, r1, new[1], -1.0, 1.0 - s0)):
@@ -272,7 +273,7 @@ def load_config(store: Store) -> tuple[float, float]:
 
 
 def save_config(store: Store, elo_k: float | None = None, elo_initial: float | None = None,
-                trimmed: Callable[[], Iterable[tuple[str, Mapping[str, Any]]]] | None = None,
+                trimmed: Callable[[], Iterable[tuple[str, ResultEntry]]] | None = None,
                 ) -> dict[str, Any]:
     """Store new settings and rebuild every rating with them; returns :func:`rebuild`'s report."""
     for name, value in (("elo_k", elo_k), ("elo_initial", elo_initial)):
@@ -316,7 +317,7 @@ def _write(pipe: Any, store: Store, state: Ratings, bots: Iterable[str]) -> None
         pipe.hset(k.ratings("score"), mapping={b: repr(state.bots[b].score) for b in bots})
 
 
-def _bots_of(results: Iterable[Mapping[str, Any]]) -> list[str]:
+def _bots_of(results: Iterable[ResultEntry]) -> list[str]:
     names: set[str] = set()
     for r in results:
         names.update(r.get("seats") or ())
@@ -351,7 +352,7 @@ def catch_up(store: Store, batch: int = 500) -> int:
     while True:
         with store.r.pipeline() as pipe:
             try:
-                pipe.watch(k.ratings_cursor())
+                pipe.watch(k.ratings_cursor())  # type: ignore[no-untyped-call]
                 cursor = text(pipe.get(k.ratings_cursor()))
                 if cursor is None and pipe.exists(k.ratings_checkpoint()):
                     # live ratings lost (deleted by hand) after a trim: folding the tail onto
@@ -360,10 +361,11 @@ def catch_up(store: Store, batch: int = 500) -> int:
                     rebuild(store, _catch_up=False)
                     continue
                 start = "-" if cursor is None else f"({cursor}"
-                rows = pipe.xrange(k.results(), start, "+", count=batch)
+                rows = cast("list[tuple[bytes, dict[bytes, bytes]]]",
+                            pipe.xrange(k.results(), start, "+", count=batch))
                 if not rows:
                     return folded
-                results = [json.loads(f[b"data"]) for _, f in rows]
+                results: list[ResultEntry] = [json.loads(f[b"data"]) for _, f in rows]
                 pairs = sorted({r["pair"] for r in results if r.get("pair")})
                 pending = {}
                 if pairs:
@@ -440,7 +442,7 @@ def record(store: Store) -> _record.Fit:
 
 def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
             elo_initial: float | None = None, _catch_up: bool = True,
-            trimmed: Callable[[], Iterable[tuple[str, Mapping[str, Any]]]] | None = None,
+            trimmed: Callable[[], Iterable[tuple[str, ResultEntry]]] | None = None,
             ) -> dict[str, Any]:
     """Recompute every rating from the results log; with ``write``, replace the live ones (and
     keep ``elo_k`` and ``elo_initial``, when given, as this arena's settings).
@@ -464,7 +466,7 @@ def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
     while True:
         with store.r.pipeline() as pipe:
             try:
-                pipe.watch(k.ratings_cursor(), k.ratings_checkpoint())
+                pipe.watch(k.ratings_cursor(), k.ratings_checkpoint())  # type: ignore[no-untyped-call]
                 live = _read_bots(pipe, store, None)
                 live_pending = {text(a): json.loads(b)
                                 for a, b in pipe.hgetall(k.ratings_pending()).items()}
@@ -513,7 +515,7 @@ def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
                         pipe.set(k.ratings_cursor(), last)
                     if cp is not None and trimmed is not None:
                         pipe.hset(k.ratings_checkpoint(), mapping={
-                            "state": at_checkpoint, "elo_k": repr(new_k),
+                            "state": cast(str, at_checkpoint), "elo_k": repr(new_k),
                             "elo_initial": repr(new_initial)})
                     pipe.hset(k.ratings_config(), mapping={"elo_k": repr(new_k),
                                                            "elo_initial": repr(new_initial),
@@ -541,7 +543,7 @@ def _max_diff(a: Mapping[str, Rating], b: Mapping[str, Rating]) -> float:
 
 
 # -- checkpoint -------------------------------------------------------------------------------
-def _fold_archive(entries: Iterable[tuple[str, Mapping[str, Any]]], cp: Mapping[str, Any],
+def _fold_archive(entries: Iterable[tuple[str, ResultEntry]], cp: Mapping[str, Any],
                   elo_k: float, elo_initial: float) -> tuple[Ratings, int]:
     """The fold of the archived entries up to the checkpoint, checked complete."""
     state = Ratings(elo_k, elo_initial)
@@ -591,7 +593,7 @@ def checkpoint(store: Store, upto: str,
     while True:
         with store.r.pipeline() as pipe:
             try:
-                pipe.watch(k.ratings_checkpoint(), k.ratings_config())
+                pipe.watch(k.ratings_checkpoint(), k.ratings_config())  # type: ignore[no-untyped-call]
                 elo_k, elo_initial = load_config(store)
                 live = text(pipe.get(k.ratings_cursor()))
                 old = load_checkpoint(store, pipe)
@@ -628,7 +630,7 @@ def checkpoint(store: Store, upto: str,
 
 
 # -- standings ---------------------------------------------------------------------------------
-def standings(results: Iterable[Mapping[str, Any]], elo_k: float = DEFAULT_ELO_K,
+def standings(results: Iterable[ResultEntry], elo_k: float = DEFAULT_ELO_K,
               elo_initial: float = DEFAULT_ELO_INITIAL) -> list[dict[str, Any]]:
     """A tournament table from its results (in log order), best first.
 
@@ -656,7 +658,7 @@ def standings(results: Iterable[Mapping[str, Any]], elo_k: float = DEFAULT_ELO_K
                 r["points"] += s
                 r["won" if s == 1.0 else "lost" if s == 0.0 else "drawn"] += 1
 
-    halves: dict[str, dict[str, Any]] = {}
+    halves: dict[str, ResultEntry] = {}
     for res in results:
         side0, side1 = _sides(res)
         for team, side in ((0, side0), (1, side1)):
@@ -665,8 +667,9 @@ def standings(results: Iterable[Mapping[str, Any]], elo_k: float = DEFAULT_ELO_K
                 r["matches"] += 1
                 r["gp_for"] += res["game_points"][team]
                 r["gp_against"] += res["game_points"][1 - team]
-        if res.get("fault_bot") and res.get("end") in ("timeout", "disconnect"):
-            row(res["fault_bot"])["faults"] += 1
+        fault_bot = res.get("fault_bot")
+        if fault_bot and res.get("end") in ("timeout", "disconnect"):
+            row(fault_bot)["faults"] += 1
         pair = res.get("pair") or ""
         if not pair:
             score(side0, side1, 1.0 if res["winner"] == 0 else 0.0)
@@ -681,7 +684,7 @@ def standings(results: Iterable[Mapping[str, Any]], elo_k: float = DEFAULT_ELO_K
                 a, b = _sides(first)
                 score(a, b, s)
         else:
-            halves[pair] = dict(res)
+            halves[pair] = res.copy()  # as dict(res): a shallow copy
     fold = Ratings(elo_k, elo_initial).apply_all(results)
     of_record = _record.fit(fold.matchups, elo_initial)
     out = []

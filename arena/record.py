@@ -38,6 +38,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .records import ResultEntry
+
 __all__ = ["ELO", "PRIOR_SD", "PROVISIONAL_GAMES", "Fit", "matchup", "add_result", "fit",
            "fit_results"]
 
@@ -51,7 +53,7 @@ PROVISIONAL_GAMES = 30
 _Z95 = 1.959964
 
 
-def _sides(result: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+def _sides(result: ResultEntry) -> tuple[list[str], list[str]]:
     s = result["seats"]
     return [s[0], s[2]], [s[1], s[3]]
 
@@ -76,7 +78,7 @@ def matchup(seats: Sequence[str]) -> tuple[str, bool] | None:
     return json.dumps(items, separators=(",", ":")), team0_first
 
 
-def add_result(stats: dict[str, list[float]], result: Mapping[str, Any]) -> str | None:
+def add_result(stats: dict[str, list[float]], result: ResultEntry) -> str | None:
     """Count one rated result into ``stats`` (matchup key -> [matches, wins of the first side]);
     returns the key touched. The caller checks :func:`sueca.arena.ratings.rated`."""
     m = matchup(result["seats"])
@@ -157,7 +159,7 @@ def fit(stats: Mapping[str, Sequence[float]], initial: float = 1500.0,
     theta -= theta.mean()  # the prior's mean: the fit's mean is 0 at the optimum
 
     def hessian(p: Any) -> Any:
-        h = np.bincount(hc, weights=hk * (n * p * (1.0 - p))[hr], minlength=nb * nb)
+        h: Any = np.bincount(hc, weights=hk * (n * p * (1.0 - p))[hr], minlength=nb * nb)
         h = h.reshape(nb, nb)
         h[np.diag_indices(nb)] += prec
         return h
@@ -211,7 +213,7 @@ def fit(stats: Mapping[str, Sequence[float]], initial: float = 1500.0,
                {b: float(theta[i]) for i, b in enumerate(names)}, initial, iterations)
 
 
-def fit_results(results: Iterable[Mapping[str, Any]], initial: float = 1500.0) -> Fit:
+def fit_results(results: Iterable[ResultEntry], initial: float = 1500.0) -> Fit:
     """The fit of a list of rated results (a tournament's, a simulation's)."""
     stats: dict[str, list[float]] = {}
     for r in results:

@@ -43,9 +43,10 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .ratings import checkpoint, entry_key
+from .records import ResultEntry
 from .store import Store, text
 
 __all__ = ["RetentionError", "run", "memory", "archived_results", "DAY"]
@@ -170,9 +171,9 @@ def _archive_results(store: Store, archive: Path, after: str | None,
                      through: str, advance: Callable[[int], None]) -> tuple[int, list[str]]:
     """Write the log's entries (after, through] to per-day files; (new lines, files)."""
     written = 0
-    files = []
+    files: list[str] = []
     entries = store.results(after=after, through=through)
-    pending: list[tuple[str, dict[str, Any]]] = []
+    pending: list[tuple[str, ResultEntry]] = []
     for eid, res in entries:
         if pending and _day(pending[0][0]) != _day(eid):
             written += _flush_results(archive, pending, files)
@@ -184,7 +185,7 @@ def _archive_results(store: Store, archive: Path, after: str | None,
     return written, files
 
 
-def _flush_results(archive: Path, entries: list[tuple[str, dict[str, Any]]],
+def _flush_results(archive: Path, entries: list[tuple[str, ResultEntry]],
                    files: list[str]) -> int:
     path = archive / "results" / f"{_day(entries[0][0])}.jsonl.gz"
     files.append(str(path))
@@ -193,7 +194,7 @@ def _flush_results(archive: Path, entries: list[tuple[str, dict[str, Any]]],
                                      for eid, res in entries))
 
 
-def archived_results(archive: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def archived_results(archive: str) -> Iterator[tuple[str, ResultEntry]]:
     """Every results-log entry in ``ARCHIVE/results/*.jsonl.gz``, in log order, each once (for
     :func:`sueca.arena.ratings.rebuild`'s ``trimmed``)."""
     files = sorted(Path(archive, "results").glob("*.jsonl.gz"))
@@ -216,7 +217,8 @@ def _count_entries(store: Store, after: str | None, through: str) -> int:
     start = "-" if after is None else f"({after}"
     n = 0
     while True:
-        rows = store.r.xrange(store.keys.results(), start, through, count=5000)
+        rows = cast("list[tuple[bytes, dict[bytes, bytes]]]",
+                    store.r.xrange(store.keys.results(), start, through, count=5000))
         n += len(rows)
         if len(rows) < 5000:
             return n

@@ -30,6 +30,7 @@ from sueca.sdk.logs import log_context
 from sueca.sdk.settings import current
 
 from . import botstats
+from .records import MatchRecord, ResultEntry
 from .store import (
     HEARTBEAT_SECONDS,
     LEASE_SECONDS,
@@ -132,7 +133,7 @@ def _code(err: BaseException) -> str | None:
     code = getattr(err, "code", None)
     if callable(code):
         try:
-            return code().name
+            return str(code().name)
         except Exception:
             return None
     return None
@@ -286,7 +287,7 @@ def _run_timed(control: Any, addr: str, spec: Mapping[str, Any],
     none."""
     import grpc
 
-    class AskTimes(grpc.UnaryStreamClientInterceptor):  # type: ignore[misc]
+    class AskTimes(grpc.UnaryStreamClientInterceptor):
         call: Any = None
 
         def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
@@ -340,7 +341,7 @@ def normalise(out: dict[str, Any]) -> dict[str, Any]:
 
 # -- the job of one task run -------------------------------------------------------------------
 def outcome_to_result(match: Mapping[str, Any], out: Mapping[str, Any],
-                      played: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                      played: Mapping[str, Any] | None = None) -> ResultEntry:
     """The results-log entry of a finished match.
 
     ``played`` is the spec actually played (:func:`reseeded`; default the scheduled one): its
@@ -456,7 +457,7 @@ def play_and_record(store: Store, mid: str, mode: str | None = None,
         return out
 
 
-def _play(store: Store, match: dict[str, Any], attempt: int, mode: str | None,
+def _play(store: Store, match: MatchRecord, attempt: int, mode: str | None,
           max_attempts: int | None, fold: Callable[[Store], Any] | None) -> dict[str, Any]:
     mid = match["id"]
     if max_attempts is not None and attempt > max_attempts:

@@ -24,12 +24,13 @@ import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 import redis
 
 from . import botstats
 from .keys import Keys, default_keys
+from .records import BotHealth, MatchRecord, Progress, ResultEntry, TournamentRecord
 from .redisurl import masked
 
 __all__ = ["Store", "StoreError", "StoreUnavailable", "TournamentConflict", "LeaseHeld",
@@ -53,6 +54,9 @@ PENDING, QUEUED, RUNNING, DONE, FAILED = MatchStatus
 #: Errors that mean "Redis is not reachable right now" (worth a retry), not "bad request".
 TRANSIENT_REDIS_ERRORS = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
 
+
+#: A stream read as redis-py returns it (its own annotation also allows the asyncio client's).
+_Entries = list[tuple[bytes, dict[bytes, bytes]]]
 
 #: How to get a Redis on one machine, added to every "no Redis" message.
 REDIS_HINT = (" (no Redis on this machine? `sueca-arena redis` runs one; `sueca-arena demo` "
@@ -297,8 +301,8 @@ class Store:
         raw = self.r.hgetall(key)
         return _decoded(raw, ident, count) if raw else None
 
-    def match(self, mid: str) -> dict[str, Any] | None:
-        return self._hash(self.keys.match(mid), mid, "attempts")
+    def match(self, mid: str) -> MatchRecord | None:
+        return cast("MatchRecord | None", self._hash(self.keys.match(mid), mid, "attempts"))
 
     def statuses(self, mids: Sequence[str]) -> list[str | None]:
         """Each match's status; ``done`` for a recorded one whose hash retention archived."""
@@ -328,7 +332,7 @@ class Store:
 
     def begin_attempt(self, mid: str, referee: str = "", owner: str | None = None,
                       task: str = "", lease: float = LEASE_SECONDS,
-                      ) -> tuple[int, dict[str, Any] | None]:
+                      ) -> tuple[int, MatchRecord | None]:
         """:meth:`start_attempt` and the match as :meth:`match` reads it (status running, the
         attempt counted), in one round trip: ``(attempt, match)``, or ``(-1, None)`` when it is
         already recorded."""
@@ -343,7 +347,7 @@ class Store:
         if n < 0:
             return n, None
         flat = out[1]
-        return n, _decoded(dict(zip(flat[::2], flat[1::2])), mid, "attempts")
+        return n, cast(MatchRecord, _decoded(dict(zip(flat[::2], flat[1::2])), mid, "attempts"))
 
     def renew_lease(self, mid: str, owner: str, lease: float = LEASE_SECONDS) -> bool:
         """The owner's heartbeat; False when another owner has taken the match over."""
@@ -381,7 +385,7 @@ class Store:
     def is_recorded(self, mid: str) -> bool:
         return bool(self.r.exists(self.keys.recorded(mid)))
 
-    def record_result(self, mid: str, result: Mapping[str, Any],
+    def record_result(self, mid: str, result: ResultEntry,
                       replay: Mapping[str, Any] | None = None) -> tuple[bool, str]:
         """Append ``result`` to the results log and store the replay, exactly once per match.
 
@@ -397,13 +401,13 @@ class Store:
         new, entry = self._record(
             keys=[self.keys.recorded(mid), self.keys.results(), self.keys.replay(mid),
                   self.keys.match(mid), self.keys.lease(mid), self.keys.inflight(),
-                  self.keys.bot_stats_index(), *(self.keys.bot_stats(b) for b, _, _ in incs)],
+                  self.keys.bot_stats_index(), *(self.keys.bot_stats(str(b)) for b, _, _ in incs)],
             args=[mid, data, blob, _now(), str(result.get("end", "")),
                   json.dumps(incs, separators=(",", ":"))])
         return bool(new), text(entry)
 
     # -- per-bot health (sueca.arena.botstats) ------------------------------------------------
-    def bot_stats(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
+    def bot_stats(self, names: Sequence[str]) -> dict[str, BotHealth]:
         """Each bot's health totals (:func:`sueca.arena.botstats.summary`), one round trip."""
         pipe = self.r.pipeline(transaction=False)
         for name in names:
@@ -442,7 +446,7 @@ class Store:
             last = self.r.xrevrange(self.keys.results(), "+", "-", count=1)
             upto = text(last[0][0]) if last else None
             totals = botstats.Totals()
-            batch: list[dict[str, Any]] = []
+            batch: list[ResultEntry] = []
             for eid, res in self.results():
                 batch.append(res)
                 if eid == upto or len(batch) >= 500:
@@ -453,7 +457,7 @@ class Store:
             self._fold_stats(totals, batch)
             with self.r.pipeline() as pipe:
                 try:
-                    pipe.watch(self.keys.results())
+                    pipe.watch(self.keys.results())  # type: ignore[no-untyped-call]
                     now = pipe.xrevrange(self.keys.results(), "+", "-", count=1)
                     if (text(now[0][0]) if now else None) != upto:
                         continue
@@ -462,7 +466,7 @@ class Store:
                     pipe.delete(self.keys.bot_stats_index(),
                                 *(self.keys.bot_stats(b) for b in old))
                     for bot, row in totals.bots.items():
-                        pipe.hset(self.keys.bot_stats(bot), mapping=row)
+                        pipe.hset(self.keys.bot_stats(bot), mapping=row)  # type: ignore[arg-type]
                     if totals.bots:
                         pipe.sadd(self.keys.bot_stats_index(), *totals.bots)
                     pipe.set(self.keys.bot_stats_format(), "1")
@@ -473,7 +477,7 @@ class Store:
         raise StoreError(f"results kept arriving: the bot stats could not be rebuilt in "
                          f"{attempts} attempts; try again when the league is quieter")
 
-    def _fold_stats(self, totals: botstats.Totals, batch: list[dict[str, Any]]) -> None:
+    def _fold_stats(self, totals: botstats.Totals, batch: list[ResultEntry]) -> None:
         """Add a batch of entries; the replays of those without stats in one round trip."""
         old = [r for r in batch if not isinstance(r.get("stats"), list)]
         pipe = self.r.pipeline(transaction=False)
@@ -488,9 +492,9 @@ class Store:
 
     def replay(self, mid: str) -> dict[str, Any] | None:
         blob = self.r.get(self.keys.replay(mid))
-        return None if blob is None else decompress(blob)
+        return None if blob is None else decompress(cast(bytes, blob))
 
-    def recent_matches(self, limit: int = 20, tournament: str | None = None) -> list[dict[str, Any]]:
+    def recent_matches(self, limit: int = 20, tournament: str | None = None) -> list[MatchRecord]:
         """Newest first; with ``tournament``, that tournament's matches in schedule order."""
         if tournament is not None:
             mids = self.tournament_matches(tournament)
@@ -503,22 +507,19 @@ class Store:
         for mid, raw in zip(mids, pipe.execute()):
             if not raw:
                 continue
-            m = {text(k): text(v) for k, v in raw.items()}
-            m["id"] = mid
-            m["spec"] = json.loads(m.get("spec") or "{}")
-            m["attempts"] = int(m.get("attempts") or 0)
-            out.append(m)
+            out.append(cast(MatchRecord, _decoded(raw, mid, "attempts")))
         return out
 
     # -- results log -----------------------------------------------------------------------
     def results(self, after: str | None = None, batch: int = 1000,
-                through: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+                through: str | None = None) -> Iterator[tuple[str, ResultEntry]]:
         """Every entry of the results log in order (after entry id ``after``, exclusive; up to
         ``through``, inclusive). Entries up to the ratings checkpoint may have been trimmed
         (:meth:`trimmed_through`)."""
         start = "-" if after is None else f"({after}"
         while True:
-            chunk = self.r.xrange(self.keys.results(), start, through or "+", count=batch)
+            chunk = cast(_Entries, self.r.xrange(self.keys.results(), start, through or "+",
+                                                 count=batch))
             for entry, fields in chunk:
                 eid = text(entry)
                 yield eid, json.loads(fields[b"data"])
@@ -526,13 +527,13 @@ class Store:
                 return
             start = f"({text(chunk[-1][0])}"
 
-    def result_of(self, mid: str) -> dict[str, Any] | None:
+    def result_of(self, mid: str) -> ResultEntry | None:
         eid = self.r.get(self.keys.recorded(mid))
         if eid is None:
             return None
         eid = text(eid)
-        rows = self.r.xrange(self.keys.results(), eid, eid)
-        return json.loads(rows[0][1][b"data"]) if rows else None
+        rows = cast(_Entries, self.r.xrange(self.keys.results(), eid, eid))
+        return cast(ResultEntry, json.loads(rows[0][1][b"data"])) if rows else None
 
     def results_count(self) -> int:
         return int(self.r.xlen(self.keys.results()))
@@ -540,7 +541,7 @@ class Store:
     def trimmed_through(self) -> str | None:
         """The last results-log entry trimmed by retention (entries up to it are gone from
         Redis, folded into the ratings checkpoint and archived or dropped), or None."""
-        return text(self.r.hget(self.keys.ratings_checkpoint(), "cursor"))
+        return cast("str | None", text(self.r.hget(self.keys.ratings_checkpoint(), "cursor")))
 
     def last_result_before(self, ms: int) -> str | None:
         """The id of the last results-log entry written before unix time ``ms`` (milliseconds)."""
@@ -631,8 +632,8 @@ class Store:
             pipe.execute()
         return created, stored
 
-    def tournament(self, tid: str) -> dict[str, Any] | None:
-        return self._hash(self.keys.tournament(tid), tid, "total")
+    def tournament(self, tid: str) -> TournamentRecord | None:
+        return cast("TournamentRecord | None", self._hash(self.keys.tournament(tid), tid, "total"))
 
     def tournament_matches(self, tid: str) -> list[str]:
         return [text(m) for m in self.r.lrange(self.keys.tournament_matches(tid), 0, -1)]
@@ -640,15 +641,15 @@ class Store:
     def set_tournament_status(self, tid: str, status: str) -> None:
         self.r.hset(self.keys.tournament(tid), mapping={"status": status, "updated": _now()})
 
-    def progress(self, tid: str) -> dict[str, int]:
+    def progress(self, tid: str) -> Progress:
         """Counts of the tournament's matches by status (plus ``total``)."""
         mids = self.tournament_matches(tid)
         counts = {PENDING: 0, QUEUED: 0, RUNNING: 0, DONE: 0, FAILED: 0, "total": len(mids)}
         for st in self.statuses(mids):
             counts[st or PENDING] = counts.get(st or PENDING, 0) + 1
-        return counts
+        return cast(Progress, counts)
 
-    def tournament_results(self, tid: str) -> list[dict[str, Any]]:
+    def tournament_results(self, tid: str) -> list[ResultEntry]:
         """The recorded results of a tournament, in results-log order."""
         mids = self.tournament_matches(tid)
         pipe = self.r.pipeline(transaction=False)
@@ -733,7 +734,7 @@ def compress(rec: Mapping[str, Any]) -> bytes:
 
 
 def decompress(blob: bytes) -> dict[str, Any]:
-    return json.loads(zlib.decompress(blob))
+    return cast("dict[str, Any]", json.loads(zlib.decompress(blob)))
 
 
 def _spec_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from .records import Progress
 
 
 class TournamentError(ValueError):
@@ -129,7 +132,7 @@ class WorkerWatch:
 
 def wait_for(store: Any, tid: str, timeout: float | None = None, quiet: bool = False,
              label: str | None = None, reap_every: float = 2.0,
-             look_every: float = 0.5) -> dict[str, int]:
+             look_every: float = 0.5) -> Progress:
     """Progress bar (on stderr) until no match of ``tid`` is pending, queued or running.
 
     Woken by the results log (:class:`ResultsFeed`): a recorded match moves the bar at once,
@@ -216,13 +219,13 @@ def wait_for(store: Any, tid: str, timeout: float | None = None, quiet: bool = F
                                 f"--id {tid} to wait for them")
 
 
-def _counts(status_of: Mapping[str, str]) -> dict[str, int]:
+def _counts(status_of: Mapping[str, str]) -> Progress:
     """Matches by status, as :meth:`sueca.arena.store.Store.progress` counts them."""
-    counts = {"pending": 0, "queued": 0, "running": 0, "done": 0, "failed": 0,
+    counts: dict[str, int] = {"pending": 0, "queued": 0, "running": 0, "done": 0, "failed": 0,
               "total": len(status_of)}
     for st in status_of.values():
         counts[st] = counts.get(st, 0) + 1
-    return counts
+    return cast("Progress", counts)
 
 
 class ResultsFeed:
@@ -247,7 +250,7 @@ class ResultsFeed:
         return [text(fields.get(b"match", b"")) for _, fields in entries]
 
 
-def _status_line(progress: Mapping[str, int], seen: Any, workers: int | None) -> str:
+def _status_line(progress: Progress, seen: Any, workers: int | None) -> str:
     parts = [f"running {progress['running']}",
              f"queued {progress['queued'] + progress['pending']}"]
     if seen.stale:

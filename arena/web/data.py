@@ -33,6 +33,7 @@ from sueca.arena.ratings import (
     rated,
     standings,
 )
+from sueca.arena.records import BotHealth, ResultEntry
 from sueca.arena.store import DONE, FAILED, Store, text
 
 MAX_PAGE_SIZE = 200
@@ -80,7 +81,7 @@ class LeagueView:
         self._fold_config: tuple[float, float] | None = None
         self._history: dict[str, list[tuple[float | None, float, float, float]]] = {}
         self._fold_ratings = Ratings()
-        self._health: tuple[tuple[str | None, float], dict[str, dict[str, Any]]] | None = None
+        self._health: tuple[tuple[str | None, float], dict[str, BotHealth]] | None = None
         self._sessions: dict[str, tuple[float, dict[str, int] | None]] = {}
 
     # -- the fold over the results log -----------------------------------------------------
@@ -117,7 +118,7 @@ class LeagueView:
             self._fold_ratings = Ratings.from_state(cp["state"], *config)
             self._cursor = cp["cursor"]
 
-    def _fold(self, res: Mapping[str, Any]) -> None:
+    def _fold(self, res: ResultEntry) -> None:
         mid = str(res.get("match_id", ""))
         seats = [str(s) for s in res.get("seats") or ()]
         end = str(res.get("end") or "")
@@ -169,7 +170,7 @@ class LeagueView:
             rows.sort(key=SORTS[sort])
         return rows
 
-    def _health_of(self, names: list[str]) -> dict[str, dict[str, Any]]:
+    def _health_of(self, names: list[str]) -> dict[str, BotHealth]:
         """The bots' health totals, read again once a result was recorded since (the fold's
         cursor moved) or :data:`HEALTH_TTL` passed (a rebuild writes no result)."""
         stamp = self._cursor
@@ -340,7 +341,7 @@ class LeagueView:
                         "error": m.get("error") or None, "time": res.get("time")})
         return out
 
-    def _results(self, mids: list[str]) -> list[dict[str, Any] | None]:
+    def _results(self, mids: list[str]) -> list[ResultEntry | None]:
         s = self.store
         pipe = s.r.pipeline(transaction=False)
         for mid in mids:
@@ -351,7 +352,7 @@ class LeagueView:
             if e is not None:
                 pipe.xrange(s.keys.results(), e, e)
         rows = iter(pipe.execute())
-        out: list[dict[str, Any] | None] = []
+        out: list[ResultEntry | None] = []
         for e in entries:
             got = next(rows) if e is not None else None
             out.append(json.loads(got[0][1][b"data"]) if got else None)
@@ -456,7 +457,7 @@ class LeagueView:
                 "standings": standings(results, elo_k), "bots": bots, "cross": cross}
 
 
-def _health_columns(h: Mapping[str, Any]) -> dict[str, Any]:
+def _health_columns(h: BotHealth) -> dict[str, Any]:
     return {"faults": h["faults"], "p50_ms": h["p50_ms"], "p99_ms": h["p99_ms"]}
 
 
