@@ -218,10 +218,22 @@ def _stream(address: str, first: list[bytes], options: list[tuple[str, Any]] | N
                 return
             yield item
 
-    call = channel.stream_stream("/sueca.v1.BotService/Connect",
-                                 request_serializer=lambda b: b,
-                                 response_deserializer=lambda b: b)(requests())
-    return channel, call, out
+    return channel, _connect(channel)(requests()), out
+
+
+def _connect(channel: Any) -> Any:
+    """``BotService/Connect`` on ``channel``, raw bytes both ways."""
+    return channel.stream_stream("/sueca.v1.BotService/Connect",
+                                 request_serializer=lambda b: b, response_deserializer=lambda b: b)
+
+
+def _exhausted(call: Any) -> bool:
+    """Whether the referee has ended ``call`` with RESOURCE_EXHAUSTED (a limit acted)."""
+    import grpc
+    try:
+        return bool(call.done() and call.code() == grpc.StatusCode.RESOURCE_EXHAUSTED)
+    except Exception:
+        return False
 
 
 def _hello(bot: str, token: str, sdk_version: str = "hostile") -> bytes:
@@ -238,7 +250,6 @@ def _bogus(n: int) -> bytes:
 
 def unread(address: str, token: str, stop: Callable[[], bool]) -> dict[str, int]:
     """Flood faults, never read; when cut off, come back."""
-    import grpc
     stats = {"streams": 0, "cut_off": 0, "messages": 0}
     flood = _bogus(200)
     while not stop():
@@ -255,12 +266,8 @@ def unread(address: str, token: str, stop: Callable[[], bool]) -> dict[str, int]
                     time.sleep(0.001)
         finally:
             out.put(None)
-            if call.done():
-                try:
-                    if call.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                        stats["cut_off"] += 1
-                except Exception:
-                    pass
+            if _exhausted(call):
+                stats["cut_off"] += 1
             call.cancel()
             channel.close()
     return stats
@@ -305,21 +312,15 @@ def hello_less(address: str, token: str, stop: Callable[[], bool],
     while not stop():
         live = []
         for channel, call in held:
-            if call.done():
-                try:
-                    if call.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                        stats["refused"] += 1
-                except Exception:
-                    pass
-            else:
+            if not call.done():
                 live.append((channel, call))
+            elif _exhausted(call):
+                stats["refused"] += 1
         held = live
         want = connections * streams - len(held)
         for k in range(want):
             channel = channels[k % connections]
-            call = channel.stream_stream("/sueca.v1.BotService/Connect",
-                                         request_serializer=lambda b: b,
-                                         response_deserializer=lambda b: b)(iter(_forever()))
+            call = _connect(channel)(iter(_forever()))
             held.append((channel, call))
             stats["opened"] += 1
         time.sleep(0.2)
@@ -343,9 +344,7 @@ def bad_hello(address: str, token: str, stop: Callable[[], bool]) -> dict[str, i
     hellos = [_hello("x" * 60_000, "x.y"), _hello(ATTACKER, f"{ATTACKER}.wrong-token"),
               _hello(ATTACKER, f"{ATTACKER}.wrong", "1.0\n2026-01-01 ERROR sueca: forged line")]
     channel = grpc.insecure_channel(address, options=_LOCAL)
-    connect = channel.stream_stream("/sueca.v1.BotService/Connect",
-                                    request_serializer=lambda b: b,
-                                    response_deserializer=lambda b: b)
+    connect = _connect(channel)
     k = 0
     while not stop():
         try:
