@@ -28,14 +28,12 @@ import os
 import queue
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
-from sueca.arena.bench import measured
+from sueca.arena.bench import cpu_seconds, measured
 from sueca.sdk.cli import Bounded
 from sueca.sdk.settings import current
 
@@ -94,26 +92,24 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     import shlex
 
     from sueca.arena.bench.referee import (
+        _private_arena,
         _register,
+        _rss_kb,
         _scrape,
         _wait_for_referee,
         _wait_for_sessions,
     )
-    from sueca.arena.redisproc import RedisServer, free_port
+    from sueca.arena.redisproc import free_port
     from sueca.sdk.channels import drop_tls_settings
 
     attacks = _attacks(args.attacks)
     drop_tls_settings()
-    logs = Path(tempfile.mkdtemp(prefix="sueca-hostile-"))
-    fleet = _fleet(logs)
-    redis = RedisServer()
     speeds: dict[str, list[float]] = {"baseline": [], **{a: [] for a in attacks}}
     cpu: dict[str, list[float]] = {"baseline": [], **{a: [] for a in attacks}}
     ratios: dict[str, list[float]] = {a: [] for a in attacks}
     hits: dict[str, dict[str, int]] = {a: {} for a in attacks}
     abnormal = 0
-    try:
-        redis.start()
+    with _private_arena(args.keep_logs) as (fleet, redis):
         tokens = _register(redis.url, ["honest", ATTACKER])
         port, metrics_port = free_port(), free_port()
         address = f"127.0.0.1:{port}"
@@ -141,7 +137,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                             env={"SUECA_TOKEN": tokens[ATTACKER]})
                 time.sleep(1.0)  # let the attack reach its steady state
                 played = _round(address, args.matches, args.concurrency, fleet)
-                fleet.halt(name)
+                fleet.stop(grace=0, only=[name])  # killed and forgotten: its log stays
                 after = _scrape(metrics_port)
                 for key, value in after.items():
                     if key[0] == "sueca_referee_limit_hits_total":
@@ -160,17 +156,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 last = nxt
             print(f"round {r + 1}/{args.rounds}: " + ", ".join(
                 f"{a} {ratios[a][-1]:.2f}" for a in attacks), file=sys.stderr, flush=True)
-        rss = _rss_mb(fleet.procs["referee"].pid)
-    except BaseException:
-        fleet.dump_tails()
-        raise
-    finally:
-        fleet.stop()
-        redis.stop()
-        if not args.keep_logs:
-            fleet.remove_logs()
-        else:
-            print(f"logs kept in {logs}", file=sys.stderr)
+        rss = round(_rss_kb(fleet.procs["referee"].pid) / 1024, 1)
     base = statistics.median(speeds["baseline"])
     mps = {a: round(statistics.median(speeds[a]), 3) for a in attacks}
     return {
@@ -187,34 +173,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "referee_rss_mb": rss,
         "matches_per_round": args.matches, "concurrency": args.concurrency,
         "abnormal": abnormal,
-        "logs": str(logs) if args.keep_logs else None,
+        "logs": str(fleet.logs) if args.keep_logs else None,
     }
-
-
-def _fleet(logs: Path) -> Any:
-    """The bench referee's process fleet, plus attackers: started with their own environment
-    and halted (killed, forgotten) between rounds."""
-    import signal
-    import subprocess
-
-    from sueca.arena.bench.referee import _Fleet
-
-    class Fleet(_Fleet):
-        def start(self, name: str, argv: Any, env: dict[str, str] | None = None) -> None:
-            log = open(self.logs / f"{name}.log", "wb")
-            self._files.append(log)
-            self.procs[name] = subprocess.Popen(
-                list(argv), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=dict(os.environ, PYTHONUNBUFFERED="1", **(env or {})),
-                start_new_session=True)
-
-        def halt(self, name: str) -> None:
-            proc = self.procs.pop(name)
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-    return Fleet(logs)
 
 
 def _round(address: str, n: int, conc: int, fleet: Any) -> dict[str, Any]:
@@ -222,31 +182,13 @@ def _round(address: str, n: int, conc: int, fleet: Any) -> dict[str, Any]:
     from sueca.arena.bench.referee import _play
 
     pid = fleet.procs["referee"].pid
-    cpu = _cpu_seconds(pid)
+    cpu = cpu_seconds(pid)
     played = _play(address, ["honest"], n, conc, 2000, 120.0, fleet)
     secs = played["seconds"]
     done = sum(played["ends"].values())
     played["matches_per_s"] = done / secs if secs > 0 else 0.0
-    played["cpu_ms_per_match"] = (_cpu_seconds(pid) - cpu) * 1000 / done if done else 0.0
+    played["cpu_ms_per_match"] = (cpu_seconds(pid) - cpu) * 1000 / done if done else 0.0
     return played
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process so far (Linux /proc)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _rss_mb(pid: int) -> float | None:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return None
 
 
 # --- the attackers (each runs as `attack_main KIND ADDRESS`, token in SUECA_TOKEN) ------------
@@ -276,10 +218,22 @@ def _stream(address: str, first: list[bytes], options: list[tuple[str, Any]] | N
                 return
             yield item
 
-    call = channel.stream_stream("/sueca.v1.BotService/Connect",
-                                 request_serializer=lambda b: b,
-                                 response_deserializer=lambda b: b)(requests())
-    return channel, call, out
+    return channel, _connect(channel)(requests()), out
+
+
+def _connect(channel: Any) -> Any:
+    """``BotService/Connect`` on ``channel``, raw bytes both ways."""
+    return channel.stream_stream("/sueca.v1.BotService/Connect",
+                                 request_serializer=lambda b: b, response_deserializer=lambda b: b)
+
+
+def _exhausted(call: Any) -> bool:
+    """Whether the referee has ended ``call`` with RESOURCE_EXHAUSTED (a limit acted)."""
+    import grpc
+    try:
+        return bool(call.done() and call.code() == grpc.StatusCode.RESOURCE_EXHAUSTED)
+    except Exception:
+        return False
 
 
 def _hello(bot: str, token: str, sdk_version: str = "hostile") -> bytes:
@@ -296,7 +250,6 @@ def _bogus(n: int) -> bytes:
 
 def unread(address: str, token: str, stop: Callable[[], bool]) -> dict[str, int]:
     """Flood faults, never read; when cut off, come back."""
-    import grpc
     stats = {"streams": 0, "cut_off": 0, "messages": 0}
     flood = _bogus(200)
     while not stop():
@@ -313,12 +266,8 @@ def unread(address: str, token: str, stop: Callable[[], bool]) -> dict[str, int]
                     time.sleep(0.001)
         finally:
             out.put(None)
-            if call.done():
-                try:
-                    if call.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                        stats["cut_off"] += 1
-                except Exception:
-                    pass
+            if _exhausted(call):
+                stats["cut_off"] += 1
             call.cancel()
             channel.close()
     return stats
@@ -363,21 +312,15 @@ def hello_less(address: str, token: str, stop: Callable[[], bool],
     while not stop():
         live = []
         for channel, call in held:
-            if call.done():
-                try:
-                    if call.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                        stats["refused"] += 1
-                except Exception:
-                    pass
-            else:
+            if not call.done():
                 live.append((channel, call))
+            elif _exhausted(call):
+                stats["refused"] += 1
         held = live
         want = connections * streams - len(held)
         for k in range(want):
             channel = channels[k % connections]
-            call = channel.stream_stream("/sueca.v1.BotService/Connect",
-                                         request_serializer=lambda b: b,
-                                         response_deserializer=lambda b: b)(iter(_forever()))
+            call = _connect(channel)(iter(_forever()))
             held.append((channel, call))
             stats["opened"] += 1
         time.sleep(0.2)
@@ -401,9 +344,7 @@ def bad_hello(address: str, token: str, stop: Callable[[], bool]) -> dict[str, i
     hellos = [_hello("x" * 60_000, "x.y"), _hello(ATTACKER, f"{ATTACKER}.wrong-token"),
               _hello(ATTACKER, f"{ATTACKER}.wrong", "1.0\n2026-01-01 ERROR sueca: forged line")]
     channel = grpc.insecure_channel(address, options=_LOCAL)
-    connect = channel.stream_stream("/sueca.v1.BotService/Connect",
-                                    request_serializer=lambda b: b,
-                                    response_deserializer=lambda b: b)
+    connect = _connect(channel)
     k = 0
     while not stop():
         try:

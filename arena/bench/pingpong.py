@@ -17,8 +17,9 @@ import multiprocessing
 import os
 import queue
 import time
-from collections.abc import Sequence
 from typing import Any
+
+from sueca.arena.bench import cpu_seconds
 
 METHOD = "/sueca.bench.PingPong/Echo"
 MESSAGE_BYTES = 40
@@ -173,11 +174,14 @@ async def _client(address: str, streams: int, warmup: float, seconds: float,
         try:
             await asyncio.sleep(warmup)
             pids = [os.getpid()] + ([server_pid] if server_pid else [])
-            cpu_start = cpu_seconds(pids)
+            try:
+                cpu_start: float | None = cpu_seconds(*pids)
+            except OSError:  # no /proc: no CPU figure
+                cpu_start = None
             start_count, start = count[0], time.perf_counter()
             await asyncio.sleep(seconds)
             end_count, end = count[0], time.perf_counter()
-            cpu_end = cpu_seconds(pids)
+            cpu_end = None if cpu_start is None else cpu_seconds(*pids)
             running[0] = False
             await asyncio.wait_for(asyncio.gather(*tasks), 10)
         finally:
@@ -189,21 +193,3 @@ async def _client(address: str, streams: int, warmup: float, seconds: float,
     return {"round_trips": trips, "seconds": round(elapsed, 3),
             "round_trips_per_s": round(trips / elapsed, 1), "streams": streams,
             "cpu_us_per_round_trip": round(cpu / trips * 1e6, 2) if cpu and trips else None}
-
-
-def cpu_seconds(pids: Sequence[int]) -> float | None:
-    """CPU seconds (user + system, every thread) used so far by the processes ``pids``, from
-    /proc; None where there is no /proc (then no CPU figure is reported).
-
-    On a shared machine the wall-clock rate of a benchmark swings with the other load, while
-    the CPU one operation costs barely moves: the benches report both (``bench referee``
-    compares its CPU per move with ping-pong's CPU per round trip)."""
-    total = 0
-    try:
-        for pid in pids:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime in clock ticks
-    except (OSError, IndexError, ValueError):
-        return None
-    return total / os.sysconf("SC_CLK_TCK")

@@ -20,8 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sueca.arena.bench import measured
-from sueca.arena.bench.referee import _cpu_seconds
+from sueca.arena.bench import cpu_seconds, measured
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -90,10 +89,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         referee = next(p.popen.pid for p in arena.procs if p.name == "referee")
         mem0 = int(client.info("memory")["used_memory"])
         s0 = commandstats(client)
-        cpu0 = _tree_cpu(worker), _cpu_seconds(referee)
+        cpu0 = _tree_cpu(worker), cpu_seconds(referee)
         seconds = celery_run(arena, f"bench-{run_id}", names, args.matches, args.timeout,
                              run_id)
-        cpu1 = _tree_cpu(worker), _cpu_seconds(referee)
+        cpu1 = _tree_cpu(worker), cpu_seconds(referee)
         s1 = commandstats(client)
         mem1 = int(client.info("memory")["used_memory"])
         pool = [_pss_kb(c) for c in _children(worker)]
@@ -153,7 +152,7 @@ def _children(pid: int) -> list[int]:
 
 def _tree_cpu(pid: int) -> float:
     """CPU seconds of a process and its direct children (a worker and its pool)."""
-    return _cpu_seconds(pid) + sum(_cpu_seconds(c) for c in _children(pid))
+    return cpu_seconds(pid, *_children(pid))
 
 
 def _pss_kb(pid: int) -> int:

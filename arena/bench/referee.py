@@ -42,7 +42,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sueca.arena.bench import measured
+from sueca.arena.bench import cpu_seconds, measured
 
 RTT_METRIC = "sueca_referee_move_rtt_seconds"
 MAX_SESSIONS = 5000
@@ -167,9 +167,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         _wait_for_sessions(address, names, procs_n, fleet)
         pids = [os.getpid()] + [p.pid for p in fleet.procs.values()]
         before = _scrape(metrics_port)
-        cpu_before = bench_pingpong.cpu_seconds(pids)
+        try:
+            cpu_before: float | None = cpu_seconds(*pids)
+        except OSError:  # no /proc: no CPU figure
+            cpu_before = None
         played = _play(address, names, n, conc, args.move_ms, args.match_timeout, fleet)
-        cpu_after = bench_pingpong.cpu_seconds(pids)
+        cpu_after = None if cpu_before is None else cpu_seconds(*pids)
         after = _scrape(metrics_port)
 
     # the baseline runs alone, after the referee and the bots have stopped
@@ -395,9 +398,9 @@ def measure_sessions(args: argparse.Namespace) -> dict[str, Any]:
         _wait_for_sessions(address, names, n_sessions, fleet, timeout=30 + n_sessions / 20)
         connect_s = time.monotonic() - t0
         _progress(f"{n_sessions} sessions connected in {connect_s:.1f}s")
-        idle_cpu = _cpu_seconds(pid)
+        idle_cpu = cpu_seconds(pid)
         time.sleep(IDLE_SECONDS)  # the sessions idle: keepalives and heartbeats only
-        idle_cpu = (_cpu_seconds(pid) - idle_cpu) / IDLE_SECONDS
+        idle_cpu = (cpu_seconds(pid) - idle_cpu) / IDLE_SECONDS
         rss_idle = _rss_kb(pid)
         connections = _established(int(address.rpartition(":")[2]))
         big = _phase(address, metrics_port, pid, names, n, conc, args, fleet, sims,
@@ -442,12 +445,11 @@ def _phase(address: str, metrics_port: int, pid: int, names: Sequence[str], n: i
     """Play the matches once, with the referee's histogram, faults and CPU (and the simulators'
     CPU) read around them."""
     before = _scrape(metrics_port)
-    cpu0 = _cpu_seconds(pid)
-    sim0 = sum(_cpu_seconds(fleet.procs[s].pid) for s in sims)
+    sim_pids = [fleet.procs[s].pid for s in sims]
+    cpu0, sim0 = cpu_seconds(pid), cpu_seconds(*sim_pids)
     played = _play(address, names, n, conc, args.move_ms, args.match_timeout, fleet,
                    seats=seats, label=label)
-    cpu = _cpu_seconds(pid) - cpu0
-    sim_cpu = sum(_cpu_seconds(fleet.procs[s].pid) for s in sims) - sim0
+    cpu, sim_cpu = cpu_seconds(pid) - cpu0, cpu_seconds(*sim_pids) - sim0
     after = _scrape(metrics_port)
     out = _figures(played, before, after)
     moves, secs = played["moves"], played["seconds"]
@@ -558,13 +560,6 @@ def _established(port: int) -> int:
     return count
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process (every thread), from /proc."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _progress(line: str, kind: str = "referee") -> None:
     print(f"bench {kind}: {line}", file=sys.stderr, flush=True)
 
@@ -633,16 +628,17 @@ def measure_replicas(args: argparse.Namespace) -> dict[str, Any]:
             _wait_for_sessions(a, names, procs_n, fleet)
         _progress(f"2 referees, {procs_n} bot process(es) connected to both")
         pids = [fleet.procs[f"referee-{k}"].pid for k in range(2)]
+        bot_pids = [fleet.procs[b].pid for b in bots]
         for r in range(args.rounds):
             for used in (1, 2):
                 before = [_scrape(m) for _, m in referees[:used]]
-                cpu0 = [_cpu_seconds(p) for p in pids]
-                bot0 = sum(_cpu_seconds(fleet.procs[b].pid) for b in bots)
+                cpu0 = [cpu_seconds(p) for p in pids]
+                bot0 = cpu_seconds(*bot_pids)
                 played = _play(addresses[:used], names, n, conc, args.move_ms,
                                args.match_timeout, fleet,
                                label=f"round {r + 1}, {used} referee(s)")
-                cpu = [_cpu_seconds(p) - c for p, c in zip(pids, cpu0, strict=True)]
-                bot_cpu = sum(_cpu_seconds(fleet.procs[b].pid) for b in bots) - bot0
+                cpu = [cpu_seconds(p) - c for p, c in zip(pids, cpu0, strict=True)]
+                bot_cpu = cpu_seconds(*bot_pids) - bot0
                 after = [_scrape(m) for _, m in referees[:used]]
                 figures = _figures(played, _merged(before), _merged(after))
                 secs = played["seconds"]
@@ -805,13 +801,14 @@ class _Fleet:
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self._files: list[Any] = []
 
-    def start(self, name: str, argv: Sequence[str]) -> None:
+    def start(self, name: str, argv: Sequence[str], env: Mapping[str, str] | None = None
+              ) -> None:
+        """Start ``argv`` as child ``name``, with this environment plus ``env``."""
         log = open(self.logs / f"{name}.log", "wb")
         self._files.append(log)
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.procs[name] = subprocess.Popen(list(argv), stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, env=env,
-                                            start_new_session=True)
+        self.procs[name] = subprocess.Popen(
+            list(argv), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}, start_new_session=True)
 
     def check(self) -> None:
         """Raise if a child has exited: a bench against a dead referee measures nothing."""

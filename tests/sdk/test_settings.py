@@ -64,6 +64,7 @@ def test_defaults_and_parsing() -> None:
     ("SUECA_MATCH_TIMEOUT", "nan", "not a number of seconds above 0"),
     ("SUECA_METRICS_PORT", "70000", "from 1 to 65535"),
     ("SUECA_MATCH_ATTEMPTS", "0", "at least 1"),
+    ("SUECA_MATCH_ATTEMPTS", "\u00b2", "at least 1"),  # a digit to isdigit(), not to int()
     ("SUECA_RUNNER", "remote", "referee or local"),
     ("SUECA_TLS", "maybe", "1, true, yes or on"),
     ("SUECA_KEY_PREFIX", "a b", "one word"),

@@ -3,8 +3,8 @@
 Each variable is declared once in :data:`VARIABLES` with its default and meaning (the README's
 settings table is checked against this list by a test). :meth:`Settings.from_env` reads and
 checks them all at once, so a command fails at start-up with one line that quotes the bad value
-(``SUECA_MATCH_TIMEOUT='soon' is not a number of seconds above 0``) instead of deep inside a
-match. Commands that learn a setting from their own flags (``sueca-arena worker --referee``)
+(``SUECA_MATCH_TIMEOUT='soon' is not usable: not a number of seconds above 0``) instead of deep
+inside a match. Commands that learn a setting from their own flags (``sueca-arena worker --referee``)
 pass a changed copy on with :func:`use`: nothing writes ``os.environ`` to talk to itself.
 
 It lives in the SDK, the lowest layer that reads the environment, so the referee and the league
@@ -17,9 +17,12 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["Variable", "VARIABLES", "Settings", "SettingsError", "current", "use", "replace"]
+
+
+T = TypeVar("T")
 
 
 class SettingsError(ValueError):
@@ -39,73 +42,48 @@ def _flag(raw: str) -> bool:
     raise ValueError("1, true, yes or on for TLS; 0, false, no, off or empty for plaintext")
 
 
-def _port(raw: str) -> int | None:
-    if not raw.strip():
-        return None
-    if not raw.strip().isdigit() or not 1 <= int(raw) <= 65535:
-        raise ValueError("a TCP port is a whole number from 1 to 65535")
-    return int(raw)
+def _checked(convert: Callable[[str], T], ok: Callable[[T], bool], says: str) -> Callable[[str], T]:
+    """A parser: ``convert(raw)`` if that works and the value is ``ok``, else a ValueError that
+    ``says`` what is wanted (:meth:`Settings.from_env` puts the variable and its value first)."""
+    def parse(raw: str) -> T:
+        try:
+            value = convert(raw)
+        except ValueError:
+            raise ValueError(says) from None
+        if not ok(value):
+            raise ValueError(says)
+        return value
+    return parse
 
 
-def _seconds(raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError("not a number of seconds above 0") from None
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError("not a number of seconds above 0")
-    return value
+def _optional(parse: Callable[[str], T]) -> Callable[[str], T | None]:
+    """``parse``, except that blank (unset, with no default) is None."""
+    return lambda raw: parse(raw) if raw.strip() else None
 
 
-def _positive(raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError("not a number above 0") from None
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError("not a number above 0")
-    return value
-
-
-def _count(raw: str) -> int:
-    if not raw.strip().isdigit() or int(raw) < 1:
-        raise ValueError("a whole number of at least 1")
-    return int(raw)
-
-
-def _whole(raw: str) -> int:
+def _digits(raw: str) -> int:
+    """Digits only: int() would also take "+1", "1_000" and "-0"."""
     if not raw.strip().isdigit():
-        raise ValueError("a whole number, 0 or more")
+        raise ValueError(raw)
     return int(raw)
+
+
+_port = _optional(_checked(_digits, lambda n: 1 <= n <= 65535,
+                           "a TCP port is a whole number from 1 to 65535"))
+_count = _checked(_digits, lambda n: n >= 1, "a whole number of at least 1")
+_whole = _checked(_digits, lambda n: True, "a whole number, 0 or more")
+_days = _checked(_digits, lambda n: True, "a whole number of days, at least 0 (0 keeps everything)")
+_seconds = _checked(float, lambda x: math.isfinite(x) and x > 0, "not a number of seconds above 0")
+_positive = _checked(float, lambda x: math.isfinite(x) and x > 0, "not a number above 0")
+_limit = _optional(_checked(float, lambda x: math.isfinite(x) and x >= 0,
+                            "a number at least 0 (0 disables the limit)"))
+_runner = _checked(str.strip, lambda v: v in ("referee", "local"), "referee or local")
+_log_format = _checked(lambda raw: raw.strip().lower(), lambda v: v in ("text", "json"),
+                       "text or json")
 
 
 def _addresses(raw: str) -> tuple[str, ...]:
     return tuple(a.strip() for a in raw.split(",") if a.strip())
-
-
-def _runner(raw: str) -> str:
-    value = raw.strip() or "referee"
-    if value not in ("referee", "local"):
-        raise ValueError("referee or local")
-    return value
-
-
-def _limit(raw: str) -> float | None:
-    if not raw.strip():
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError("a number at least 0 (0 disables the limit)") from None
-    if not math.isfinite(value) or value < 0:
-        raise ValueError("a number at least 0 (0 disables the limit)")
-    return value
-
-
-def _days(raw: str) -> int:
-    if not raw.strip().isdigit():
-        raise ValueError("a whole number of days, at least 0 (0 keeps everything)")
-    return int(raw)
 
 
 def _seed_key(raw: str) -> str | None:
@@ -113,13 +91,6 @@ def _seed_key(raw: str) -> str | None:
     if key and len(key) < 16:
         raise ValueError(f"a seed key needs at least 16 characters, this one has {len(key)}")
     return key or None
-
-
-def _log_format(raw: str) -> str:
-    value = raw.strip().lower() or "text"
-    if value not in ("text", "json"):
-        raise ValueError("text or json")
-    return value
 
 
 def _prefix(raw: str) -> str:

@@ -19,20 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sueca.engine import Card, Observation, trick_keys
-from sueca.engine.cards import POINTS, SUIT_MASKS
+from sueca.engine.cards import POINTS, SUIT_MASKS, mask_of
 
 from ..bot import Bot, MatchInfo
 
 _ACE, _SEVEN = 9, 8  # strengths (2 3 4 5 6 Q J K 7 A -> 0..9)
 TRUMP_WORTH = 4  # card points a trick must carry before a side card is trumped
 SMEAR_BONUS_SEVEN = 5  # a 7 whose ace is still out is at risk: better given to the partner now
-
-
-def _bits(cards: Sequence[int]) -> int:
-    m = 0
-    for c in cards:
-        m |= 1 << c
-    return m
 
 
 def _above(c: int) -> int:
@@ -92,7 +85,7 @@ class HeuristicBot(Bot):
                     void[seat] |= 1 << led
         self.me = obs.seat
         self.trump = obs.trump_suit
-        self.hand = _bits(obs.hand)
+        self.hand = mask_of(obs.hand)
         self.unseen = ~(self._played | on_table | self.hand) & ((1 << 40) - 1)
         self.void = void
         # the turned trump card is public while the dealer holds it
