@@ -381,7 +381,10 @@ class MatchRunner:
             seat.start_event = conv.event_bytes(_GameEvent(
                 game_id=seat.game_id, match_start=conv.match_start(
                     seat.seat, plan.bots, plan.variant, seeds[seat.seat])))
-            seat.session.push(seat.start_event)  # type: ignore[union-attr]
+            # rides with the seat's first message: its first turn request, or the match end
+            # (both are pushed at once); three of the four seats are not asked first, and a
+            # message of its own each cost them and the referee as much as a move
+            seat.session.push_lazy(seat.start_event)  # type: ignore[union-attr]
         self.started = True
         if self._want_cards:  # a quiet stream has only started, deal ends and the result
             self._publish(self._deal_start_event(), cards=True)

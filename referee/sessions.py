@@ -174,6 +174,7 @@ class Session:
         msg = b"".join(out[:MAX_BATCH])
         del out[:MAX_BATCH]
         self.out_bytes -= len(msg)
+        self.wake.set()  # the rest may hold turns: the writer goes on at once
         return msg
 
     async def write_loop(self, write: object) -> None:
@@ -183,6 +184,11 @@ class Session:
         become ready meanwhile, as other bots' answers arrive, join the same message, and this
         bot's answers then come back in one message too. A session with few games is written
         to at once, so a lone match pays no latency for it.
+
+        Only a wake-up sends: what :meth:`push_lazy` queued while a write was under way (a
+        trick end: the answer to the turn being written may arrive before the write returns)
+        waits for the next turn or match end instead of leaving alone. With one game per
+        session this keeps the referee at one message per move.
         """
         wake = self.wake
         loop = asyncio.get_running_loop()
@@ -194,11 +200,11 @@ class Session:
                 if gap > 0:
                     await asyncio.sleep(gap)
             wake.clear()
-            while True:
-                msg = self.take()
-                if msg is None:
-                    break
+            while (msg := self.take()) is not None:
                 await write(msg)  # type: ignore[operator]
+                if not (wake.is_set() or self.closed):
+                    break  # only lazy events came meanwhile (or nothing)
+                wake.clear()
             last = loop.time()
             if self.closed:
                 return

@@ -26,7 +26,6 @@ import random
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 CONNECT = "/sueca.v1.BotService/Connect"
@@ -64,26 +63,25 @@ async def session(address: str, name: str, token: str, capacity: int, stats: Sta
 
     hello = pb.BotMessage(hello=pb.Hello(bot=name, token=token, sdk_version="bench-sim",
                                          capacity=capacity)).SerializeToString()
-    answers: asyncio.Queue[bytes | None] = asyncio.Queue()
     redeal, play = pb.TurnRequest.REDEAL, pb.TurnRequest.PLAY
     Action, BotMessage, RefereeMessage = pb.Action, pb.BotMessage, pb.RefereeMessage
-
-    async def requests() -> AsyncIterator[bytes]:
-        yield hello
-        while (data := await answers.get()) is not None:
-            yield data
 
     channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
     welcomed = False
     try:
         async with gate:
-            call = channel.stream_stream(CONNECT)(requests())  # bytes in, bytes out
+            # no request iterator: gRPC would run it as a task of its own and every answer
+            # would hop through a queue and a generator; writing from the reading loop sends
+            # each batch of answers straight away (one write at a time, as grpc.aio requires)
+            call = channel.stream_stream(CONNECT)()  # bytes in, bytes out
+            await call.write(hello)
             reader = call.__aiter__()
             first = RefereeMessage.FromString(await reader.__anext__())
             if not first.HasField("welcome"):
                 raise RuntimeError("the first referee message is no welcome")
             welcomed = True
             stats.welcomed += 1
+        write = call.write
         async for data in reader:
             msg = RefereeMessage.FromString(data)
             stats.messages_in += 1
@@ -105,7 +103,7 @@ async def session(address: str, name: str, token: str, capacity: int, stats: Sta
                                           redeal=False))
             stats.turns += len(actions)
             stats.messages_out += 1
-            answers.put_nowait(BotMessage(actions=actions).SerializeToString())
+            await write(BotMessage(actions=actions).SerializeToString())
         if not stop.is_set():
             raise RuntimeError(f"{name}: the referee ended the stream")
     except asyncio.CancelledError:
@@ -118,7 +116,6 @@ async def session(address: str, name: str, token: str, capacity: int, stats: Sta
                 stats.first_error = (f"{name} ({'after' if welcomed else 'before'} the welcome):"
                                      f" {type(err).__name__}: {what}")[:300]
     finally:
-        answers.put_nowait(None)
         await channel.close(grace=None)
 
 
