@@ -462,7 +462,7 @@ async def run_load(target: Target, shape: Shape,
 class PrivateArena:
     """A private Redis, a referee with house bots, and ``processes`` ``sueca-bot run SPEC``
     processes registered as ``target``; all on loopback, each child in its own session and
-    sent SIGTERM if this process dies (:func:`sueca.arena.redisproc.child_setup`); all stopped
+    sent SIGTERM if this process dies (:func:`sueca.arena.redisproc.child_argv`); all stopped
     by :meth:`stop`, the referee last."""
 
     NAME = "target"
@@ -540,13 +540,13 @@ class PrivateArena:
         import os
         import subprocess
 
-        from sueca.arena.redisproc import child_setup
+        from sueca.arena.redisproc import child_argv
         log = open(self.logs / f"{name}.log", "wb")
         try:
             self.procs[name] = (subprocess.Popen(
-                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=dict(os.environ, PYTHONUNBUFFERED="1", **env), preexec_fn=child_setup()),
-                log)
+                child_argv(argv), stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, env=dict(os.environ, PYTHONUNBUFFERED="1", **env),
+                start_new_session=True), log)
         except BaseException:
             log.close()
             raise

@@ -8,9 +8,13 @@ Nothing is left behind, even when the process that started Redis is killed with 
 * Redis runs in its **own session**, so a terminal's Ctrl-C (SIGINT to the whole foreground
   process group) reaches only our process, which stops its other children first and Redis
   last — no referee or worker sees Redis vanish under it.
-* On Linux Redis gets ``PR_SET_PDEATHSIG`` (set between fork and exec; it survives exec):
-  SIGTERM when the thread that started it ends. Only set from the main thread, since a
-  short-lived thread that starts a server would otherwise take it down with it.
+* On Linux Redis gets ``PR_SET_PDEATHSIG`` (through util-linux's ``setpriv --pdeathsig``,
+  which sets it and execs; it survives exec): SIGTERM when the thread that started it ends.
+  Only set from the main thread, since a short-lived thread that starts a server would
+  otherwise take it down with it. Not from a ``preexec_fn``: that forces a real fork(), whose
+  pthread_atfork handlers then run gRPC's child hook in the child (grpcio >= 1.81 restarts
+  its poller there, which can abort the child before exec when the parent has channels open:
+  grpc/grpc#43055); without one, Python starts the child with vfork() and no handler runs.
 * A :class:`Janitor` — a tiny stdlib-only Python process reading a pipe from us — sees the pipe
   close when we die however we die (the kernel closes it), terminates the processes and
   removes the directories it was told about. This also covers systems without prctl, and the
@@ -22,20 +26,18 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
-from typing import IO, Any
+from typing import IO
 
 from sueca.sdk.settings import current
 
 __all__ = ["RedisServer", "Janitor", "redis_binary", "free_port", "default_url",
-           "dies_with_parent", "child_setup"]
+           "child_argv"]
 
 # The janitor's program: stdlib only, so it starts in a few tens of milliseconds. Lines on
 # stdin: "pid N" (a process — the leader of its own group — to stop), "path P" (a directory to
@@ -126,35 +128,18 @@ class Janitor:
         self.proc.wait()
 
 
-def dies_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """``preexec_fn`` for a child server: its own session (a terminal's Ctrl-C is ours to
-    handle, in order) and, on Linux, SIGTERM when the thread that started it ends."""
-    os.setsid()
-    if _PRCTL is not None:
-        _PRCTL(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+_SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
 
 
-def _load_prctl() -> Any:
-    """libc's prctl, loaded before any fork (loading a library between fork and exec is not
-    safe in a threaded parent); None where there is none."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _load_prctl()
-
-
-def child_setup() -> Callable[[], None]:
-    """The ``preexec_fn`` for a server child started now: :func:`dies_with_parent` from the
-    main thread; from another thread only the new session (the death signal would follow
-    that thread, not the process), the :class:`Janitor` covering the rest."""
-    return dies_with_parent if threading.current_thread() is threading.main_thread() \
-        else os.setsid
+def child_argv(argv: list[str]) -> list[str]:
+    """``argv`` to start a server child with ``start_new_session=True`` (its own session: a
+    terminal's Ctrl-C is ours to handle, in order): from the main thread, through ``setpriv
+    --pdeathsig TERM`` where it exists, so that the child gets SIGTERM when we die; from
+    another thread as it is (the death signal would follow that thread, not the process); the
+    :class:`Janitor` covers the rest."""
+    if _SETPRIV is not None and threading.current_thread() is threading.main_thread():
+        return [_SETPRIV, "--pdeathsig", "TERM", "--", *argv]
+    return argv
 
 
 def redis_binary() -> str:
@@ -261,9 +246,10 @@ class RedisServer:
             self.janitor.watch(path=self.dir)
         elif self._conf is not None:
             self.janitor.watch(path=self._conf)
-        self.proc = subprocess.Popen(argv, stdout=sys.stderr if self.log else subprocess.DEVNULL,
+        self.proc = subprocess.Popen(child_argv(argv),
+                                     stdout=sys.stderr if self.log else subprocess.DEVNULL,
                                      stderr=None if self.log else subprocess.PIPE,
-                                     stdin=subprocess.DEVNULL, preexec_fn=child_setup())
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
         self.janitor.watch(pid=self.proc.pid)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

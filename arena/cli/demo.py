@@ -42,15 +42,15 @@ class Proc:
     """A child process with its output in a log file."""
 
     def __init__(self, name: str, argv: Sequence[str], env: dict[str, str], log: Path) -> None:
-        from sueca.arena.redisproc import child_setup
+        from sueca.arena.redisproc import child_argv
         self.name = name
         self.log = log
         self.out: IO[bytes] = open(log, "ab")
         # its own session (a terminal's Ctrl-C is the demo's to handle, in order) and SIGTERM
         # if the demo dies, even by SIGKILL (see sueca.arena.redisproc)
-        self.popen = subprocess.Popen(list(argv), env=env, stdout=self.out,
+        self.popen = subprocess.Popen(child_argv(list(argv)), env=env, stdout=self.out,
                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      preexec_fn=child_setup())
+                                      start_new_session=True)
 
     def alive(self) -> bool:
         return self.popen.poll() is None
