@@ -27,14 +27,21 @@ def print_leaderboard(rows: Sequence[Mapping[str, Any]], out: Any = None) -> Non
     table = Table(title="Leaderboard",
                   caption=f"rating: fit over every result, 95% interval · ? provisional (fewer "
                           f"than {PROVISIONAL_GAMES} games) · live: incremental, depends on "
-                          "the order games finished")
-    for col in ("#", "bot", "rating ±95%", "games", "live Elo", "live OpenSkill μ ±2σ"):
+                          "the order games finished · faults: renúncias/timeouts/disconnects · "
+                          "p50: the bot's median answer time")
+    for col in ("#", "bot", "rating ±95%", "games", "live Elo", "live OpenSkill μ ±2σ",
+                "faults R/T/D", "p50 ms"):
         table.add_column(col, justify="left" if col == "bot" else "right", no_wrap=True)
     for r in rows:
         mark = " ?" if r["provisional"] else ""
+        faults = r.get("faults") or {}
+        p50 = r.get("p50_ms")
         table.add_row(str(r["rank"]), r["bot"] + mark,
                       f"{r['rating']:.0f} ± {fmt(r['rating_pm'])}", str(r["matches"]),
-                      f"{r['elo']:.0f}", f"{r['mu']:.1f} ± {r['mu_pm']:.1f}")
+                      f"{r['elo']:.0f}", f"{r['mu']:.1f} ± {r['mu_pm']:.1f}",
+                      "/".join(str(faults.get(k, 0)) for k in ("renuncia", "timeout",
+                                                               "disconnect")),
+                      "—" if p50 is None else f"{p50:.1f}")
     (out or console()).print(table)
 
 

@@ -235,6 +235,16 @@ def test_a_reckless_bot_on_a_real_referee(monkeypatch) -> None:
         assert BotRegistry(store.r, store.keys).exists("target")  # PrivateArena's
         row = next(r for r in leaderboard(store) if r["bot"] == "target")
         assert row["faults"]["renuncia"] == renuncias and row["p50_ms"] == h["p50_ms"]
+        # the terminal's table shows them too (renúncias/timeouts/disconnects, p50)
+        import io
+
+        from rich.console import Console
+
+        from sueca.arena.cli.leaderboard import print_leaderboard
+        out = io.StringIO()
+        print_leaderboard(leaderboard(store), Console(file=out, width=200))
+        line = next(x for x in out.getvalue().splitlines() if " target" in x)
+        assert f"{renuncias}/0/0" in line and f"{h['p50_ms']:.1f}" in line, line
         view = LeagueView(store)
         web = next(r for r in view.leaderboard() if r["bot"] == "target")
         assert web["faults"]["renuncia"] == renuncias
