@@ -574,7 +574,14 @@ def _report_sessions(result: dict[str, Any] | None) -> int:
           f"{result['rss_per_idle_session_kb']} KB per idle session; baseline "
           f"{base['sessions']} sessions: {base['moves_per_s']:.0f} moves/s, p99 "
           f"{base['move_rtt_p99_ms']} ms; ratio {result['ratio']}", flush=True)
-    bad = _broken(result) + _broken(base)
+    return _verdict(result, [result, base])
+
+
+def _verdict(result: Mapping[str, Any], batches: Sequence[Mapping[str, Any]]) -> int:
+    """The end of a bench run: a warning line per thing that went wrong in any of ``batches``,
+    the JSON last, and exit status 1 when anything did (the figures are then not to be
+    trusted)."""
+    bad = [line for figures in batches for line in _broken(figures)]
     for line in bad:
         print(f"warning: {line}", file=sys.stderr, flush=True)
     print(json.dumps(result), flush=True)
@@ -688,11 +695,7 @@ def _report_replicas(result: dict[str, Any] | None) -> int:
         return 1
     print(f"referee replicas: one {result['moves_per_s_one']} moves/s, two "
           f"{result['moves_per_s_two']} moves/s; ratio (median) {result['ratio']}", flush=True)
-    bad = [line for f in result["rounds"] for line in _broken(f)]
-    for line in bad:
-        print(f"warning: {line}", file=sys.stderr, flush=True)
-    print(json.dumps(result), flush=True)
-    return 1 if bad else 0
+    return _verdict(result, result["rounds"])
 
 
 # --- Prometheus text ------------------------------------------------------------------------

@@ -15,7 +15,6 @@ bounded by ``C / (rtt + think time)`` moves/s: more games in flight buy throughp
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -24,7 +23,6 @@ from typing import Any
 from sueca.arena.bench import measured
 from sueca.arena.bench.referee import (
     _BOT,
-    _broken,
     _figures,
     _play,
     _private_arena,
@@ -32,6 +30,7 @@ from sueca.arena.bench.referee import (
     _register,
     _scrape,
     _start_referee,
+    _verdict,
     _wait_for_referee,
     _wait_for_sessions,
 )
@@ -72,11 +71,7 @@ def run(args: argparse.Namespace) -> int:
           f"{far['match_seconds_p50']} s, move rtt p50 {far['move_rtt_p50_ms']} ms; direct: "
           f"{near['moves_per_s']:.0f} moves/s, match p50 {near['match_seconds_p50']} s; ratio "
           f"{result['ratio']}", flush=True)
-    bad = _broken(near) + _broken(far)
-    for line in bad:
-        print(f"warning: {line}", file=sys.stderr, flush=True)
-    print(json.dumps(result), flush=True)
-    return 1 if bad else 0
+    return _verdict(result, [near, far])
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
