@@ -135,12 +135,15 @@ def test_worker_killed_mid_match_runs_it_again_and_records_once(league, start_wo
     tid, _ = prepare_tournament(store, ["slow", "slow2"], 1, False, [],
                                 f"tt-kill-{victim.split()[0]}")
     (mid,) = store.tournament_matches(tid)
+    # w1's bots think 50 ms a card: its attempt takes 6-12 s, so the kill lands mid-match even
+    # when this process stalls for seconds (at 10 ms a card some seeds end in 1.2 s, and a loaded
+    # CI machine once let the first attempt finish before the kill)
     w1 = start_worker("--runner", "local", "-c", "1", "-Q", "sueca.kill",
-                      SUECA_VISIBILITY_TIMEOUT="3")
+                      SUECA_VISIBILITY_TIMEOUT="3", SLOWBOT_THINK="0.05")
     assert store.claim(mid)
     run_match.apply_async(args=[mid], queue="sueca.kill")
     _wait(lambda: store.match(mid)["status"] == "running", what="the match to start")
-    time.sleep(0.5)                                          # well inside a ~2 s match
+    time.sleep(0.5)
     if victim == "pool process":
         (child,) = w1.children()
         os.kill(child, signal.SIGKILL)                       # the parent re-queues the message
@@ -148,6 +151,7 @@ def test_worker_killed_mid_match_runs_it_again_and_records_once(league, start_wo
         w1.kill()                                            # nobody left: another worker must
         start_worker("--runner", "local", "-c", "1", "-Q", "sueca.kill",
                      SUECA_VISIBILITY_TIMEOUT="3")
+    assert not store.is_recorded(mid), "the first attempt finished before the kill"
     _wait(lambda: store.match(mid)["status"] == "done", timeout=60, what="the re-run")
     m = store.match(mid)
     assert m["attempts"] == 2
