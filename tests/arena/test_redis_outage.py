@@ -26,7 +26,7 @@ from sueca.engine import replay
 
 pytestmark = pytest.mark.slow
 
-FROZEN_SECONDS = 14.0  # longer than the 10 s socket timeout of the worker's Redis client
+FROZEN_SECONDS = 20.0  # the record, due 4-7 s in, waits longer than the 10 s socket timeout
 
 
 def test_redis_frozen_mid_match_loses_nothing_and_records_once(tmp_path: Path) -> None:
@@ -36,9 +36,11 @@ def test_redis_frozen_mid_match_loses_nothing_and_records_once(tmp_path: Path) -
                         SUECA_RETRY_BASE="0.05")
         for bot in ("slow", "slow2"):
             cli("bots", "add", bot, env=env)
+        # 30 ms a card: a 4-7 s match, so the freeze lands mid-match even when this process
+        # stalls (at 10 ms a card some seeds end in 1.2 s)
         worker = Worker(server.url, prefix, "--runner", "local", "-c", "1",
                         log=tmp_path / "worker.log", SUECA_VISIBILITY_TIMEOUT="5",
-                        SUECA_RETRY_BASE="0.05").wait_ready()
+                        SUECA_RETRY_BASE="0.05", SLOWBOT_THINK="0.03").wait_ready()
         run = subprocess.Popen([SUECA_ARENA, "tournament", "run", "--bots", "slow,slow2",
                                 "-k", "1", "--id", "outage-t", "--json"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -50,7 +52,7 @@ def test_redis_frozen_mid_match_loses_nothing_and_records_once(tmp_path: Path) -
                 assert time.monotonic() < deadline and run.poll() is None, run.stderr
                 mids = store.tournament_matches("outage-t") if not mids else mids
                 time.sleep(0.05)
-            time.sleep(0.5)                              # well inside the ~2 s match
+            time.sleep(0.5)                              # well inside the match
             os.kill(server.proc.pid, signal.SIGSTOP)
             time.sleep(FROZEN_SECONDS)
             os.kill(server.proc.pid, signal.SIGCONT)
