@@ -60,6 +60,7 @@ import redis
 
 from sueca.sdk.settings import current
 
+from . import botstats
 from . import record as _record
 from .records import ResultEntry
 from .store import Store, _entry, text
@@ -564,7 +565,8 @@ def _fold_archive(entries: Iterable[tuple[str, ResultEntry]], cp: Mapping[str, A
 
 def load_checkpoint(store: Store, r: Any = None) -> dict[str, Any] | None:
     """The stored checkpoint (``cursor``, ``results``, ``elo_k``, ``elo_initial``, ``state``,
-    ``created``), or None when the results log was never trimmed. ``r``: a client or a
+    ``created``, ``bot_stats``: the bots' health totals at the cursor, None in a checkpoint
+    made before they were kept), or None when the results log was never trimmed. ``r``: a client or a
     watching pipeline to read it with."""
     raw = (r or store.r).hgetall(store.keys.ratings_checkpoint())
     if not raw:
@@ -572,7 +574,8 @@ def load_checkpoint(store: Store, r: Any = None) -> dict[str, Any] | None:
     cp = {text(a): text(b) for a, b in raw.items()}
     return {"cursor": cp["cursor"], "results": int(cp["results"]),
             "elo_k": float(cp["elo_k"]), "elo_initial": float(cp["elo_initial"]),
-            "state": json.loads(cp["state"]), "created": float(cp.get("created") or 0.0)}
+            "state": json.loads(cp["state"]), "created": float(cp.get("created") or 0.0),
+            "bot_stats": json.loads(cp["bot_stats"]) if "bot_stats" in cp else None}
 
 
 def checkpoint(store: Store, upto: str,
@@ -605,22 +608,39 @@ def checkpoint(store: Store, upto: str,
                 if old is not None and entry_key(old["cursor"]) >= entry_key(end):
                     pipe.unwatch()
                     return {"cursor": old["cursor"], "results": old["results"], "trimmed": 0}
+                # the bots' health totals at the checkpoint ride along (see
+                # Store.rebuild_bot_stats); unknown after a checkpoint that kept none
+                totals: botstats.Totals | None = botstats.Totals()
                 if old is None:
                     state, n, after = Ratings(elo_k, elo_initial), 0, None
                 else:
                     state = Ratings.from_state(old["state"], elo_k, elo_initial)
                     n, after = old["results"], old["cursor"]
+                    totals = None if old["bot_stats"] is None else botstats.Totals()
+                    if totals is not None:
+                        totals.bots = old["bot_stats"]
                 folded = 0
+                batch: list[ResultEntry] = []
                 for _, res in store.results(after=after, through=end):
                     state.apply(res)
                     folded += 1
+                    if totals is not None:
+                        batch.append(res)
+                        if len(batch) >= 500:
+                            store.fold_bot_stats(totals, batch)
+                            batch = []
                     if advance is not None:
                         advance(1)
+                fields: dict[str, Any] = {"cursor": end, "results": n + folded, "elo_k": repr(elo_k),
+                                                "elo_initial": repr(elo_initial),
+                                                "created": f"{_time.time():.3f}",
+                                                "state": json.dumps(state.state(),
+                                                                    separators=(",", ":"))}
+                if totals is not None:
+                    store.fold_bot_stats(totals, batch)
+                    fields["bot_stats"] = json.dumps(totals.bots, separators=(",", ":"))
                 pipe.multi()
-                pipe.hset(k.ratings_checkpoint(), mapping={
-                    "cursor": end, "results": n + folded, "elo_k": repr(elo_k),
-                    "elo_initial": repr(elo_initial), "created": f"{_time.time():.3f}",
-                    "state": json.dumps(state.state(), separators=(",", ":"))})
+                pipe.hset(k.ratings_checkpoint(), mapping=fields)  # type: ignore[arg-type]
                 ms, seq = entry_key(end)
                 pipe.xtrim(k.results(), minid=f"{ms}-{seq + 1}", approximate=False)
                 trimmed = pipe.execute()[-1]

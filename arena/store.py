@@ -433,33 +433,38 @@ class Store:
     def rebuild_bot_stats(self, attempts: int = 5) -> int:
         """Fold every bot's health totals again from the results log (the stats of an entry
         that has none are read from its replay, :func:`sueca.arena.botstats.stats_of`) and
-        swap them in at once; returns the number of bots. A result recorded meanwhile makes
-        the swap fail (WATCH on the log) and the fold start over. Refused once retention
-        trimmed the log: the totals (kept as each result is recorded) count entries that are no
-        longer there, and a fold of the tail would undercount them."""
-        cut = self.trimmed_through()
-        if cut is not None:
-            raise StoreError(f"retention trimmed the results log through entry {cut}: the bot "
-                             "totals count the trimmed entries and cannot be folded again from "
-                             "what is left")
+        swap them in at once; returns the number of bots. A result recorded or a checkpoint
+        taken meanwhile makes the swap fail (WATCH) and the fold start over.
+
+        Once retention trimmed the log, the fold starts from the totals the ratings checkpoint
+        holds (:func:`sueca.arena.ratings.checkpoint` keeps them with the ratings), so totals
+        lost from Redis come back exact. A checkpoint taken before it kept them has none: then
+        the rebuild is refused (a fold of the tail alone would undercount)."""
+        cp_key = self.keys.ratings_checkpoint()
         for _ in range(attempts):
+            cut, start = (text(v) for v in self.r.hmget(cp_key, "cursor", "bot_stats"))
+            if cut is not None and start is None:
+                raise StoreError(f"retention trimmed the results log through entry {cut} with a "
+                                 "checkpoint that holds no bot totals (made by an older "
+                                 "version): the trimmed entries cannot be counted again")
             last = self.r.xrevrange(self.keys.results(), "+", "-", count=1)
             upto = text(last[0][0]) if last else None
             totals = botstats.Totals()
+            if start is not None:
+                totals.bots = json.loads(start)
             batch: list[ResultEntry] = []
-            for eid, res in self.results():
+            for _, res in self.results(after=cut, through=upto) if upto else ():
                 batch.append(res)
-                if eid == upto or len(batch) >= 500:
-                    self._fold_stats(totals, batch)
+                if len(batch) >= 500:
+                    self.fold_bot_stats(totals, batch)
                     batch = []
-                if eid == upto:
-                    break
-            self._fold_stats(totals, batch)
+            self.fold_bot_stats(totals, batch)
             with self.r.pipeline() as pipe:
                 try:
-                    pipe.watch(self.keys.results())  # type: ignore[no-untyped-call]
+                    pipe.watch(self.keys.results(), cp_key)  # type: ignore[no-untyped-call]
                     now = pipe.xrevrange(self.keys.results(), "+", "-", count=1)
-                    if (text(now[0][0]) if now else None) != upto:
+                    if (text(now[0][0]) if now else None) != upto \
+                            or text(pipe.hget(cp_key, "cursor")) != cut:
                         continue
                     old = [text(b) for b in pipe.smembers(self.keys.bot_stats_index())]
                     pipe.multi()
@@ -477,8 +482,10 @@ class Store:
         raise StoreError(f"results kept arriving: the bot stats could not be rebuilt in "
                          f"{attempts} attempts; try again when the league is quieter")
 
-    def _fold_stats(self, totals: botstats.Totals, batch: list[ResultEntry]) -> None:
-        """Add a batch of entries; the replays of those without stats in one round trip."""
+    def fold_bot_stats(self, totals: botstats.Totals, batch: list[ResultEntry]) -> None:
+        """Add a batch of entries to ``totals``; the replays of those without stats in one
+        round trip (an entry whose replay retention already archived adds its games and
+        faults, but no moves or renúncias)."""
         old = [r for r in batch if not isinstance(r.get("stats"), list)]
         pipe = self.r.pipeline(transaction=False)
         for res in old:

@@ -138,7 +138,7 @@ def test_an_arena_older_than_the_totals_is_folded_once_by_the_next_result(store)
 def test_a_rebuild_raced_by_new_results_starts_over(store) -> None:
     _play_local(store, "r1", "1")
     calls = []
-    real = store._fold_stats
+    real = store.fold_bot_stats
 
     def fold(totals: Any, batch: list[Any]) -> None:
         real(totals, batch)
@@ -146,7 +146,7 @@ def test_a_rebuild_raced_by_new_results_starts_over(store) -> None:
             calls.append(1)
             _play_local(store, "r2", "2")
 
-    store._fold_stats = fold
+    store.fold_bot_stats = fold
     store.rebuild_bot_stats()
     assert _health(store, ["reckless"])["reckless"]["games"] == 2
 

@@ -317,16 +317,40 @@ def test_another_k_after_a_trim_folds_the_archive(store, tmp_path, redis_url):
     assert _numbers(load(store)) == _numbers(load(whole))
 
 
-def test_bot_totals_are_not_rebuilt_from_a_trimmed_log(store):
-    """The per-bot health totals count every result when it is recorded; after a trim a fold
-    of the tail would undercount, so a rebuild is refused and the totals stay as they were."""
-    from sueca.arena.store import StoreError
+def test_bot_totals_are_rebuilt_from_the_checkpoint_and_the_tail(store):
+    """The per-bot health totals count every result when it is recorded; after a trim the
+    checkpoint holds them as of its cursor, so a rebuild (the totals lost from Redis) gives
+    them back exact: checkpoint + tail, across two checkpoints."""
     eids = _record(store, synthetic_results(40, bots=4, seed=9))
     catch_up(store)
     bots = sorted({b for _, r in store.results() for b in r["seats"]})
     before = store.bot_stats(bots)
     assert sum(before[b]["games"] for b in bots) > 0
+    checkpoint(store, eids[9])
     checkpoint(store, eids[19])
-    with pytest.raises(StoreError, match=f"trimmed the results log through entry {eids[19]}"):
+    assert store.results_count() == 20
+    store.r.delete(*(store.keys.bot_stats(b) for b in bots))
+    assert store.rebuild_bot_stats() == len(bots)
+    # all but "last": live it is the record's clock, in a fold the entry's own time (these
+    # synthetic entries say 0)
+    def counts(health):
+        return {b: {k: v for k, v in h.items() if k != "last"} for b, h in health.items()}
+    assert counts(store.bot_stats(bots)) == counts(before)
+
+
+def test_bot_totals_are_not_rebuilt_past_a_checkpoint_that_kept_none(store):
+    """A checkpoint made before it kept the totals: a fold of the tail would undercount, so
+    the rebuild is refused and the totals stay as they were."""
+    from sueca.arena.store import StoreError
+    eids = _record(store, synthetic_results(40, bots=4, seed=9))
+    catch_up(store)
+    bots = sorted({b for _, r in store.results() for b in r["seats"]})
+    before = store.bot_stats(bots)
+    checkpoint(store, eids[9])
+    store.r.hdel(store.keys.ratings_checkpoint(), "bot_stats")     # as an older version wrote it
+    checkpoint(store, eids[19])                    # later checkpoints cannot know them either
+    assert not store.r.hexists(store.keys.ratings_checkpoint(), "bot_stats")
+    with pytest.raises(StoreError, match=f"through entry {eids[19]} with a checkpoint that "
+                                         "holds no bot totals"):
         store.rebuild_bot_stats()
     assert store.bot_stats(bots) == before
