@@ -154,21 +154,18 @@ async def _client(address: str, streams: int, warmup: float, seconds: float,
         echo = channel.stream_stream(METHOD)  # no serializers: bytes in, bytes out
 
         async def one_stream() -> None:
-            # The request iterator yields one message, then waits for its echo: the iterator
-            # form costs the client less than call.write()/call.read() (measured here).
-            answered = asyncio.Event()
-
-            async def requests() -> Any:
-                while running[0]:
-                    yield payload
-                    await answered.wait()
-                    answered.clear()
-
-            async for reply in echo(requests()):
-                if len(reply) != MESSAGE_BYTES:
+            # call.write() then call.read(), as the SDK does: measured on 2 cores at 200
+            # streams, 19-20k round trips/s at 95-103 us of CPU each, where a request iterator
+            # waiting on an Event for each echo gave 15-16k/s at 116-122 us (an extra task
+            # switch per message). The baseline is the cheapest bare form, not a slower one.
+            call = echo()
+            while running[0]:
+                await call.write(payload)
+                reply = await call.read()
+                if reply is grpc.aio.EOF or len(reply) != MESSAGE_BYTES:
                     raise RuntimeError(f"bad echo {reply!r}")
                 count[0] += 1
-                answered.set()
+            await call.done_writing()
 
         tasks = [asyncio.create_task(one_stream()) for _ in range(streams)]
         try:

@@ -165,14 +165,17 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                                      "--token", tokens[name], "--capacity", str(capacity),
                                      *threads])
         _wait_for_sessions(address, names, procs_n, fleet)
-        pids = [os.getpid()] + [p.pid for p in fleet.procs.values()]
+        # who spends the CPU: this process (the scheduler), the referee, the bot processes
+        groups = {"driver": [os.getpid()], "referee": [fleet.procs["referee"].pid],
+                  "bots": [fleet.procs[f"bot-{k}"].pid for k in range(procs_n)]}
         before = _scrape(metrics_port)
         try:
-            cpu_before: float | None = cpu_seconds(*pids)
+            split0: dict[str, float] | None = {g: cpu_seconds(*p) for g, p in groups.items()}
         except OSError:  # no /proc: no CPU figure
-            cpu_before = None
+            split0 = None
         played = _play(address, names, n, conc, args.move_ms, args.match_timeout, fleet)
-        cpu_after = None if cpu_before is None else cpu_seconds(*pids)
+        split = (None if split0 is None else
+                 {g: cpu_seconds(*p) - split0[g] for g, p in groups.items()})
         after = _scrape(metrics_port)
 
     # the baseline runs alone, after the referee and the bots have stopped
@@ -183,8 +186,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     pp = pingpong["round_trips_per_s"]
     # CPU of every process of the run (this one, the referee, the bots) per move: steadier
     # than moves/s on a shared machine; cpu_ratio = ping-pong's CPU per round trip / this
-    cpu_move = (None if cpu_before is None or cpu_after is None or not played["moves"]
-                else (cpu_after - cpu_before) / played["moves"] * 1e6)
+    cpu_move = (None if split is None or not played["moves"]
+                else sum(split.values()) / played["moves"] * 1e6)
     pp_cpu = pingpong.get("cpu_us_per_round_trip")
     return {
         "matches": n, **figures,
@@ -197,6 +200,13 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "cpu_us_per_move": None if cpu_move is None else round(cpu_move, 2),
         "pingpong_cpu_us_per_round_trip": pp_cpu,
         "cpu_ratio": round(pp_cpu / cpu_move, 3) if pp_cpu and cpu_move else None,
+        # cores each part kept busy while the matches ran (1.0 = one core all the time), and
+        # its CPU per move: the part near 1.0 is the single-threaded bottleneck
+        "cpu_share": None if split is None or secs <= 0 else
+        {g: round(c / secs, 3) for g, c in split.items()},
+        "cpu_us_per_move_by_process": None if split is None or not played["moves"] else
+        {g: round(c / played["moves"] * 1e6, 2) for g, c in split.items()},
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
 
 

@@ -148,6 +148,11 @@ def test_bench_referee_small_run() -> None:
     assert result["cpu_us_per_move"] > 0 and result["pingpong_cpu_us_per_round_trip"] > 0
     assert result["cpu_ratio"] == pytest.approx(
         result["pingpong_cpu_us_per_round_trip"] / result["cpu_us_per_move"], rel=0.01)
+    # the same CPU, split by process: the RunMatch client (this bench), the referee, the bots
+    split = result["cpu_us_per_move_by_process"]
+    assert set(split) == set(result["cpu_share"]) == {"driver", "referee", "bots"}
+    assert split["referee"] > 0 and split["bots"] > 0
+    assert sum(split.values()) == pytest.approx(result["cpu_us_per_move"], abs=0.1)
     # the referee's histogram was read: one sample per move or redeal answer
     assert result["move_rtt_samples"] >= result["moves"]
     assert 0 < result["move_rtt_p50_ms"] <= result["move_rtt_p99_ms"]
