@@ -88,6 +88,7 @@ async def session(address: str, name: str, token: str, capacity: int, stats: Sta
             welcomed = True
             stats.welcomed += 1
         write = call.write
+        last_gid, gid = "", b""
         async for data in reader:
             msg = RefereeMessage.FromString(data)
             stats.messages_in += 1
@@ -99,16 +100,20 @@ async def session(address: str, name: str, token: str, capacity: int, stats: Sta
             if not msg.turns:
                 continue
             # answers encoded by hand (sueca.wire.action_bytes, as the SDK sends them): no
-            # Action or BotMessage objects per move
+            # Action or BotMessage objects per move; the game id field is encoded once per
+            # game (a session here plays one game at a time)
             actions = []
             for turn in msg.turns:
-                if turn.kind == play:
+                if turn.game_id != last_gid:
+                    last_gid = turn.game_id
+                    gid = game_id_field(last_gid)
+                kind = turn.kind
+                if kind == play:
                     legal = turn.observation.legal
-                    actions.append(action_bytes(game_id_field(turn.game_id), turn.request_id,
+                    actions.append(action_bytes(gid, turn.request_id,
                                                 legal[rng.randrange(len(legal))]))
-                elif turn.kind == redeal:
-                    actions.append(action_bytes(game_id_field(turn.game_id), turn.request_id,
-                                                redeal=False))
+                elif kind == redeal:
+                    actions.append(action_bytes(gid, turn.request_id, redeal=False))
             stats.turns += len(actions)
             stats.messages_out += 1
             await write(b"".join(actions))
