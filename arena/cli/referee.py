@@ -243,7 +243,7 @@ async def _serve(args: argparse.Namespace, auth: Any, advertise: str, publish: b
                  credentials: Any = None, operator_token: str | None = None,
                  limits: Any = None, seed_key: bytes | None = None) -> None:
     from sueca.referee import metrics
-    from sueca.referee.server import start
+    from sueca.referee.server import start, tune_gc
 
     if args.metrics_port:
         try:
@@ -257,6 +257,7 @@ async def _serve(args: argparse.Namespace, auth: Any, advertise: str, publish: b
                       operator_token=operator_token, limits=limits, seed_key=seed_key,
                       house_bots=args.house_bots, operator_port=args.operator_port,
                       operator_host=args.operator_host)
+    tune_gc()
     if seed_key is None:
         log.warning("no SUECA_SEED_KEY: bots' seeds use a random key of this process, so a "
                     "match's bot play replays only on this referee; set the same key on every "
