@@ -67,11 +67,14 @@ class _Timings:
 SESSIONS = Gauge("sueca_referee_sessions", "Bot streams connected to this referee")
 ACTIVE_MATCHES = Gauge("sueca_referee_active_matches", "Matches running on this referee")
 MOVES = _Tally("sueca_referee_moves", "Cards played and redeal answers applied")
+# Fine between 10 and 200 ms, where the p99 of a loaded referee lies: a quantile is read by
+# linear interpolation within its bucket, and with 50/100/200 ms alone a p99 of 133 ms read as
+# 166 ms, of 65 ms as 87 ms (measured against every sample, bench referee --sessions 1000).
 MOVE_RTT = _Timings(
     "sueca_referee_move_rtt_seconds",
     "From a turn request being queued for a bot to its valid answer arriving",
-    (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0,
-     30.0))
+    (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.06,
+     0.075, 0.1, 0.125, 0.15, 0.2, 0.3, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0))
 _FAULTS = Counter("sueca_referee_faults_total",
                   "Faults by kind and class: game (renuncia, timeout, disconnect: the in-game "
                   "penalties a bot brings on itself), protocol (unknown_game, not_your_seat, "
