@@ -236,11 +236,14 @@ def test_a_redis_crash_under_a_running_match_loses_nothing_without_any_reaper(tm
     server = RedisServer(appendonly=True).start()
     worker = None
     try:
-        env = arena_env(server.url, prefix, SLOWBOT_THINK="0.05")     # a ~10 s match
+        # 100 ms a card: a 12-24 s match, still playing when Redis is back ~5 s after the kill
+        # even on a loaded machine (at 50 ms the shortest seeds end in 6 s, and a match that
+        # ends while Redis is down records on a second attempt)
+        env = arena_env(server.url, prefix, SLOWBOT_THINK="0.1")
         for bot in ("slow", "slow2"):
             cli("bots", "add", bot, env=env)
         worker = Worker(server.url, prefix, "--runner", "local", "-c", "1",
-                        log=tmp_path / "worker.log", SLOWBOT_THINK="0.05").wait_ready()
+                        log=tmp_path / "worker.log", SLOWBOT_THINK="0.1").wait_ready()
         # queue the match, and leave: nothing is watching it any more
         cli("tournament", "run", "--bots", "slow,slow2", "-k", "1", "--id", "crash-t",
             "--timeout", "1", env=env, check=2)
@@ -255,7 +258,7 @@ def test_a_redis_crash_under_a_running_match_loses_nothing_without_any_reaper(tm
         time.sleep(2.0)
         server.start(timeout=30)
         store = Store(connect(server.url), Keys(prefix))
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 90
         while store.match(mid)["status"] != "done":
             assert time.monotonic() < deadline, (store.match(mid), worker.text())
             time.sleep(0.2)
