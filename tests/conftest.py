@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
+
+# Started in the background by a non-interactive shell (`cmd &`, nohup), the suite inherits
+# SIGINT and SIGQUIT ignored, and every process it starts would too: the tests that stop a
+# demo, serve or redis with Ctrl-C then fail for the launcher's reason, not the code's. A
+# handler here is reset to the default in each child at exec, so the children get Ctrl-C back.
+for _sig, _handler in ((signal.SIGINT, signal.default_int_handler),
+                       (signal.SIGQUIT, signal.SIG_DFL)):
+    if signal.getsignal(_sig) == signal.SIG_IGN:
+        signal.signal(_sig, _handler)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
