@@ -90,7 +90,9 @@ def write_day(path: Path, key: str, lines: Iterable[tuple[str, bytes]]) -> int:
     """Write ``path`` (gzip JSON lines) as its old lines plus the new ``(key, line)`` whose key
     is not among them yet; atomic (temporary file, fsync, rename, fsync of the directory).
     ``key`` names the field that identifies a line. Returns how many new lines were written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.parent.is_dir():  # a new folder's own entry must reach the disk too
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _fsync_dir(path.parent.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     seen: set[str] = set()
     written = 0
@@ -115,12 +117,16 @@ def write_day(path: Path, key: str, lines: Iterable[tuple[str, bytes]]) -> int:
     except BaseException:
         tmp.unlink(missing_ok=True)  # the day's file is as it was; Redis still has everything
         raise
-    fd = os.open(path.parent, os.O_RDONLY)
+    _fsync_dir(path.parent)
+    return written
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
-    return written
 
 
 def _match_line(mid: str, eid: str, h: dict[str, str], blob: bytes | None) -> bytes:
@@ -290,16 +296,16 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
         old_cp = store.trimmed_through()
         last = store.last_result_before(cutoff_ms)
         report.update(matches=len(candidates), days=list(days), archived_matches=0,
-                      removed_matches=0, checkpoint_before=old_cp, files=[])
+                      removed_matches=0, deferred_matches=0, checkpoint_before=old_cp, files=[])
         if dry_run:
             report["results_to_trim"] = 0 if last is None else _count_entries(store, old_cp, last)
             report.update(checkpoint=old_cp, trimmed_results=0, archived_results=0)
         else:
-            with bar_kept(len(candidates),
-                          "archiving matches" if where else "dropping matches") as adv:
-                a, r, files = _archive_matches(store, where, days, adv)
-            report.update(archived_matches=a, removed_matches=r)
-            report["files"] += files
+            # The results log first: its entries are archived and folded into the checkpoint
+            # while every match's replay is still there (an entry from before the per-bot stats
+            # is counted from its replay), then only matches whose entry the checkpoint covers
+            # are forgotten; the others (the live ratings had not folded them) wait for a run
+            # after they have.
             archived_results = 0
             if last is not None and (old_cp is None or _after(last, old_cp)):
                 if where is not None:
@@ -317,6 +323,14 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
                 cp = {"cursor": old_cp, "trimmed": 0}
             report.update(checkpoint=cp["cursor"], trimmed_results=cp["trimmed"],
                           archived_results=archived_results)
+            covered = [(mid, eid) for mid, eid in candidates
+                       if cp["cursor"] is not None and not _after(eid, cp["cursor"])]
+            report["deferred_matches"] = len(candidates) - len(covered)
+            with bar_kept(len(covered),
+                          "archiving matches" if where else "dropping matches") as adv:
+                a, r, files = _archive_matches(store, where, _by_day(covered), adv)
+            report.update(archived_matches=a, removed_matches=r)
+            report["files"] += files
     finally:
         if token is not None:
             store.unlock(_LOCK, token)

@@ -475,7 +475,7 @@ def _play(store: Store, match: MatchRecord, attempt: int, mode: str | None,
     timing = dict(out.get("timing") or {})
     try:
         t0 = time.perf_counter()
-        new, entry = store.record_result(mid, result, out.get("replay"))
+        new, entry = store.record_result(mid, result, out.get("replay"), must_exist=True)
         t1 = time.perf_counter()
         if new:
             store.ensure_bot_stats()  # an arena older than the per-bot totals: folded once

@@ -133,10 +133,15 @@ def _now() -> str:
 
 # KEYS: recorded, results, replay, match, lease, inflight, stats index, stats:bot:{b} ...
 # ARGV: match id, result JSON, replay blob, now, end,
-#       JSON [[bot, {field: increment}, slowest turn us], ...] in the order of the stats keys
+#       JSON [[bot, {field: increment}, slowest turn us], ...] in the order of the stats keys,
+#       '1' when the match must still exist
+# {0, ''}: a league match that is gone, i.e. recorded and then forgotten by retention (whose
+# _FORGET drops a ladder match's idempotency key with it): a worker that stalled past the
+# cutoff must not record it a second time.
 _RECORD = """
 local prev = redis.call('GET', KEYS[1])
 if prev then return {0, prev} end
+if ARGV[7] == '1' and redis.call('EXISTS', KEYS[4]) == 0 then return {0, ''} end
 local id = redis.call('XADD', KEYS[2], '*', 'match', ARGV[1], 'data', ARGV[2])
 redis.call('SET', KEYS[1], id)
 if ARGV[3] ~= '' then redis.call('SET', KEYS[3], ARGV[3]) end
@@ -386,11 +391,15 @@ class Store:
         return bool(self.r.exists(self.keys.recorded(mid)))
 
     def record_result(self, mid: str, result: ResultEntry,
-                      replay: Mapping[str, Any] | None = None) -> tuple[bool, str]:
+                      replay: Mapping[str, Any] | None = None,
+                      must_exist: bool = False) -> tuple[bool, str]:
         """Append ``result`` to the results log and store the replay, exactly once per match.
 
         Returns ``(True, entry id)`` for the write that counted and ``(False, entry id of the
-        first)`` for every later one.
+        first)`` for every later one. With ``must_exist`` (the worker's, whose match was
+        created first) a match whose hash is gone is not recorded: ``(False, "")``. Retention
+        forgets a recorded ladder match with its idempotency key, so a late write for it would
+        otherwise count a second time.
         """
         data = json.dumps(dict(result), separators=(",", ":"))
         blob = compress(replay) if replay is not None else b""
@@ -403,7 +412,7 @@ class Store:
                   self.keys.match(mid), self.keys.lease(mid), self.keys.inflight(),
                   self.keys.bot_stats_index(), *(self.keys.bot_stats(str(b)) for b, _, _ in incs)],
             args=[mid, data, blob, _now(), str(result.get("end", "")),
-                  json.dumps(incs, separators=(",", ":"))])
+                  json.dumps(incs, separators=(",", ":")), "1" if must_exist else ""])
         return bool(new), text(entry)
 
     # -- per-bot health (sueca.arena.botstats) ------------------------------------------------
@@ -591,8 +600,9 @@ class Store:
         """Delete the hash and replay of recorded matches. A tournament's match keeps
         ``recorded:{id}``, the idempotency key (~100 bytes), so a re-run of the tournament
         never creates and plays it again; a ladder match (or one of no tournament) loses it
-        too: nothing creates its id again, and a late task for it finds no match and gives up
-        (:func:`sueca.arena.runner.play_and_record`). A match that is not recorded, is in flight or
+        too: nothing creates its id again, a late task for it finds no match and gives up
+        (:func:`sueca.arena.runner.play_and_record`), and one that was mid-play finds no
+        match to record (``record_result(must_exist=True)``). A match that is not recorded, is in flight or
         leased is left alone. Returns how many were removed."""
         pipe = self.r.pipeline(transaction=False)
         for mid in mids:

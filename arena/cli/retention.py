@@ -65,6 +65,9 @@ def _show_run(rep: dict[str, Any]) -> None:
     t.add_row("archived to", rep["archive"] or "nowhere: dropped")
     t.add_row("matches (hash + replay)" + (" to move" if rep["dry_run"] else " moved"),
               str(rep["matches"] if rep["dry_run"] else rep["removed_matches"]))
+    if rep.get("deferred_matches"):
+        t.add_row("matches left for the next run (their results not yet in the ratings)",
+                  str(rep["deferred_matches"]))
     t.add_row("results-log entries" + (" to trim" if rep["dry_run"] else " trimmed"),
               str(rep.get("results_to_trim", 0) if rep["dry_run"] else rep["trimmed_results"]))
     t.add_row("ratings checkpoint at entry", str(rep["checkpoint"] or "—"))

@@ -125,12 +125,13 @@ def test_retention_archives_before_it_forgets_and_spares_live_matches(store, tmp
     with pytest.raises(ConnectionError):
         retention.run(store, 1.0, archive=str(tmp_path), now=later)
     store.forget_matches = real
-    assert store.match(old_ids[0]) is not None and store.results_count() == 60
+    # the log was archived and trimmed behind the checkpoint first; the matches wait
+    assert store.match(old_ids[0]) is not None and store.results_count() == 0
     assert not store.r.exists(store.keys.lock("retention"))              # lock released
 
     rep = retention.run(store, 1.0, archive=str(tmp_path), now=later)
     assert rep["removed_matches"] == 60 and rep["archived_matches"] == 0  # already in the file
-    assert rep["trimmed_results"] == 60 and store.results_count() == 0
+    assert rep["trimmed_results"] == 0 and rep["deferred_matches"] == 0
     day = time.strftime("%Y-%m-%d", time.gmtime())
     lines = _lines(tmp_path / "matches" / f"{day}.jsonl.gz")
     assert sorted(x["id"] for x in lines) == sorted(old_ids)              # each exactly once
@@ -267,22 +268,39 @@ def test_web_pages_say_what_retention_archived(store):
         assert got.status_code == 404 and "archived by retention" in got.text
 
 
-def test_a_failed_archive_write_changes_nothing(store, tmp_path):
+def test_a_failed_archive_write_changes_nothing(store, tmp_path, monkeypatch):
     results = synthetic_results(10, bots=4, seed=1)
     _record(store, results)
     catch_up(store)
 
-    def broken(mids):
+    def full(fd):
         raise OSError(28, "No space left on device")
-    store.archive_rows = broken
+    monkeypatch.setattr(retention.os, "fsync", full)   # the first file (the results log's)
     with pytest.raises(OSError):
         retention.run(store, 1.0, archive=str(tmp_path), now=time.time() + 2 * DAY)
+    monkeypatch.undo()
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []   # no file, no temporary one
     assert store.results_count() == 10 and store.trimmed_through() is None
     assert all(store.match(r["match_id"]) is not None for r in results)
     token = store.lock("retention", 5)                                # the lock was released
     assert store.renew_lock("retention", token, 60) and not store.renew_lock("retention", "x", 60)
     assert store.r.pttl(store.keys.lock("retention")) > 30_000
+    store.unlock("retention", token)
+
+    # the matches' file failing after the log was archived and trimmed: no match forgotten,
+    # and the next run moves them
+    def broken(mids):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(store, "archive_rows", broken)
+    with pytest.raises(OSError):
+        retention.run(store, 1.0, archive=str(tmp_path), now=time.time() + 2 * DAY)
+    monkeypatch.undo()
+    assert store.results_count() == 0 and store.trimmed_through() is not None
+    assert all(store.match(r["match_id"]) is not None for r in results)
+    assert not list(tmp_path.rglob("matches/*"))
+    rep = retention.run(store, 1.0, archive=str(tmp_path), now=time.time() + 2 * DAY)
+    assert rep["removed_matches"] == rep["archived_matches"] == 10
+    assert rebuild(store, write=False)["max_diff"] == 0.0
 
 
 def test_another_k_after_a_trim_folds_the_archive(store, tmp_path, redis_url):
@@ -354,3 +372,61 @@ def test_bot_totals_are_not_rebuilt_past_a_checkpoint_that_kept_none(store):
                                          "holds no bot totals"):
         store.rebuild_bot_stats()
     assert store.bot_stats(bots) == before
+
+
+def _counts(health):
+    # all but "last": live it is the record's clock, in a fold the entry's own time
+    return {b: {k: v for k, v in h.items() if k != "last"} for b, h in health.items()}
+
+
+def test_totals_of_entries_older_than_their_stats_survive_retention(store, tmp_path):
+    """Entries written before results carried per-seat stats are counted from their replays:
+    retention checkpoints them while the replays are still there, so a rebuild after it gives
+    the same moves and renúncias (it forgot the replays first, and the checkpoint counted
+    those matches without their moves)."""
+    results = synthetic_results(40, bots=4, seed=5)
+    assert not any("stats" in r for r in results)          # the old format, counted by replay
+    _record(store, results, replay_templates(3))
+    catch_up(store)
+    bots = sorted({b for r in results for b in r["seats"]})
+    before = store.bot_stats(bots)
+    assert sum(before[b]["moves"] for b in bots) > 0
+    rep = retention.run(store, 1.0, archive=str(tmp_path), now=time.time() + 2 * DAY)
+    assert rep["removed_matches"] == 40 and store.results_count() == 0
+    store.r.delete(*(store.keys.bot_stats(b) for b in bots))
+    assert store.rebuild_bot_stats() == len(bots)
+    assert _counts(store.bot_stats(bots)) == _counts(before)
+
+
+def test_matches_whose_results_the_checkpoint_does_not_cover_wait(store, tmp_path, monkeypatch):
+    """Only matches whose results entry is at or before the new checkpoint are forgotten; the
+    rest (the live ratings had not folded them) stay for the next run."""
+    eids = _record(store, synthetic_results(20, bots=4, seed=6), replay_templates(2))
+    catch_up(store)
+    monkeypatch.setattr(retention, "checkpoint",
+                        lambda st, upto, advance=None: checkpoint(st, eids[9], advance))
+    rep = retention.run(store, 1.0, archive=str(tmp_path), now=time.time() + 2 * DAY)
+    assert (rep["removed_matches"], rep["deferred_matches"], rep["trimmed_results"]) == (10, 10, 10)
+    mids = [r["match_id"] for _, r in store.results()]
+    assert len(mids) == 10 and all(store.replay(m) is not None for m in mids)
+    monkeypatch.undo()
+    rep = retention.run(store, 1.0, archive=str(tmp_path), now=time.time() + 2 * DAY)
+    assert (rep["removed_matches"], rep["deferred_matches"]) == (10, 0)
+    assert rebuild(store, write=False)["max_diff"] == 0.0
+
+
+def test_a_late_record_of_a_forgotten_ladder_match_is_refused(store):
+    """Retention forgets a recorded ladder match with its idempotency key; a worker that
+    stalled mid-match past that (its lease long lapsed, the match re-run and recorded by
+    another) must not record it a second time."""
+    (r,) = synthetic_results(1, bots=4, seed=7)
+    store.create_match(r["match_id"], {"bots": r["seats"]}, tournament="ladder")
+    assert store.record_result(r["match_id"], r, must_exist=True)[0]
+    catch_up(store)
+    bots = sorted(set(r["seats"]))
+    before = store.bot_stats(bots)
+    assert store.forget_matches([r["match_id"]]) == 1
+    assert not store.is_recorded(r["match_id"])
+    assert store.record_result(r["match_id"], r, must_exist=True) == (False, "")
+    assert store.results_count() == 1 and store.match(r["match_id"]) is None
+    assert store.replay(r["match_id"]) is None and store.bot_stats(bots) == before
