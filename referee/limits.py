@@ -8,8 +8,10 @@ session, connection or address, so a bot's cost to the referee never grows with 
   not read is cut off (RESOURCE_EXHAUSTED) instead of growing the queue without end;
 - ActionErrors it is answered, per incoming message and per second: faults beyond that are
   counted, not answered (each answer costs an encoding and a queue slot);
-- incoming messages and actions per second: beyond that the referee stops reading the stream
-  for a while, so HTTP/2 flow control slows the sender instead of the referee's event loop;
+- incoming messages and actions per second that answer nothing, per bot (its streams share
+  one budget): beyond that the referee stops reading the stream for a while, so HTTP/2 flow
+  control slows the sender instead of the referee's event loop; and a message is read only as
+  far as its stream's games could be answered (``sessions.ANSWER_SLACK``);
 - a hello deadline, streams per connection, connections per address, sessions per bot;
 - hellos, and refused hellos, per address and second: beyond either a hello is refused (after a
   pause) before Redis is asked, so neither a bad-hello flood nor a bot reconnecting in a loop
@@ -47,8 +49,8 @@ class Limits:
     out_items: int = 100_000            # turns, events and errors queued towards one bot
     errors_per_message: int = 16        # ActionErrors answered for one incoming message
     errors_per_second: float = 100.0    # ActionErrors answered per session and second
-    messages_per_second: float = 500.0  # incoming messages read per session and second
-    actions_per_second: float = 20_000.0  # incoming actions read per session and second
+    messages_per_second: float = 500.0  # wasted incoming messages per bot (its streams together)
+    actions_per_second: float = 20_000.0  # and their actions, per bot and second
     hello_seconds: float = 5.0          # a stream must say hello within this
     streams_per_connection: int = 4     # BotService.Connect streams on one HTTP/2 connection
     connections_per_address: int = 64   # connections with a Connect stream, per peer address

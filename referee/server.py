@@ -35,7 +35,6 @@ from sueca.referee.limits import (
     AccessLog,
     AddressBudget,
     AddressGate,
-    Bucket,
     Limits,
     PeerLabels,
     Summary,
@@ -417,11 +416,10 @@ class Referee:
 
     async def _read(self, session: Session, context: grpc.aio.ServicerContext) -> None:
         """Hand each incoming message to the hub; messages that answer nothing (empty, faulty,
-        malformed) at most ``messages_per_second`` and ``actions_per_second``: beyond that
-        reading pauses and flow control slows the bot."""
+        malformed) at most ``messages_per_second`` and ``actions_per_second`` for the bot's
+        streams together: beyond that reading pauses and flow control slows the bot."""
         hub = self.hub
-        messages = Bucket(self.limits.messages_per_second)
-        actions = Bucket(self.limits.actions_per_second)
+        messages, actions = hub.read_budget(session.bot, self.limits)  # shared by its streams
         try:
             while True:
                 msg = await context.read()

@@ -46,6 +46,9 @@ MAX_BATCH = 512
 # per move 40-45 us instead of ~48 (noisy), the median move round trip no worse.
 WRITE_GAP = 0.005
 BUSY_GAMES = 8
+# Actions one message may hold beyond two per game of its stream (an answer, and a late one to
+# a turn that timed out): an honest bot never needs more, and the rest are not looked at.
+ANSWER_SLACK = 16
 GAME_ID_BYTES = 8  # 64 random bits per game id: unguessable, and never derived from the match
 _ids = itertools.count(1)
 
@@ -234,6 +237,7 @@ class SessionHub:
         self.games: dict[str, Seat] = {}          # game id -> seat, for every running match
         self.away: dict[str, dict[str, Seat]] = {}  # bot -> seats whose connection was lost
         self.house = HouseBots()  # seats the referee plays itself (sueca.referee.house)
+        self.budgets: dict[str, tuple[Bucket, Bucket]] = {}  # bot -> its streams' read budgets
 
     # -- sessions -------------------------------------------------------------------------------
     def add(self, session: Session, limit: int = 0) -> bool:
@@ -252,6 +256,16 @@ class SessionHub:
                 seat.reattach(session)
         return True
 
+    def read_budget(self, bot: str, limits: Limits) -> tuple[Bucket, Bucket]:
+        """The messages and actions per second a bot's streams may spend on nothing (empty,
+        faulty, malformed), shared by all of them: a bot may hold ``sessions_per_bot``
+        streams, and a budget each multiplied what one bot could cost the loop by as many."""
+        got = self.budgets.get(bot)
+        if got is None:
+            got = self.budgets[bot] = (Bucket(limits.messages_per_second),
+                                       Bucket(limits.actions_per_second))
+        return got
+
     def remove(self, session: Session) -> None:
         """The stream ended: its games wait for the bot to come back (grace period)."""
         session.close()
@@ -261,6 +275,7 @@ class SessionHub:
             metrics.SESSIONS.dec()
             if not same:
                 del self.sessions[session.bot]
+                self.budgets.pop(session.bot, None)
         if session.games:
             log.warning("lost connection of bot %r (%s) with %d game(s) running",
                         session.bot, session.peer, len(session.games),
@@ -350,7 +365,16 @@ class SessionHub:
         games = self.games
         bot = session.bot
         session.received += 1
-        session.actions_received += len(actions)
+        n = len(actions)
+        session.actions_received += n
+        room = 2 * len(session.games) + ANSWER_SLACK
+        if n > room:  # each action costs the loop ~2 us: a 64 KB message of empty ones, 60 ms
+            if session.may_answer():
+                session.push_error("", 0, MALFORMED,
+                                   f"{n} actions in one message, more than the "
+                                   f"{len(session.games)} game(s) of this stream can answer: "
+                                   f"only the first {room} were read")
+            actions = actions[:room]
         for action in actions:
             gid = action.game_id
             seat = games.get(gid)

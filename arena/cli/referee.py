@@ -44,8 +44,8 @@ LIMIT_HELP = {
     "out_items": "turns, events and errors queued towards one bot before its stream is closed",
     "errors_per_message": "ActionErrors answered for one incoming message (the rest: counted)",
     "errors_per_second": "ActionErrors answered per bot stream and second",
-    "messages_per_second": "incoming messages read per bot stream and second (then it waits)",
-    "actions_per_second": "incoming actions read per bot stream and second (then it waits)",
+    "messages_per_second": "messages answering nothing, per bot (its streams together) and second",
+    "actions_per_second": "their actions, per bot (its streams together) and second",
     "hello_seconds": "seconds a new bot stream has to send its hello",
     "streams_per_connection": "bot streams at once on one connection",
     "connections_per_address": "connections with bot streams at once from one address "

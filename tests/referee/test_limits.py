@@ -131,9 +131,9 @@ def test_errors_are_answered_at_most_per_message_and_per_second(limited, tokens)
     bot = RawBot(limited.address, "eve", tokens["eve"])
     assert bot.next_message().HasField("welcome")
     hits = metric(limited, "sueca_referee_limit_hits_total", limit="errors")
-    bot.send(_bogus(50))
+    bot.send(_bogus(16))  # as many as a stream without games may send (ANSWER_SLACK)
     first = bot.expect(lambda m: m.errors, 10, "errors")
-    assert len(first.errors) == 4  # --errors-per-message 4, the other 46 only counted
+    assert len(first.errors) == 4  # --errors-per-message 4, the other 12 only counted
     assert "no-such-game-0" in first.errors[0].message
     # 60 messages of 4 faults at once: the bucket (20 a second, 20 saved) answers about 20
     for _ in range(60):
@@ -160,6 +160,46 @@ def test_a_game_id_the_bot_made_up_is_quoted_cut_and_escaped(limited, tokens):
     assert len(err.message) < 250 and "5007 long" in err.message and "\n" not in err.message
     assert len(err.game_id) <= 64
     bot.cancel()
+
+
+def test_a_message_is_read_only_as_far_as_its_games_can_be_answered(limited, tokens):
+    """2,000 actions from a stream with no game: one MALFORMED answer quoting the count, and
+    only the first 16 are looked at (each costs the loop ~2 us; a 64 KB message of them held it
+    ~60 ms, and 32 streams of one bot could keep it busy)."""
+    bot = RawBot(limited.address, "eve", tokens["eve"])
+    assert bot.next_message().HasField("welcome")
+    hits = metric(limited, "sueca_referee_limit_hits_total", limit="errors")
+    bot.send(_bogus(2000))
+    first = bot.expect(lambda m: m.errors, 10, "errors")
+    assert first.errors[0].code == "malformed", first.errors[0]
+    assert first.errors[0].message.startswith("2000 actions in one message, more than the 0 "
+                                              "game(s) of this stream can answer: only the "
+                                              "first 16 were read"), first.errors[0].message
+    assert [e.game_id for e in first.errors[1:]] == ["no-such-game-0", "no-such-game-1",
+                                                     "no-such-game-2"]  # 4 per message
+    assert metric(limited, "sueca_referee_limit_hits_total", limit="errors") - hits == 13
+    bot.cancel()
+
+
+def test_the_streams_of_one_bot_share_one_read_budget(limited, tokens):
+    """Two streams of one bot (--sessions-per-bot 2) sending 150 one-fault messages each: with
+    --messages-per-second 100 (100 saved) for the bot, not for each stream, the 300 take >= 1.5 s
+    (a budget per stream read them in about half a second)."""
+    bots = [RawBot(limited.address, "eve", tokens["eve"]) for _ in range(2)]
+    for bot in bots:
+        assert bot.next_message().HasField("welcome")
+    drain = pb.BotMessage(drain=True).SerializeToString()
+    t0 = time.monotonic()
+    for bot in bots:
+        for _ in range(150):
+            bot.send(_bogus(1))
+        bot.send(drain)
+    for bot in bots:
+        bot.expect(lambda m: m.HasField("welcome") and m.welcome.capacity == 0, 20, "drain echo")
+    took = time.monotonic() - t0
+    assert took >= 1.5, took
+    for bot in bots:
+        bot.cancel()
 
 
 # -- incoming rate ---------------------------------------------------------------------------------
