@@ -499,10 +499,10 @@ class Referee:
             plan = plan._replace(seed=secrets.randbits(64))
         if plan.match_id in self.matches:
             await context.abort(grpc.StatusCode.ALREADY_EXISTS,
-                                f"match {plan.match_id!r} is already running on this referee")
+                                f"match {shown(plan.match_id)} is already running on this referee")
         if "/" in plan.match_id or len(plan.match_id) > 200:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                f"bad match_id {plan.match_id!r}: at most 200 characters, no '/'")
+                                f"bad match_id {shown(plan.match_id)}: at most 200 characters, no '/'")
         try:
             sessions = self.hub.reserve(plan.bots)
         except PlacementError as err:
@@ -513,7 +513,7 @@ class Referee:
                             if b not in self.hub.sessions and not is_house_name(b))
                 if await self.auth.known(name) is False:
                     code = grpc.StatusCode.NOT_FOUND
-                    message = f"unknown bot {name!r}: no bot of that name is registered"
+                    message = f"unknown bot {shown(name)}: no bot of that name is registered"
             await context.abort(code, message)
         bind(match_id=plan.match_id)  # this handler's lines (and its match task's) carry it
         runner = MatchRunner(plan, sessions, self.hub, self.seed_key)
@@ -545,7 +545,7 @@ class Referee:
         runner = self.matches.get(request.match_id)
         if runner is None or runner.done.is_set():
             await context.abort(grpc.StatusCode.NOT_FOUND,
-                                f"no match {request.match_id!r} is running on this referee")
+                                f"no match {shown(request.match_id)} is running on this referee")
         listener = runner.listen(cards=True, replay=False, limit=WATCH_QUEUE_LIMIT)
         try:
             async for event in _events(listener):

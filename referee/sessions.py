@@ -332,14 +332,14 @@ class SessionHub:
             sessions = self.sessions.get(name)
             if not sessions:
                 raise PlacementError("FAILED_PRECONDITION",
-                                     f"bot {name!r} is not connected to this referee")
+                                     f"bot {shown(name)} is not connected to this referee")
             partner = chosen[seat - 2] if seat >= 2 else None
             best = max(sessions, key=lambda s: (room(s) > 0, s is not partner, room(s)))
             if room(best) <= 0:
                 cap = sum(s.capacity for s in sessions)
                 raise PlacementError(
                     "RESOURCE_EXHAUSTED",
-                    f"bot {name!r} has no free capacity on this referee: {len(sessions)} "
+                    f"bot {shown(name)} has no free capacity on this referee: {len(sessions)} "
                     f"session(s), {cap} game(s) of capacity, all in use or draining")
             taken[best.id] = taken.get(best.id, 0) + 1
             chosen.append(best)

@@ -157,6 +157,20 @@ def test_run_match_errors_name_the_problem(referee, random_bots, tokens, bot_pro
         e = rpc_error(lambda: list(stub.RunMatch(pb.MatchSpec(
             bots=AB, decks=[pb.Deck(cards=list(range(39)) + [0])]), timeout=10)))
         assert e.code() == grpc.StatusCode.INVALID_ARGUMENT and "deck 0" in e.details()
+        # a caller's long text is quoted cut, never whole (a status message over ~8 KB fails
+        # in the client as a metadata error instead of saying what was wrong)
+        e = rpc_error(lambda: list(stub.RunMatch(pb.MatchSpec(bots=["x" * 50] * 1000),
+                                                 timeout=10)))
+        assert e.code() == grpc.StatusCode.INVALID_ARGUMENT and "names 1000" in e.details()
+        assert len(e.details()) < 500, len(e.details())
+        e = rpc_error(lambda: list(stub.RunMatch(pb.MatchSpec(bots=["alice", "g" * 20_000,
+                                                                    "alice", "bob"]),
+                                                 timeout=10)))
+        assert "(20000 long)" in e.details() and len(e.details()) < 300, e.details()
+        e = rpc_error(lambda: list(stub.RunMatch(pb.MatchSpec(bots=AB, match_id="m" * 20_000),
+                                                 timeout=10)))
+        assert e.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "(20000 long)" in e.details() and len(e.details()) < 300, e.details()
     # capacity: carol plays one game at a time, this match needs two of hers
     bot_proc("random", addr, tokens["carol"], capacity=1)
     with pytest.raises(control.BotUnavailable) as err:
