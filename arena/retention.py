@@ -258,8 +258,9 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
     ``progress(total, label)`` is a context manager yielding ``advance(n)``
     (:func:`sueca.arena.render.progress`); None draws nothing.
     """
-    if not older_than_days > 0:
-        raise RetentionError(f"bad age {older_than_days!r}: a number of days above 0")
+    if not 0 < older_than_days < 100_000:  # NaN and inf too: no cutoff date to compute
+        raise RetentionError(f"bad age {older_than_days!r}: a number of days above 0 and "
+                             "below 100,000")
     if archive is None and not drop:
         raise RetentionError("nowhere to put old records: give an archive directory "
                              "(--archive DIR or SUECA_ARCHIVE_DIR), or --drop to delete them "

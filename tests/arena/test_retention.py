@@ -165,6 +165,9 @@ def test_retention_command_and_its_refusals(store, redis_url, tmp_path):
     assert "nowhere to put old records" in out.stderr and "Traceback" not in out.stderr
     out = cli("retention", "run", "--older-than", "-2", "--drop", env=env, check=2)
     assert "-2" in out.stderr
+    for age, quoted in (("inf", "'inf'"), ("1e7", "10000000.0")):  # no cutoff date
+        out = cli("retention", "run", "--older-than", age, "--drop", env=env, check=2)
+        assert quoted in out.stderr and "Traceback" not in out.stderr, out.stderr
     blocker = tmp_path / "file"
     blocker.write_text("")
     out = cli("retention", "run", "--older-than", "1", "--archive", str(blocker / "x"),
