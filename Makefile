@@ -25,7 +25,7 @@ check: $(STAMP)
 	$(VENV)/bin/mypy
 
 test: check
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q --durations=25
 
 bench: $(STAMP)
 	$(VENV)/bin/sueca-arena bench engine --deals 100000
