@@ -294,18 +294,18 @@ class Referee:
         await _abort(context, code, message)
 
     async def _check_token(self, context: grpc.aio.ServicerContext, address: str,
-                           hello: Any) -> None:
-        """The hello's token, checked within the address's budgets (refused: aborts)."""
+                           hello: Any) -> str | None:
+        """The hello's token, checked within the address's budgets (refused: aborts). Over a
+        budget, returns its name instead, nothing asked: the caller pauses and refuses after
+        leaving the token-check gate (a refusal waiting in it held a slot for its whole
+        pause, so honest hellos from the same address queued behind a misconfigured bot)."""
         for budget, limit in ((self.refusals, "refusals"), (self.hellos, "hellos")):
             if not budget.allowed(address):  # a flood of hellos: Redis is not asked
                 metrics.LIMIT_HITS.labels(limit).inc()
                 metrics.BAD_HELLOS.labels(self.peer_labels(address), "rate_limited").inc()
                 self.access.refused("a bot hello", f"{limit}_per_second", context.peer(),
                                     f"too many {limit} from {address}", hello.bot)
-                await self._pause(address)
-                await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
-                             f"too many {'refused ' if limit == 'refusals' else ''}"
-                             f"hellos from {address}: wait a few seconds")
+                return limit
         self.hellos.spend(address, debt=True)
         try:
             ok = await self.auth.verify(hello.bot, hello.token)
@@ -326,6 +326,7 @@ class Referee:
                                f"wrong token for bot {hello.bot!r}: a token plays only as the "
                                "bot it was issued to", hello.bot,
                                "unknown_bot" if unknown else None, spent=True)
+        return None
 
     async def _connect(self, context: grpc.aio.ServicerContext, peer: str, address: str) -> None:
         limits = self.limits
@@ -363,7 +364,12 @@ class Referee:
                                f"bad capacity {hello.capacity}: a bot process plays 1.."
                                f"{MAX_CAPACITY} games at once", hello.bot)
         async with self.checking(address):  # no more than a few token checks at once
-            await self._check_token(context, address, hello)
+            over = await self._check_token(context, address, hello)
+        if over is not None:
+            await self._pause(address)
+            await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                         f"too many {'refused ' if over == 'refusals' else ''}"
+                         f"hellos from {address}: wait a few seconds")
         if not self.accepting:
             self.access.refused("a bot hello", "shutting_down", context.peer(),
                                 "the referee is shutting down", hello.bot)
