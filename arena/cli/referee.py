@@ -199,6 +199,11 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("the referee checks bot tokens in Redis: pass --redis URL (or set "
                         "SUECA_REDIS_URL), or --insecure to accept any token on a private machine")
     credentials, operator_token = security(args)
+    if operator_token is not None and len(operator_token) < 16:
+        # wrong operator tokens are refused at once, without a budget: only length stops a guess
+        log.warning("the operator token is only %d characters long: anyone who reaches the "
+                    "operator API can guess a short one; use 32 random ones (python -c 'import "
+                    "secrets; print(secrets.token_urlsafe(32))')", len(operator_token))
     from sueca.referee.house import HouseBotError, parse_house_bots
     try:
         args.house_bots = parse_house_bots(args.house_bots) if args.house_bots else ()

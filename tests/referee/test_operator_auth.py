@@ -246,3 +246,17 @@ def test_refusals_are_logged_once_per_window_not_once_each(guarded: ConfiguredRe
             if "refused a MatchService call" in line][-1]
     quiet = int(last.split("(")[-1].split()[0])
     assert quiet >= 29, last
+
+
+def test_a_short_operator_token_is_warned_about_and_a_long_one_not(redis_url, tmp_path):
+    """Wrong operator tokens are answered at once: a short token can be guessed, so the
+    referee says so when it starts (it still starts: the operator may know the port is
+    private)."""
+    for token, warned in (("short-secret", True), (TOKEN, False)):
+        token_file = tmp_path / f"token-{warned}"
+        token_file.write_text(token + "\n")
+        ref = ConfiguredReferee(redis_url, ("--operator-token-file", str(token_file)),
+                                log_path=tmp_path / f"referee-{warned}.log")
+        ref.stop()
+        said = "the operator token is only 12 characters long" in ref.logs()
+        assert said is warned, ref.logs()[-2000:]
