@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import re
 import time
@@ -65,9 +66,26 @@ class Limits:
 
 def peer_address(peer: str) -> str:
     """``ipv4:10.0.0.1:5555`` -> ``ipv4:10.0.0.1``: the address without the port (one peer
-    string is one connection; the address is the host behind it)."""
+    string is one connection; the address is the host behind it).
+
+    An IPv6 host usually holds a whole /64 and may send from any address in it, so a global
+    IPv6 peer is its /64 (``ipv6:[2001:db8:1:2::]/64``): per-address budgets would otherwise
+    be per connection. Loopback stays itself, and an IPv4-mapped address is the IPv4 one."""
     head, sep, port = peer.rpartition(":")
-    return head if sep and port.isdigit() else peer
+    if not (sep and port.isdigit()):
+        return peer
+    if head.startswith("ipv6:"):
+        host = head[5:].replace("%5B", "[").replace("%5D", "]").strip("[]")
+        try:
+            ip = ipaddress.IPv6Address(host.partition("%")[0])  # no zone id
+        except ValueError:
+            return head
+        if ip.ipv4_mapped is not None:
+            return f"ipv4:{ip.ipv4_mapped}"
+        if ip.is_loopback:
+            return f"ipv6:[{ip}]"
+        return f"ipv6:[{ipaddress.IPv6Network((ip, 64), strict=False).network_address}]/64"
+    return head
 
 
 def check_hello(bot: str, token: str) -> tuple[str, str] | None:
@@ -219,7 +237,7 @@ class PeerLabels:
 
 class AddressBudget:
     """A :class:`Bucket` per peer address (refused hellos, or all hellos), bounded in number:
-    buckets that have refilled are forgotten first, and an address flood starts over."""
+    buckets that have refilled are forgotten first, then the least recently spent."""
 
     def __init__(self, rate: float, burst: float) -> None:
         self.rate, self.burst = rate, burst
@@ -241,13 +259,16 @@ class AddressBudget:
         (a malformed hello) must not lock the address out for longer than a refill."""
         if self.rate <= 0:
             return
-        bucket = self.buckets.get(address)
+        bucket = self.buckets.pop(address, None)
         if bucket is None:
             if len(self.buckets) >= MAX_TRACKED_PEERS:
                 self.buckets = {a: b for a, b in self.buckets.items() if not b.full}
-                if len(self.buckets) >= MAX_TRACKED_PEERS:
-                    self.buckets.clear()
-            bucket = self.buckets[address] = Bucket(self.rate, self.burst)
+                # still full: the least recently spent go (a quarter), never the whole table,
+                # which gave a flooder that kept spending a fresh budget
+                for a in list(self.buckets)[:len(self.buckets) - MAX_TRACKED_PEERS * 3 // 4]:
+                    del self.buckets[a]
+            bucket = Bucket(self.rate, self.burst)
+        self.buckets[address] = bucket  # the most recently spent last
         if debt:
             bucket.debit(1.0)
         else:

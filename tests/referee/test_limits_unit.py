@@ -27,7 +27,19 @@ def test_shown_escapes_and_cuts():
 def test_peer_address_drops_the_port_only():
     assert peer_address("ipv4:10.0.0.1:5555") == "ipv4:10.0.0.1"
     assert peer_address("ipv6:[::1]:5555") == "ipv6:[::1]"
+    assert peer_address("ipv6:%5B::1%5D:5555") == "ipv6:[::1]"      # as newer gRPC writes it
     assert peer_address("unix:/tmp/sock") == "unix:/tmp/sock"
+
+
+def test_an_ipv6_peer_is_its_64_and_a_mapped_ipv4_one_is_ipv4():
+    """A host holds a /64 and may send from any address in it: one budget for all of them."""
+    a = peer_address("ipv6:[2001:db8:1:2:aaaa::1]:5555")
+    assert a == "ipv6:[2001:db8:1:2::]/64"
+    assert peer_address("ipv6:%5B2001:db8:1:2:bbbb:cccc:dddd:2%5D:6666") == a
+    assert peer_address("ipv6:[2001:db8:1:3::1]:5555") != a
+    assert peer_address("ipv6:[::ffff:10.0.0.1]:5555") == "ipv4:10.0.0.1"
+    assert peer_address("ipv6:[fe80::1%eth0]:5555") == "ipv6:[fe80::]/64"
+    assert peer_address("ipv6:[not-an-address]:5555") == "ipv6:[not-an-address]"
 
 
 def test_peer_labels_are_bounded():
@@ -77,4 +89,7 @@ def test_address_budget_is_per_address_and_bounded():
     assert not budget.allowed("a") and budget.allowed("b")
     for k in range(5000):
         budget.spend(f"addr-{k}")
+        if k % 1000 == 0:
+            budget.spend("a")  # a flooder that keeps spending is never forgotten
     assert len(budget.buckets) <= 4096
+    assert not budget.allowed("a") and "addr-4999" in budget.buckets
