@@ -70,7 +70,8 @@ def peer_address(peer: str) -> str:
 
     An IPv6 host usually holds a whole /64 and may send from any address in it, so a global
     IPv6 peer is its /64 (``ipv6:[2001:db8:1:2::]/64``): per-address budgets would otherwise
-    be per connection. Loopback stays itself, and an IPv4-mapped address is the IPv4 one."""
+    be per connection. A private one (loopback, link-local, a cluster's ULA pods, which may
+    share a /64) stays itself, and an IPv4-mapped address is the IPv4 one."""
     head, sep, port = peer.rpartition(":")
     if not (sep and port.isdigit()):
         return peer
@@ -82,7 +83,7 @@ def peer_address(peer: str) -> str:
             return head
         if ip.ipv4_mapped is not None:
             return f"ipv4:{ip.ipv4_mapped}"
-        if ip.is_loopback:
+        if not ip.is_global:  # loopback, link-local, a cluster's private addresses: as they are
             return f"ipv6:[{ip}]"
         return f"ipv6:[{ipaddress.IPv6Network((ip, 64), strict=False).network_address}]/64"
     return head

@@ -31,14 +31,16 @@ def test_peer_address_drops_the_port_only():
     assert peer_address("unix:/tmp/sock") == "unix:/tmp/sock"
 
 
-def test_an_ipv6_peer_is_its_64_and_a_mapped_ipv4_one_is_ipv4():
-    """A host holds a /64 and may send from any address in it: one budget for all of them."""
-    a = peer_address("ipv6:[2001:db8:1:2:aaaa::1]:5555")
-    assert a == "ipv6:[2001:db8:1:2::]/64"
-    assert peer_address("ipv6:%5B2001:db8:1:2:bbbb:cccc:dddd:2%5D:6666") == a
-    assert peer_address("ipv6:[2001:db8:1:3::1]:5555") != a
+def test_a_global_ipv6_peer_is_its_64_and_a_mapped_ipv4_one_is_ipv4():
+    """A host holds a /64 and may send from any address in it: one budget for all of them.
+    Private addresses (a cluster's pods may share a /64) stay themselves."""
+    a = peer_address("ipv6:[2a00:1450:4001:81b:aaaa::1]:5555")
+    assert a == "ipv6:[2a00:1450:4001:81b::]/64"
+    assert peer_address("ipv6:%5B2a00:1450:4001:81b:bbbb:cccc:dddd:2%5D:6666") == a
+    assert peer_address("ipv6:[2a00:1450:4001:81c::1]:5555") != a
     assert peer_address("ipv6:[::ffff:10.0.0.1]:5555") == "ipv4:10.0.0.1"
-    assert peer_address("ipv6:[fe80::1%eth0]:5555") == "ipv6:[fe80::]/64"
+    assert peer_address("ipv6:[fd00:1:2:3::5]:5555") == "ipv6:[fd00:1:2:3::5]"
+    assert peer_address("ipv6:[fe80::1%eth0]:5555") == "ipv6:[fe80::1]"
     assert peer_address("ipv6:[not-an-address]:5555") == "ipv6:[not-an-address]"
 
 
