@@ -53,7 +53,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, cast
 
 import redis
@@ -578,6 +578,16 @@ def load_checkpoint(store: Store, r: Any = None) -> dict[str, Any] | None:
             "bot_stats": json.loads(cp["bot_stats"]) if "bot_stats" in cp else None}
 
 
+def _applied(state: Ratings, entries: Iterable[tuple[str, ResultEntry]],
+             advance: Callable[[int], None] | None) -> Iterator[ResultEntry]:
+    """Each entry, once ``state`` has folded it (and ``advance(1)`` said so)."""
+    for _, res in entries:
+        state.apply(res)
+        if advance is not None:
+            advance(1)
+        yield res
+
+
 def checkpoint(store: Store, upto: str,
                advance: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Store the fold's state at results entry ``upto`` (or at the live ratings' cursor, if
@@ -608,36 +618,26 @@ def checkpoint(store: Store, upto: str,
                 if old is not None and entry_key(old["cursor"]) >= entry_key(end):
                     pipe.unwatch()
                     return {"cursor": old["cursor"], "results": old["results"], "trimmed": 0}
-                # the bots' health totals at the checkpoint ride along (see
-                # Store.rebuild_bot_stats); unknown after a checkpoint that kept none
-                totals: botstats.Totals | None = botstats.Totals()
                 if old is None:
                     state, n, after = Ratings(elo_k, elo_initial), 0, None
                 else:
                     state = Ratings.from_state(old["state"], elo_k, elo_initial)
                     n, after = old["results"], old["cursor"]
-                    totals = None if old["bot_stats"] is None else botstats.Totals()
-                    if totals is not None:
-                        totals.bots = old["bot_stats"]
-                folded = 0
-                batch: list[ResultEntry] = []
-                for _, res in store.results(after=after, through=end):
-                    state.apply(res)
-                    folded += 1
-                    if totals is not None:
-                        batch.append(res)
-                        if len(batch) >= 500:
-                            store.fold_bot_stats(totals, batch)
-                            batch = []
-                    if advance is not None:
-                        advance(1)
-                fields: dict[str, Any] = {"cursor": end, "results": n + folded, "elo_k": repr(elo_k),
-                                                "elo_initial": repr(elo_initial),
-                                                "created": f"{_time.time():.3f}",
-                                                "state": json.dumps(state.state(),
-                                                                    separators=(",", ":"))}
+                entries = _applied(state, store.results(after=after, through=end), advance)
+                # the bots' health totals at the checkpoint ride along (see
+                # Store.rebuild_bot_stats); unknown after a checkpoint that kept none
+                start = {} if old is None else old["bot_stats"]
+                totals = None if start is None else botstats.Totals()
+                if totals is None:
+                    folded = sum(1 for _ in entries)
+                else:
+                    totals.bots = start
+                    folded = store.fold_bot_stats(totals, entries)
+                fields: dict[str, Any] = {
+                    "cursor": end, "results": n + folded, "elo_k": repr(elo_k),
+                    "elo_initial": repr(elo_initial), "created": f"{_time.time():.3f}",
+                    "state": json.dumps(state.state(), separators=(",", ":"))}
                 if totals is not None:
-                    store.fold_bot_stats(totals, batch)
                     fields["bot_stats"] = json.dumps(totals.bots, separators=(",", ":"))
                 pipe.multi()
                 pipe.hset(k.ratings_checkpoint(), mapping=fields)  # type: ignore[arg-type]

@@ -324,8 +324,9 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
                 cp = {"cursor": old_cp, "trimmed": 0}
             report.update(checkpoint=cp["cursor"], trimmed_results=cp["trimmed"],
                           archived_results=archived_results)
-            covered = [(mid, eid) for mid, eid in candidates
-                       if cp["cursor"] is not None and not _after(eid, cp["cursor"])]
+            cursor = cp["cursor"]
+            covered = [] if cursor is None else [(mid, eid) for mid, eid in candidates
+                                                 if not _after(eid, cursor)]
             report["deferred_matches"] = len(candidates) - len(covered)
             with bar_kept(len(covered),
                           "archiving matches" if where else "dropping matches") as adv:

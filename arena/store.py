@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, cast
 
@@ -461,13 +461,9 @@ class Store:
             totals = botstats.Totals()
             if start is not None:
                 totals.bots = json.loads(start)
-            batch: list[ResultEntry] = []
-            for _, res in self.results(after=cut, through=upto) if upto else ():
-                batch.append(res)
-                if len(batch) >= 500:
-                    self.fold_bot_stats(totals, batch)
-                    batch = []
-            self.fold_bot_stats(totals, batch)
+            if upto is not None:
+                self.fold_bot_stats(totals, (res for _, res in self.results(after=cut,
+                                                                            through=upto)))
             with self.r.pipeline() as pipe:
                 try:
                     pipe.watch(self.keys.results(), cp_key)  # type: ignore[no-untyped-call]
@@ -491,10 +487,22 @@ class Store:
         raise StoreError(f"results kept arriving: the bot stats could not be rebuilt in "
                          f"{attempts} attempts; try again when the league is quieter")
 
-    def fold_bot_stats(self, totals: botstats.Totals, batch: list[ResultEntry]) -> None:
-        """Add a batch of entries to ``totals``; the replays of those without stats in one
-        round trip (an entry whose replay retention already archived adds its games and
-        faults, but no moves or renúncias)."""
+    def fold_bot_stats(self, totals: botstats.Totals, entries: Iterable[ResultEntry]) -> int:
+        """Add results-log entries to ``totals``, 500 at a time: the replays of those without
+        stats are read in one round trip per batch (an entry whose replay retention already
+        archived adds its games and faults, but no moves or renúncias). Returns how many."""
+        batch: list[ResultEntry] = []
+        n = 0
+        for res in entries:
+            batch.append(res)
+            n += 1
+            if len(batch) >= 500:
+                self._fold_batch(totals, batch)
+                batch = []
+        self._fold_batch(totals, batch)
+        return n
+
+    def _fold_batch(self, totals: botstats.Totals, batch: list[ResultEntry]) -> None:
         old = [r for r in batch if not isinstance(r.get("stats"), list)]
         pipe = self.r.pipeline(transaction=False)
         for res in old:
@@ -602,8 +610,8 @@ class Store:
         never creates and plays it again; a ladder match (or one of no tournament) loses it
         too: nothing creates its id again, a late task for it finds no match and gives up
         (:func:`sueca.arena.runner.play_and_record`), and one that was mid-play finds no
-        match to record (``record_result(must_exist=True)``). A match that is not recorded, is in flight or
-        leased is left alone. Returns how many were removed."""
+        match to record (``record_result(must_exist=True)``). A match that is not recorded,
+        is in flight or leased is left alone. Returns how many were removed."""
         pipe = self.r.pipeline(transaction=False)
         for mid in mids:
             self._forget(keys=[self.keys.match(mid), self.keys.replay(mid),

@@ -69,7 +69,7 @@ def peer_address(peer: str) -> str:
     string is one connection; the address is the host behind it).
 
     An IPv6 host usually holds a whole /64 and may send from any address in it, so a global
-    IPv6 peer is its /64 (``ipv6:[2001:db8:1:2::]/64``): per-address budgets would otherwise
+    IPv6 peer is its /64 (``ipv6:[2a00:1450:4001:81b::]/64``): per-address budgets would otherwise
     be per connection. A private one (loopback, link-local, a cluster's ULA pods, which may
     share a /64) stays itself, and an IPv4-mapped address is the IPv4 one."""
     head, sep, port = peer.rpartition(":")

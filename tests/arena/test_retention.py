@@ -47,6 +47,11 @@ def _record(store: Store, results, replays=None, tournament="ladder") -> list[st
     return eids
 
 
+def _counts(health):
+    # all but "last": live it is the record's clock, in a fold the entry's own time
+    return {b: {k: v for k, v in h.items() if k != "last"} for b, h in health.items()}
+
+
 def _numbers(ratings):
     return {b: (r.elo, r.mu, r.sigma, r.games, r.score) for b, r in ratings.items()}
 
@@ -352,11 +357,7 @@ def test_bot_totals_are_rebuilt_from_the_checkpoint_and_the_tail(store):
     assert store.results_count() == 20
     store.r.delete(*(store.keys.bot_stats(b) for b in bots))
     assert store.rebuild_bot_stats() == len(bots)
-    # all but "last": live it is the record's clock, in a fold the entry's own time (these
-    # synthetic entries say 0)
-    def counts(health):
-        return {b: {k: v for k, v in h.items() if k != "last"} for b, h in health.items()}
-    assert counts(store.bot_stats(bots)) == counts(before)
+    assert _counts(store.bot_stats(bots)) == _counts(before)
 
 
 def test_bot_totals_are_not_rebuilt_past_a_checkpoint_that_kept_none(store):
@@ -375,11 +376,6 @@ def test_bot_totals_are_not_rebuilt_past_a_checkpoint_that_kept_none(store):
                                          "holds no bot totals"):
         store.rebuild_bot_stats()
     assert store.bot_stats(bots) == before
-
-
-def _counts(health):
-    # all but "last": live it is the record's clock, in a fold the entry's own time
-    return {b: {k: v for k, v in h.items() if k != "last"} for b, h in health.items()}
 
 
 def test_totals_of_entries_older_than_their_stats_survive_retention(store, tmp_path):
