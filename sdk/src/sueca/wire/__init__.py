@@ -467,9 +467,9 @@ class MatchPlan(NamedTuple):
 def check_spec(m: pb.MatchSpec) -> MatchPlan:
     """Validate a wire spec; :class:`SpecError` names the first problem (INVALID_ARGUMENT)."""
     if len(m.bots) != 4:
-        names = repr([b[:40] for b in m.bots[:6]])  # a caller's text: a few names, cut
+        some = [b[:40] for b in m.bots[:6]]  # a caller's text: a few names, cut
         raise SpecError(f"a match needs 4 bots, one per seat; the spec names {len(m.bots)}: "
-                        f"{names[:-1] + ', ...]' if len(m.bots) > 6 else names}")
+                        f"{some!r}{' and more' if len(m.bots) > 6 else ''}")
     for s, name in enumerate(m.bots):
         if not name:
             raise SpecError(f"seat {s} has no bot name")
