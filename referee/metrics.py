@@ -87,7 +87,9 @@ LIMIT_HITS = Counter(
     "reading), errors (an ActionError not answered), read_throttle (a stream's reading paused "
     "for its message or action rate), hello_deadline, streams_per_connection, "
     "connections_per_address, sessions_per_bot, refusals and hellos (a hello refused before "
-    "Redis was asked: too many refused, or too many in all, from its address)", ["limit"])
+    "Redis was asked: too many refused, or too many in all, from its address), "
+    "operator_refusals (an operator call refused unread after too many wrong operator tokens "
+    "from its address)", ["limit"])
 BAD_HELLOS = Counter(
     "sueca_referee_bad_hellos_total",
     "Refused or missing hellos by peer address (the first 32 addresses seen, then 'other') "
@@ -125,7 +127,8 @@ FAULTS = _Faults()
 
 #: the ``limit`` label values of LIMIT_HITS (what sueca.referee.limits counts)
 LIMITS = ("out_queue", "errors", "read_throttle", "hello_deadline", "streams_per_connection",
-          "connections_per_address", "sessions_per_bot", "refusals", "hellos")
+          "connections_per_address", "sessions_per_bot", "refusals", "hellos",
+          "operator_refusals")
 
 
 def init_labels() -> None:

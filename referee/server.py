@@ -193,6 +193,8 @@ class Referee:
         rate = self.limits.hellos_per_second
         self.checking = AddressGate()              # token checks at once, per address
         self.hellos = AddressBudget(rate, 5 * rate)    # hellos that reach Redis, per address
+        rate = self.limits.refusals_per_second  # wrong operator tokens, per address: guesses
+        self.operator_refusals = AddressBudget(rate, 4 * rate)
         self.peer_labels = PeerLabels()
         self.hub = SessionHub()
         self.hub.house = HouseBots(house_bots)  # off unless the operator names them
@@ -467,11 +469,25 @@ class Referee:
     # -- MatchService ---------------------------------------------------------------------------
     async def _check_operator(self, context: grpc.aio.ServicerContext) -> None:
         """Abort with UNAUTHENTICATED unless the call carries the operator token. The message
-        says what was wrong and never repeats what was sent (it may be a real secret)."""
+        says what was wrong and never repeats what was sent (it may be a real secret).
+
+        Wrong tokens are guesses: an address that sent more than its refusal budget (the bot
+        hellos' rate, ``refusals_per_second``) has its next tokens refused unread, right or
+        wrong, with RESOURCE_EXHAUSTED until the budget refills; otherwise a client could try
+        tokens as fast as the referee answers. Missing or malformed headers guess nothing and
+        are not counted."""
         if self.operator_token is None:
             return
         sent = [v for k, v in (context.invocation_metadata() or ()) if k == AUTHORIZATION]
         problem = None
+        address = peer_address(context.peer())
+        if sent and not self.operator_refusals.allowed(address):
+            metrics.LIMIT_HITS.labels("operator_refusals").inc()
+            self.access.refused("a MatchService call", "operator_refusals", context.peer(),
+                                "too many wrong operator tokens")
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"too many wrong operator tokens from {shown(address, 80)}: "
+                                "no token from there is looked at for a few seconds")
         if not sent:
             problem = ("this referee runs matches only for operators: send the metadata "
                        f"'{AUTHORIZATION}: {BEARER}<operator token>' (set SUECA_OPERATOR_TOKEN)")
@@ -483,6 +499,7 @@ class Referee:
                 problem = (f"'{AUTHORIZATION}' metadata must read '{BEARER}<operator token>'")
             elif not hmac.compare_digest(value[len(BEARER):].strip(), self.operator_token):
                 problem = "wrong operator token"
+                self.operator_refusals.spend(address)
         if problem is not None:
             metrics.FAULTS.labels("unauthenticated").inc()
             self.access.refused("a MatchService call", "operator_token", context.peer(),

@@ -51,8 +51,8 @@ LIMIT_HELP = {
     "connections_per_address": "connections with bot streams at once from one address "
                                "(0 behind a proxy that hides bot addresses)",
     "sessions_per_bot": "streams at once of one bot name",
-    "refusals_per_second": "refused hellos per address and second before further hellos from "
-                           "it are refused without asking Redis",
+    "refusals_per_second": "refused hellos (and, apart, wrong operator tokens) per address "
+                           "and second before further ones from it are refused unread",
     "hellos_per_second": "hellos per address and second (5 seconds' worth at once) before "
                          "further ones are refused without asking Redis",
 }

@@ -260,3 +260,41 @@ def test_a_short_operator_token_is_warned_about_and_a_long_one_not(redis_url, tm
         ref.stop()
         said = "the operator token is only 12 characters long" in ref.logs()
         assert said is warned, ref.logs()[-2000:]
+
+
+def test_wrong_operator_tokens_are_budgeted_per_address(redis_url: str, tmp_path: Path) -> None:
+    """Guessing the operator token: after the address's refusal budget (here 0.5 a second, 2
+    at once) of wrong tokens, tokens from there go unread, even the right one, until it refills.
+    Calls that send no token guess nothing and spend none of it."""
+    token_file = tmp_path / "operator-token"
+    token_file.write_text(TOKEN)
+    ref = ConfiguredReferee(redis_url, ("--operator-token-file", str(token_file),
+                                        "--refusals-per-second", "0.5"),
+                            log_path=tmp_path / "referee.log")
+    try:
+        with grpc.insecure_channel(ref.address) as ch:
+            stub = pb_grpc.MatchServiceStub(ch)
+
+            def call(token: str | None) -> grpc.StatusCode:
+                metadata = (("authorization", "Bearer " + token),) if token is not None else ()
+                try:
+                    stub.ListBots(pb.ListBotsRequest(), timeout=5, metadata=metadata)
+                except grpc.RpcError as err:
+                    assert TOKEN not in err.details() and "guess" not in err.details()
+                    if err.code() is grpc.StatusCode.RESOURCE_EXHAUSTED:
+                        assert err.details().startswith(
+                            "too many wrong operator tokens from 'ipv4:127.0.0.1'"), err.details()
+                    return err.code()
+                return grpc.StatusCode.OK
+
+            assert [call(None) for _ in range(6)] == [grpc.StatusCode.UNAUTHENTICATED] * 6
+            began = time.monotonic()
+            codes = [call(f"guess-{i}") for i in range(2)] + [call("guess-2"), call(TOKEN)]
+            if time.monotonic() - began < 1.5:  # else the budget refilled meanwhile
+                assert codes == [grpc.StatusCode.UNAUTHENTICATED] * 2 + [
+                    grpc.StatusCode.RESOURCE_EXHAUSTED] * 2, codes
+            time.sleep(2.2)  # one token's worth refilled
+            assert call(TOKEN) is grpc.StatusCode.OK
+    finally:
+        ref.stop()
+    assert "operator_refusals" in ref.logs() and TOKEN not in ref.logs()
