@@ -20,6 +20,7 @@ that is queued or running is in the ``inflight`` set, the recovery's work list.
 from __future__ import annotations
 
 import json
+import logging
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -58,6 +59,8 @@ TRANSIENT_REDIS_ERRORS = (redis.ConnectionError, redis.TimeoutError, redis.BusyL
 #: A stream read as redis-py returns it (its own annotation also allows the asyncio client's).
 _Entries = list[tuple[bytes, dict[bytes, bytes]]]
 
+log = logging.getLogger("sueca.arena.store")
+
 #: How to get a Redis on one machine, added to every "no Redis" message.
 REDIS_HINT = (" (no Redis on this machine? `sueca-arena redis` runs one; `sueca-arena demo` "
               "runs the whole arena with its own)")
@@ -69,6 +72,11 @@ class StoreError(Exception):
 
 class StoreUnavailable(StoreError):
     """Redis cannot be reached at the given URL."""
+
+
+class TotalsLost(StoreError):
+    """The per-bot totals cannot be folded again: retention trimmed the results log behind a
+    checkpoint that kept none (made by an older version)."""
 
 
 class TournamentConflict(StoreError):
@@ -434,6 +442,10 @@ class Store:
             return False
         try:
             self.rebuild_bot_stats()
+        except TotalsLost as err:  # no later try can do better: said once, not retried
+            log.warning("per-bot totals not rebuilt: %s", err)
+            self._stats_ready = True
+            return False
         except StoreError:  # a busy league: the next recorded result tries again
             return False
         self._stats_ready = True
@@ -453,7 +465,7 @@ class Store:
         for _ in range(attempts):
             cut, start = (text(v) for v in self.r.hmget(cp_key, "cursor", "bot_stats"))
             if cut is not None and start is None:
-                raise StoreError(f"retention trimmed the results log through entry {cut} with a "
+                raise TotalsLost(f"retention trimmed the results log through entry {cut} with a "
                                  "checkpoint that holds no bot totals (made by an older "
                                  "version): the trimmed entries cannot be counted again")
             last = self.r.xrevrange(self.keys.results(), "+", "-", count=1)

@@ -378,6 +378,27 @@ def test_bot_totals_are_not_rebuilt_past_a_checkpoint_that_kept_none(store):
     assert store.bot_stats(bots) == before
 
 
+def test_a_worker_says_once_that_totals_cannot_be_rebuilt(store, caplog):
+    """The same arena, its totals' format marker lost too: a worker's ensure_bot_stats, called
+    after each recorded result, warns once and then stops trying (it tried, silently, on every
+    result)."""
+    from sueca.arena.store import Store
+    eids = _record(store, synthetic_results(20, bots=4, seed=3))
+    catch_up(store)
+    checkpoint(store, eids[9])
+    store.r.hdel(store.keys.ratings_checkpoint(), "bot_stats")
+    store.r.delete(store.keys.bot_stats_format())
+    worker = Store(store.r, store.keys)
+    calls = []
+    rebuild = worker.rebuild_bot_stats
+    worker.rebuild_bot_stats = lambda: calls.append(1) or rebuild()  # type: ignore[method-assign]
+    with caplog.at_level("WARNING", logger="sueca.arena.store"):
+        assert [worker.ensure_bot_stats() for _ in range(3)] == [False] * 3
+    warned = [r.getMessage() for r in caplog.records if r.name == "sueca.arena.store"]
+    assert len(warned) == 1 and f"through entry {eids[9]}" in warned[0], warned
+    assert calls == [1]
+
+
 def test_totals_of_entries_older_than_their_stats_survive_retention(store, tmp_path):
     """Entries written before results carried per-seat stats are counted from their replays:
     retention checkpoints them while the replays are still there, so a rebuild after it gives
