@@ -171,8 +171,8 @@ class Totals:
                     row[f] = row.get(f, 0) + v
                 elif v > row.get(f, 0):  # as the script: set only by a timed turn
                     row[f] = v
-            if when is not None:
-                row["last"] = max(row.get("last", 0.0), when)
+            if when is not None and when > row.get("last", 0.0):  # as the script
+                row["last"] = when
 
 
 def quantile(hist: Sequence[int], q: float, max_us: float) -> float | None:

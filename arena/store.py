@@ -142,7 +142,7 @@ def _now() -> str:
 # KEYS: recorded, results, replay, match, lease, inflight, stats index, stats:bot:{b} ...
 # ARGV: match id, result JSON, replay blob, now, end,
 #       JSON [[bot, {field: increment}, slowest turn us], ...] in the order of the stats keys,
-#       '1' when the match must still exist
+#       '1' when the match must still exist, the result's unix time ('' if it has none)
 # {0, ''}: a league match that is gone, i.e. recorded and then forgotten by retention (whose
 # _FORGET drops a ladder match's idempotency key with it): a worker that stalled past the
 # cutoff must not record it a second time.
@@ -164,7 +164,9 @@ for i, bot in ipairs(cjson.decode(ARGV[6])) do
   if bot[3] > tonumber(redis.call('HGET', key, 'max_us') or '0') then
     redis.call('HSET', key, 'max_us', bot[3])
   end
-  redis.call('HSET', key, 'last', ARGV[4])
+  if ARGV[8] ~= '' and tonumber(ARGV[8]) > tonumber(redis.call('HGET', key, 'last') or '0') then
+    redis.call('HSET', key, 'last', ARGV[8])  -- as a rebuild has it (botstats.Totals.add)
+  end
 end
 return {1, id}
 """
@@ -410,6 +412,7 @@ class Store:
         otherwise count a second time.
         """
         data = json.dumps(dict(result), separators=(",", ":"))
+        when = result.get("time")
         blob = compress(replay) if replay is not None else b""
         incs = [[bot, {f: n for f, n in inc.items() if f != "max_us"}, inc["max_us"]]
                 for bot, inc in botstats.increments(
@@ -420,7 +423,8 @@ class Store:
                   self.keys.match(mid), self.keys.lease(mid), self.keys.inflight(),
                   self.keys.bot_stats_index(), *(self.keys.bot_stats(str(b)) for b, _, _ in incs)],
             args=[mid, data, blob, _now(), str(result.get("end", "")),
-                  json.dumps(incs, separators=(",", ":")), "1" if must_exist else ""])
+                  json.dumps(incs, separators=(",", ":")), "1" if must_exist else "",
+                  repr(float(when)) if isinstance(when, int | float) else ""])
         return bool(new), text(entry)
 
     # -- per-bot health (sueca.arena.botstats) ------------------------------------------------

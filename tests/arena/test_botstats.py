@@ -102,8 +102,11 @@ def test_old_entries_without_stats_read_and_the_totals_rebuild_identically(store
                for m in ("new0", "new1", "new2", "old1"))
     assert live["reckless"]["faults"] == {"renuncia": want, "timeout": 1, "disconnect": 0}
     assert live["reckless"]["games"] == 5
+    exact = store.bot_stats(["reckless", "random"])
+    assert exact["reckless"]["last"] == max(store.result_of(m)["time"]
+                                            for m in ("new0", "new1", "new2", "old1"))
     assert store.rebuild_bot_stats() == 2
-    assert _health(store, ["reckless", "random"]) == live
+    assert store.bot_stats(["reckless", "random"]) == exact  # "last" too: the results' time
     # every reader takes the old entries as they are
     from sueca.arena.leaderboard import leaderboard
     from sueca.arena.ratings import rebuild
