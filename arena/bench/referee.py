@@ -51,6 +51,13 @@ _ARENA = [sys.executable, "-m", "sueca.arena.cli"]
 _BOT = [sys.executable, "-c", "import sys; from sueca.sdk.cli import main; sys.exit(main())"]
 
 
+#: Simulated sessions per simulator process by default. On 2 cores shared with the referee a
+#: simulator waits for a CPU now and then, and its sessions' answers wait with it; 4 processes
+#: of 250 sessions gave a 1,000-session p99 of 39.5-78.1 ms (3 runs of 5 under 50), 2 of 500
+#: gave 55.6-59.4 ms (README, issue 13).
+SESSIONS_PER_SIMULATOR = 250
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from sueca.sdk.cli import Bounded
 
@@ -60,8 +67,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # only split the batches (measured on 2 cores: 4 processes gave half the moves/s of 2).
     parser.add_argument("--matches", action=Bounded, kind=int, low=1, default=512,
                         help="matches to play (default 512)")
-    parser.add_argument("--bot-processes", action=Bounded, kind=int, low=1, default=2,
-                        help="`sueca-bot run BOT` processes (default 2)")
+    parser.add_argument("--bot-processes", action=Bounded, kind=int, low=1, default=None,
+                        help="`sueca-bot run BOT` processes (default 2); with --sessions, "
+                             "simulator processes (default: one per "
+                             f"{SESSIONS_PER_SIMULATOR} sessions, at least 2)")
     parser.add_argument("--concurrency", action=Bounded, kind=int, low=1, default=128,
                         help="matches running at once (default 128)")
     parser.add_argument("--bots", action=Bounded, kind=int, low=1, default=None,
@@ -105,10 +114,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             "alternated (default 1)")
 
 
+def bot_processes(sessions: int | None, baseline_sessions: int) -> int:
+    """The default --bot-processes: 2, or with --sessions one simulator per
+    SESSIONS_PER_SIMULATOR sessions (at least 2, at most the baseline's sessions)."""
+    if sessions is None:
+        return 2
+    return max(1, min(baseline_sessions, sessions,
+                      max(2, math.ceil(sessions / SESSIONS_PER_SIMULATOR))))
+
+
 def run(args: argparse.Namespace) -> int:
     if args.sessions is not None and args.replicas > 1:
         print("bench referee: give --sessions or --replicas 2, not both", file=sys.stderr)
         return 2
+    if args.bot_processes is None:
+        args.bot_processes = bot_processes(args.sessions, args.baseline_sessions)
     if args.sessions is not None:
         few = min(args.baseline_sessions, args.sessions)
         if args.sessions < 4 or args.bot_processes > few:

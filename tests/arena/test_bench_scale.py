@@ -55,9 +55,9 @@ def run_bench(*args: str, timeout: float) -> tuple[dict, subprocess.CompletedPro
 
 def test_sessions_each_its_own_connection_and_bot() -> None:
     result, proc = run_bench("referee", "--sessions", "48", "--concurrency", "12",
-                             "--matches", "12", "--bot-processes", "2",
-                             "--baseline-sessions", "4", timeout=120)
+                             "--matches", "12", "--baseline-sessions", "4", timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert result["bot_processes"] == 2  # the default for a few sessions
     assert "sessions connected" in proc.stderr  # progress is shown
     for key in ("sessions", "moves_per_s", "move_rtt_p99_ms", "faults", "abnormal",
                 "rss_per_idle_session_kb", "baseline", "ratio", "referee_cpu_us_per_move"):
@@ -131,3 +131,10 @@ def test_redis_writes_per_match_are_counted(pool: str) -> None:
     assert by_command["xadd"] == 1.0
     assert result["writes_per_match"] == round(sum(by_command.values()), 1) >= 5
     assert result["idle_writes_per_s"] >= 0 and result["other_commands_per_match"] > 0
+
+
+def test_simulator_processes_default_to_one_per_250_sessions() -> None:
+    from sueca.arena.bench.referee import bot_processes
+    assert bot_processes(None, 8) == 2                    # sueca-bot run processes
+    assert [bot_processes(n, 8) for n in (4, 48, 500, 501, 1000, 1750)] == [2, 2, 2, 3, 4, 7]
+    assert bot_processes(4000, 8) == 8 and bot_processes(1000, 3) == 3  # never above the baseline's
