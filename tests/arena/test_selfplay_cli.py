@@ -171,3 +171,21 @@ def test_the_local_runner_loads_a_bot_file_like_selfplay(tmp_path: Path,
     with pytest.raises(Permanent, match="no file './gone.py'"):
         run_local({"bots": ["./gone.py:Last", "random", "random", "random"], "seed": 3})
 
+
+
+def test_a_bot_that_raises_is_named_with_the_match_and_where_it_raised(tmp_path: Path) -> None:
+    """A bot author's bug ends the run with one line: the match, its seed, the exception and
+    the line of the bot that raised it (it was our traceback, without the match)."""
+    (tmp_path / "buggy.py").write_text(
+        "from sueca.sdk import Bot\n\n\nclass Buggy(Bot):\n"
+        "    def play(self, obs):\n        if len(obs.hand) < 6:\n"
+        "            return {}['no ' + 'x' * 500]\n        return obs.legal[0]\n")
+    out = subprocess.run([SUECA_ARENA, "selfplay", "--bots", "buggy.py:Buggy,random",
+                          "--matches", "3"], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=60)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert out.stderr.startswith("error: match selfplay-0-0 (seats buggy.py:Buggy, random, "
+                                 "buggy.py:Buggy, random, match seed "), out.stderr
+    assert "a bot raised KeyError: " in out.stderr and "Traceback" not in out.stderr
+    assert "(505 long)" in out.stderr                      # the message is capped
+    assert out.stderr.rstrip().endswith(f"at {tmp_path / 'buggy.py'}:7 in play"), out.stderr

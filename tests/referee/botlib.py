@@ -41,6 +41,27 @@ class Raiser(Bot):
         raise RuntimeError("boom: this bot is broken on purpose")
 
 
+class ClockReader(Bot):
+    """Logs the clock of its first turn: what a bot can budget its thinking with."""
+
+    def play(self, observation: Any) -> Any:
+        import logging
+        clock = self.clock
+        if clock is not None and not getattr(self, "said", False):
+            self.said = True
+            logging.getLogger("clockreader").warning(
+                "clock move_s=%s bank_s=%s left=%.3f", clock.move_s, clock.bank_s, clock.left())
+        return observation.legal[0]
+
+
+class NotHeld(Bot):
+    """Answers with a card it does not hold: the referee refuses it and keeps the turn open."""
+
+    def play(self, observation: Any) -> Any:
+        from sueca.engine import CARDS
+        return next(c for c in CARDS if c not in observation.hand)
+
+
 class HookCheck(Bot):
     """Checks that hooks arrive before the next turn: the tricks it was told about are the
     tricks in the observation. Raises (so the match times out) if the SDK got the order wrong;

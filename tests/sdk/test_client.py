@@ -131,6 +131,45 @@ def test_broken_bot_is_logged_and_the_clock_ends_its_match(referee, tokens, bot_
     assert "boom: this bot is broken on purpose" in broken.logs()
 
 
+def test_a_bot_reads_its_turn_clock_over_the_network_and_none_in_self_play(
+        referee, tokens, bot_proc):
+    reader = bot_proc(f"{BOTLIB}:ClockReader", referee.address, tokens["broken"], capacity=2)
+    bot_proc("random", referee.address, tokens["dave"], capacity=4)
+    result = control.run_match(referee.address, {
+        "bots": ["dave", "broken", "dave", "broken"], "seed": 3, "move_ms": 700,
+        "bank_ms": 1300})
+    assert result["end"] == "normal"
+    wait_for(lambda: "clock move_s" in reader.logs(), 5, "the log line")
+    line = next(x for x in reader.logs().splitlines() if "clock move_s" in x)
+    assert "move_s=0.7 bank_s=1.3 " in line, line
+    left = float(line.rsplit("left=", 1)[1].split()[0])
+    assert 1.0 < left <= 2.0, line  # counted from the turn's arrival: some of it is gone
+    from sueca.sdk import Bot
+    from sueca.sdk.local import play_local
+    seen: list[object] = []
+
+    class Looks(Bot):
+        def play(self, obs):
+            seen.append(self.clock)
+            return obs.legal[0]
+
+    play_local([Looks, Looks, Looks, Looks], Variant(), 1, "m", ["a", "b", "c", "d"])
+    assert seen and set(seen) == {None}
+
+
+def test_a_refused_answer_says_the_turn_stays_open(referee, tokens, bot_proc):
+    """A card the bot does not hold is refused and its turn stays open: the bot's log says
+    the game will be lost on time, not only that an answer was refused."""
+    wrong = bot_proc(f"{BOTLIB}:NotHeld", referee.address, tokens["broken"], capacity=2)
+    bot_proc("random", referee.address, tokens["dave"], capacity=4)
+    result = control.run_match(referee.address, {
+        "bots": ["dave", "broken", "dave", "broken"], "seed": 2, "move_ms": 200, "bank_ms": 100})
+    assert result["end"] == "timeout" and result["fault_bot"] == "broken"
+    wait_for(lambda: "turn stays open" in wrong.logs(), 5, "the log line")
+    line = next(x for x in wrong.logs().splitlines() if "turn stays open" in x)
+    assert "not_in_hand" in line and "lost on time" in line, line
+
+
 def test_reconnects_with_backoff_until_the_referee_is_up(redis_url, tokens, tmp_path):
     from sueca.arena.redisproc import free_port
     port = free_port()

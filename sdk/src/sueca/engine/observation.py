@@ -60,6 +60,9 @@ class Observation(Protocol):
     def deal_number(self) -> int: ...
     @property
     def team(self) -> int: ...
+    def snapshot(self) -> Snapshot:
+        """This observation frozen: keep it past the call (a self-play view moves on)."""
+        ...
 
 
 class SeatView:
@@ -169,6 +172,9 @@ class Snapshot(NamedTuple):
     @property
     def team(self) -> int:
         return self.seat & 1
+
+    def snapshot(self) -> Snapshot:
+        return self  # already frozen
 
 
 OBSERVATION_FIELDS = Snapshot._fields

@@ -5,6 +5,6 @@ Importing it needs only the engine (standard library) — never Celery, Redis or
 
 from sueca.engine import Card, Variant, card
 
-from .bot import Bot, MatchInfo, bot_seed
+from .bot import Bot, Clock, MatchInfo, bot_seed
 
-__all__ = ["Bot", "MatchInfo", "bot_seed", "Card", "Variant", "card"]
+__all__ = ["Bot", "Clock", "MatchInfo", "bot_seed", "Card", "Variant", "card"]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import random
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from typing import NamedTuple, TypeVar
 
 from sueca.engine import Card, DealResult, End, Observation, Trick, Variant
@@ -37,6 +38,23 @@ class MatchInfo(NamedTuple):
     @property
     def team(self) -> int:
         return self.seat & 1
+
+
+class Clock(NamedTuple):
+    """The clock of the turn being asked, as the referee set it: over the network only (in
+    self-play no clock runs, and ``Bot.clock`` is None).
+
+    The referee counts from when it sent the turn, so the network delay both ways is the
+    bot's: :meth:`left` counts from the turn's arrival here, so keep a margin of your round
+    trip to the referee."""
+
+    move_s: float    # this move's limit; past it the seat's bank is drawn on
+    bank_s: float    # the seat's time bank left for the rest of the match
+    received: float  # time.monotonic() when the turn reached this process
+
+    def left(self) -> float:
+        """Seconds until this turn is lost on time (move limit plus bank), from now."""
+        return self.received + self.move_s + self.bank_s - time.monotonic()
 
 
 _sha256 = hashlib.sha256
@@ -86,6 +104,9 @@ class Bot:
     #: Seeded per match and seat before :meth:`on_match_start`; use it for any randomness.
     rng: random.Random
     info: MatchInfo
+    #: The clock of the turn being asked (set before each :meth:`play` and :meth:`redeal`
+    #: over the network); None in self-play, where no clock runs.
+    clock: Clock | None = None
 
     def start(self, info: MatchInfo) -> None:
         """Called by the framework once per match; sets ``info`` and ``rng``."""
@@ -93,11 +114,12 @@ class Bot:
         self.rng = seeded_random(info.bot_seed)
         self.on_match_start(info)
 
-    def play(self, observation: Observation) -> Card:
-        """Return one card of ``observation.legal`` (returning another card is a fault)."""
+    def play(self, observation: Observation) -> Card | Awaitable[Card]:
+        """Return one card of ``observation.legal`` (returning another card is a fault); may
+        be ``async def``."""
         raise NotImplementedError(f"{type(self).__name__} must implement play(observation)")
 
-    def redeal(self, observation: Observation) -> bool:
+    def redeal(self, observation: Observation) -> bool | Awaitable[bool]:
         """Variant weak_hand_redeal: asked of the first player with 10 points or less."""
         return False
 

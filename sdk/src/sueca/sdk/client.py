@@ -34,7 +34,7 @@ from typing import Any
 import grpc
 
 from sueca.engine import Card, CardError, End, card
-from sueca.sdk.bot import Bot, MatchInfo
+from sueca.sdk.bot import Bot, Clock, MatchInfo
 from sueca.sdk.channels import PLAINTEXT, ClientTLS, open_aio_channel
 from sueca.sdk.logs import bind
 from sueca.sdk.wire import Observation
@@ -74,6 +74,13 @@ IDLE_GAME_SECONDS = 1800.0      # a game silent this long (its referee is gone) 
 _PLAY, _REDEAL = pb.TurnRequest.PLAY, pb.TurnRequest.REDEAL
 _CONNECT = "/sueca.v1.BotService/Connect"
 _DRAIN = pb.BotMessage(drain=True).SerializeToString()
+
+
+# Refusals after which the referee keeps the turn open: the bot was asked once and has
+# answered, so nothing more comes from it and the game runs out of time.
+_TURN_KEPT = frozenset({"not_in_hand", "malformed"})
+_STILL_OPEN = (" -- the turn stays open and this bot has answered it: the game will be lost on "
+               "time (check what play() returns against obs.hand and obs.legal)")
 
 
 def _identity(data: bytes) -> bytes:
@@ -229,7 +236,9 @@ class Game:
     def _ask(self, turn: pb.TurnRequest) -> Any:
         """The bot's answer to a turn (a coroutine for an async bot)."""
         obs = Observation(turn.observation, self.variant)
-        return self.bot.redeal(obs) if turn.kind == _REDEAL else self.bot.play(obs)
+        bot = self.bot  # last_seen: when the message carrying this turn arrived (dispatch)
+        bot.clock = Clock(turn.move_ms / 1000, turn.bank_ms / 1000, self.last_seen)
+        return bot.redeal(obs) if turn.kind == _REDEAL else bot.play(obs)
 
     def _answer(self, turn: pb.TurnRequest, value: Any) -> bytes | None:
         """The bot's answer as an encoded Action, or None (not a card: logged)."""
@@ -441,9 +450,10 @@ class Connection:
         if msg.HasField("welcome") and msg.welcome.capacity == 0:
             self.drain_acked.set()
         for err in msg.errors:
-            log.warning("referee %s refused an answer in game %r (request %d): %s: %s",
+            log.warning("referee %s refused an answer in game %r (request %d): %s: %s%s",
                         self.address, err.game_id, err.request_id, err.code, err.message,
-                        extra={"game_id": err.game_id})
+                        _STILL_OPEN if err.code in _TURN_KEPT and err.game_id in self.games
+                        else "", extra={"game_id": err.game_id})
         games = self.games
         work: dict[str, list[Any]] = {}
         for ev in msg.events:

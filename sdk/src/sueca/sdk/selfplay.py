@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from sueca.engine import SuecaError, Variant
@@ -20,6 +22,7 @@ from sueca.engine import replay as replays
 from sueca.engine.game import REDEAL, RENUNCIA
 
 from .local import play_local
+from .logs import shown
 
 __all__ = ["MatchFailed", "bot_labels", "match_seed", "selfplay", "wilson"]
 
@@ -35,6 +38,18 @@ class _Tally:
 class MatchFailed(Exception):
     """A match could not be played to its end (a bot raised, or returned no card at all): the
     message names the match and its seats."""
+
+
+_SUECA = Path(__file__).resolve().parents[1]  # the sueca package: frames there are not the bot's
+
+
+def _where(err: BaseException) -> str:
+    """`` at FILE:LINE in FUNCTION``: the innermost frame of ``err`` outside the sueca package
+    (the bot's own code), or nothing."""
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        if not Path(frame.filename).resolve().is_relative_to(_SUECA):
+            return f" at {frame.filename}:{frame.lineno} in {frame.name}"
+    return ""
 
 
 def match_seed(run_seed: int | str, number: int) -> int:
@@ -82,6 +97,10 @@ def selfplay(factories: Sequence[Callable[[], Any]], names: Sequence[str], varia
             match = play_local([factories[b] for b in order], variant, mseed, match_id, seats)
         except SuecaError as err:
             raise MatchFailed(f"match {match_id} (seats {', '.join(seats)}): {err}") from None
+        except Exception as err:  # the bot's own bug: where it raised, not our traceback
+            raise MatchFailed(f"match {match_id} (seats {', '.join(seats)}, match seed "
+                              f"{mseed}): a bot raised {type(err).__name__}: "
+                              f"{shown(str(err), 200)}{_where(err)}") from None
         team_of_bot = (a_team, 1 - a_team)
         for b in (0, 1):
             st = stats[b]
