@@ -168,6 +168,9 @@ def test_a_refused_answer_says_the_turn_stays_open(referee, tokens, bot_proc):
     wait_for(lambda: "turn stays open" in wrong.logs(), 5, "the log line")
     line = next(x for x in wrong.logs().splitlines() if "turn stays open" in x)
     assert "not_in_hand" in line and "lost on time" in line, line
+    wait_for(lambda: "ended by timeout of this bot" in wrong.logs(), 5, "the end's log line")
+    assert (f"this bot (seat {result['fault_seat']}): no answer within the move limit"
+            in wrong.logs()), wrong.logs()
 
 
 def test_reconnects_with_backoff_until_the_referee_is_up(redis_url, tokens, tmp_path):

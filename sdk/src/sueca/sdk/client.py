@@ -76,6 +76,11 @@ _CONNECT = "/sueca.v1.BotService/Connect"
 _DRAIN = pb.BotMessage(drain=True).SerializeToString()
 
 
+# A match's end by this seat's fault, as the bot's log explains it
+_OWN_FAULT = {
+    "timeout": "no answer within the move limit plus the seat's time bank (see Bot.clock)",
+    "disconnect": "its connection was gone for longer than the referee's grace period",
+}
 # Refusals after which the referee keeps the turn open: the bot was asked once and has
 # answered, so nothing more comes from it and the game runs out of time.
 _TURN_KEPT = frozenset({"not_in_hand", "malformed"})
@@ -97,11 +102,16 @@ class AuthenticationError(Exception):
 
 
 def sdk_version() -> str:
-    try:
-        from importlib.metadata import version
-        return version("sueca-arena")
-    except Exception:
-        return "0"
+    """The installed SDK's version (told to the referee in the hello): the ``sueca-sdk``
+    distribution, or the whole ``sueca-arena`` that contains it; "0" when neither is installed
+    (run from a source tree)."""
+    from importlib.metadata import PackageNotFoundError, version
+    for dist in ("sueca-sdk", "sueca-arena"):
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            continue
+    return "0"
 
 
 def resolve(server: str) -> list[str]:
@@ -266,8 +276,19 @@ class Game:
             return None if self.on_deal is None else self.on_deal(deal_result_from_pb(value))
         if kind == "end":
             self.ended = True
+            self._lost_by_fault(value)
             return None if self.on_end is None else self.on_end(*_end_args(value))
         return None
+
+    def _lost_by_fault(self, end: pb.MatchEnd) -> None:
+        """Say so when the match ended by this seat's timeout or disconnect: the referee's
+        last word on it (a late answer, if any, is refused as 'unknown game')."""
+        why = _OWN_FAULT.get(end.end)
+        info = getattr(self.bot, "info", None)
+        if why is None or info is None or end.fault_seat != info.seat:
+            return
+        log.warning("game %s ended by %s of this bot (seat %d): %s", self.game_id, end.end,
+                    info.seat, why, extra={"game_id": self.game_id})
 
     def _hook_failed(self, kind: str) -> None:
         log.exception("bot %s raised in its %s hook (game %s)", type(self.bot).__name__,
