@@ -60,11 +60,13 @@ def print_table(report: Mapping[str, Any], out: Any = None) -> None:
     dup = report["spec"].get("duplicate")
     unit = "pairs" if dup else "matches"
     table = Table(title=f"Tournament {report['tournament']} — {report['recorded']}/"
-                        f"{report['matches']} matches" + (" (duplicate)" if dup else ""))
+                        f"{report['matches']} matches" + (" (duplicate)" if dup else ""),
+                  caption="forfeits: matches lost by a timeout or disconnect of the bot "
+                          "(renúncias are counted on the leaderboard)")
     for col, just in (("#", "right"), ("bot", "left"), (unit, "right"),
                       ("W-D-L", "right"), ("points", "right"), ("win %", "right"),
                       ("game pts", "right"), ("rating ±95%", "right"), ("live Elo", "right"),
-                      ("faults", "right")):
+                      ("forfeits", "right")):
         table.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
     for n, r in enumerate(report["standings"], 1):
         table.add_row(str(n), r["bot"], str(r["units"]), f"{r['won']}-{r['drawn']}-{r['lost']}",
