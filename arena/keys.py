@@ -34,6 +34,8 @@ key                                    type    holds
 ``ratings:pending``                    hash    duplicate pair id -> JSON of the half whose twin
                                                is not in the log yet
 ``ratings:cursor``                     string  last results-log entry folded into the ratings
+``ratings:rebuilding``                 string  set while a rebuild runs (expires): the live
+                                               fold waits, results stay in the log
 ``ratings:config``                     hash    ``elo_k``, ``elo_initial``: how to rebuild them;
                                                ``format`` (older ratings are rebuilt once)
 ``ratings:matchups``                   hash    the rating of record's sufficient statistics:
@@ -128,6 +130,9 @@ class Keys:
 
     def ratings_cursor(self) -> str:
         return self.prefix + "ratings:cursor"
+
+    def ratings_rebuilding(self) -> str:
+        return self.prefix + "ratings:rebuilding"
 
     def ratings_config(self) -> str:
         return self.prefix + "ratings:config"

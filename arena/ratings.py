@@ -72,6 +72,12 @@ __all__ = ["Rating", "Ratings", "rated", "pair_outcome", "same_decks", "catch_up
 
 DEFAULT_ELO_K = 24.0
 DEFAULT_ELO_INITIAL = 1500.0
+#: Tries to write a rebuild before the live ratings move on again (each try folds only the
+#: results recorded since the last), and restarts after retention trims the log meanwhile
+REBUILD_ATTEMPTS = 50
+#: How long the live fold waits for a rebuild at most (renewed as it goes): a rebuild that
+#: died leaves the live ratings paused no longer than this
+REBUILD_PAUSE_MS = 120_000
 _Z95 = 1.96
 _ELO_SCALE = 400.0 / math.log(10)
 _UNRATED_ENDS = ("aborted", "failed")
@@ -348,13 +354,19 @@ def catch_up(store: Store, batch: int = 500) -> int:
     k = store.keys
     if text(store.r.hget(k.ratings_config(), "format")) != FORMAT:
         _upgrade(store)
-    elo_k, elo_initial = load_config(store)
     folded = 0
     while True:
         with store.r.pipeline() as pipe:
             try:
-                pipe.watch(k.ratings_cursor())  # type: ignore[no-untyped-call]
-                cursor = text(pipe.get(k.ratings_cursor()))
+                # the settings too: a rebuild with another K that commits meanwhile must not
+                # be followed by results folded with the old one
+                pipe.watch(k.ratings_cursor(), k.ratings_config())  # type: ignore[no-untyped-call]
+                elo_k, elo_initial = load_config(store)
+                cursor, rebuilding = (text(v) for v in pipe.mget(k.ratings_cursor(),
+                                                                 k.ratings_rebuilding()))
+                if rebuilding is not None:  # the rebuild writes the ratings; the results
+                    pipe.unwatch()          # stay in the log for the next catch-up
+                    return folded
                 if cursor is None and pipe.exists(k.ratings_checkpoint()):
                     # live ratings lost (deleted by hand) after a trim: folding the tail onto
                     # nothing would be wrong; start from the checkpoint instead
@@ -455,7 +467,8 @@ def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
 
     Returns a report: ``results``, ``bots``, ``max_diff`` (largest absolute difference between
     the rebuilt and the live numbers, over Elo, mu, sigma, games, score and the record's
-    counts; 0.0 means identical, measured after the live ratings caught up with the log),
+    counts; 0.0 means identical, compared at the live ratings' own position in the log, so
+    results recorded meanwhile do not count as differences),
     ``elo_k``, ``elo_initial`` and ``ratings``.
     """
     k = store.keys
@@ -464,72 +477,120 @@ def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
     cfg_k, cfg_initial = load_config(store)
     new_k = cfg_k if elo_k is None else float(elo_k)
     new_initial = cfg_initial if elo_initial is None else float(elo_initial)
-    while True:
-        with store.r.pipeline() as pipe:
-            try:
-                pipe.watch(k.ratings_cursor(), k.ratings_checkpoint())  # type: ignore[no-untyped-call]
-                live = _read_bots(pipe, store, None)
-                live_pending = {text(a): json.loads(b)
-                                for a, b in pipe.hgetall(k.ratings_pending()).items()}
-                live_matchups = _parse_matchups(pipe.hgetall(k.ratings_matchups()))
-                cp = load_checkpoint(store, pipe)
-                if cp is None:
-                    state, last, n = Ratings(new_k, new_initial), None, 0
-                elif trimmed is not None:
-                    state, n = _fold_archive(trimmed(), cp, new_k, new_initial)
-                    last = cp["cursor"]
-                elif (cp["elo_k"], cp["elo_initial"]) != (new_k, new_initial):
-                    raise RatingsError(
-                        f"the results log was trimmed at entry {cp['cursor']} after a ratings "
-                        f"checkpoint made with Elo K={cp['elo_k']:g} and initial rating "
-                        f"{cp['elo_initial']:g}; rebuilding with K={new_k:g}, initial "
-                        f"{new_initial:g} needs the {cp['results']} trimmed results, which only "
-                        f"the retention archive holds (pass it: --archive DIR)")
-                else:
-                    state = Ratings.from_state(cp["state"], new_k, new_initial)
-                    last, n = cp["cursor"], cp["results"]
-                at_checkpoint = None if cp is None else json.dumps(state.state(),
-                                                                   separators=(",", ":"))
-                for eid, res in store.results(after=last):
-                    state.apply(res)
-                    last = eid
-                    n += 1
-                max_diff = _max_diff(live, state.bots)
-                if (live_pending.keys() != state.pending.keys()
-                        or live_matchups != {m: [int(g), int(w)]
-                                             for m, (g, w) in state.matchups.items()}):
-                    max_diff = math.inf
-                if write:
+    # The live fold pauses meanwhile (catch_up sees the flag and leaves the results in the
+    # log), so the live ratings stand still to be compared and replaced; without it a league
+    # that never stops recording moved them on before every write. The flag expires if this
+    # process dies; a catch-up at the end folds what came meanwhile.
+    store.r.set(k.ratings_rebuilding(), "1", px=REBUILD_PAUSE_MS)
+    try:
+        return _rebuild(store, new_k, new_initial, write, trimmed)
+    finally:
+        store.r.delete(k.ratings_rebuilding())
+        if _catch_up:
+            catch_up(store)
+
+
+def _rebuild(store: Store, new_k: float, new_initial: float, write: bool,
+             trimmed: Callable[[], Iterable[tuple[str, ResultEntry]]] | None) -> dict[str, Any]:
+    k = store.keys
+    for _ in range(REBUILD_ATTEMPTS):  # a new checkpoint (retention trimmed) starts it over
+        cp = load_checkpoint(store)
+        if cp is None:
+            state, last, n = Ratings(new_k, new_initial), None, 0
+        elif trimmed is not None:
+            state, n = _fold_archive(trimmed(), cp, new_k, new_initial)
+            last = cp["cursor"]
+        elif (cp["elo_k"], cp["elo_initial"]) != (new_k, new_initial):
+            raise RatingsError(
+                f"the results log was trimmed at entry {cp['cursor']} after a ratings "
+                f"checkpoint made with Elo K={cp['elo_k']:g} and initial rating "
+                f"{cp['elo_initial']:g}; rebuilding with K={new_k:g}, initial "
+                f"{new_initial:g} needs the {cp['results']} trimmed results, which only "
+                f"the retention archive holds (pass it: --archive DIR)")
+        else:
+            state = Ratings.from_state(cp["state"], new_k, new_initial)
+            last, n = cp["cursor"], cp["results"]
+        at_checkpoint = None if cp is None else json.dumps(state.state(), separators=(",", ":"))
+        # the bulk of the log, unwatched: results recorded meanwhile are folded below, a few
+        # at a time, so a league that never stops recording still lets a rebuild finish
+        last, n = _fold_through(store, state, last, n, text(store.r.get(k.ratings_cursor())))
+        for _ in range(REBUILD_ATTEMPTS):
+            store.r.set(k.ratings_rebuilding(), "1", px=REBUILD_PAUSE_MS)  # still at it
+            with store.r.pipeline() as pipe:
+                try:
+                    pipe.watch(k.ratings_cursor(), k.ratings_checkpoint())  # type: ignore[no-untyped-call]
+                    if text(pipe.hget(k.ratings_checkpoint(), "cursor")) != (
+                            None if cp is None else cp["cursor"]):
+                        pipe.unwatch()
+                        break  # the log was trimmed behind a new checkpoint: fold from it
+                    # the live ratings' own position: both sides compared at the same entry
+                    last, n = _fold_through(store, state, last, n,
+                                            text(pipe.get(k.ratings_cursor())))
+                    live = _read_bots(pipe, store, None)
+                    live_pending = {text(a): json.loads(b)
+                                    for a, b in pipe.hgetall(k.ratings_pending()).items()}
+                    live_matchups = _parse_matchups(pipe.hgetall(k.ratings_matchups()))
+                    max_diff = _max_diff(live, state.bots)
+                    if (live_pending.keys() != state.pending.keys()
+                            or live_matchups != {m: [int(g), int(w)]
+                                                 for m, (g, w) in state.matchups.items()}):
+                        max_diff = math.inf
                     pipe.multi()
-                    for system in ("elo", "openskill", "games", "score"):
-                        pipe.delete(k.ratings(system))
-                    pipe.delete(k.ratings_pending(), k.ratings_matchups(), k.ratings_record())
-                    _write(pipe, store, state, sorted(state.bots))
-                    for p, v in state.pending.items():
-                        pipe.hset(k.ratings_pending(), p, json.dumps(v))
-                    for m, (games, wins) in state.matchups.items():
-                        pipe.hset(k.ratings_matchups(),
-                                  mapping={"g:" + m: int(games), "w:" + m: int(wins)})
-                    if last is None:
-                        pipe.delete(k.ratings_cursor())
-                    else:
-                        pipe.set(k.ratings_cursor(), last)
-                    if cp is not None and trimmed is not None:
-                        pipe.hset(k.ratings_checkpoint(), mapping={
-                            "state": cast(str, at_checkpoint), "elo_k": repr(new_k),
-                            "elo_initial": repr(new_initial)})
-                    pipe.hset(k.ratings_config(), mapping={"elo_k": repr(new_k),
-                                                           "elo_initial": repr(new_initial),
-                                                           "format": FORMAT})
+                    if write:
+                        _write_rebuilt(pipe, store, state, last, new_k, new_initial,
+                                       at_checkpoint if trimmed is not None else None)
+                    else:  # nothing to write, but what was read must be of one moment
+                        pipe.get(k.ratings_cursor())
                     pipe.execute()
-                else:
-                    pipe.unwatch()
-                return {"results": n, "bots": len(state.bots), "max_diff": max_diff,
-                        "elo_k": new_k, "elo_initial": new_initial, "ratings": state.bots,
-                        "checkpoint": None if cp is None else cp["cursor"],
-                        "checkpoint_results": 0 if cp is None else cp["results"]}
-            except redis.WatchError:
-                continue
+                    return {"results": n, "bots": len(state.bots), "max_diff": max_diff,
+                            "elo_k": new_k, "elo_initial": new_initial, "ratings": state.bots,
+                            "checkpoint": None if cp is None else cp["cursor"],
+                            "checkpoint_results": 0 if cp is None else cp["results"]}
+                except redis.WatchError:
+                    continue
+        else:
+            raise RatingsError(f"the live ratings moved on {REBUILD_ATTEMPTS} times while the "
+                               "rebuild was being written: try again when the league records "
+                               "fewer results a second")
+    raise RatingsError(f"the results log was trimmed {REBUILD_ATTEMPTS} times during the rebuild: "
+                       "try again when retention is not running")
+
+
+def _fold_through(store: Store, state: Ratings, last: str | None, n: int,
+                  target: str | None) -> tuple[str | None, int]:
+    """Fold the log's entries after ``last`` up to ``target`` (the live ratings' cursor) into
+    ``state``; returns the new (last, count). Nothing when the target is not past ``last``."""
+    if target is None or (last is not None and entry_key(target) <= entry_key(last)):
+        return last, n
+    for eid, res in store.results(after=last, through=target):
+        state.apply(res)
+        last = eid
+        n += 1
+    return last, n
+
+
+def _write_rebuilt(pipe: Any, store: Store, state: Ratings, last: str | None, elo_k: float,
+                   elo_initial: float, at_checkpoint: str | None) -> None:
+    """Queue the replacement of the live ratings by ``state`` (folded through ``last``) on a
+    MULTI pipeline; ``at_checkpoint``: the checkpoint's state refolded from the archive."""
+    k = store.keys
+    for system in ("elo", "openskill", "games", "score"):
+        pipe.delete(k.ratings(system))
+    pipe.delete(k.ratings_pending(), k.ratings_matchups(), k.ratings_record())
+    _write(pipe, store, state, sorted(state.bots))
+    for p, v in state.pending.items():
+        pipe.hset(k.ratings_pending(), p, json.dumps(v))
+    for m, (games, wins) in state.matchups.items():
+        pipe.hset(k.ratings_matchups(), mapping={"g:" + m: int(games), "w:" + m: int(wins)})
+    if last is None:
+        pipe.delete(k.ratings_cursor())
+    else:
+        pipe.set(k.ratings_cursor(), last)
+    if at_checkpoint is not None:
+        pipe.hset(k.ratings_checkpoint(), mapping={
+            "state": at_checkpoint, "elo_k": repr(elo_k), "elo_initial": repr(elo_initial)})
+    pipe.hset(k.ratings_config(), mapping={"elo_k": repr(elo_k), "elo_initial": repr(elo_initial),
+                                           "format": FORMAT})
 
 
 def _max_diff(a: Mapping[str, Rating], b: Mapping[str, Rating]) -> float:

@@ -206,3 +206,47 @@ def test_config_half_written_by_another_process_is_completed_not_a_key_error(sto
     store.r.delete(key)
     store.r.hset(key, "elo_k", "32.0")
     assert load_config(store) == (32.0, DEFAULT_ELO_INITIAL)
+
+
+def test_a_rebuild_finishes_while_results_keep_coming(store):
+    """A league that never stops recording (a ladder): the rebuild folds the log, then only
+    what came meanwhile, and compares with the live ratings at their own position. It used to
+    start over whenever the live ratings moved, so on a busy arena it never finished, and
+    --check compared against a log that had moved on (a false 'inf')."""
+    first = _random_results(150, seed=5)
+    for r in first:
+        store.create_match(r["match_id"], {})
+        store.record_result(r["match_id"], r)
+    catch_up(store)
+    more = [dict(r, match_id="late-" + r["match_id"], pair=r["pair"] and "late-" + r["pair"])
+            for r in _random_results(600, seed=6)]
+    stop = threading.Event()
+    recorded = []
+
+    def ladder():
+        for r in more:
+            if stop.is_set():
+                return
+            store.create_match(r["match_id"], {})
+            store.record_result(r["match_id"], r)
+            catch_up(store)  # as a worker does after each result
+            recorded.append(r)
+
+    worker = threading.Thread(target=ladder)
+    worker.start()
+    try:
+        while len(recorded) < 5:
+            threading.Event().wait(0.01)
+        checked = rebuild(store, write=False, _catch_up=False)
+        rebuilt = rebuild(store, elo_k=30, _catch_up=False)
+        assert len(recorded) < len(more), "the ladder stopped before the rebuilds were done"
+    finally:
+        stop.set()
+        worker.join()
+    assert checked["max_diff"] == 0.0, checked["max_diff"]
+    assert rebuilt["elo_k"] == 30.0 and len(first) <= rebuilt["results"] <= len(first) + len(more)
+    catch_up(store)
+    done = rebuild(store, write=False)
+    assert done["max_diff"] == 0.0 and done["results"] == len(first) + len(recorded)
+    mem = Ratings(elo_k=30).apply_all(first + recorded)
+    assert {b: x.elo for b, x in mem.bots.items()} == {b: x.elo for b, x in load(store).items()}
