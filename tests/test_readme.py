@@ -100,20 +100,12 @@ def _free_port() -> int:
 
 
 def script(block: Block, ports: dict[str, str]) -> str:
-    """The block as a bash script: ports replaced, a pause after each background line."""
+    """The block as a bash script, as a user would paste it: only the ports replaced (the
+    block waits for its own background servers, with ``sueca-arena wait``)."""
     out = ["set -e -o pipefail"]
     for line in block.text.splitlines():
-        line = re.sub(r"\b(" + "|".join(DEFAULT_PORTS) + r")\b", lambda m: ports[m.group(1)],
-                      line)
-        out.append(line)
-        command = line.split(" #", 1)[0].rstrip()
-        if command.endswith("&") and not command.endswith("&&"):
-            port = re.search(r"--port (\d+)", command)
-            if port:
-                out.append(f"for _ in $(seq 300); do (exec 3<>/dev/tcp/127.0.0.1/{port.group(1)})"
-                           " 2>/dev/null && break; sleep 0.1; done")
-            else:
-                out.append("sleep 2")
+        out.append(re.sub(r"\b(" + "|".join(DEFAULT_PORTS) + r")\b",
+                          lambda m: ports[m.group(1)], line))
     return "\n".join(out) + "\n"
 
 

@@ -31,6 +31,7 @@ COMMANDS = (
     ("sueca.arena.cli.bench", "bench"),
     ("sueca.arena.cli.referee", "referee"),
     ("sueca.arena.cli.health", "health"),
+    ("sueca.arena.cli.wait", "wait"),
     ("sueca.arena.cli.bots", "bots"),
     ("sueca.arena.cli.tournament", "tournament"),
     ("sueca.arena.cli.leaderboard", "leaderboard"),
