@@ -62,9 +62,28 @@ class Proc:
             return ""
         return "\n".join(lines[-n:])
 
+    def error_line(self) -> str | None:
+        """The last ``error: ...`` line of the log — what one of our commands says when it
+        refuses to run (a port in use, a bad file) — without the prefix, escaped and capped
+        (a log may hold anything, terminal escapes included); None if there is none."""
+        from sueca.sdk.logs import printable
+        try:
+            lines = self.log.read_text(errors="replace").splitlines()
+        except OSError:
+            return None
+        found = [line for line in lines if line.startswith("error: ")]
+        return printable(found[-1].removeprefix("error: "), 300) if found else None
+
     def check(self) -> None:
-        if not self.alive():
-            raise UserError(f"{self.name} exited with code {self.popen.returncode}:\n{self.tail()}")
+        """A UserError if the process has exited: its own error line when it gave one (the
+        reason, rather than a symptom such as bots that never connect), else its log's tail."""
+        if self.alive():
+            return
+        line = self.error_line()
+        if line is not None:
+            raise UserError(f"{self.name} exited with code {self.popen.returncode}: {line} "
+                            f"(log: {self.log})")
+        raise UserError(f"{self.name} exited with code {self.popen.returncode}:\n{self.tail()}")
 
     def terminate(self) -> None:
         """SIGTERM: a worker finishes its task, a referee drains, a bot closes its stream."""
@@ -100,18 +119,23 @@ class LocalArena:
     """Redis, a referee, workers and bots as child processes; :meth:`stop` ends them all.
 
     ``bots`` maps a registered name to what ``sueca-bot run`` loads (an example name or
-    ``module:Class``).
+    ``module:Class``); None runs the example bots, ``{}`` none at all. A name already
+    registered is refused unless the Redis is the arena's own or ``reissue`` is set (for names
+    the caller owns, such as serve's ``example-*``): its token is then re-issued, its ratings
+    stay (they are by name).
     """
 
     def __init__(self, redis_url: str | None = None, referee: str | None = None,
                  bots: dict[str, str] | None = None, capacity: int = 4, workers: int = 1,
                  concurrency: int = 2, log_dir: str | Path | None = None,
                  worker_env: dict[str, str] | None = None, metrics: bool = False,
-                 extra_env: dict[str, str] | None = None, pool: str = "prefork") -> None:
+                 extra_env: dict[str, str] | None = None, pool: str = "prefork",
+                 reissue: bool = False) -> None:
         self.redis_url = redis_url
+        self.reissue = reissue
         self.pool = pool
         self.referee = referee
-        self.bot_specs = dict(bots or {b: b for b in EXAMPLE_BOTS})
+        self.bot_specs = dict({b: b for b in EXAMPLE_BOTS} if bots is None else bots)
         self.capacity = capacity
         self.workers = workers
         self.concurrency = concurrency
@@ -239,12 +263,15 @@ class LocalArena:
         return p
 
     def _register(self) -> None:
-        from sueca.arena.bots import BotRegistry
+        from sueca.arena.bots import BotRegistry, BotRegistryError
         registry = BotRegistry(self.store.r, self.store.keys)
         for name in self.bot_specs:
-            if registry.exists(name) and self.redis_server is not None:
+            if registry.exists(name) and (self.reissue or self.redis_server is not None):
                 registry.remove(name)
-            self.tokens[name] = registry.add(name)
+            try:
+                self.tokens[name] = registry.add(name)
+            except BotRegistryError as err:
+                raise UserError(str(err)) from None
 
     def check(self) -> None:
         for p in self.procs:
@@ -254,16 +281,21 @@ class LocalArena:
         from sueca.referee import control
         want = set(self.bot_specs)
         seen: set[str] = set()
+        answered = False  # with no bots to wait for, still wait for the referee to answer
         while time.monotonic() < deadline:
             self.check()
             try:
                 seen = {b["bot"] for b in control.list_bots(self.referee, timeout=1.0)
                         if b["sessions"] > 0}
+                answered = True
             except Exception:
                 seen = set()
-            if want <= seen:
+            if answered and want <= seen:
                 return
             time.sleep(0.1)
+        if not answered:
+            raise UserError(f"the referee {self.referee} did not answer in time; logs in "
+                            f"{self.log_dir}")
         raise UserError(f"bots {', '.join(sorted(want - seen))} did not connect to the referee "
                         f"{self.referee} in time; logs in {self.log_dir}")
 
@@ -286,7 +318,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--referee", metavar="ADDR", default=None,
                    help="use this referee instead of starting one")
     p.add_argument("--matches-per-pair", "-k", action=Bounded, kind=int, low=1, default=6,
-                   help="matches per pair of bots, played as duplicate pairs (default 6)")
+                   help="matches per pair of bots, played as duplicate pairs: an even number "
+                        "(default 6)")
     p.add_argument("--concurrency", action=Bounded, kind=int, low=1, default=2,
                    help="worker pool processes")
     p.add_argument("--timeout", action=Bounded, kind=float, low=0, above=True, default=120.0,
@@ -305,12 +338,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from sueca.arena.leaderboard import leaderboard
     from sueca.arena.redisurl import masked
     from sueca.arena.tournaments import TournamentError, run_tournament
+    if args.matches_per_pair % 2:  # checked before anything starts, in the user's own terms
+        raise UserError(f"bad --matches-per-pair {str(args.matches_per_pair)!r}: the demo plays "
+                        "duplicate pairs (two matches on the same cards, teams swapped), so it "
+                        "must be even")
     console = make_console(stderr=True)
     started = time.monotonic()
     shared = args.redis is not None
     names = {(f"demo-{b}" if shared else b): b for b in EXAMPLE_BOTS}
+    # demo-* names are the demo's own: a second demo on a shared Redis re-issues their tokens
     arena = LocalArena(args.redis, args.referee, names, capacity=4,
-                       concurrency=args.concurrency)
+                       concurrency=args.concurrency, reissue=True)
 
     def terminate(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
@@ -343,9 +381,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             out = make_console()
             print_leaderboard(rows, out)
             per_bot = args.matches_per_pair * (len(names) - 1)
-            out.print(f"games: rated games — a duplicate pair (two matches on the same "
-                          f"cards, teams swapped) is one game, so {per_bot} matches per bot "
-                          f"are {per_bot // 2} games; score: games won, ½ for a draw")
+            out.print(f"games: rated games — every match counts once, each half of a "
+                      f"duplicate pair (two matches on the same cards, teams swapped) too, so "
+                      f"{per_bot} matches per bot are {per_bot} games")
             console.print(f"{report['recorded']} matches in {elapsed:.1f}s "
                           f"({report['recorded'] / max(elapsed, 1e-9):.1f} matches/s); "
                           f"whole demo {time.monotonic() - started:.1f}s")

@@ -192,18 +192,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     if args.example_bots else {})
             m = args.metrics_port
             port_of = {name: m + i for i, name in enumerate(METRICS)}
+            # a resumed arena re-issues the example bots' tokens (ratings stay: they are by name)
             arena = LocalArena(url, f"127.0.0.1:{args.port}", bots, capacity=4,
                                concurrency=args.concurrency, log_dir=data / "logs",
                                worker_env={"SUECA_METRICS_PORT": str(port_of["worker"])},
-                               extra_env=tls_env)
-            # a resumed arena re-issues the example bots' tokens (ratings stay: they are by name)
-            from sueca.arena.bots import BotRegistry
-            from sueca.arena.store import Store
-            store = Store(connect(url))
-            registry = BotRegistry(store.r, store.keys)
-            for b in bots:
-                if registry.exists(b):
-                    registry.remove(b)
+                               extra_env=tls_env, reissue=True)
 
             def spawn(name: str, argv: list[str], **env: str) -> Proc:
                 assert arena is not None
@@ -212,10 +205,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 return p
 
             tls = ["--tls-cert", args.tls_cert, "--tls-key", args.tls_key] if args.tls_cert else []
-            spawn("referee", [_bin("sueca-arena"), "referee", "--host", args.host,
-                              "--port", str(args.port), "--operator-port", "0",
-                              "--metrics-port", str(port_of["referee"]),
-                              "--drain-seconds", "5", "--log-level", "warning", *tls])
+            # the arena's own: its start-up checks the referee is alive while it waits for it
+            # (a port in use is then the referee's own error at once, not bots that never
+            # connect), and its stop ends the referee after the workers and bots
+            arena.procs.append(Proc("referee", [
+                _bin("sueca-arena"), "referee", "--host", args.host, "--port", str(args.port),
+                "--operator-port", "0", "--metrics-port", str(port_of["referee"]),
+                "--drain-seconds", "5", "--log-level", "warning", *tls],
+                arena.env(), arena.log_dir / "referee.log"))
             arena.start(timeout=60)
             spawn("scheduler", [_bin("sueca-arena"), "scheduler", "--referee", arena.referee or "",
                                 "--target", str(args.target),
@@ -261,14 +258,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop short
         try:
-            for p in [p for p in extra if p.name != "referee"]:
+            for p in extra:
                 p.stop()
             if arena is not None:
-                arena.procs.extend(p for p in extra if p.name == "referee")
                 arena.stop()
-            else:
-                for p in extra:
-                    p.stop()
             if redis_server is not None:
                 redis_server.stop()
         finally:

@@ -113,17 +113,35 @@ def test_demo_runs_end_to_end_and_heuristic_beats_random():
     assert _closed(redis_addr) and _closed(report["referee"])   # everything was stopped
 
 
-def test_the_demo_table_explains_games_and_score_and_names_no_folder_it_deletes(tmp_path):
-    """12 matches per bot show as "games 6": the table says why. A demo that succeeds deletes
-    its logs, so it prints no folder; there is no `demo --id`, so it suggests none."""
+def test_the_demo_table_explains_games_and_names_no_folder_it_deletes(tmp_path):
+    """Each half of a duplicate pair is a rated game: 4 matches per bot show as "games 4", and
+    the note under the table says so. A demo that succeeds deletes its logs, so it prints no
+    folder; there is no `demo --id`, so it suggests none."""
     out = subprocess.run([SUECA_ARENA, "demo", "-k", "2"], capture_output=True, text=True,
                          timeout=240, env=_env(tmp_path), cwd=ROOT)
     assert out.returncode == 0, out.stderr[-3000:]
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in out.stdout.splitlines()
+            if line.count("│") > 4]
+    games = {r[1].rstrip(" ?"): r[3] for r in rows if r[0].isdigit()}
+    assert games == {"random": "4", "heuristic": "4", "reckless": "4"}, out.stdout
     table = " ".join(out.stdout.split())
-    assert "a duplicate pair" in table and "4 matches per bot are 2 games" in table
-    assert "score: games won" in table
+    assert "each half of a duplicate pair" in table and "4 matches per bot are 4 games" in table
+    assert "score" not in table
     assert "--id" not in out.stderr
     assert str(tmp_path) not in out.stderr + out.stdout and not any(tmp_path.iterdir())
+
+
+def test_an_odd_matches_per_pair_is_refused_before_anything_starts(tmp_path):
+    """The demo always plays duplicate pairs: an odd -k is the user's --matches-per-pair that is
+    wrong (not a --duplicate they never gave), said before any process or folder exists."""
+    for flag in ("--matches-per-pair", "-k"):
+        out = subprocess.run([SUECA_ARENA, "demo", flag, "3"], capture_output=True, text=True,
+                             timeout=60, env=_env(tmp_path), cwd=ROOT)
+        assert out.returncode == 2, out.stderr[-3000:]
+        assert out.stderr.startswith("error: bad --matches-per-pair '3'"), out.stderr
+        assert "even" in out.stderr and "--duplicate" not in out.stderr
+        assert "arena up" not in out.stderr and "Traceback" not in out.stderr
+        assert not any(tmp_path.iterdir())  # no log folder, no Redis
 
 
 def test_ctrl_c_in_a_terminal_stops_in_order_and_says_where_the_logs_are(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from arenakit import SUECA_ARENA
@@ -171,3 +172,74 @@ def test_serve_over_tls(tmp_path: Path) -> None:
             bot.wait(30)
         serve.stop(signal.SIGTERM, group=False)
     assert serve.proc.returncode == 0, serve.text()
+
+
+def _registry(serve: Serve) -> Any:
+    """The bot registry of the Redis that ``serve`` printed."""
+    import re
+
+    from sueca.arena.bots import BotRegistry
+    from sueca.arena.keys import Keys
+    from sueca.arena.store import connect
+    url = re.search(r"SUECA_REDIS_URL=(\S+)", serve.text())
+    assert url, serve.text()
+    return BotRegistry(connect(url.group(1)), Keys())
+
+
+def _bot_logs(data: Path) -> list[str]:
+    return sorted(p.name for p in (data / "logs").glob("bot-*.log"))
+
+
+def test_serve_runs_no_example_bot_unless_asked_and_resumes_over_a_registered_one(
+        tmp_path: Path) -> None:
+    """Without --example-bots no bot is registered or started; a serve on a data directory
+    whose Redis already holds a bot named like an example ('random', left by an earlier
+    --example-bots run) starts as well and leaves that bot's token alone."""
+    data = tmp_path / "data"
+    first = Serve(data, tmp_path / "serve1.log").wait_up()
+    try:
+        registry = _registry(first)
+        assert registry.names() == [] and _bot_logs(data) == []
+        token = registry.add("random")
+    finally:
+        first.stop(signal.SIGTERM, group=False)
+    assert first.proc.returncode == 0, first.text()
+
+    second = Serve(data, tmp_path / "serve2.log").wait_up()
+    try:
+        registry = _registry(second)
+        assert registry.names() == ["random"] and registry.verify("random", token)
+        assert _bot_logs(data) == []
+    finally:
+        second.stop(signal.SIGTERM, group=False)
+    assert second.proc.returncode == 0, second.text()
+    assert "Traceback" not in second.text()
+
+
+def test_serve_says_the_referees_own_error_at_once_when_its_port_is_in_use(
+        tmp_path: Path) -> None:
+    """The referee cannot bind: serve stops at once with the referee's error, not after its
+    start-up timeout with bots that 'did not connect'."""
+    import socket
+    import time
+
+    from servekit import _free_run
+
+    from sueca.arena.redisproc import free_port
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        t0 = time.monotonic()
+        run = subprocess.run([SUECA_ARENA, "serve", "--data", str(tmp_path / "data"),
+                              "--port", str(port), "--web-port", str(free_port()),
+                              "--metrics-port", str(_free_run(4, avoid=(port,))),
+                              "--example-bots"],
+                             capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        seconds = time.monotonic() - t0
+    assert run.returncode == 2, run.stderr
+    assert "Traceback" not in run.stderr and "did not connect" not in run.stderr
+    errors = [line for line in run.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and f"cannot start the referee on 127.0.0.1:{port}" in errors[0]
+    assert "Failed to bind" in errors[0] and "referee.log" in errors[0]
+    assert seconds < 40, f"took {seconds:.1f}s"  # the start-up timeout is 60 s

@@ -35,9 +35,9 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, TextIO
 
-__all__ = ["FORMATS", "FIELDS", "SHOWN_CHARS", "FIELD_CHARS", "MESSAGE_CHARS", "shown", "capped",
-           "log_context", "bind", "context", "JsonFormatter", "TextFormatter", "formatter", "setup",
-           "setup_from_args", "current_format", "add_flag"]
+__all__ = ["FORMATS", "FIELDS", "SHOWN_CHARS", "FIELD_CHARS", "MESSAGE_CHARS", "shown",
+           "printable", "capped", "log_context", "bind", "context", "JsonFormatter",
+           "TextFormatter", "formatter", "setup", "setup_from_args", "current_format", "add_flag"]
 
 FORMATS = ("text", "json")
 # the only keys a record may add to a JSON line, in this order; anything else in extra= is not
@@ -60,6 +60,14 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     if isinstance(value, bytes | str) and len(value) > limit:
         return f"{value[:limit]!r}... ({len(value)} long)"
     return repr(value)
+
+
+def printable(text: str, limit: int) -> str:
+    """``text`` as one line of printable characters (a control character or a terminal escape
+    is written as its Python escape, so it cannot forge a line or drive a terminal), cut to
+    ``limit`` characters with "..." when longer."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def capped(value: object, limit: int = FIELD_CHARS) -> str:

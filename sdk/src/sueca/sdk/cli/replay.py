@@ -66,6 +66,5 @@ def run_verify(args: argparse.Namespace) -> int:
 def _one_line(value: Any, limit: int = 200) -> str:
     """A value from the file, as one capped line of printable text (a replay file is input:
     it may hold anything, terminal escapes included)."""
-    text = value if isinstance(value, str) else repr(value)
-    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return text if len(text) <= limit else text[:limit] + "..."
+    from sueca.sdk.logs import printable
+    return printable(value if isinstance(value, str) else repr(value), limit)
