@@ -261,7 +261,7 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
     if not 0 < older_than_days < 100_000:  # NaN and inf too: no cutoff date to compute
         raise RetentionError(f"bad age {older_than_days!r}: a number of days above 0 and "
                              "below 100,000")
-    if archive is None and not drop:
+    if archive is None and not drop and not dry_run:  # a dry run moves nothing: needs neither
         raise RetentionError("nowhere to put old records: give an archive directory "
                              "(--archive DIR or SUECA_ARCHIVE_DIR), or --drop to delete them "
                              "for good")

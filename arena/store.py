@@ -657,7 +657,8 @@ class Store:
         if not created and not (same or (lambda a, b: a == b))(stored, spec):
             raise TournamentConflict(
                 f"tournament {tid!r} already exists with a different specification "
-                f"({_spec_diff(stored, dict(spec))}); choose another --id")
+                f"({_spec_diff(stored, dict(spec))}): give `--id {tid}` alone to resume it "
+                f"as stored, or choose another --id")
         matches = list(schedule(tid, stored))
         for m in matches:
             self.create_match(m["id"], m["spec"], tournament=tid, pair=m.get("pair", ""))
@@ -779,8 +780,20 @@ def decompress(blob: bytes) -> dict[str, Any]:
 
 
 def _spec_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    keys = sorted((set(old) | set(new)) - {"secret"})
-    diffs = [f"{k}: {old.get(k)!r} there, {new.get(k)!r} asked" for k in keys
-             if old.get(k) != new.get(k)]
-    return "; ".join(diffs) or "same fields"
+    """Only the fields that differ, nested ones by their dotted name (``variant.target: 8
+    stored, 4 asked``): printing both whole variants buried the one value that changed."""
+    return "; ".join(_field_diffs(old, new, "")) or "same fields"
+
+
+def _field_diffs(old: Mapping[str, Any], new: Mapping[str, Any], at: str) -> list[str]:
+    out = []
+    for k in sorted((set(old) | set(new)) - {"secret"}):
+        a, b = old.get(k), new.get(k)
+        if a == b:
+            continue
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            out += _field_diffs(a, b, f"{at}{k}.")
+        else:
+            out.append(f"{at}{k}: {a!r} stored, {b!r} asked")
+    return out
 

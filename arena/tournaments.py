@@ -23,14 +23,19 @@ def new_tid() -> str:
     return time.strftime("t%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
-def prepare_tournament(store: Any, bots: Sequence[str], k: int, duplicate: bool,
+def prepare_tournament(store: Any, bots: Sequence[str] | None, k: int, duplicate: bool,
                        variant_words: Sequence[str], tid: str | None,
                        limits: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-    """Validate and store a tournament (or find the one with that id); returns (id, spec)."""
+    """Validate and store a tournament (or find the one with that id); returns (id, spec).
+    ``bots=None`` resumes the stored tournament ``tid`` from its stored spec (``k``,
+    ``duplicate``, ``variant_words`` and ``limits`` are then ignored), so that finishing an
+    interrupted tournament needs its id only, not every option it was started with."""
     from sueca.arena.bots import BotRegistry
     from sueca.arena.schedule import round_robin, same_tournament, tournament_spec
     from sueca.arena.store import TournamentConflict
     from sueca.engine import Variant, VariantError
+    if bots is None:
+        return _resume(store, tid)
     try:
         variant = Variant.parse(variant_words)
     except VariantError as err:
@@ -41,12 +46,7 @@ def prepare_tournament(store: Any, bots: Sequence[str], k: int, duplicate: bool,
         raise TournamentError(f"unknown bot(s) {', '.join(map(repr, unknown))}: register with "
                         f"`sueca-arena bots add NAME` (registered: "
                         f"{', '.join(registry.names()) or 'none'})")
-    missing, referees = missing_bots(store, bots)
-    if missing:  # matches for them could only wait (and fail after their retries): say so now
-        raise TournamentError(
-            f"bot(s) {', '.join(map(repr, missing))} not connected to any referee "
-            f"({', '.join(referees)}): no free seats for them anywhere; start them "
-            f"(`sueca-bot run ...`) and try again")
+    _require_connected(store, bots)
     try:
         spec = tournament_spec(bots, k, duplicate, variant.to_dict(), limits)
     except ValueError as err:
@@ -59,6 +59,33 @@ def prepare_tournament(store: Any, bots: Sequence[str], k: int, duplicate: bool,
     except TournamentConflict as err:
         raise TournamentError(str(err)) from None
     return tid, stored
+
+
+def _resume(store: Any, tid: str | None) -> tuple[str, dict[str, Any]]:
+    """The stored tournament ``tid`` and its spec, its schedule rebuilt (idempotent), once its
+    bots are connected: what re-running it with the options it was created with would do."""
+    from sueca.arena.schedule import round_robin, same_tournament
+    if not tid:
+        raise TournamentError("no tournament to resume: give --id ID (or --bots to create one)")
+    t = store.tournament(tid)
+    if t is None or "spec" not in t:
+        raise TournamentError(f"unknown tournament {tid!r}: give --bots NAME,NAME,... (and any "
+                              f"other options) to create it")
+    spec = t["spec"]
+    _require_connected(store, spec["bots"])
+    _, stored = store.create_tournament(tid, spec, round_robin, same_tournament)
+    return tid, stored
+
+
+def _require_connected(store: Any, bots: Sequence[str]) -> None:
+    """Matches for a bot no referee holds could only wait (and fail after their retries): a
+    TournamentError now instead."""
+    missing, referees = missing_bots(store, bots)
+    if missing:
+        raise TournamentError(
+            f"bot(s) {', '.join(map(repr, missing))} not connected to any referee "
+            f"({', '.join(referees)}): no free seats for them anywhere; start them "
+            f"(`sueca-bot run ...`) and try again")
 
 
 def enqueue_missing(store: Any, tid: str, requeue_after: float = 900.0,
@@ -297,18 +324,20 @@ def tournament_report(store: Any, tid: str) -> dict[str, Any]:
             "failed": failed, "standings": standings(results, elo_k, elo_initial)}
 
 
-def run_tournament(store: Any, bots: Sequence[str], k: int, duplicate: bool,
+def run_tournament(store: Any, bots: Sequence[str] | None, k: int, duplicate: bool,
                    variant_words: Sequence[str] = (), tid: str | None = None,
                    limits: Mapping[str, Any] | None = None, timeout: float | None = None,
                    requeue_after: float = 900.0, quiet: bool = False,
                    resumable: bool = True) -> dict[str, Any]:
-    """Create (or find), queue and wait for a tournament; ``resumable=False`` leaves out the
-    hint to re-run its id, for a tournament that ends with its Redis (the demo's)."""
+    """Create (or find), queue and wait for a tournament; ``bots=None`` resumes the stored
+    ``tid`` (see :func:`prepare_tournament`); ``resumable=False`` leaves out the hint to re-run
+    its id, for a tournament that ends with its Redis (the demo's)."""
     tid, _ = prepare_tournament(store, bots, k, duplicate, variant_words, tid, limits)
     queued = enqueue_missing(store, tid, requeue_after)
     if not quiet:
         total = store.tournament(tid)["total"]
-        hint = f" (re-run with --id {tid} to finish it if interrupted)" if resumable else ""
+        hint = (f" (if interrupted, `sueca-arena tournament run --id {tid}` finishes it)"
+                if resumable else "")
         _stderr_console().print(f"tournament [bold]{tid}[/]: {total} matches, {queued} queued "
                                 f"now{hint}")
     store.set_tournament_status(tid, "running")

@@ -12,20 +12,30 @@ from sueca.arena.cli.common import Bounded, UserError, add_redis, console, open_
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("matches", help="recent matches, or `matches show ID` for one replay")
     add_redis(p)
-    p.add_argument("show", nargs="*", metavar="show ID",
-                   help="show one match: its result and replay")
     p.add_argument("--tournament", metavar="ID", help="only this tournament's matches")
     p.add_argument("--limit", action=Bounded, kind=int, low=1, default=20)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_matches)
+    # a real sub-command (it was a positional "show ID", so `matches show --help` printed the
+    # help of `matches`); optional, since `matches` alone lists
+    acts = p.add_subparsers(dest="action", metavar="ACTION",
+                            help="none: the recent matches; `show ID`: one match")
+    show = acts.add_parser("show", help="one match: its result and replay, trick by trick")
+    show.add_argument("mid", metavar="ID")
+    # SUPPRESS: `matches --redis URL show ID` keeps the URL given before `show`
+    show.add_argument("--redis", metavar="URL", default=argparse.SUPPRESS,
+                      help="Redis URL (default: $SUECA_REDIS_URL)")
+    show.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                      help="the match, its result and replay as JSON")
+    show.set_defaults(func=cmd_matches_show)
+
+
+def cmd_matches_show(args: argparse.Namespace) -> int:
+    return show_match(open_store(args), args.mid, args.json)
 
 
 def cmd_matches(args: argparse.Namespace) -> int:
     store = open_store(args)
-    if args.show:
-        if len(args.show) != 2 or args.show[0] != "show":
-            raise UserError(f"expected `matches show ID`, got {' '.join(args.show)!r}")
-        return show_match(store, args.show[1], args.json)
     rows = store.recent_matches(args.limit, tournament=args.tournament)
     if args.tournament is not None and not rows and store.tournament(args.tournament) is None:
         raise UserError(f"unknown tournament {args.tournament!r}")

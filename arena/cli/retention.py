@@ -62,7 +62,9 @@ def _show_run(rep: dict[str, Any]) -> None:
     t.add_column("")
     t.add_column("value", justify="right")
     t.add_row("recorded before", f"{rep['cutoff']} ({rep['older_than_days']:g} days ago)")
-    t.add_row("archived to", rep["archive"] or "nowhere: dropped")
+    t.add_row("archived to", rep["archive"] or (
+        "none given (a real run needs --archive DIR or --drop)" if rep["dry_run"]
+        else "nowhere: dropped"))
     t.add_row("matches (hash + replay)" + (" to move" if rep["dry_run"] else " moved"),
               str(rep["matches"] if rep["dry_run"] else rep["removed_matches"]))
     if rep.get("deferred_matches"):

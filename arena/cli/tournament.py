@@ -25,15 +25,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     run = acts.add_parser("run", help="schedule what is missing, show progress, print the table")
     add_redis(run)
-    run.add_argument("--bots", required=True, help="comma-separated registered bot names")
-    run.add_argument("--matches-per-pair", "-k", action=Bounded, kind=int, low=1, default=2,
+    run.add_argument("--bots", help="comma-separated registered bot names (required to create "
+                                     "a tournament; not with `--id ID` alone, which resumes one)")
+    run.add_argument("--matches-per-pair", "-k", action=Bounded, kind=int, low=1, default=None,
                      metavar="K",
                      help="matches each pair of bots plays (even with --duplicate; default 2)")
     run.add_argument("--duplicate", action="store_true",
                      help="play matches in pairs with the same decks and the teams swapped")
     run.add_argument("--variant", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
                      help="rule variants, e.g. tie=double target=8")
-    run.add_argument("--id", dest="tid", help="tournament id; re-run an id to finish it")
+    run.add_argument("--id", dest="tid",
+                     help="tournament id; `--id ID` alone resumes (finishes) the stored "
+                          "tournament ID with the options it was created with")
     run.add_argument("--move-ms", action=Bounded, kind=int, low=1,
                      help="per-move time limit on the referee")
     run.add_argument("--bank-ms", action=Bounded, kind=int, low=1,
@@ -86,17 +89,36 @@ def print_table(report: Mapping[str, Any], out: Any = None) -> None:
 def cmd_tournament_run(args: argparse.Namespace) -> int:
     from sueca.arena.celery_app import configure
     from sueca.arena.tournaments import TournamentError, run_tournament
+    bots = _bots_to_create(args)
     store = open_store(args)
     configure(redis_url(args))
-    bots = [b.strip() for b in args.bots.split(",") if b.strip()]
     limits = {"move_ms": args.move_ms, "bank_ms": args.bank_ms}
     try:
-        report = run_tournament(store, bots, args.matches_per_pair, args.duplicate, args.variant,
-                                args.tid, limits, args.timeout, args.requeue_after, quiet=False)
+        report = run_tournament(store, bots, args.matches_per_pair or 2, args.duplicate,
+                                args.variant, args.tid, limits, args.timeout, args.requeue_after,
+                                quiet=False)
     except TournamentError as err:
         raise UserError(str(err)) from None
     emit(args, report, print_table)
     return 1 if report["failed"] else 0
+
+
+def _bots_to_create(args: argparse.Namespace) -> list[str] | None:
+    """The bots of a tournament to create, or None for ``--id ID`` with no option that shapes a
+    tournament: resume the stored one. Options without ``--bots`` are a mistake either way."""
+    shaping = [flag for flag, given in (
+        ("--matches-per-pair", args.matches_per_pair is not None),
+        ("--duplicate", args.duplicate), ("--variant", bool(args.variant)),
+        ("--move-ms", args.move_ms is not None), ("--bank-ms", args.bank_ms is not None)) if given]
+    if args.bots is not None:
+        return [b.strip() for b in args.bots.split(",") if b.strip()]
+    if shaping:
+        raise UserError(f"{', '.join(shaping)} without --bots: give --bots NAME,NAME,... to "
+                        f"create a tournament, or `--id ID` alone to resume a stored one")
+    if not args.tid:
+        raise UserError("give --bots NAME,NAME,... to create a tournament, or `--id ID` alone "
+                        "to resume a stored one")
+    return None
 
 
 def cmd_tournament_show(args: argparse.Namespace) -> int:

@@ -51,3 +51,58 @@ def test_version(command: str) -> None:
     out = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert version("sueca-sdk") in out.stdout and out.stdout.startswith(command)
+
+
+def _commands(parser, path=()):
+    """Every command path of ``parser`` (``()``, ``("matches",)``, ``("matches", "show")``...)
+    with its parser."""
+    import argparse
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, (*path, name))
+
+
+def _parsers():
+    from sueca.sdk import cli as bot_cli
+    return [("sueca-arena", cli.build_parser()), ("sueca-bot", bot_cli.build_parser())]
+
+
+@pytest.mark.parametrize(("prog", "path"), [
+    (prog, path) for prog, parser in _parsers() for path, _ in _commands(parser)])
+def test_every_commands_help_is_its_own(prog, path, capsys) -> None:
+    """``X Y --help`` prints Y's help, not X's: the usage line names the whole command."""
+    parser = dict(_parsers())[prog]
+    with pytest.raises(SystemExit) as done:
+        parser.parse_args([*path, "--help"])
+    assert done.value.code == 0
+    usage = " ".join(capsys.readouterr().out.split("\n\n")[0].split())
+    assert usage.startswith(" ".join(["usage:", prog, *path]) + " "), usage
+
+
+def test_no_command_word_is_parsed_by_hand() -> None:
+    """A positional named like ``show ID`` (a word, then a placeholder) is a sub-command parsed
+    by hand, whose ``--help`` is its parent's (``matches show --help`` was): every positional
+    is one placeholder, and every command word a sub-parser, which the test above walks."""
+    import argparse
+    for prog, parser in _parsers():
+        for path, p in _commands(parser):
+            for action in p._actions:
+                if action.option_strings or isinstance(action, argparse._SubParsersAction):
+                    continue
+                name = str(action.metavar or action.dest)
+                assert " " not in name.strip(), f"{prog} {' '.join(path)}: positional {name!r}"
+
+
+def test_matches_show_is_a_command(capsys) -> None:
+    parser = cli.build_parser()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["matches", "show", "--help"])
+    assert capsys.readouterr().out.startswith("usage: sueca-arena matches show ")
+    args = parser.parse_args(["matches", "--redis", "redis://h:1/0", "show", "m1", "--json"])
+    assert (args.redis, args.mid, args.json) == ("redis://h:1/0", "m1", True)
+    args = parser.parse_args(["matches", "show", "m1"])
+    assert (args.redis, args.json, args.func.__name__) == (None, False, "cmd_matches_show")
+    args = parser.parse_args(["matches", "--limit", "3"])
+    assert (args.limit, args.func.__name__) == (3, "cmd_matches")

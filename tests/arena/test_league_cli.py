@@ -75,6 +75,41 @@ def test_rerunning_a_tournament_replays_nothing(referee_arena):
     assert "already exists with a different specification" in clash.stderr
 
 
+def test_an_interrupted_tournament_is_finished_by_its_id_alone(referee_arena):
+    """The hint says `--id ID` finishes a tournament: with no other option it resumes the stored
+    spec (here duplicate, a variant and a move limit that the re-run does not repeat)."""
+    env = referee_arena.cli_env
+    store = referee_arena.store
+    cut = cli("tournament", "run", "--bots", "slow,slow2", "-k", "2", "--duplicate",
+              "--variant", "target=8", "--move-ms", "5000", "--id", "cli-resume",
+              "--timeout", "0.5", env=env, check=2)
+    assert "re-run with --id cli-resume" in cut.stderr and "Traceback" not in cut.stderr
+    out = _json(cli("tournament", "run", "--id", "cli-resume", "--json", env=env))
+    assert out["matches"] == 2 and out["recorded"] == 2 and out["failed"] == []
+    assert out["spec"]["duplicate"] is True and out["spec"]["variant"]["target"] == 8
+    assert [store.match(m)["attempts"] for m in store.tournament_matches("cli-resume")] == [1, 1]
+    # some options but not all: only what differs, old and new, and how to resume
+    clash = cli("tournament", "run", "--bots", "slow,slow2", "-k", "2", "--id", "cli-resume",
+                env=env, check=2)
+    err = clash.stderr.strip()
+    assert err.count("\n") == 0 and len(err) < 300 and "Traceback" not in err, err
+    assert "duplicate: True stored, False asked" in err
+    assert "variant.target: 8 stored, 4 asked" in err and "limits.move_ms: 5000 stored" in err
+    assert "'tie'" not in err and "matches_per_pair" not in err and "bots" not in err
+    assert "`--id cli-resume` alone" in err
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    ([], "give --bots NAME,NAME,... to create a tournament, or `--id ID` alone"),
+    (["-k", "4", "--id", "x"], "--matches-per-pair without --bots"),
+    (["--id", "never-made"], "unknown tournament 'never-made': give --bots"),
+])
+def test_tournament_run_without_bots_says_what_to_give(referee_arena, argv, says):
+    out = cli("tournament", "run", *argv, env=referee_arena.cli_env, check=2)
+    assert out.stderr.startswith("error: ") and says in out.stderr, out.stderr
+    assert out.stderr.count("\n") == 1
+
+
 def test_a_timeout_is_a_fault_and_a_loss_for_that_bot(referee_arena):
     env = referee_arena.cli_env
     out = _json(cli("tournament", "run", "--bots", "random,sleepy", "-k", "2", "--id", "cli-f",

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,6 +53,21 @@ def test_verify_names_tampered_line(replay_file: Path, tmp_path: Path,
     assert main(["replay", "verify", str(bad)]) == 1
     out = capsys.readouterr().out
     assert recs[2]["match_id"] in out and "2 of 7 records" in out
+
+
+@pytest.mark.parametrize("content", ["", "\n\n"])
+def test_verify_a_file_with_no_record_is_an_error(tmp_path: Path, content: str) -> None:
+    """Nothing verified is not "all verified": ``sueca-bot replay verify /dev/null`` exited 0."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(content)
+    bot = str(Path(sys.executable).parent / "sueca-bot")
+    for path in (str(empty), "/dev/null"):
+        for extra in ([], ["--json"]):
+            out = subprocess.run([bot, "replay", "verify", path, *extra], capture_output=True,
+                                 text=True, timeout=60)
+            assert out.returncode == 2 and out.stdout == "", out
+            assert out.stderr == (f"error: no records found in {path!r}: a replay file holds "
+                                  "one sueca-replay/1 JSON object per line\n")
 
 
 def test_verify_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

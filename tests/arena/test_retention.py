@@ -163,6 +163,16 @@ def test_retention_command_and_its_refusals(store, redis_url, tmp_path):
     env = arena_env(redis_url, store.keys.prefix)
     out = cli("retention", "run", "--older-than", "1", env=env, check=2)
     assert "nowhere to put old records" in out.stderr and "Traceback" not in out.stderr
+    # a dry run writes nothing, so it needs no archive: it counts, and changes nothing
+    before = store.results_count()
+    time.sleep(1.0)  # recorded over a second ago: older than 0.00001 days (0.86 s)
+    out = cli("retention", "run", "--older-than", "0.00001", "--dry-run", "--json", env=env)
+    dry = json.loads(out.stdout)
+    assert dry["dry_run"] is True and dry["archive"] is None
+    assert dry["matches"] == 30 and dry["results_to_trim"] == 30
+    assert store.results_count() == before == 30
+    out = cli("retention", "run", "--older-than", "1", "--dry-run", env=env)
+    assert "dry run: nothing changed" in out.stdout and "a real run needs --archive" in out.stdout
     out = cli("retention", "run", "--older-than", "-2", "--drop", env=env, check=2)
     assert "-2" in out.stderr
     for age, quoted in (("inf", "'inf'"), ("1e7", "10000000.0")):  # no cutoff date

@@ -103,7 +103,7 @@ def test_tournament_is_idempotent_and_conflicts_are_explained(store):
     assert store.match(mids[0])["status"] == DONE
     assert store.progress("T")[DONE] == 1
     other = tournament_spec(["a", "b", "c"], 4, True, {})
-    with pytest.raises(TournamentConflict, match="matches_per_pair: 2 there, 4 asked"):
+    with pytest.raises(TournamentConflict, match="matches_per_pair: 2 stored, 4 asked"):
         store.create_tournament("T", other, round_robin, same_tournament)
 
 

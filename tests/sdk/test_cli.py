@@ -221,3 +221,28 @@ def test_arena_selfplay_and_replay_help_is_plain_text():
     for text in texts:
         if text.startswith(("usage: sueca-arena selfplay", "usage: sueca-arena replay")):
             assert "``" not in text, text
+
+
+@pytest.mark.parametrize("token, says", [
+    ("garbage", "bad token in $SUECA_TOKEN: it has no '.'; tokens look like NAME.SECRET"),
+    (".s3cr3t-value", "bad token in $SUECA_TOKEN: it has no name before its '.'"),
+    ("alice.", "bad token in $SUECA_TOKEN: the name 'alice' has no secret after its '.'"),
+])
+def test_a_token_not_shaped_name_dot_secret_is_refused_at_start_up(tmp_path, token, says):
+    """It went to the referee, which answered "wrong token for bot 'garbage'". The port is
+    closed: a command that got as far as connecting would retry until the timeout."""
+    out = _run("random", "--server", _closed_port(), cwd=tmp_path, token=token)
+    err = _one_line_error(out)
+    assert err.startswith("error: " + says), err
+    hidden = token.rpartition(".")[2] or token  # the secret, or all of it when no '.'
+    assert hidden not in err, err
+
+
+def test_a_bad_token_from_a_file_or_the_flag_names_where_it_came_from(tmp_path, monkeypatch):
+    (tmp_path / "t").write_text("garbage\n")
+    with pytest.raises(UserError, match=r"^bad token in 't': it has no '\.'"):
+        _token(tmp_path, monkeypatch, "--token-file", "t")
+    with pytest.raises(UserError, match=r"^bad token given with --token: it has no '\.'"):
+        _token(tmp_path, monkeypatch, "--token", "garbage")
+    # a name with dots is fine: the secret is after the last one
+    assert _token(tmp_path, monkeypatch, env="team.alice.XyZ-_9") == "team.alice.XyZ-_9"

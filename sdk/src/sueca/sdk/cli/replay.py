@@ -2,7 +2,8 @@
 
 Re-plays every record (one sueca-replay/1 JSON object per line) through the engine and reports
 each line whose recorded hands, tricks or scores do not follow from its decks and cards: exit
-code 0 when all are right, 1 when any is wrong, 2 when the file cannot be read.
+code 0 when all are right, 1 when any is wrong, 2 when the file cannot be read or holds no
+record.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ def run_verify(args: argparse.Namespace) -> int:
         report = verify_file(args.file)
     except ReplayFileError as err:
         raise UserError(str(err)) from None
+    if not report["records"]:  # nothing verified is no success: a wrong path or an empty run
+        raise UserError(f"no records found in {args.file!r}: a replay file holds one "
+                        f"sueca-replay/1 JSON object per line")
     if args.json:
         print(json.dumps(report))
         return 0 if report["ok"] else 1
@@ -56,10 +60,7 @@ def run_verify(args: argparse.Namespace) -> int:
                     right=["line"]))
         print(f"{len(report['bad'])} of {report['records']} records in {args.file} are bad")
         return 1
-    if not report["records"]:
-        print(f"no records in {args.file}")
-    else:
-        print(f"{report['records']} records in {args.file}: all verified")
+    print(f"{report['records']} records in {args.file}: all verified")
     return 0
 
 

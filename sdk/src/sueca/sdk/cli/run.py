@@ -80,17 +80,32 @@ def read_token_file(path: str) -> str:
 
 
 def token_from_args(args: argparse.Namespace) -> str:
-    """--token-file, else --token (with a warning on stderr), else $SUECA_TOKEN."""
+    """--token-file, else --token (with a warning on stderr), else $SUECA_TOKEN; refused
+    here unless shaped NAME.SECRET (see :func:`check_token`)."""
     if args.token_file is not None:
-        return read_token_file(args.token_file)
+        return check_token(read_token_file(args.token_file), f"in {args.token_file!r}")
     if args.token is not None:
         print(TOKEN_WARNING, file=sys.stderr)
-        return str(args.token)
+        return check_token(str(args.token), "given with --token")
     token = settings().token
     if not token:
         raise UserError("no token: set SUECA_TOKEN or pass --token-file FILE "
                         "('sueca-arena bots add NAME' prints one)")
-    return token
+    return check_token(token, "in $SUECA_TOKEN")
+
+
+def check_token(token: str, where: str) -> str:
+    """A token is NAME.SECRET (``sueca-arena bots add NAME`` prints one; the name may hold
+    dots, the secret none). Anything else would go to the referee and come back as "wrong token
+    for bot 'garbage'", as if the secret were wrong; it is refused at start-up instead. The
+    message quotes at most the name, the part before the last '.': never the secret."""
+    name, dot, secret = token.rpartition(".")
+    if dot and name and secret:
+        return token
+    said = f"the name {name!r} has no secret after its '.'" if name else (
+        "it has no name before its '.'" if dot else "it has no '.'")
+    raise UserError(f"bad token {where}: {said}; tokens look like NAME.SECRET "
+                    "('sueca-arena bots add NAME' prints one)")
 
 
 def run(args: argparse.Namespace) -> int:
