@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from sueca.sdk.cli import Bounded, UserError
@@ -15,7 +16,7 @@ from sueca.sdk.settings import current
 
 __all__ = ["Bounded", "UserError", "add_redis", "add_port", "redis_url", "add_redis_action",
            "open_store", "fmt", "clean", "emit", "console", "check_operator_settings",
-           "check_port_free"]
+           "check_port_free", "Column", "fitted_table"]
 
 
 def add_redis(parser: argparse.ArgumentParser) -> None:
@@ -85,6 +86,49 @@ def console(stderr: bool = False):
     if not out.is_terminal:
         out = Console(stderr=stderr, highlight=False, width=120)
     return out
+
+
+#: a column: (header, drop rank: None never dropped, else lower ranks go first when narrow)
+Column = tuple[str, int | None]
+_NAME_MIN = 8  # a bot's name folds onto more lines rather than shrink below this
+
+
+def fitted_table(title: str, caption: str, columns: Sequence[Column],
+                 rows: Sequence[Sequence[str]], out: Any, name: int = 1) -> Any:
+    """A rich Table fitted to ``out``'s width: a number is never cut (rich cut an 80-column
+    leaderboard's rank to nothing and ratings to ``1940 ± 3…``); column ``name`` (a bot's
+    name) folds instead, and when even that is not enough the columns with a drop rank are
+    left out, lowest first, which the caption then says. Headers may hold newlines."""
+    from rich.cells import cell_len
+    from rich.table import Table
+    need = [max([cell_len(line) for line in head.split("\n")] + [cell_len(r[i]) for r in rows])
+            for i, (head, _) in enumerate(columns)]
+    keep = list(range(len(columns)))
+
+    def width(cols: list[int]) -> int:  # content + one space each side + the rules
+        return sum(min(need[i], _NAME_MIN) if i == name else need[i] for i in cols) \
+            + 3 * len(cols) + 1
+
+    dropped = []
+    for i in sorted((i for i, (_, d) in enumerate(columns) if d is not None),
+                    key=lambda i: columns[i][1] or 0):
+        if width(keep) <= out.width:
+            break
+        keep.remove(i)
+        dropped.append(columns[i][0].replace("\n", " "))
+    if dropped:
+        caption += f" · too narrow to show: {', '.join(dropped)} (--json has every column)"
+    table = Table(title=title, caption=caption)
+    for i in keep:
+        head = columns[i][0]
+        if i == name:
+            table.add_column(head, justify="left", overflow="fold",
+                             min_width=min(need[i], _NAME_MIN))
+        else:
+            table.add_column(head, justify="right", no_wrap=True, min_width=need[i])
+    for r in rows:
+        table.add_row(*(r[i] for i in keep))
+    return table
 
 
 def check_operator_settings() -> None:

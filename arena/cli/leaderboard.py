@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sueca.arena.cli.common import add_redis, console, emit, fmt, open_store
+from sueca.arena.cli.common import Column, add_redis, console, emit, fitted_table, fmt, open_store
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -20,57 +20,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_leaderboard)
 
 
-# The columns after "bot", with the order in which a narrow terminal drops them (0 first):
-# the per-move latency and the live ratings are the least needed beside the rating of record.
-# Headers on several lines are no wider than their numbers: all eight fit in 80 columns.
-_COLUMNS = (("#", None), ("bot", None), ("rating ±95%", None), ("games", 4),
-            ("live\nElo", 2), ("live\nOpenSkill\nμ ±2σ", 1), ("faults\nR/T/D", 3),
-            ("p50\nms", 0))
-_BOT_MIN = 8  # the bot's name folds onto more lines rather than shrink below this
+# The columns, with the order in which a narrow terminal drops them (0 first): the per-move
+# latency and the live ratings are the least needed beside the rating of record. Headers on
+# several lines are no wider than their numbers: all eight fit in 80 columns.
+_COLUMNS: tuple[Column, ...] = (
+    ("#", None), ("bot", None), ("rating ±95%", None), ("games", 4), ("live\nElo", 2),
+    ("live\nOpenSkill\nμ ±2σ", 1), ("faults\nR/T/D", 3), ("p50\nms", 0))
 
 
 def print_leaderboard(rows: Sequence[Mapping[str, Any]], out: Any = None) -> None:
-    """The table, fitted to the console: a number is never cut (an 80-column terminal showed
-    an empty rank and ``1940 ± 3…``); the bot's name folds instead, and when even that is not
-    enough the least needed columns are left out, which the caption says."""
-    from rich.cells import cell_len
-    from rich.table import Table
-
+    """The table, fitted to the console (:func:`~sueca.arena.cli.common.fitted_table`)."""
     from sueca.arena.record import PROVISIONAL_GAMES
     out = out or console()
-    cells = [_cells(r) for r in rows]
-    need = [max([cell_len(line) for line in head.split("\n")] + [cell_len(c[i]) for c in cells])
-            for i, (head, _) in enumerate(_COLUMNS)]
-    keep = list(range(len(_COLUMNS)))
-
-    def width(cols: list[int]) -> int:  # content + one space each side + the rules
-        return sum(min(need[i], _BOT_MIN) if i == 1 else need[i] for i in cols) \
-            + 3 * len(cols) + 1
-
-    dropped = []
-    for i in sorted((i for i, (_, d) in enumerate(_COLUMNS) if d is not None),
-                    key=lambda i: _COLUMNS[i][1] or 0):
-        if width(keep) <= out.width:
-            break
-        keep.remove(i)
-        dropped.append(_COLUMNS[i][0].replace("\n", " "))
     caption = (f"rating: fit over every result, 95% interval · ? provisional (fewer than "
                f"{PROVISIONAL_GAMES} games) · live: incremental, depends on the order games "
                "finished · faults: renúncias/timeouts/disconnects · p50: the bot's median "
                "answer time")
-    if dropped:
-        caption += f" · too narrow to show: {', '.join(dropped)} (--json has every column)"
-    table = Table(title="Leaderboard", caption=caption)
-    for i in keep:
-        head = _COLUMNS[i][0]
-        if i == 1:
-            table.add_column(head, justify="left", overflow="fold",
-                             min_width=min(need[i], _BOT_MIN))
-        else:
-            table.add_column(head, justify="right", no_wrap=True, min_width=need[i])
-    for c in cells:
-        table.add_row(*(c[i] for i in keep))
-    out.print(table)
+    out.print(fitted_table("Leaderboard", caption, _COLUMNS, [_cells(r) for r in rows], out))
 
 
 def _cells(r: Mapping[str, Any]) -> list[str]:

@@ -9,11 +9,13 @@ from typing import Any
 
 from sueca.arena.cli.common import (
     Bounded,
+    Column,
     UserError,
     add_redis,
     add_redis_action,
     console,
     emit,
+    fitted_table,
     fmt,
     open_store,
     redis_url,
@@ -58,25 +60,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def print_table(report: Mapping[str, Any], out: Any = None) -> None:
-    from rich.table import Table
+    """The standings, fitted to the console like the leaderboard (a number never cut; the
+    least needed columns left out when too narrow, live Elo first)."""
     out = out or console()
     dup = report["spec"].get("duplicate")
-    unit = "pairs" if dup else "matches"
-    table = Table(title=f"Tournament {report['tournament']} — {report['recorded']}/"
-                        f"{report['matches']} matches" + (" (duplicate)" if dup else ""),
-                  caption="forfeits: matches lost by a timeout or disconnect of the bot "
-                          "(renúncias are counted on the leaderboard)")
-    for col, just in (("#", "right"), ("bot", "left"), (unit, "right"),
-                      ("W-D-L", "right"), ("points", "right"), ("win %", "right"),
-                      ("game pts", "right"), ("rating ±95%", "right"), ("live Elo", "right"),
-                      ("forfeits", "right")):
-        table.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
-    for n, r in enumerate(report["standings"], 1):
-        table.add_row(str(n), r["bot"], str(r["units"]), f"{r['won']}-{r['drawn']}-{r['lost']}",
-                      f"{r['points']:g}", fmt(r["win_pct"], 1),
-                      f"{r['gp_for']}–{r['gp_against']}",
-                      f"{r['rating']:.0f} ± {fmt(r['rating_pm'])}", f"{r['elo']:.0f}",
-                      str(r["faults"]))
+    columns: tuple[Column, ...] = (
+        ("#", None), ("bot", None), ("pairs" if dup else "matches", None), ("W-D-L", None),
+        ("points", None), ("win %", 2), ("game\npts", 1), ("rating\n±95%", None),
+        ("live\nElo", 0), ("forfeits", 3))
+    rows = [[str(n), r["bot"], str(r["units"]), f"{r['won']}-{r['drawn']}-{r['lost']}",
+             f"{r['points']:g}", fmt(r["win_pct"], 1), f"{r['gp_for']}–{r['gp_against']}",
+             f"{r['rating']:.0f} ± {fmt(r['rating_pm'])}", f"{r['elo']:.0f}", str(r["faults"])]
+            for n, r in enumerate(report["standings"], 1)]
+    table = fitted_table(
+        f"Tournament {report['tournament']} — {report['recorded']}/{report['matches']} matches"
+        + (" (duplicate)" if dup else ""),
+        "forfeits: matches lost by a timeout or disconnect of the bot (renúncias are counted "
+        "on the leaderboard)", columns, rows, out)
     out.print(table)
     if report.get("archived"):
         out.print(f"[yellow]note[/]: {report['archived']} more results of this tournament were "

@@ -66,3 +66,26 @@ def test_a_terminal_too_narrow_for_every_column_leaves_some_out_and_says_so(play
         assert f"{row['rating']:.0f} ± " in line, line
     flat = " ".join(text.split())
     assert "too narrow to show: p50 ms" in flat and "--json has every column" in flat
+
+
+def test_the_tournament_table_is_fitted_the_same_way() -> None:
+    """The standings of `tournament run/show`: ten columns, every number whole at 80."""
+    from sueca.arena.cli.tournament import print_table
+    standings = [{"bot": name, "units": 120, "won": 61, "drawn": 3, "lost": 56,
+                  "points": 62.5, "win_pct": 52.1, "gp_for": 410, "gp_against": 398,
+                  "rating": 1512.4, "rating_pm": 87.2, "elo": 1544.9, "faults": 12}
+                 for name in ("a-rather-long-bot-name", "heuristic")]
+    report = {"tournament": "t20261201-070000-abcd", "recorded": 240, "matches": 240,
+              "spec": {"duplicate": True}, "standings": standings, "failed": []}
+    for width in (80, 120):
+        buf = io.StringIO()
+        print_table(report, Console(file=buf, width=width))
+        text = buf.getvalue()
+        assert "…" not in text and max(len(x) for x in text.splitlines()) <= width, text
+        for number in ("61-3-56", "62.5", "1512 ± 87", "12"):
+            assert number in text, (width, number, text)
+        flat = " ".join(text.split())
+        for number, header in (("52.1", "win %"), ("410–398", "game pts"), ("1545", "live Elo")):
+            assert number in text or ("too narrow to show" in flat and header in flat), \
+                (width, number, text)
+        assert width < 120 or "too narrow" not in flat, text  # 120 shows every column
