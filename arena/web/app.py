@@ -30,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from sueca.arena.record import PROVISIONAL_GAMES
 from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
 
 from .data import BadQuery, LeagueView, NotFound, check_page
@@ -78,6 +79,7 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
     slots = Slots()
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
     env.filters.update(when=_when, fmt=_fmt)
+    env.globals["provisional_games"] = PROVISIONAL_GAMES  # the leaderboard's ? mark
 
     def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         def url(**changes: Any) -> str:
@@ -103,14 +105,14 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
 
     # -- handlers (sync: Starlette runs them in its thread pool, redis-py is blocking) --------
     def leaderboard(request: Request) -> Response:
-        rows = view.leaderboard(_q(request, "sort") or "elo")
+        rows = view.leaderboard(_q(request, "sort") or "rating")
         p, per = check_page(_q(request, "page") or 1, _q(request, "per") or 50)
         total = len(rows)
         if api(request):
             return JSONResponse(_clean(rows[(p - 1) * per: p * per]))
         return page(request, "leaderboard.html", rows=rows[(p - 1) * per: p * per],
                     page_no=p, pages=max(1, -(-total // per)), total=total,
-                    sort=_q(request, "sort") or "elo", trimmed=view.trimmed())
+                    sort=_q(request, "sort") or "rating", trimmed=view.trimmed())
 
     def bot(request: Request) -> Response:
         data = view.bot(ident(request, "name"))

@@ -24,17 +24,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from sueca.arena.bots import BotRegistry
+from sueca.arena.leaderboard import ORDER_KEYS, health_columns, rank, rating_columns
 from sueca.arena.ratings import (
     DEFAULT_ELO_INITIAL,
     DEFAULT_ELO_K,
     Ratings,
+    entry_key,
     load,
     load_checkpoint,
+    load_matchups,
     rated,
     standings,
 )
+from sueca.arena.record import Fit
+from sueca.arena.record import fit as fit_record
 from sueca.arena.records import BotHealth, ResultEntry
 from sueca.arena.store import DONE, FAILED, Store, text
+from sueca.engine.game import ABORTED, FAULT_ENDS, NORMAL
 
 MAX_PAGE_SIZE = 200
 MAX_PAGE = 10**9  # Redis ranges are 64-bit: a larger offset would be its error, not ours
@@ -42,6 +48,11 @@ HISTORY = 500  # rating points a bot page shows (the latest)
 LIST_BOTS_TTL = 3.0  # seconds a replica's ListBots answer is reused (bot pages hit it)
 LIST_BOTS_TIMEOUT = 1.0  # a replica that does not answer in time: sessions unknown
 HEALTH_TTL = 10.0  # seconds the leaderboard's health columns may lag a rebuild of them
+#: seconds the rating of record may lag the results log before this process refits it itself
+#: (a refit is 0.2-0.4 s of CPU with 1,000 bots: never per page view; see LeagueView._record)
+RECORD_TTL = 30.0
+#: the ends a recorded match can have (``/matches?end=``)
+MATCH_ENDS = (NORMAL, *FAULT_ENDS, ABORTED)
 
 
 class NotFound(LookupError):
@@ -77,7 +88,11 @@ class LeagueView:
         self._trim: str | None = None
         self._bots: dict[str, _BotStats] = {}
         self._by_end: dict[str, list[str]] = {}
-        self._rated: tuple[tuple[Any, ...], dict[str, dict[str, Any]]] | None = None
+        self._rated: tuple[tuple[Any, ...], dict[str, dict[str, Any]], bool] | None = None
+        self._stored_fit: tuple[str, Fit] | None = None  # the fit record() cached in Redis
+        self._own_fit: tuple[str, Fit] | None = None  # this process's, when that one lagged
+        self._fit_moved = 0.0  # monotonic time the newest fit known here last moved
+        self._fit_lock = threading.Lock()  # one refit at a time, not one per waiting request
         self._fold_config: tuple[float, float] | None = None
         self._history: dict[str, list[tuple[float | None, float, float, float]]] = {}
         self._fold_ratings = Ratings()
@@ -153,20 +168,23 @@ class LeagueView:
         fold.dirty.clear()
 
     # -- leaderboard -----------------------------------------------------------------------
-    def leaderboard(self, sort: str = "elo") -> list[dict[str, Any]]:
-        """Registered bots with live ratings, best first, with the log's counts.
+    def leaderboard(self, sort: str = "rating") -> list[dict[str, Any]]:
+        """Registered bots with ratings, best first, with the log's counts.
 
-        The rows carry the live ratings :func:`sueca.arena.leaderboard.leaderboard` gives (the
-        CLI's ``--json``), its ``faults`` by kind (renuncia, timeout, disconnect), ``p50_ms``
-        and ``p99_ms``, plus ``matches``, ``won``, ``drawn``, ``lost``, ``last_seen``.
+        The rows are those of :func:`sueca.arena.leaderboard.leaderboard` (the CLI's
+        ``--json``): the rating of record with its 95% interval, ``matches`` (the rated matches
+        it rests on) and ``provisional``, the live ratings, ``faults`` by kind (renuncia,
+        timeout, disconnect), ``p50_ms`` and ``p99_ms``; plus ``logged`` (the bot's matches in
+        the results log after any trim: ``won`` + ``drawn`` + ``lost``) and ``last_seen``.
+        ``rank`` is the rank by the rating of record whatever the ``sort``.
         """
         if sort not in SORTS:
             raise BadQuery(f"bad sort {sort!r}: one of {', '.join(SORTS)}")
         rated = self._ratings()
         health = self._health_of(list(rated))
-        rows = [{**r, **(self._bots.get(r["bot"]) or _BotStats()).as_dict(),
-                 **_health_columns(health[r["bot"]])} for r in rated.values()]
-        if sort != "elo":
+        rows = [{**r, **_log_columns(self._bots.get(r["bot"]) or _BotStats()),
+                 **health_columns(health[r["bot"]])} for r in rated.values()]
+        if sort != "rating":
             rows.sort(key=SORTS[sort])
         return rows
 
@@ -183,28 +201,61 @@ class LeagueView:
         return got
 
     def _ratings(self) -> dict[str, dict[str, Any]]:
-        """Rated registered bots by name (best Elo first, with ``rank``), read again only when
-        the ratings may have moved: a new results-log entry folded (the ratings cursor), a bot
-        registered or removed, a rebuild with another K. One round trip when nothing did."""
+        """Rated registered bots by name (best rating of record first, with ``rank``), read
+        again only when the ratings may have moved: a new results-log entry folded (the ratings
+        cursor), a new rating of record cached, a bot registered or removed, a rebuild with
+        another K. One round trip when nothing did."""
         self.refresh()
         k = self.store.keys
         pipe = self.store.r.pipeline(transaction=False)
         pipe.get(k.ratings_cursor())
+        pipe.hget(k.ratings_record(), "cursor")
         pipe.scard(k.bots())
         pipe.hget(k.ratings_config(), "elo_k")
         stamp = tuple(text(x) for x in pipe.execute())
         cached = self._rated
-        if cached is not None and cached[0] == stamp:
+        if cached is not None and cached[0] == stamp and (
+                cached[2] or time.monotonic() - self._fit_moved < RECORD_TTL):
             return cached[1]
+        with self._fit_lock:
+            of_record, current = self._record(stamp[0] or "", stamp[1])
         registered = set(BotRegistry(self.store.r, k).names())
-        rows = [{"bot": bot, **r.as_dict()} for bot, r in load(self.store).items()
-                if bot in registered]
-        rows.sort(key=lambda r: (-r["elo"], r["bot"]))
-        for n, r in enumerate(rows, 1):
-            r["rank"] = n
+        rows = rank(rating_columns(bot, of_record, r) for bot, r in load(self.store).items()
+                    if bot in registered)
         by_bot = {r["bot"]: r for r in rows}
-        self._rated = (stamp, by_bot)
+        self._rated = (stamp, by_bot, current)
         return by_bot
+
+    def _record(self, cursor: str, stored: str | None) -> tuple[Fit, bool]:
+        """The rating of record for the results log up to ``cursor`` (the live ratings'), and
+        whether it is that current.
+
+        The fit :func:`sueca.arena.ratings.record` cached in Redis (the scheduler and the
+        exporter refresh it; ``stored`` is its cursor) when it is current; else this process's
+        own, fitted from the stored matchup counts — but only once the newest fit known here
+        has not moved for :data:`RECORD_TTL` seconds: a refit costs a fraction of a second
+        with a thousand bots, so a busy league's pages show a fit up to that much behind
+        rather than refit per view. Nothing is written: the pages are read-only.
+        """
+        initial = self._config()[1]
+        if stored is not None and (self._stored_fit is None or self._stored_fit[0] != stored):
+            raw = self.store.r.hget(self.store.keys.ratings_record(), "fit")
+            got = None if raw is None else Fit.from_dict(json.loads(raw))
+            self._stored_fit = None if got is None else (stored, got)
+            self._fit_moved = time.monotonic()
+        known = [f for f in (self._stored_fit, self._own_fit)
+                 if f is not None and f[1].initial == initial]
+        newest = max(known, key=lambda f: entry_key(f[0]) if f[0] else (-1, -1), default=None)
+        if newest is not None and (newest[0] == cursor
+                                   or time.monotonic() - self._fit_moved < RECORD_TTL):
+            return newest[1], newest[0] == cursor
+        # the counts are read after the cursor: they hold at least what it says (a refit here
+        # may then be labelled a little older than it is, never newer)
+        counts = load_matchups(self.store)
+        start = newest[1].theta if newest is not None and newest[1].theta else None
+        self._own_fit = (cursor, fit_record(counts, initial, start=start))
+        self._fit_moved = time.monotonic()
+        return self._own_fit[1], True
 
     def trimmed(self) -> dict[str, Any] | None:
         """Where retention trimmed the results log (``through`` entry id, ``results`` it held),
@@ -229,7 +280,7 @@ class LeagueView:
         health = self.store.bot_stats([name])[name]
         return {"bot": name, "registered": registry.exists(name),
                 "rating": rating, "rank": None if row is None else row["rank"], **stats.as_dict(),
-                **_health_columns(health), "moves": health["moves"], "turns": health["turns"],
+                **health_columns(health), "moves": health["moves"], "turns": health["turns"],
                 "max_ms": health["max_ms"],
                 "connected": self._connected(name),
                 "history": [{"time": t, "elo": e, "mu": mu, "sigma": sg}
@@ -273,8 +324,11 @@ class LeagueView:
     def matches(self, page: Any = 1, per: Any = 50, tournament: str | None = None,
                 bot: str | None = None, end: str | None = None) -> dict[str, Any]:
         """One page of matches, newest first; filters by tournament, bot (recorded matches)
-        and end (recorded matches). ``total`` counts every match the filters keep."""
+        and end (recorded matches: one of :data:`MATCH_ENDS`). ``total`` counts every match
+        the filters keep."""
         page, per = check_page(page, per)
+        if end is not None and end not in MATCH_ENDS:  # else a typo reads as "no such matches"
+            raise BadQuery(f"bad end {end!r}: one of {', '.join(MATCH_ENDS)}")
         start = (page - 1) * per
         s = self.store
         if tournament is not None and s.tournament(tournament) is None and tournament != "ladder":
@@ -457,13 +511,17 @@ class LeagueView:
                 "standings": standings(results, elo_k), "bots": bots, "cross": cross}
 
 
-def _health_columns(h: BotHealth) -> dict[str, Any]:
-    return {"faults": h["faults"], "p50_ms": h["p50_ms"], "p99_ms": h["p99_ms"]}
+def _log_columns(st: _BotStats) -> dict[str, Any]:
+    """The leaderboard's counts from the log fold: ``logged`` rather than ``matches``, which
+    in the row (as in the CLI's) is the rated matches the rating of record rests on."""
+    d = st.as_dict()
+    d["logged"] = d.pop("matches")
+    return d
 
 
+#: ``?sort=`` of the leaderboard: the CLI's orders (the rating of record first), and more
 SORTS: dict[str, Any] = {
-    "elo": lambda r: (-r["elo"], r["bot"]),
-    "openskill": lambda r: (-r["ordinal"], r["bot"]),
+    **ORDER_KEYS,
     "games": lambda r: (-r["games"], r["bot"]),
     "bot": lambda r: r["bot"],
 }
@@ -481,4 +539,5 @@ def check_page(page: Any, per: Any) -> tuple[int, int]:
     return p, n
 
 
-__all__ = ["LeagueView", "NotFound", "BadQuery", "SORTS", "check_page", "MAX_PAGE_SIZE"]
+__all__ = ["LeagueView", "NotFound", "BadQuery", "SORTS", "MATCH_ENDS", "check_page",
+           "MAX_PAGE_SIZE"]

@@ -23,30 +23,60 @@ def _cards(html: str, element_id: str) -> list[str]:
 
 def test_leaderboard_api_is_the_cli_data(client: Any, seeded: dict[str, Any]) -> None:
     from sueca.arena.leaderboard import leaderboard
-    # the web ranks by live Elo: compare with the CLI's --by elo (its default order, the rating
-    # of record, can differ from Elo's on a random seeded league)
-    cli = {r["bot"]: r for r in leaderboard(seeded["store"], by="elo")}
+    cli = leaderboard(seeded["store"])  # the CLI's --json rows, by the rating of record
     rows = client.get("/api/leaderboard").json()
-    assert [r["bot"] for r in rows] == sorted(cli, key=lambda b: (-cli[b]["elo"], b))
-    for r in rows:
-        for key in ("rank", "elo", "elo_pm", "mu", "mu_pm", "sigma", "ordinal", "games", "score"):
-            assert r[key] == cli[r["bot"]][key], (r["bot"], key)
-        assert r["games"] > 0
-        assert r["won"] + r["drawn"] + r["lost"] == r["matches"] > 0
+    assert [r["bot"] for r in rows] == [r["bot"] for r in cli]
+    for r, c in zip(rows, cli):
+        for key, value in c.items():  # every field of the CLI's rows, with the same value
+            assert r[key] == value, (r["bot"], key)
+        assert r["matches"] > 0 and r["rating_pm"] > 0 and r["provisional"] is True
+        assert r["won"] + r["drawn"] + r["lost"] == r["logged"] >= r["matches"]
+    by_elo = client.get("/api/leaderboard?sort=elo").json()
+    cli_elo = leaderboard(seeded["store"], by="elo")
+    assert [r["bot"] for r in by_elo] == [r["bot"] for r in cli_elo]
 
 
 def test_leaderboard_page_shows_every_bot_with_its_ratings(client: Any) -> None:
     rows = client.get("/api/leaderboard").json()
     html = client.get("/").text
+    assert "rating ± 95%" in html and "live Elo" in html and "Elo ± 95%" not in html
+    assert [unescape(b) for b in re.findall(r'<tr data-bot="([^"]+)">', html)] == [
+        r["bot"] for r in rows]  # in the rating of record's order
     for r in rows:
         row = re.search(rf'<tr data-bot="{r["bot"]}">(.*?)</tr>', html, re.S)
         assert row, r["bot"]
+        rating = re.search(r'class="num rating">([^<]*)<', row.group(1)).group(1)
+        assert rating == f"{r['rating']:.0f} ± {r['rating_pm']:.0f}"
+        assert ('class="provisional"' in row.group(1)) == r["provisional"]
         assert f"{r['elo']:.0f} ± {r['elo_pm']:.0f}" in row.group(1)
         assert f"{r['mu']:.1f} ± {r['mu_pm']:.1f}" in row.group(1)
     by_os = client.get("/api/leaderboard?sort=openskill").json()
     assert [r["ordinal"] for r in by_os] == sorted((r["ordinal"] for r in rows), reverse=True)
+    assert client.get("/api/leaderboard?sort=rating").json() == rows
     page2 = client.get("/api/leaderboard?per=2&page=2").json()
     assert [r["bot"] for r in page2] == [r["bot"] for r in rows[2:4]]
+
+
+def test_the_leaderboard_reads_the_cached_rating_of_record(client: Any, seeded: dict[str, Any],
+                                                          monkeypatch: Any) -> None:
+    """The page views do not refit: the rating of record is the one the league cached (or, when
+    that lags the log, this process's own refit, at most once per RECORD_TTL)."""
+    import sueca.arena.web.data as data
+    from sueca.arena.ratings import record
+    fits: list[int] = []
+    real_fit = data.fit_record
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        fits.append(1)
+        return real_fit(*args, **kw)
+    monkeypatch.setattr(data, "fit_record", counted)
+    cached = record(seeded["store"])  # what the scheduler and the exporter cache
+    for path in ("/", "/?sort=elo", "/api/leaderboard", "/api/bots/random", "/bots/heuristic"):
+        assert client.get(path).status_code == 200
+    assert fits == []
+    rows = client.get("/api/leaderboard").json()
+    assert {r["bot"]: r["rating"] for r in rows} == {
+        b: cached.rating[b] for b in (r["bot"] for r in rows)}
 
 
 def test_replay_viewer_shows_the_recorded_cards(client: Any, seeded: dict[str, Any]) -> None:
@@ -148,6 +178,8 @@ def test_a_half_played_duplicate_pair_hides_the_decks_until_the_twin_is_done(
     ("/?page=zero", 400, "'zero'"),
     ("/?sort=height", 400, "'height'"),
     ("/matches?per=5000", 400, "'5000'"),
+    ("/matches?end=bogus", 400, "'bogus'"),
+    ("/matches?end=Normal&bot=random", 400, "'Normal'"),
     ("/matches?page=0", 400, "'0'"),
     ("/matches?page=99999999999999999999999", 400, "'99999999999999999999999'"),
     ("/matches/{mid}?deal=99", 400, "deal 99"),
@@ -182,6 +214,9 @@ def test_matches_filters_and_pages(client: Any, seeded: dict[str, Any]) -> None:
     assert tour["total"] == len(seeded["matches"]) and tour["pages"] == -(-tour["total"] // 5)
     assert [m["id"] for m in tour["matches"]] == seeded["matches"][5:10]
     ends = {m["end"] for m in everything["matches"] if m["end"]}
+    bad = client.get("/api/matches?end=bogus")  # a typo is not "no such matches"
+    assert bad.status_code == 400 and "'bogus'" in bad.json()["error"]
+    assert all(e in bad.json()["error"] for e in ("normal", "renuncia", "timeout", "disconnect"))
     for end in ends:
         got = client.get(f"/api/matches?end={end}&per=200").json()["matches"]
         assert got and all(m["end"] == end for m in got)
@@ -276,7 +311,8 @@ def test_redis_gone_is_a_503_page(tmp_path: Any) -> None:
 
 
 def test_the_leaderboard_follows_new_results_and_registrations(client: Any,
-                                                              seeded: dict[str, Any]) -> None:
+                                                              seeded: dict[str, Any],
+                                                              monkeypatch: Any) -> None:
     from sueca.arena.bots import BotRegistry
     from sueca.arena.runner import play_and_record
     from sueca.arena.schedule import match_spec
@@ -288,7 +324,12 @@ def test_the_leaderboard_follows_new_results_and_registrations(client: Any,
     play_and_record(store, mid, mode="local")
     after = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
     assert after["random"]["games"] == before["random"]["games"] + 1
+    assert after["reckless"]["logged"] == before["reckless"]["logged"] + 1
+    # the rating of record follows once RECORD_TTL has passed with no newer fit cached
+    monkeypatch.setattr("sueca.arena.web.data.RECORD_TTL", 0.0)
+    after = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
     assert after["reckless"]["matches"] == before["reckless"]["matches"] + 1
+    assert after["reckless"]["rating"] != before["reckless"]["rating"]
     assert after["heuristic"]["games"] == before["heuristic"]["games"]
     assert client.get("/api/bots/random").json()["rating"]["games"] == after["random"]["games"]
     BotRegistry(store.r, store.keys).remove("reckless")  # removed bots leave the leaderboard
