@@ -26,10 +26,11 @@ def test_leaderboard_shows_faults_by_kind(client: Any, seeded: dict[str, Any]) -
     assert rows["heuristic"]["faults"]["renuncia"] == 0
     assert rows["reckless"]["p50_ms"] is None  # local play: no referee timed the turns
     html = client.get("/").text
-    assert ">renúncias</th>" in html
+    assert ">faults R/T/D</th>" in html and "renúncias" in html  # the header's title says so
     row = re.search(r'<tr data-bot="reckless">(.*?)</tr>', html, re.S)
     assert row is not None
-    assert f'<td class="num renuncias">{want}</td>' in row.group(1)
+    assert (f'<span class="renuncias">{want}</span>/<span class="timeouts">0</span>/'
+            '<span class="disconnects">0</span>') in row.group(1)
 
 
 def test_bot_page_shows_fault_counts_and_latency(client: Any, seeded: dict[str, Any]) -> None:
