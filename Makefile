@@ -1,34 +1,47 @@
-# The two commands that matter on a fresh machine; each builds its own virtual environment.
+# The commands that matter on a fresh machine; each builds its own virtual environment.
+#   make demo     the product (the three distributions), then a demo tournament
+#   make test     the product in editable mode plus the dev tools, the system tools, the checks
+#                 and the whole suite
 PY ?= python3
 VENV := .venv
-STAMP := $(VENV)/.installed
+PRODUCT := $(VENV)/.product
+DEV := $(VENV)/.dev
+PIP := $(VENV)/bin/pip --quiet --disable-pip-version-check
 
-.PHONY: demo test check bench clean
+.PHONY: install demo test check provision bench clean
 
-# sdk/ is the sueca-sdk distribution (engine, wire code, SDK); the root is sueca-arena on top.
-# The SDK goes in as a plain path (compat mode) so that a new module under sdk/src needs no
-# reinstall; the root maps referee/ and arena/ to sueca.referee and sueca.arena.
-$(STAMP): pyproject.toml sdk/pyproject.toml
+$(VENV)/bin/python:
 	$(PY) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet --config-settings editable_mode=compat -e ./sdk
-	$(VENV)/bin/pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	$(PIP) install --upgrade pip
 
-demo: $(STAMP)
+# Editable, so that a change under any src/ is live without a reinstall.
+$(PRODUCT): $(VENV)/bin/python pyproject.toml sdk/pyproject.toml referee/pyproject.toml arena/pyproject.toml
+	$(PIP) install -e ./sdk -e ./referee -e ./arena
+	touch $@
+
+$(DEV): $(PRODUCT) pyproject.toml
+	$(PIP) install --group dev
+	touch $@
+
+install: $(PRODUCT)
+
+demo: $(PRODUCT)
 	$(VENV)/bin/sueca-arena demo
 
+provision:
+	bash .ci/provision
+
 # Layers, lint and types first (seconds), then the whole suite.
-check: $(STAMP)
+check: $(DEV)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-test: check
+test: check provision
 	$(VENV)/bin/python -m pytest -q --durations=25
 
-bench: $(STAMP)
+bench: $(PRODUCT)
 	$(VENV)/bin/sueca-arena bench engine --deals 100000
 
 clean:
-	rm -rf $(VENV) *.egg-info sdk/src/*.egg-info
+	rm -rf $(VENV) build sdk/src/*.egg-info referee/src/*.egg-info arena/src/*.egg-info

@@ -53,7 +53,7 @@ def test_turn_times_metadata_is_parsed_and_junk_skipped() -> None:
 
 # -- recorded exactly once, rebuilt from the log -----------------------------------------------
 def _play_local(store: Any, mid: str, seed: str) -> dict[str, Any]:
-    from sueca.arena.runner import play_and_record
+    from sueca.arena.match_job import play_and_record
     store.create_match(mid, {"bots": ["reckless", "random", "reckless", "random"], "seed": seed})
     out = play_and_record(store, mid, mode="local")
     assert out["status"] == "recorded"
@@ -75,14 +75,14 @@ def test_a_redelivered_result_counts_once(store) -> None:
     # the same match recorded again (a re-delivered task, a racing worker): nothing added
     again, _ = store.record_result("m1", entry, replay)
     assert not again
-    from sueca.arena.runner import play_and_record
+    from sueca.arena.match_job import play_and_record
     assert play_and_record(store, "m1", mode="local")["status"] == "skipped"
     assert _health(store, ["reckless", "random"]) == before
 
 
 def test_old_entries_without_stats_read_and_the_totals_rebuild_identically(store) -> None:
     from sueca.arena.bots import BotRegistry
-    from sueca.arena.runner import outcome_to_result, run_local
+    from sueca.arena.match_job import outcome_to_result, run_local
     from sueca.arena.web.data import LeagueView
     for i in range(3):
         _play_local(store, f"new{i}", str(i))
@@ -209,7 +209,7 @@ def test_a_reckless_bot_on_a_real_referee(monkeypatch) -> None:
     from sueca.arena.bots import BotRegistry
     from sueca.arena.keys import Keys
     from sueca.arena.leaderboard import leaderboard
-    from sueca.arena.runner import play_and_record
+    from sueca.arena.match_job import play_and_record
     from sueca.arena.store import Store, connect
     from sueca.arena.web.data import LeagueView
     monkeypatch.setattr(metrics, "_labels", None)
@@ -265,7 +265,7 @@ def test_a_reckless_bot_on_a_real_referee(monkeypatch) -> None:
 
 def test_timeouts_are_counted_per_bot(monkeypatch, tmp_path: Path) -> None:
     from sueca.arena.keys import Keys
-    from sueca.arena.runner import play_and_record
+    from sueca.arena.match_job import play_and_record
     from sueca.arena.store import Store, connect
     (tmp_path / "sleepy.py").write_text(SLEEPY)
     arena = _referee_arena(str(tmp_path / "sleepy.py") + ":Sleepy", monkeypatch)

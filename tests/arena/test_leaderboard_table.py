@@ -12,7 +12,7 @@ from rich.console import Console
 from sueca.arena.bots import BotRegistry
 from sueca.arena.cli.leaderboard import print_leaderboard
 from sueca.arena.leaderboard import leaderboard
-from sueca.arena.runner import play_and_record
+from sueca.arena.match_job import play_and_record
 
 BOTS = ("heuristic", "random", "reckless")
 

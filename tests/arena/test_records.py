@@ -27,7 +27,7 @@ def test_notrequired_keys_are_optional_at_runtime() -> None:
 
 def test_a_recorded_match_and_its_tournament_match_their_types(store) -> None:
     from sueca.arena.leaderboard import leaderboard
-    from sueca.arena.runner import play_and_record
+    from sueca.arena.match_job import play_and_record
     from sueca.arena.schedule import round_robin, tournament_spec
     from sueca.arena.tournaments import _counts
 

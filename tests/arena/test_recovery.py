@@ -114,7 +114,7 @@ def test_a_redelivered_task_records_once_and_a_lapsed_lease_is_played_again(stor
     """play_and_record as a task runs it, local runner, real Redis: a second delivery while the
     first attempt's lease lives stands down (no attempt counted); once that owner is gone and
     its lease lapsed, the match is played and recorded, once; a late delivery then skips it."""
-    from sueca.arena.runner import play_and_record
+    from sueca.arena.match_job import play_and_record
     mid = _match(store)
     assert store.claim(mid)
     store.start_attempt(mid, owner="dead/1/t", lease=0.3)        # its worker dies mid-match

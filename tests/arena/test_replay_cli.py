@@ -104,7 +104,7 @@ def test_render_match_shows_a_renuncia(replay_file: Path) -> None:
 @pytest.fixture
 def recorded(store, redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch) -> dict:
     """A match played and recorded as a worker does it (runner.play_and_record, local runner)."""
-    from sueca.arena.runner import play_and_record
+    from sueca.arena.match_job import play_and_record
     from sueca.arena.schedule import match_spec
 
     monkeypatch.setenv("SUECA_KEY_PREFIX", prefix)     # the CLI's Store sees this test's keys

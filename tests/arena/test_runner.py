@@ -3,7 +3,7 @@ duplicate pair whose half was retried on a fresh seed is scored as two games, no
 
 from __future__ import annotations
 
-from sueca.arena.runner import reseeded
+from sueca.arena.match_job import reseeded
 from sueca.sdk.bots import RandomBot
 from sueca.sdk.local import play_local
 
@@ -27,7 +27,7 @@ def test_each_retry_gets_its_own_reproducible_seed_and_other_decks() -> None:
 def _play_pair(store, tid: str, retry_second: bool) -> list[dict]:
     """Play the two halves of one duplicate pair with the local runner, as a worker would; with
     ``retry_second`` an attempt of the second half died first (so it is played on attempt 2)."""
-    from sueca.arena.runner import play_and_record
+    from sueca.arena.match_job import play_and_record
     from sueca.arena.schedule import round_robin, tournament_spec
     spec = tournament_spec(["random", "heuristic"], 2, True, {})
     store.create_tournament(tid, spec, round_robin)
@@ -67,9 +67,9 @@ def test_a_pair_whose_half_was_reseeded_is_rated_as_two_games(store) -> None:
 def test_the_local_runner_reads_a_seed_as_the_referee_does() -> None:
     """A spec's seed is text; the referee reads "42" as the int 42 (proto_convert.parse_seed),
     and so must the local runner, or the two would deal different decks from one spec."""
-    from sueca.arena.runner import run_local
+    from sueca.arena.match_job import run_local
+    from sueca.codec import parse_seed
     from sueca.engine import Match
-    from sueca.wire import parse_seed
     out = run_local({"bots": ["random"] * 4, "seed": "42", "match_id": "m", "first_dealer": 1})
     dealt = Match(seed=parse_seed("42"), first_dealer=1).deals[0].deck
     assert out["replay"]["deals"][0]["deck"] == [str(c) for c in dealt]
@@ -89,8 +89,8 @@ def test_a_refused_operator_token_is_retried_and_named_the_same_with_one_or_many
     import pytest
     from arenakit import SUECA_ARENA
 
+    from sueca.arena.match_job import Transient, run_on_referee
     from sueca.arena.redisproc import free_port
-    from sueca.arena.runner import Transient, run_on_referee
 
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
@@ -128,7 +128,7 @@ def test_placement_names_a_broken_tls_setting_at_once() -> None:
 
     import pytest
 
-    from sueca.arena.runner import Transient, place
+    from sueca.arena.match_job import Transient, place
     from sueca.sdk.channels import CredentialsError
 
     def list_bots(addr: str) -> list:

@@ -157,7 +157,7 @@ def test_ladder_only_pairs_registered_connected_bots(store):
 
 
 def test_place_picks_a_replica_with_a_free_seat_for_every_seat():
-    from sueca.arena.runner import Transient, place
+    from sueca.arena.match_job import Transient, place
     replicas = {
         "r1:1": [{"bot": "a", "free": 4}],                                # b not connected
         "r2:1": [{"bot": "a", "free": 1}, {"bot": "b", "free": 4}],       # a sits twice: 1 < 2

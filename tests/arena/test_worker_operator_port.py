@@ -83,7 +83,7 @@ def test_a_worker_told_the_public_port_says_where_the_operator_api_is(split_refe
     """The worker's placement (run in this process, as a worker's pool runs it) against the
     public port alone (one replica: RunMatch; two: placement by ListBots): a Transient that
     names the operator port, so the match is retried once the settings are fixed."""
-    from sueca.arena.runner import Transient, run_on_referee
+    from sueca.arena.match_job import Transient, run_on_referee
     monkeypatch.setenv("SUECA_OPERATOR_TOKEN", TOKEN)
     public = f"127.0.0.1:{split_referee['port']}"
     for replicas in ([public], [public, f"127.0.0.1:{free_port()}"]):  # RunMatch; placement

@@ -151,7 +151,7 @@ def test_a_failed_call_does_not_close_the_channel_other_threads_play_on():
 
     import grpc
 
-    from sueca.arena import runner
+    from sueca.arena import match_job as runner
     from sueca.arena.redisproc import free_port
     addr = f"127.0.0.1:{free_port()}"  # nobody listens: calls fail, the channel stays open
     got: list[object] = []

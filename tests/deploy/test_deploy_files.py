@@ -177,7 +177,7 @@ def test_alerts_cover_faults_results_and_referees() -> None:
 
 def cli_modules() -> dict[str, str]:
     """Module -> first command, read from arena/cli/__init__.py COMMANDS without importing it."""
-    tree = ast.parse((ROOT / "arena" / "cli" / "__init__.py").read_text())
+    tree = ast.parse((ROOT / "arena" / "src" / "sueca" / "arena" / "cli" / "__init__.py").read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == "COMMANDS" for t in node.targets):
@@ -339,17 +339,12 @@ def test_dockerfile_installs_the_package_in_one_slim_image() -> None:
     # a pinned base: patch release and Debian release (and a digest when one is known)
     assert re.search(r"^FROM python:3\.11\.\d+-slim-[a-z]+(@sha256:[0-9a-f]{64})?\s*$", text, re.M), \
         "the base image is not pinned to a patch release"
-    assert re.search(r"pip install (--[a-z-]+ )*\./sdk \.(\s|$)", text)
+    assert re.search(r"pip install (--[a-z-]+ )*\./sdk \./referee \./arena(\s|$)", text)
     assert re.search(r"^USER ", text, re.M), "the image should not run as root"
-    # every top-level folder the package is built from is copied in
-    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    mapped = setup.get("package-dir", {})
-    dirs = {mapped.get(p, p).split("/")[0] for p in setup["packages"] if "." not in mapped.get(p, p)}
-    dirs.add("sdk")  # the sueca-sdk distribution the root depends on
+    # every distribution the image installs is copied in
     copied = set(re.findall(r"^COPY (\S+) ", text, re.M))
-    assert dirs <= copied, f"the Dockerfile does not copy {sorted(dirs - copied)}"
-    assert "readme" not in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"] \
-        or "README.md" in text
+    dists = {"sdk", "referee", "arena"}
+    assert dists <= copied, f"the Dockerfile does not copy {sorted(dists - copied)}"
 
 
 # --- Kubernetes ------------------------------------------------------------------------------
@@ -1093,10 +1088,10 @@ def test_lock_input_is_the_packages_runtime_dependencies() -> None:
     def reqs(lines: list[str]) -> dict[str, str]:
         return {canonicalize_name(r.name): str(r.specifier) for r in map(Requirement, lines)}
 
-    root = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    sdk = tomllib.loads((ROOT / "sdk" / "pyproject.toml").read_text())
-    wanted = reqs(root["project"]["dependencies"] + sdk["project"]["dependencies"]
-                  + root["build-system"]["requires"])
+    dists = [tomllib.loads((ROOT / d / "pyproject.toml").read_text())
+             for d in ("sdk", "referee", "arena")]
+    wanted = reqs([r for d in dists for r in d["project"]["dependencies"]
+                   if not r.startswith("sueca-")] + dists[0]["build-system"]["requires"])
     for name in NOT_IN_IMAGE:
         wanted.pop(name, None)
     locked_input = reqs(requirement_lines(LOCK_INPUT.read_text()))

@@ -51,7 +51,7 @@ def test_engine_imports_no_service_dependencies():
     configuration): no grpc, redis, celery or prometheus, so bots and tools can use it alone."""
     code = (
         "import json, sys\n"
-        "import sueca.engine, sueca.engine.replay, sueca.engine.runner\n"
+        "import sueca.engine, sueca.engine.replay, sueca.engine.playout\n"
         "import sueca.engine.observation, sueca.engine.variant\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )

@@ -86,7 +86,7 @@ def test_four_house_bots_play_a_match_alone(house_referee: ServerThread) -> None
 
 
 def test_turn_times_come_back_only_to_a_caller_that_asks(house_referee: ServerThread) -> None:
-    from sueca import wire as conv
+    from sueca import codec as conv
     from sueca.arena.loadtest import parse_turn_times
     from sueca.v1 import sueca_pb2_grpc as pb_grpc
 

@@ -9,9 +9,9 @@ import gc
 import random
 import weakref
 
-from sueca import wire as conv
+from sueca import codec as conv
 from sueca.engine.game import TIMEOUT
-from sueca.referee.match_runner import MatchRunner
+from sueca.referee.clocked_match import MatchRunner
 from sueca.referee.sessions import Session, SessionHub
 from sueca.v1 import sueca_pb2 as pb
 

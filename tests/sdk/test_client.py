@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from sueca import wire as conv
+from sueca import codec as conv
 from sueca.engine import Card, Match, SeatView, Trick, Variant
 from sueca.engine.observation import OBSERVATION_FIELDS
 from sueca.referee import control
-from sueca.sdk import wire
+from sueca.sdk import net_observation as wire
 from sueca.sdk.client import resolve
 
 _HERE = Path(__file__).resolve().parents[1] / "referee"
@@ -38,7 +38,7 @@ POOL = ThreadPoolExecutor(4)
 # -- no server needed ----------------------------------------------------------------------------
 
 def test_sdk_import_does_not_pull_in_the_league():
-    code = ("import sys, sueca.sdk, sueca.sdk.client, sueca.sdk.wire, sueca.sdk.cli, sueca.sdk.bots\n"
+    code = ("import sys, sueca.sdk, sueca.sdk.client, sueca.sdk.net_observation, sueca.sdk.cli, sueca.sdk.bots\n"
             "bad = [m for m in ('celery', 'redis', 'prometheus_client', 'kombu') "
             "if m in sys.modules]\n"
             "print('LOADED', bad)\n")

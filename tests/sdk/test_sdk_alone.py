@@ -72,7 +72,7 @@ def test_only_grpcio_and_protobuf_come_along(sdk_venv: tuple[Path, dict[str, str
     assert names <= ALLOWED, names - ALLOWED  # anything new is a decision, not an accident
     # one namespace: no top-level sdk/arena/referee module, and no league inside sueca
     probe = _run([str(venv / "bin" / "python"), "-c",
-                  "import importlib.util as u, sueca.engine, sueca.sdk, sueca.wire, sueca.v1\n"
+                  "import importlib.util as u, sueca.engine, sueca.sdk, sueca.codec, sueca.v1\n"
                   "print([m for m in ('sdk', 'arena', 'referee', 'sueca.arena', 'sueca.referee')"
                   " if u.find_spec(m.split('.')[0]) and (('.' not in m) or u.find_spec(m))])"],
                  venv, env)

@@ -1,4 +1,4 @@
-"""sueca.wire: the hand-rolled hot-path encoders give exactly what the generated classes
+"""sueca.codec: the hand-rolled hot-path encoders give exactly what the generated classes
 give, and match specs survive the trip to the wire and back."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sueca import wire as conv
+from sueca import codec as conv
 from sueca.engine import CARDS, Match, Trick, Variant
 from sueca.v1 import sueca_pb2 as pb
 

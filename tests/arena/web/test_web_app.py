@@ -153,7 +153,7 @@ def test_a_running_match_shows_no_hands_nor_seed(client: Any, seeded: dict[str, 
 
 def test_a_half_played_duplicate_pair_hides_the_decks_until_the_twin_is_done(
         client: Any, seeded: dict[str, Any]) -> None:
-    from sueca.arena.runner import play_and_record
+    from sueca.arena.match_job import play_and_record
     done, pending = seeded["half_done"], seeded["half_pending"]
     seed = seeded["store"].match(done)["spec"]["seed"]
     doc = client.get(f"/api/matches/{done}").json()
@@ -314,7 +314,7 @@ def test_the_leaderboard_follows_new_results_and_registrations(client: Any,
                                                               seeded: dict[str, Any],
                                                               monkeypatch: Any) -> None:
     from sueca.arena.bots import BotRegistry
-    from sueca.arena.runner import play_and_record
+    from sueca.arena.match_job import play_and_record
     from sueca.arena.schedule import match_spec
     store = seeded["store"]
     before = {r["bot"]: r for r in client.get("/api/leaderboard").json()}

@@ -11,7 +11,7 @@ BOTS = ("random", "heuristic", "reckless")
 
 def seed_league(store: Any, k: int = 2, tid: str = "tweb") -> dict[str, Any]:
     from sueca.arena.bots import BotRegistry
-    from sueca.arena.runner import play_and_record
+    from sueca.arena.match_job import play_and_record
     from sueca.arena.schedule import match_spec
     from sueca.arena.tournaments import prepare_tournament
 

@@ -32,7 +32,7 @@ from .game import (
     trick_keys,
 )
 from .observation import Observation, SeatView, Snapshot
-from .runner import Player, play_match
+from .playout import Player, play_match
 from .variant import DEFAULT, Variant
 
 __all__ = [

@@ -1,7 +1,7 @@
 """What one seat may know: its own hand and public play, nothing more (docs/rules.md: no signals).
 
 :class:`Observation` is the protocol a bot reads (``Bot.play(observation)``); three classes
-satisfy it: :class:`SeatView` here, the SDK's ``sueca.sdk.wire.Observation`` (decoded from the
+satisfy it: :class:`SeatView` here, the SDK's ``sueca.sdk.net_observation.Observation`` (decoded from the
 wire) and :class:`Snapshot` (frozen). So a bot works unchanged in-process and over the network.
 
 :class:`SeatView` is a *view* of a live match for one seat, computed on access: a bot that

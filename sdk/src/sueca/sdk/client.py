@@ -33,13 +33,7 @@ from typing import Any
 
 import grpc
 
-from sueca.engine import Card, CardError, End, card
-from sueca.sdk.bot import Bot, Clock, MatchInfo
-from sueca.sdk.channels import PLAINTEXT, ClientTLS, open_aio_channel
-from sueca.sdk.logs import bind
-from sueca.sdk.wire import Observation
-from sueca.v1 import sueca_pb2 as pb
-from sueca.wire import (
+from sueca.codec import (
     action_bytes,
     deal_result_from_pb,
     end_from_pb,
@@ -47,6 +41,12 @@ from sueca.wire import (
     trick_from_pb,
     variant_from_pb,
 )
+from sueca.engine import Card, CardError, End, card
+from sueca.sdk.bot import Bot, Clock, MatchInfo
+from sueca.sdk.channels import PLAINTEXT, ClientTLS, open_aio_channel
+from sueca.sdk.logs import bind
+from sueca.sdk.net_observation import Observation
+from sueca.v1 import sueca_pb2 as pb
 
 __all__ = ["run", "serve", "resolve", "AuthenticationError", "sdk_version"]
 
@@ -89,7 +89,7 @@ _STILL_OPEN = (" -- the turn stays open and this bot has answered it: the game w
 
 
 def _identity(data: bytes) -> bytes:
-    return data  # BotMessages are encoded here (answers by sueca.wire.action_bytes)
+    return data  # BotMessages are encoded here (answers by sueca.codec.action_bytes)
 
 
 class SessionStalled(Exception):

@@ -1,0 +1,230 @@
+"""The one Celery app of the arena: broker and result backend are the Redis in SUECA_REDIS_URL.
+
+Delivery guarantees (why each setting):
+
+* ``task_acks_late`` + ``task_reject_on_worker_lost``: a message is acknowledged only when its
+  task has finished; a pool process that dies mid-match (SIGKILL, OOM) gets its message
+  re-queued, and the match is played again. A whole worker that dies leaves its message in the
+  broker's "unacked" set, restored to the queue after ``visibility_timeout``
+  (``SUECA_VISIBILITY_TIMEOUT``, default 600 s — longer than any match may take, or a slow match
+  would be delivered twice; harmless, since recording is exactly-once, but wasteful).
+* ``worker_cancel_long_running_tasks_on_connection_loss = False``: when the broker connection
+  drops, a running match goes on. Set to True, Celery terminates it, calls the (unreachable)
+  result backend, treats the job as revoked and acknowledges it — the message is gone and the
+  match stays ``running`` for ever. Whatever happens to the message now (its ack may fail on the
+  dead channel; it may come back after the visibility timeout), recording is exactly-once and a
+  redelivery waits while the first attempt holds the match's lease.
+* ``task_ignore_result = True``: nobody reads a match task's Celery result (the result is in the
+  results log), so a worker never writes to the result backend — not on success, retry or
+  failure, and never on a Redis that is down. A caller that wants one for a single call passes
+  ``ignore_result=False`` to ``apply_async`` (the tests do); those expire after an hour.
+* Whatever still vanishes — a worker SIGKILLed between taking a message and acknowledging it, a
+  flushed broker — is found by :mod:`sueca.arena.recovery` from the match leases and re-queued
+  within seconds, so the visibility timeout is a last resort, not the recovery path.
+* ``worker_prefetch_multiplier = 1``: one reserved task per pool process (or thread, with
+  ``--pool threads``), so a busy worker never sits on matches that an idle one could play.
+* Every broker and backend key lives under ``{prefix}celery:`` (kombu ``global_keyprefix``), next
+  to the arena's own keys (:mod:`sueca.arena.keys`).
+* The broker and backend get the URL in Celery's spelling (:func:`sueca.arena.redisurl.for_celery`:
+  ``unix://`` becomes ``redis+socket://``); code of ours that talks to the same Redis through
+  redis-py reads the URL as the user gave it from :func:`redis_url`.
+
+Metrics: a worker started with a metrics port (``sueca-arena worker --metrics-port P`` or
+``SUECA_METRICS_PORT``) serves them from its main process; pool processes write to
+``PROMETHEUS_MULTIPROC_DIR`` (prometheus-client multiprocess mode), see :mod:`sueca.arena.metrics`.
+A ``--pool threads`` worker is one process: the same directory, written by that process only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import warnings
+from typing import Any
+
+from celery import Celery, signals
+from celery.exceptions import CPendingDeprecationWarning
+
+from sueca.arena.keys import default_keys
+from sueca.arena.redisurl import for_celery
+from sueca.sdk.settings import current
+
+QUEUE = "sueca.matches"
+
+
+
+@signals.setup_logging.connect
+def _logging(loglevel: int | str | None = None, **_: object) -> None:
+    """Celery's logging set-up is replaced by ours (a receiver of this signal switches Celery's
+    off): its records, and the tasks', go through the one stderr handler of
+    :mod:`sueca.sdk.logs`, in the format the command line chose (``--log-format``), so a worker
+    with ``json`` writes nothing but JSON lines. Pool processes run it again after the fork."""
+    from sueca.sdk.logs import current_format, setup
+    setup(level=loglevel or None)
+    if current_format() == "json":  # its shutdown notices are printed: log them instead
+        from celery.apps import worker
+        worker.safe_say = _say  # type: ignore[attr-defined]
+
+
+def _say(msg: str, f: object = None) -> None:
+    """Celery's ``safe_say`` (a notice printed from a signal handler) as a log line."""
+    import logging
+    logging.getLogger("celery.apps.worker").warning("%s", msg.strip())
+
+
+@signals.task_prerun.connect
+def _log_match(args: Any = None, kwargs: Any = None, **_: object) -> None:
+    """Every line a task logs (Celery's own "succeeded" and "retry" lines too) names its match:
+    a task's first argument, or ``match_id=``, is the match id (run_match's signature)."""
+    from sueca.sdk.logs import bind
+    mid = (kwargs or {}).get("match_id") or (args[0] if args else None)
+    bind(match_id=mid if isinstance(mid, str) else None)
+
+
+@signals.task_postrun.connect
+def _log_match_done(**_: object) -> None:
+    from sueca.sdk.logs import bind
+    bind(match_id=None, tournament=None)
+
+
+@signals.celeryd_after_setup.connect
+def _quiet_cancel_notice(**_: object) -> None:
+    """Celery warns on every connection loss that it will cancel running tasks "by default in
+    6.0": we set the option explicitly (to False, see above), so the notice is noise in a
+    worker's log. Installed after Celery's own logging set-up, which turns its warnings on."""
+    warnings.filterwarnings("ignore", message=r"\s*In Celery 5\.1 we introduced an optional",
+                            category=CPendingDeprecationWarning)
+
+
+def _url() -> str:
+    return current().redis_url or "redis://127.0.0.1:6379/0"
+
+
+def _transport_options() -> dict[str, object]:
+    return {
+        "global_keyprefix": default_keys().celery_prefix(),
+        "visibility_timeout": current().visibility_timeout,
+        # look for abandoned messages every few seconds, not every 100 s (kombu's default)
+        "unacked_restore_interval": 2,
+        "unacked_restore_throttle": 1,
+    }
+
+
+def make_app(url: str | None = None) -> Celery:
+    url = url or _url()
+    app = Celery("sueca_arena", broker=for_celery(url), backend=for_celery(url),
+                 include=["sueca.arena.tasks"])
+    app.conf.update(
+        sueca_redis_url=url,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_default_queue=QUEUE,
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        task_ignore_result=True,  # nothing reads results; a caller that wants one asks for it
+        result_expires=3600,  # read within seconds (tests), if at all: ~0.5 KB a match in Redis
+        task_store_errors_even_if_ignored=False,
+        broker_connection_retry_on_startup=True,
+        broker_transport_options=_transport_options(),
+        result_backend_transport_options={"global_keyprefix": default_keys().celery_prefix()},
+        redis_socket_connect_timeout=5,
+        worker_hijack_root_logger=True,
+        worker_redirect_stdouts=False,
+        worker_cancel_long_running_tasks_on_connection_loss=False,
+    )
+    return app
+
+
+def configure(url: str) -> Celery:
+    """Point the app at ``url`` (before its first use), re-reading SUECA_KEY_PREFIX and
+    SUECA_VISIBILITY_TIMEOUT: the CLI's ``--redis`` option. The environment is left alone."""
+    app.conf.sueca_redis_url = url
+    app.conf.broker_url = for_celery(url)
+    app.conf.result_backend = for_celery(url)
+    app.conf.broker_transport_options = _transport_options()
+    app.conf.result_backend_transport_options = {
+        "global_keyprefix": default_keys().celery_prefix()}
+    return app
+
+
+def redis_url(celery_app: Celery | None = None) -> str:
+    """The Redis URL of the app as redis-py takes it (the broker URL is Celery's spelling)."""
+    return str((celery_app or app).conf.sueca_redis_url)
+
+
+app = make_app()
+
+
+# -- metrics in the worker (prometheus multiprocess mode) ----------------------------------------
+_own_dir: str | None = None  # a multiprocess directory this process made (removed at shutdown)
+
+
+def prepare_metrics_env() -> str | None:
+    """Give this worker a fresh PROMETHEUS_MULTIPROC_DIR when it will serve metrics.
+
+    Must run before any worker metric is created: prometheus_client picks its value class
+    (in-memory or mmap files) at import, so it is picked again here if it was imported already.
+    A directory given by the operator is used as is (wipe it between runs, as the client asks).
+    """
+    if current().metrics_port is None:
+        return None
+    global _own_dir
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        _own_dir = tempfile.mkdtemp(prefix="sueca-worker-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = _own_dir
+    values = sys.modules.get("prometheus_client.values")
+    if values is not None:  # imported already (by another command module): choose again
+        values.ValueClass = values.get_value_class()  # type: ignore[attr-defined]
+    return os.environ["PROMETHEUS_MULTIPROC_DIR"]
+
+
+prepare_metrics_env()
+
+
+def threads_pool(celery_app: Celery | None = None) -> bool:
+    """True when the worker plays its matches in threads of its one process (``--pool
+    threads``): then no ``worker_process_*`` signal is sent, and what they set up per pool
+    process is done once, in the worker's process, by the ``worker_*`` signals instead."""
+    return str((celery_app or app).conf.worker_pool) == "threads"
+
+
+@signals.worker_init.connect
+def _start_metrics(**_: object) -> None:
+    if threads_pool():
+        _child_start()
+    port = current().metrics_port
+    if port is not None:
+        from sueca.arena.metrics import serve_worker_metrics
+        try:
+            serve_worker_metrics(port, redis_url(app), QUEUE)
+        except OSError as err:  # taken since `sueca-arena worker` checked it: say so, loudly
+            import logging
+            logging.getLogger("sueca.arena.worker").error(
+                "NOT serving worker metrics on port %s: %s", port, err.strerror or err)
+
+
+@signals.worker_process_init.connect
+def _child_start(**_: object) -> None:
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from sueca.arena.metrics import init_labels
+        init_labels()
+
+
+@signals.worker_process_shutdown.connect
+def _child_exit(pid: int | None = None, **_: object) -> None:
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+        multiprocess.mark_process_dead(pid or os.getpid())
+
+
+@signals.worker_shutdown.connect
+def _worker_exit(**_: object) -> None:
+    if _own_dir and os.getpid() == _owner_pid:
+        import shutil
+        shutil.rmtree(_own_dir, ignore_errors=True)
+
+
+_owner_pid = os.getpid()

@@ -1,0 +1,72 @@
+"""The leaderboard: the registered bots ranked by the rating of record (CLI, demo, exporter, web).
+
+Each row has the rating of record (:mod:`sueca.arena.record`: an order-free fit over the whole
+results log) with its 95% interval, the matches it rests on and whether the bot is still
+provisional, then the *live* columns — incremental Elo and OpenSkill, which move after every
+game and depend on the order games finished (see :mod:`sueca.arena.ratings`) — and the bot's
+health (:mod:`sueca.arena.botstats`): ``faults`` by kind (``renuncia``, ``timeout``,
+``disconnect``) and its move latency ``p50_ms`` and ``p99_ms`` (None without timed turns).
+
+This module owns the row: :func:`rating_columns`, :func:`health_columns` and :func:`rank` build
+it for the CLI here and for the web (:mod:`sueca.arena.web.data`, which reads a cached fit
+instead of refitting), so that ``/api/leaderboard`` and ``leaderboard --json`` cannot drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, cast
+
+from sueca.arena.record import Fit
+from sueca.arena.records import BotHealth, LeaderboardRow
+
+if TYPE_CHECKING:
+    from sueca.arena.ratings import Rating
+
+__all__ = ["leaderboard", "ORDERS", "ORDER_KEYS", "rating_columns", "health_columns", "rank"]
+
+#: ``--by``: the rating of record (default), live Elo, or OpenSkill's conservative mu - 3 sigma
+ORDERS = ("rating", "elo", "openskill")
+
+#: sort keys of :data:`ORDERS`, best first (ties by name, so the order is stable)
+ORDER_KEYS: dict[str, Callable[[Any], Any]] = {
+    "rating": lambda r: (-r["rating"], r["bot"]),
+    "elo": lambda r: (-r["elo"], r["bot"]),
+    "openskill": lambda r: (-r["ordinal"], r["bot"]),
+}
+
+
+def rating_columns(bot: str, of_record: Fit, live: Rating) -> dict[str, Any]:
+    """``bot`` and its rating columns: the rating of record (the initial rating with no ± for a
+    bot the fit has not seen yet), then the live ones (they keep their names: elo, elo_pm, mu,
+    ..., games, where a duplicate pair counts once)."""
+    return {"bot": bot, "rating": of_record.rating.get(bot, of_record.initial),
+            "rating_pm": of_record.pm.get(bot), "matches": of_record.games.get(bot, 0),
+            "provisional": of_record.provisional(bot), **live.as_dict()}
+
+
+def health_columns(h: BotHealth) -> dict[str, Any]:
+    """The row's health columns from the bot's totals (:meth:`Store.bot_stats`)."""
+    return {"faults": h["faults"], "p50_ms": h["p50_ms"], "p99_ms": h["p99_ms"]}
+
+
+def rank(rows: Iterable[dict[str, Any]], by: str = "rating") -> list[dict[str, Any]]:
+    """The rows in ``by``'s order, best first, each with its ``rank`` (1 = best)."""
+    out = sorted(rows, key=ORDER_KEYS[by])
+    for n, row in enumerate(out, 1):
+        row["rank"] = n
+    return out
+
+
+def leaderboard(store: Any, by: str = "rating") -> list[LeaderboardRow]:
+    from sueca.arena.bots import BotRegistry
+    from sueca.arena.ratings import load, record
+    if by not in ORDERS:
+        raise ValueError(f"bad order {by!r}: one of {', '.join(ORDERS)}")
+    of_record = record(store)  # catches up first: a worker that died between recording and
+    registered = set(BotRegistry(store.r, store.keys).names())  # rating leaves nothing behind
+    ratings = {bot: r for bot, r in load(store).items() if bot in registered}
+    health = store.bot_stats(list(ratings))
+    rows = [{**rating_columns(bot, of_record, r), **health_columns(health[bot])}
+            for bot, r in ratings.items()]
+    return cast(list[LeaderboardRow], rank(rows, by))

@@ -1,0 +1,494 @@
+"""Running one match for the league, and recording it: the domain behind the Celery task.
+
+Two ways to run a match:
+
+``referee`` (production)
+    Place the match on a referee replica where every bot has free capacity (``ListBots`` on
+    each known replica: ``SUECA_REFEREES`` plus replicas that heartbeat into Redis), then
+    ``RunMatch`` through :func:`sueca.referee.control.run_match`.
+``local`` (tests, laptops without a referee)
+    Play the example bots in-process, the same engine and the same replay record. A bot name
+    maps to an example (``random``, ``heuristic``, ``reckless``) or, through
+    ``SUECA_LOCAL_BOTS="name=module:Class,..."``, to any class.
+
+:func:`play_and_record` is the whole job of one task run; it raises :class:`Transient` for
+what is worth retrying (no replica reachable, no free capacity, Redis lost) and
+:class:`Permanent` for what is not (a bad spec, an unknown bot). The task decides about retries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from sueca.arena import botstats
+from sueca.arena.records import MatchRecord, ResultEntry
+from sueca.arena.store import (
+    HEARTBEAT_SECONDS,
+    LEASE_SECONDS,
+    TRANSIENT_REDIS_ERRORS,
+    Store,
+    UnknownMatch,
+    default_owner,
+)
+from sueca.sdk.logs import log_context
+from sueca.sdk.settings import current
+
+__all__ = ["Transient", "Permanent", "run_match", "run_local", "run_on_referee", "place",
+           "play_and_record", "replicas", "outcome_to_result"]
+
+#: gRPC status codes worth another try: the replica is down or busy, a bot is (re)connecting.
+TRANSIENT_CODES = {"UNAVAILABLE", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "DEADLINE_EXCEEDED",
+                   "ABORTED", "ALREADY_EXISTS", "CANCELLED", "INTERNAL", "UNKNOWN"}
+# the referee refused this worker's operator token: the worker's configuration, not the match
+REFUSED_CODES = {"UNAUTHENTICATED", "PERMISSION_DENIED"}
+TOKEN_HINT = "check SUECA_OPERATOR_TOKEN on this worker"
+# a referee's public port when it serves the operator API on its own (referee --operator-port)
+PUBLIC_PORT_HINT = "a public port? list the referee's --operator-port in SUECA_REFEREES"
+
+
+class Transient(Exception):
+    """Worth retrying later: the message says what was missing."""
+
+
+class Permanent(Exception):
+    """Retrying cannot help: the match is recorded as failed with this message."""
+
+
+# -- local -------------------------------------------------------------------------------------
+def _local_bots() -> dict[str, str]:
+    out = {}
+    for item in (current().local_bots or "").split(","):
+        name, sep, target = item.partition("=")
+        if sep:
+            out[name.strip()] = target.strip()
+    return out
+
+
+def run_local(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Play ``spec`` in-process (:func:`sueca.sdk.local.play_local`); returns the outcome (see
+    :func:`run_match`)."""
+    from sueca.codec import parse_seed
+    from sueca.engine import Variant, replay
+    from sueca.engine.errors import SuecaError
+    from sueca.sdk.bots import BotLoadError, load_bot
+    from sueca.sdk.local import play_local
+    mapping = _local_bots()
+    seed = spec.get("seed")
+    if seed is not None:  # as the referee reads it: "42" deals what Match(seed=42) deals
+        seed = parse_seed(str(seed))
+    seats = list(spec["bots"])
+    mid = spec.get("match_id", "")
+    fd = spec.get("first_dealer")
+    try:
+        factories = [load_bot(mapping.get(name, name)) for name in seats]
+        variant = Variant.from_dict(spec.get("variant") or {})
+        match = play_local(factories, variant, seed, mid, seats,
+                           spec.get("decks") or (), None if fd is None or fd < 0 else fd)
+    except (BotLoadError, SuecaError, ValueError) as err:
+        raise Permanent(str(err)) from None
+    fault_seat = match.fault_seat
+    return {"match_id": mid, "end": match.end, "winner": match.winner,
+            "game_points": list(match.game_points), "fault_seat": fault_seat,
+            "fault_bot": seats[fault_seat] if fault_seat is not None else None,
+            "replay": replay.record(match, mid, seats), "referee": "local"}
+
+
+# -- referee -----------------------------------------------------------------------------------
+def replicas(store: Store | None) -> list[str]:
+    """Known referee replicas: ``SUECA_REFEREES`` (comma-separated) and live heartbeats."""
+    found = list(current().referees)
+    if store is not None:
+        try:
+            for a in _announced(store):
+                if a not in found:
+                    found.append(a)
+        except TRANSIENT_REDIS_ERRORS:
+            pass
+    return found
+
+
+_announced_cache: tuple[Store, float, list[str]] | None = None
+
+
+def _announced(store: Store, fresh: float = 1.0) -> list[str]:
+    """The replicas heartbeating into ``store``, read at most once per ``fresh`` seconds by
+    this process: an entry lives 30 s after a replica's last heartbeat, so a newer read
+    changes little, and it was a Redis round trip per match."""
+    global _announced_cache
+    now = time.monotonic()
+    if _announced_cache is None or _announced_cache[0] is not store or (
+            now - _announced_cache[1] > fresh):
+        _announced_cache = (store, now, store.referees())
+    return list(_announced_cache[2])
+
+
+def _code(err: BaseException) -> str | None:
+    code = getattr(err, "code", None)
+    if callable(code):
+        try:
+            return str(code().name)
+        except Exception:
+            return None
+    return None
+
+
+def place(bots: Sequence[str], addresses: Sequence[str], list_bots: Callable[[str], Any],
+          wait: float = 20.0, poll: float = 0.1, exclude: Sequence[str] = ()) -> str:
+    """A replica where every bot has a free seat for each seat it takes, the least loaded one.
+
+    Waits up to ``wait`` seconds for capacity to free up; :class:`Transient` if none does.
+    """
+    from sueca.sdk.channels import CredentialsError
+    need = Counter(bots)
+    deadline = time.monotonic() + wait
+    problems: dict[str, str] = {}
+    while True:
+        best, best_slack = None, -1
+        for addr in addresses:
+            if addr in exclude:
+                continue
+            try:
+                status = {b["bot"]: b for b in list_bots(addr)}
+            except CredentialsError as err:  # our TLS files, not the replica: say so now
+                raise Transient(f"this worker's TLS settings: {err}") from None
+            except Exception as err:  # an unreachable replica: try the others
+                code = _code(err)
+                problems[addr] = (f"refused our operator token ({code}; {TOKEN_HINT})"
+                                  if code in REFUSED_CODES
+                                  else f"no operator API there ({code}: {PUBLIC_PORT_HINT})"
+                                  if code == "UNIMPLEMENTED"
+                                  else f"unreachable ({code or type(err).__name__})")
+                continue
+            missing = [n for n in need if n not in status]
+            short = [n for n, c in need.items() if n in status and int(status[n]["free"]) < c]
+            if missing:
+                problems[addr] = f"{', '.join(missing)} not connected"
+                continue
+            if short:
+                problems[addr] = f"no free capacity for {', '.join(short)}"
+                continue
+            slack = min(int(status[n]["free"]) - c for n, c in need.items())
+            if slack > best_slack:
+                best, best_slack = addr, slack
+        if best is not None:
+            return best
+        if time.monotonic() >= deadline:
+            detail = "; ".join(f"{a}: {p}" for a, p in problems.items()) or "no replica known"
+            raise Transient(f"no referee replica can host bots {', '.join(sorted(need))} "
+                            f"({detail})")
+        time.sleep(poll)
+
+
+_channels: dict[str, Any] = {}
+_channels_pid = -1
+_channels_lock = threading.Lock()
+
+
+def _channel(address: str) -> Any:
+    """This process's gRPC channel to the referee at ``address``, shared by every match it
+    runs (by all the threads of a ``--pool threads`` worker: a channel is thread-safe, the
+    lock keeps two of them from being opened): a channel per match cost a connection set-up
+    and teardown per match on both sides. A forked pool process opens its own (gRPC channels
+    do not survive a fork)."""
+    global _channels_pid
+    import os
+
+    from sueca.referee import control
+    with _channels_lock:
+        if _channels_pid != os.getpid():
+            _channels.clear()
+            _channels_pid = os.getpid()
+        ch = _channels.get(address)
+        if ch is None:
+            from sueca.sdk.channels import client_tls_from_env, open_channel
+            # four seats of up to 2,000 turn times: more than gRPC's default 8 KiB of metadata
+            options = [*control._OPTIONS, ("grpc.max_metadata_size", 1 << 20)]
+            ch = _channels[address] = open_channel(address, client_tls_from_env(), options)
+    return ch
+
+
+def _drop_channel(address: str) -> None:
+    """After a failed call: the next attempt connects afresh (new TLS settings, a restarted
+    referee) instead of waiting out the old channel's reconnect back-off. The old channel is
+    forgotten, not closed: other matches of this process (threads) may still be playing on it;
+    gRPC closes it when the last of them lets go of it."""
+    with _channels_lock:
+        _channels.pop(address, None)
+
+
+def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: float,
+                   wait: float = 20.0) -> dict[str, Any]:
+    """Place and run ``spec``; adds ``referee`` and ``timing`` (place, run seconds) to the result.
+
+    With several replicas the match goes where ListBots shows free capacity for every seat.
+    With one there is nothing to choose: RunMatch itself reserves the seats atomically (no race
+    between a ListBots answer and the run), and a busy or absent bot is waited for the same way.
+    """
+    from sueca.referee import control
+    from sueca.sdk.channels import CredentialsError
+    if not addresses:
+        raise Transient("no referee replica known: give --referee ADDR or start a referee "
+                        "with --redis so that it announces itself")
+    deadline = time.monotonic() + wait
+    t0 = time.perf_counter()
+    last_busy = ""
+    while True:
+        if len(addresses) == 1:
+            addr = addresses[0]
+        else:
+            addr = place(spec["bots"], addresses, control.list_bots,
+                         wait=max(0.0, deadline - time.monotonic()))
+        t1 = time.perf_counter()
+        try:
+            out = _run_timed(control, addr, spec, timeout)
+        except Exception as err:
+            code = _code(err)
+            msg = err.details() if code and hasattr(err, "details") else str(err)
+            if code not in ("RESOURCE_EXHAUSTED", "FAILED_PRECONDITION"):  # busy: channel fine
+                _drop_channel(addr)
+            if code in ("RESOURCE_EXHAUSTED", "FAILED_PRECONDITION"):
+                last_busy = msg
+                if time.monotonic() < deadline:  # busy, or lost a race for a seat: again
+                    time.sleep(0.05 + random.random() * 0.1)
+                    continue
+                raise Transient(f"no referee replica can host bots "
+                                f"{', '.join(sorted(set(spec['bots'])))} ({addr}: {last_busy})") from None
+            if code in REFUSED_CODES:  # retried like a lost replica, the same with one or many
+                raise Transient(f"referee {addr} refused our operator token ({code}; "
+                                f"{TOKEN_HINT}): {msg}") from None
+            if code == "UNIMPLEMENTED":  # a public port: the worker's settings, not the match
+                raise Transient(f"referee {addr} has no operator API there "
+                                f"({PUBLIC_PORT_HINT}): {msg}") from None
+            if isinstance(err, CredentialsError):  # our TLS files changed since start-up
+                raise Transient(f"this worker's TLS settings: {err}") from None
+            if code is None and isinstance(err, (ValueError, TypeError)):
+                raise Permanent(f"referee {addr} refused the match: {err}") from None
+            if code is None or code in TRANSIENT_CODES:
+                raise Transient(f"referee {addr}: {code or type(err).__name__}: {msg}") from None
+            raise Permanent(f"referee {addr}: {code}: {msg}") from None
+        out["referee"] = addr
+        out["replicas"] = len(addresses)
+        out["timing"] = {"place": round(t1 - t0, 4), "run": round(time.perf_counter() - t1, 4)}
+        return out
+
+
+def _run_timed(control: Any, addr: str, spec: Mapping[str, Any],
+               timeout: float) -> dict[str, Any]:
+    """:func:`sueca.referee.control.run_match` asking the referee for every seat's turn times
+    (request metadata ``sueca-turn-times: 1``; an interceptor adds it and keeps the call, whose
+    trailing metadata holds them): ``turn_times`` in the result, None from a referee that sends
+    none."""
+    import grpc
+
+    class AskTimes(grpc.UnaryStreamClientInterceptor):
+        call: Any = None
+
+        def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+            details = details._replace(metadata=[*(details.metadata or ()),
+                                                 ("sueca-turn-times", "1")])
+            self.call = continuation(details, request)
+            return self.call
+
+    ask = AskTimes()  # per call (it keeps the call); the channel under it is the process's
+    out = dict(control.run_match(addr, dict(spec), timeout,
+                                 channel=grpc.intercept_channel(_channel(addr), ask)))
+    try:
+        out["turn_times"] = botstats.parse_turn_times(ask.call.trailing_metadata())
+    except Exception:  # no times is no reason to lose the result
+        out["turn_times"] = None
+    return out
+
+
+def run_match(spec: Mapping[str, Any], mode: str | None = None, store: Store | None = None,
+              timeout: float | None = None) -> dict[str, Any]:
+    """Run ``spec``; the outcome has ``match_id, end, winner (team or None), game_points,
+    fault_seat, fault_bot, replay (dict), referee``."""
+    mode = mode or current().runner
+    if mode == "local":
+        return run_local(spec)
+    if mode != "referee":
+        raise Permanent(f"bad runner {mode!r}: local or referee")
+    timeout = timeout or current().match_timeout
+    wait = current().place_wait
+    return normalise(run_on_referee(spec, replicas(store), timeout, wait))
+
+
+def normalise(out: dict[str, Any]) -> dict[str, Any]:
+    """Referee results use -1 for "none"; the league uses None."""
+    import json
+    if out.get("winner") is not None and int(out["winner"]) < 0:
+        out["winner"] = None
+    if out.get("fault_seat") is not None and int(out["fault_seat"]) < 0:
+        out["fault_seat"] = None
+    if not out.get("fault_bot"):
+        out["fault_bot"] = None
+    rep = out.get("replay")
+    if rep is None and out.get("replay_json"):
+        rep = json.loads(out.pop("replay_json"))
+    elif isinstance(rep, str):
+        rep = json.loads(rep) if rep else None
+    out["replay"] = rep
+    out["game_points"] = [int(x) for x in out.get("game_points") or (0, 0)]
+    return out
+
+
+# -- the job of one task run -------------------------------------------------------------------
+def outcome_to_result(match: Mapping[str, Any], out: Mapping[str, Any],
+                      played: Mapping[str, Any] | None = None) -> ResultEntry:
+    """The results-log entry of a finished match.
+
+    ``played`` is the spec actually played (:func:`reseeded`; default the scheduled one): its
+    ``seed`` goes into the entry, so that scoring can tell a duplicate pair whose halves were
+    dealt the same decks from one whose half was re-played on fresh ones.
+    """
+    spec = match["spec"]
+    seed = (played or spec).get("seed")
+    rep = out.get("replay") or {}
+    fs = None if out.get("fault_seat") is None else int(out["fault_seat"])
+    return {
+        "match_id": match["id"], "tournament": match.get("tournament") or "",
+        "pair": match.get("pair") or "", "seats": list(spec["bots"]),
+        "seed": None if seed is None else str(seed),
+        "end": out["end"], "winner": out["winner"], "game_points": list(out["game_points"]),
+        "fault_seat": out.get("fault_seat"), "fault_bot": out.get("fault_bot"),
+        "deals": len(rep.get("deals") or ()), "referee": out.get("referee", ""),
+        "replicas": out.get("replicas", 0),
+        "variant": spec.get("variant") or {}, "time": round(time.time(), 3),
+        "rated": out["end"] != "aborted",
+        "stats": botstats.seat_stats(len(spec["bots"]), out["end"], fs, rep or None,
+                                     out.get("turn_times")),
+    }
+
+
+def reseeded(spec: dict[str, Any], attempt: int) -> dict[str, Any]:
+    """The spec to play on ``attempt`` (1, 2, ...): from the second attempt on, a fresh seed.
+
+    An earlier attempt may have got far before it died (timeout, worker lost, referee shut
+    down), and its bots have seen those cards: dealing them again would hand them the hands.
+    The cost falls on duplicate pairs: a re-seeded half is no longer dealt its twin's decks, so
+    the pair no longer cancels the luck of the cards. The results-log entry therefore records
+    the seed actually played (:func:`outcome_to_result`), and scoring and ratings
+    (:func:`sueca.arena.ratings.pair_outcome`) take two halves played on different seeds as two
+    single games, not as one duplicate game (see the league section of the README).
+    """
+    if attempt <= 1 or spec.get("seed") is None:
+        return spec
+    digest = hashlib.sha256(f"sueca-retry:{spec['seed']}:{attempt}".encode()).digest()
+    return {**spec, "seed": str(int.from_bytes(digest[:8], "big"))}
+
+
+class Heartbeat:
+    """Renews the lease of a match being played every :data:`HEARTBEAT_SECONDS` from a daemon
+    thread, and ends it on exit — so the match stays ours while we live and becomes re-runnable
+    within :data:`LEASE_SECONDS` of our death. Redis trouble is ridden out: the next beat
+    re-takes a lease that lapsed meanwhile, unless another owner took the match over."""
+
+    def __init__(self, store: Store, mid: str, owner: str,
+                 every: float = HEARTBEAT_SECONDS, lease: float = LEASE_SECONDS) -> None:
+        import threading
+        self.store, self.mid, self.owner, self.every, self.lease = store, mid, owner, every, lease
+        self.lost = False  # another owner took the match over while we played
+        self.ended = False  # the lease is gone already (the result's record deleted it)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"lease-{mid}", daemon=True)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                if not self.store.renew_lease(self.mid, self.owner, self.lease):
+                    self.lost = True
+            except Exception:  # Redis away: the next beat tries again
+                pass
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(self.every + 1)
+        if self.ended:
+            return
+        try:
+            self.store.release_lease(self.mid, self.owner)
+        except Exception:  # Redis away: the lease lapses on its own
+            pass
+
+
+def play_and_record(store: Store, mid: str, mode: str | None = None,
+                    max_attempts: int | None = None, owner: str | None = None,
+                    task: str = "", fold: Callable[[Store], Any] | None = None,
+                    ) -> dict[str, Any]:
+    """Run match ``mid`` once and record it; returns ``{"status", "attempt", ...}`` where status
+    is ``recorded``, ``duplicate`` (someone recorded it while we played) or ``skipped`` (it was
+    recorded before we started). Raises Transient / Permanent as described above, and
+    :class:`sueca.arena.store.LeaseHeld` when another attempt is playing the match right now
+    (the task waits and looks again; it never plays the match a second time meanwhile).
+
+    ``owner`` (default host/pid/``task``) holds the match's lease while it plays; a heartbeat
+    thread keeps it (:class:`Heartbeat`).
+
+    An ``aborted`` end (the referee shut down under the match) is Transient: the match is played
+    again (on a fresh seed, see :func:`reseeded`) rather than recorded without a result.
+
+    ``fold(store)`` brings the live ratings up to date after a new result; by default
+    :func:`sueca.arena.ratings.catch_up`, here and now (the Celery task hands it to a thread).
+    """
+    owner = owner or default_owner(task)
+    try:
+        attempt, match = store.begin_attempt(mid, owner=owner, task=task)  # one round trip
+    except UnknownMatch:
+        raise Permanent(f"unknown match {mid!r}") from None
+    except TRANSIENT_REDIS_ERRORS as err:
+        raise Transient(f"Redis unavailable: {err}") from None
+    if match is None:
+        return {"status": "skipped", "match_id": mid}
+    with Heartbeat(store, mid, owner) as beat, \
+            log_context(match_id=mid, tournament=match.get("tournament") or None):
+        out = _play(store, match, attempt, mode, max_attempts, fold)
+        beat.ended = out["status"] == "recorded"  # the record script ended the lease
+        return out
+
+
+def _play(store: Store, match: MatchRecord, attempt: int, mode: str | None,
+          max_attempts: int | None, fold: Callable[[Store], Any] | None) -> dict[str, Any]:
+    mid = match["id"]
+    if max_attempts is not None and attempt > max_attempts:
+        # every earlier attempt died without an answer (a worker lost each time): a match
+        # that kills its worker must not be re-delivered forever
+        raise Permanent(f"gave up after {attempt - 1} attempts that never finished "
+                        f"(worker lost?); last error: {match.get('error') or 'none'}")
+    started = time.monotonic()
+    played = reseeded(match["spec"], attempt)
+    out = run_match(played, mode, store)
+    if out["end"] == "aborted":
+        raise Transient(f"match aborted by referee {out.get('referee', '?')}")
+    result = outcome_to_result(match, out, played)
+    result["seconds"] = round(time.monotonic() - started, 4)
+    timing = dict(out.get("timing") or {})
+    try:
+        t0 = time.perf_counter()
+        new, entry = store.record_result(mid, result, out.get("replay"), must_exist=True)
+        t1 = time.perf_counter()
+        if new:
+            store.ensure_bot_stats()  # an arena older than the per-bot totals: folded once
+            if fold is not None:
+                fold(store)  # the task's: a thread of this process folds the live ratings
+            else:
+                from sueca.arena.ratings import catch_up
+                catch_up(store)
+        timing.update(record=round(t1 - t0, 4), ratings=round(time.perf_counter() - t1, 4))
+    except TRANSIENT_REDIS_ERRORS as err:
+        raise Transient(f"Redis unavailable while recording: {err}") from None
+    if new:  # the per-bot series count each result once, as the totals in Redis do
+        from sueca.arena.metrics import observe_bots
+        observe_bots(store, result["seats"], result["stats"], out.get("turn_times"))
+    return {"status": "recorded" if new else "duplicate", "match_id": mid, "entry": entry,
+            "end": result["end"], "attempt": attempt, "referee": result["referee"],
+            "timing": timing}

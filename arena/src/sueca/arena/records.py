@@ -1,0 +1,140 @@
+"""The league's records as TypedDicts: what it writes to Redis and reads back (a results-log
+entry, a match, a tournament and its progress), a seat's stats in an entry, a bot's health and
+a leaderboard row. Their producers and readers (:mod:`sueca.arena.store`, :mod:`.runner`,
+:mod:`.botstats`, :mod:`.leaderboard`, :mod:`.tournaments`) are checked against them by mypy
+(``make check``), and ``tests/arena/test_records.py`` checks real records' keys against them.
+
+The results log keeps entries for good (ratings are rebuilt from it), so a key added later is
+``NotRequired``: entries written before it lack it, and readers take it with ``.get``.
+
+No ``from __future__ import annotations`` here, on purpose: on Python 3.11 a TypedDict whose
+annotations are strings counts its ``NotRequired`` keys as required (``__required_keys__``).
+"""
+
+from typing import Any, NotRequired, TypedDict
+
+__all__ = ["ResultEntry", "SeatStats", "MatchRecord", "TournamentRecord", "Progress",
+           "BotHealth", "LeaderboardRow"]
+
+
+class SeatStats(TypedDict):
+    """One seat's numbers in a results-log entry's ``stats``
+    (:func:`sueca.arena.botstats.seat_stats`): a fault count only when not 0, the latency keys
+    only when the referee sent turn times."""
+
+    moves: int
+    renuncias: NotRequired[int]
+    timeouts: NotRequired[int]
+    disconnects: NotRequired[int]
+    turns: NotRequired[int]
+    p50_ms: NotRequired[float]
+    p99_ms: NotRequired[float]
+    max_ms: NotRequired[float]
+    hist: NotRequired[list[int]]  # turns per latency bucket (botstats.BOUNDS_US), trailing zeros cut
+
+
+class ResultEntry(TypedDict):
+    """One entry of the results log: :func:`sueca.arena.match_job.outcome_to_result` makes it,
+    :meth:`sueca.arena.store.Store.record_result` appends it once,
+    :meth:`~sueca.arena.store.Store.results` reads it back; keys added later are NotRequired."""
+
+    match_id: str
+    tournament: str  # "" for a ladder match
+    pair: str  # the duplicate pair's id, "" for a single match
+    seats: list[str]  # bot names by seat; seats 0 and 2 are team 0
+    seed: NotRequired[str | None]  # the seed played (a re-played half has its own); added later
+    end: str  # an End of sueca.engine.game
+    winner: int | None  # a team, or None (no winner)
+    game_points: list[int]
+    fault_seat: int | None
+    fault_bot: str | None
+    deals: int
+    referee: str
+    replicas: int
+    variant: dict[str, Any]
+    time: float  # unix seconds the result was made
+    rated: bool
+    stats: NotRequired[list[SeatStats]]  # by seat; older entries: from the replay
+    seconds: NotRequired[float]  # the attempt's wall time (the worker adds it)
+
+
+class MatchRecord(TypedDict):
+    """A league match as :meth:`sueca.arena.store.Store.match` and ``begin_attempt`` read its hash:
+    strings as stored, but ``spec`` parsed and ``attempts`` an int. Fields that only some
+    states write (an attempt's referee and owner, the result's entry id) are NotRequired."""
+
+    id: str
+    spec: dict[str, Any]  # the scheduled spec (a SpecDict of sueca.codec, plus league fields)
+    tournament: str
+    pair: str
+    status: str  # a MatchStatus value
+    attempts: int
+    updated: str  # unix seconds, as text
+    referee: NotRequired[str]  # set by an attempt
+    owner: NotRequired[str]
+    task: NotRequired[str]
+    error: NotRequired[str]  # why it failed or was re-queued; "" once queued or recorded
+    result: NotRequired[str]  # the results-log entry id, once recorded
+    end: NotRequired[str]
+
+
+class TournamentRecord(TypedDict):
+    """A tournament as :meth:`sueca.arena.store.Store.tournament` reads its hash (``total`` an int)."""
+
+    id: str
+    spec: dict[str, Any]  # what sueca.arena.tournaments.prepare_tournament stored
+    total: int
+    status: str
+    created: str
+    updated: NotRequired[str]
+
+
+class Progress(TypedDict):
+    """A tournament's matches by status (:meth:`sueca.arena.store.Store.progress`): a key per
+    MatchStatus value, and ``total``."""
+
+    pending: int
+    queued: int
+    running: int
+    done: int
+    failed: int
+    total: int
+
+
+class BotHealth(TypedDict):
+    """A bot's totals as shown (:func:`sueca.arena.botstats.summary`); the latency keys None
+    without timed turns."""
+
+    games: int
+    moves: int
+    faults: dict[str, int]  # by FAULT_KINDS
+    turns: int
+    p50_ms: float | None
+    p99_ms: float | None
+    max_ms: float | None
+    last: float | None  # unix seconds of its last recorded match
+
+
+class LeaderboardRow(TypedDict):
+    """One bot's row (:func:`sueca.arena.leaderboard.leaderboard`): the CLI's ``--json``, the
+    exporter and the web show it."""
+
+    rank: int
+    bot: str
+    rating: float  # the rating of record
+    rating_pm: float | None  # its 95% interval half-width (None: never fitted)
+    matches: int
+    provisional: bool
+    # the live columns (sueca.arena.ratings.Rating.as_dict): pairs count once in ``games``
+    elo: float
+    elo_pm: float | None
+    mu: float
+    mu_pm: float
+    sigma: float
+    ordinal: float
+    games: int
+    score: float
+    # health (sueca.arena.botstats.summary)
+    faults: dict[str, int]
+    p50_ms: float | None
+    p99_ms: float | None

@@ -1,0 +1,274 @@
+"""The web front end: a Starlette (ASGI) app over :class:`~sueca.arena.web.data.LeagueView`.
+
+Pages: ``/`` (leaderboard), ``/bots/{name}``, ``/matches``, ``/matches/{id}`` (the replay viewer),
+``/tournaments``, ``/tournaments/{id}``. JSON: the same under ``/api/`` (``/api/leaderboard``,
+``/api/matches``, ``/api/matches/{id}``, ``/api/bots/{name}``, ``/api/tournaments/{id}``).
+Only GET and HEAD exist, and no handler writes to Redis. An unknown id is a 404 and a bad query
+parameter a 400, each as a page (or a JSON ``{"error"}`` under ``/api/``) quoting the bad value;
+Redis out of reach is a 503; anything else a bare 500 — never a traceback.
+
+Run it with ``uvicorn --factory sueca.arena.web.app:from_env`` (``SUECA_REDIS_URL``), or as part
+of ``sueca-arena serve``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import threading
+import time
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from sueca.arena.record import PROVISIONAL_GAMES
+from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
+from sueca.arena.web.data import BadQuery, LeagueView, NotFound, check_page
+from sueca.arena.web.live import NotLive, Slots, TooMany, open_watch, sse
+from sueca.arena.web.plot import rating_plot
+from sueca.arena.web.viewer import parse_position, position, query
+
+log = logging.getLogger("sueca.arena.web")
+TEMPLATES = Path(__file__).parent / "templates"
+MAX_ID = 200  # longer ids are no id of ours: 404 without asking Redis
+
+
+def _clean(value: Any) -> Any:
+    """JSON has no NaN or infinity: None instead (as the CLI's ``--json``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _when(ts: Any) -> str:
+    try:
+        return time.strftime("%Y-%m-%d %H:%M", time.gmtime(float(ts)))
+    except (TypeError, ValueError):
+        return ""
+
+
+def _fmt(value: Any, digits: int = 0) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def _q(request: Request, name: str) -> str | None:
+    value = request.query_params.get(name)
+    return None if value is None or value == "" else value
+
+
+def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
+    """The app over ``store``; live spectating asks ``referees`` first, then every replica
+    :func:`sueca.arena.match_job.replicas` knows."""
+    view = LeagueView(store)
+    slots = Slots()
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
+    env.filters.update(when=_when, fmt=_fmt)
+    env.globals["provisional_games"] = PROVISIONAL_GAMES  # the leaderboard's ? mark
+
+    def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        def url(**changes: Any) -> str:
+            params = dict(request.query_params)
+            params.update({k: str(v) for k, v in changes.items() if v is not None})
+            return request.url.path + "?" + urlencode(params)
+        html = env.get_template(name).render(request=request, url=url, **context)
+        return HTMLResponse(html, status_code=status)
+
+    def api(request: Request) -> bool:
+        return request.url.path.startswith("/api/")
+
+    def answer(request: Request, data: Any, template: str, **context: Any) -> Response:
+        if api(request):
+            return JSONResponse(_clean(data))
+        return page(request, template, data=data, **context)
+
+    def ident(request: Request, name: str) -> str:
+        value = request.path_params[name]
+        if len(value) > MAX_ID:
+            raise NotFound(f"no {name} {value[:60]!r}…")
+        return str(value)
+
+    # -- handlers (sync: Starlette runs them in its thread pool, redis-py is blocking) --------
+    def leaderboard(request: Request) -> Response:
+        rows = view.leaderboard(_q(request, "sort") or "rating")
+        p, per = check_page(_q(request, "page") or 1, _q(request, "per") or 50)
+        total = len(rows)
+        if api(request):
+            return JSONResponse(_clean(rows[(p - 1) * per: p * per]))
+        return page(request, "leaderboard.html", rows=rows[(p - 1) * per: p * per],
+                    page_no=p, pages=max(1, -(-total // per)), total=total,
+                    sort=_q(request, "sort") or "rating", trimmed=view.trimmed())
+
+    def bot(request: Request) -> Response:
+        data = view.bot(ident(request, "name"))
+        return answer(request, data, "bot.html", plot=rating_plot(data["history"]))
+
+    def matches(request: Request) -> Response:
+        data = view.matches(_q(request, "page") or 1, _q(request, "per") or 50,
+                            _q(request, "tournament"), _q(request, "bot"), _q(request, "end"))
+        return answer(request, data, "matches.html",
+                      filters={k: _q(request, k) or "" for k in ("tournament", "bot", "end")})
+
+    def match(request: Request) -> Response:
+        data = view.match(ident(request, "mid"))
+        if api(request):
+            return JSONResponse(_clean(data))
+        pos = None
+        if data["replay"] is not None:
+            pos = position(data["replay"], *parse_position(
+                _q(request, "deal"), _q(request, "trick"), _q(request, "card")))
+        elif _q(request, "deal") or _q(request, "trick") or _q(request, "card"):
+            raise BadQuery(f"match {data['match']['id']!r} has no replay to show yet "
+                           f"({data['hidden'] or 'no replay recorded'})")
+        status = data["match"].get("status")
+        watchable = status not in ("done", "failed") and not data["match"].get("pair")
+        return page(request, "match.html", data=data, pos=pos, watchable=watchable, query=query,
+                    seats=data["match"]["spec"].get("bots") or ["?"] * 4)
+
+    async def live(request: Request) -> Response:
+        """``/api/matches/{id}/live``: the match's public events as server-sent events."""
+        from starlette.concurrency import run_in_threadpool
+
+        from sueca.arena.match_job import replicas
+        mid = ident(request, "mid")
+        await run_in_threadpool(view.live, mid)
+        known = list(referees) + [a for a in await run_in_threadpool(replicas, store)
+                                  if a not in referees]
+        events = open_watch(slots, known, mid)
+        try:
+            first = await events.__anext__()
+        except NotLive as err:
+            raise NotFound(str(err)) from None
+        except StopAsyncIteration:
+            raise NotFound(f"match {mid!r} ended before it could be watched") from None
+
+        async def body() -> AsyncIterator[bytes]:
+            try:
+                yield sse(first)
+                async for event in events:
+                    yield sse(event)
+                yield b"event: end\ndata: {}\n\n"
+            finally:
+                await events.aclose()
+
+        return StreamingResponse(body(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    def tournaments(request: Request) -> Response:
+        return answer(request, view.tournaments(), "tournaments.html")
+
+    def tournament(request: Request) -> Response:
+        return answer(request, view.tournament(ident(request, "tid")), "tournament.html")
+
+    def health(request: Request) -> Response:
+        store.r.ping()
+        return JSONResponse({"ok": True})
+
+    # -- errors -----------------------------------------------------------------------------
+    def error(request: Request, status: int, message: str) -> Response:
+        if api(request):
+            return JSONResponse({"error": message, "status": status}, status_code=status)
+        title = {400: "Bad request", 404: "Not found", 405: "Method not allowed",
+                 503: "Unavailable"}.get(status, "Error")
+        return page(request, "error.html", status, title=title, message=message, code=status)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return error(request, 404, str(exc))
+
+    async def bad_query(request: Request, exc: Exception) -> Response:
+        return error(request, 400, str(exc))
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        msg = f"no page at {request.url.path[:200]!r}" if exc.status_code == 404 else str(exc.detail)
+        return error(request, exc.status_code, msg)
+
+    async def busy(request: Request, exc: Exception) -> Response:
+        return error(request, 503, str(exc))
+
+    async def unavailable(request: Request, exc: Exception) -> Response:
+        return error(request, 503, "the league's Redis is not answering; try again shortly")
+
+    async def internal(request: Request, exc: Exception) -> Response:
+        log.exception("error serving %s", request.url.path[:200])
+        return error(request, 500, "internal error (logged on the server)")
+
+    handlers: dict[Any, Any] = {NotFound: not_found, BadQuery: bad_query, TooMany: busy,
+                                HTTPException: http_error, 500: internal}
+    for err in TRANSIENT_REDIS_ERRORS:
+        handlers[err] = unavailable
+    routes = []
+    for path, fn in (("/", leaderboard), ("/bots/{name}", bot), ("/matches", matches),
+                     ("/matches/{mid}", match), ("/tournaments", tournaments),
+                     ("/tournaments/{tid}", tournament)):
+        routes.append(Route(path, fn, methods=["GET", "HEAD"]))
+        api_path = "/api/leaderboard" if path == "/" else "/api" + path
+        routes.append(Route(api_path, fn, methods=["GET", "HEAD"]))
+    routes.append(Route("/api/health", health, methods=["GET", "HEAD"]))
+    routes.append(Route("/api/matches/{mid}/live", live, methods=["GET"]))
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        # fold the results log now, not in the first visitor's request (5 s at 100,000 matches)
+        threading.Thread(target=_warm, args=(view,), name="web-warm-up", daemon=True).start()
+        yield
+
+    return ServerTiming(Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan))
+
+
+def _warm(view: LeagueView) -> None:
+    try:
+        view.refresh()
+    except Exception as err:  # Redis away at start: the first request folds it instead
+        log.warning("could not read the results log at start: %s", err)
+
+
+class ServerTiming:
+    """ASGI middleware: every response says how long the app took, ``Server-Timing: app;dur=MS``
+    (browsers' developer tools show it; ``sueca-arena bench web`` reads it)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        t0 = time.perf_counter()
+
+        async def timed(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                ms = (time.perf_counter() - t0) * 1000.0
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  (b"server-timing", f"app;dur={ms:.2f}".encode())]}
+            await send(message)
+
+        await self.app(scope, receive, timed)
+
+
+def from_env() -> Any:
+    """The app over ``SUECA_REDIS_URL`` and ``SUECA_KEY_PREFIX`` (uvicorn's ``--factory``);
+    spectators are served from ``SUECA_REFEREES`` and the replicas' heartbeats."""
+    from sueca.arena.redisproc import default_url
+    from sueca.sdk.logs import setup
+    setup()  # SUECA_LOG_FORMAT: uvicorn's own loggers go through the same handler
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logging.getLogger(name).handlers.clear()
+        logging.getLogger(name).propagate = True
+    return create_app(Store.from_url(default_url()))
+
+
+__all__ = ["create_app", "from_env"]

@@ -1,0 +1,214 @@
+"""A small synchronous client of the referee's MatchService, for Celery workers and the CLI.
+
+>>> result = run_match("127.0.0.1:50051", {"bots": ["alice", "bob", "alice", "bob"], "seed": 7})
+>>> result["winner"], result["game_points"], result["replay"]["deals"][0]["trump"]
+
+Errors are :class:`RefereeError` subclasses whose message is the referee's own (it names the
+bot, field or value at fault); like ``grpc.RpcError`` they answer ``code()`` (a
+``grpc.StatusCode``) and ``details()``. A match the referee had to
+abort (shutdown, caller gone) raises :class:`MatchAborted`: an aborted match is never a result,
+the caller runs it again.
+
+Transport security comes from the settings (:mod:`sueca.sdk.channels`): ``SUECA_TLS_CA`` or
+``SUECA_TLS=1`` for a TLS referee, ``SUECA_OPERATOR_TOKEN`` sent with every call to a referee
+that requires it. League workers and the CLI therefore reach a secured referee without any
+flag; a bad CA file raises :class:`sueca.sdk.channels.CredentialsError` (a ``ValueError``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import grpc
+
+from sueca import codec as conv
+from sueca.referee.security import operator_metadata
+from sueca.sdk.channels import client_tls_from_env, open_aio_channel, open_channel
+from sueca.v1 import sueca_pb2 as pb
+from sueca.v1 import sueca_pb2_grpc as pb_grpc
+
+__all__ = ["RefereeError", "BadSpec", "BotUnavailable", "RefereeUnavailable", "MatchAborted",
+           "channel", "aio_channel", "run_match", "run_match_async", "list_bots", "watch"]
+
+_OPTIONS = [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
+
+
+class RefereeError(Exception):
+    """The referee refused or failed a call; ``code()`` is the gRPC status."""
+
+    def __init__(self, message: str, code: grpc.StatusCode = grpc.StatusCode.UNKNOWN) -> None:
+        super().__init__(message)
+        self.status = code
+
+    def code(self) -> grpc.StatusCode:
+        return self.status
+
+    def details(self) -> str:
+        return str(self)
+
+
+class BadSpec(RefereeError):
+    """INVALID_ARGUMENT: the spec is wrong (bad variant, deck, seat count...). Do not retry."""
+
+
+class BotUnavailable(RefereeError):
+    """A bot is unknown (NOT_FOUND), not connected here (FAILED_PRECONDITION) or has no free
+    capacity (RESOURCE_EXHAUSTED): try later or on another replica."""
+
+
+class RefereeUnavailable(RefereeError):
+    """The referee is unreachable, shutting down, or the call timed out: retry elsewhere."""
+
+
+class MatchAborted(RefereeError):
+    """The match started but was aborted; ``result`` holds the partial record. Run it again."""
+
+    def __init__(self, message: str, result: dict[str, Any]) -> None:
+        super().__init__(message, grpc.StatusCode.ABORTED)
+        self.result = result
+
+
+_BY_CODE = {
+    grpc.StatusCode.INVALID_ARGUMENT: BadSpec,
+    grpc.StatusCode.ALREADY_EXISTS: BadSpec,
+    grpc.StatusCode.NOT_FOUND: BotUnavailable,
+    grpc.StatusCode.FAILED_PRECONDITION: BotUnavailable,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: BotUnavailable,
+    grpc.StatusCode.UNAVAILABLE: RefereeUnavailable,
+    grpc.StatusCode.DEADLINE_EXCEEDED: RefereeUnavailable,
+    grpc.StatusCode.CANCELLED: RefereeUnavailable,
+}
+# UNAUTHENTICATED (no or wrong operator token) stays a plain RefereeError: control does not
+# retry it; the league's runner treats it as the worker's configuration (Transient, named).
+
+
+def _error(err: grpc.RpcError, address: str) -> RefereeError:
+    code = err.code()
+    details = err.details() or str(code)
+    if code is grpc.StatusCode.UNAVAILABLE:
+        details = f"referee {address} unavailable: {details}"
+    cls = _BY_CODE.get(code, RefereeError)
+    return cls(details, code if code is not None else grpc.StatusCode.UNKNOWN)
+
+
+def channel(address: str) -> grpc.Channel:
+    """A channel to the referee at ``address`` that several :func:`run_match` calls (from any
+    threads) may share: one connection instead of one per match. Close it when done. TLS when
+    the environment asks for it (see the module's notes)."""
+    return _open(address)
+
+
+def _open(address: str) -> grpc.Channel:
+    # run_match's ``channel`` parameter hides the public name there
+    return open_channel(address, client_tls_from_env(), _OPTIONS)
+
+
+def aio_channel(address: str) -> grpc.aio.Channel:
+    """:func:`channel` for ``grpc.aio`` (:func:`run_match_async`); open it in the event loop
+    that will use it."""
+    return open_aio_channel(address, client_tls_from_env(), _OPTIONS)
+
+
+def run_match(address: str, spec: Mapping[str, Any], timeout: float | None = 600.0,
+              on_event: Callable[[dict[str, Any]], None] | None = None,
+              channel: grpc.Channel | None = None) -> dict[str, Any]:
+    """Run one match on the referee at ``address`` and return its result::
+
+        {"match_id", "end", "winner" (team or None), "game_points", "fault_seat", "fault_bot",
+         "replay" (the sueca-replay/1 record)}
+
+    ``spec`` is a dict (see :func:`sueca.codec.spec_to_pb`); unless ``on_event`` is
+    given the referee is asked for a quiet stream (no per-card events). ``on_event`` receives
+    every public event as a dict. ``channel`` (see :func:`channel`) reuses a connection to
+    ``address``; by default the call opens and closes its own. Raises a :class:`RefereeError`
+    subclass.
+    """
+    try:
+        request = conv.spec_to_pb(spec)
+    except conv.SpecError as err:
+        raise BadSpec(str(err), grpc.StatusCode.INVALID_ARGUMENT) from None
+    if on_event is None and "quiet" not in spec:
+        request.quiet = True
+    if channel is None:
+        with _open(address) as own:
+            result = _run_match(own, address, request, timeout, on_event)
+    else:
+        result = _run_match(channel, address, request, timeout, on_event)
+    return _checked(result, address)
+
+
+def _run_match(channel: grpc.Channel, address: str, request: pb.MatchSpec,
+               timeout: float | None,
+               on_event: Callable[[dict[str, Any]], None] | None) -> dict[str, Any] | None:
+    stub = pb_grpc.MatchServiceStub(channel)
+    result: dict[str, Any] | None = None
+    try:
+        for event in stub.RunMatch(request, timeout=timeout, wait_for_ready=False,
+                                   metadata=operator_metadata()):
+            if on_event is not None:
+                on_event(conv.event_to_dict(event))
+            if event.HasField("result"):
+                result = conv.result_to_dict(event.result)
+    except grpc.RpcError as err:
+        raise _error(err, address) from None
+    return result
+
+
+async def run_match_async(channel: grpc.aio.Channel, address: str, spec: Mapping[str, Any],
+                          timeout: float | None = 600.0) -> dict[str, Any]:
+    """:func:`run_match` on a ``grpc.aio`` channel to ``address`` (a quiet stream): for a
+    scheduler that runs many matches at once from one event loop instead of a thread each."""
+    try:
+        request = conv.spec_to_pb(spec)
+    except conv.SpecError as err:
+        raise BadSpec(str(err), grpc.StatusCode.INVALID_ARGUMENT) from None
+    if "quiet" not in spec:
+        request.quiet = True
+    call = channel.unary_stream(
+        "/sueca.v1.MatchService/RunMatch", request_serializer=pb.MatchSpec.SerializeToString,
+        response_deserializer=pb.MatchEvent.FromString)(request, timeout=timeout,
+                                                        metadata=operator_metadata())
+    result: dict[str, Any] | None = None
+    try:
+        async for event in call:
+            if event.HasField("result"):
+                result = conv.result_to_dict(event.result)
+    except grpc.RpcError as err:
+        raise _error(err, address) from None
+    return _checked(result, address)
+
+
+def _checked(result: dict[str, Any] | None, address: str) -> dict[str, Any]:
+    if result is None:
+        raise RefereeError(f"referee {address} ended match stream without a result")
+    if result["end"] == "aborted":
+        raise MatchAborted(f"match {result['match_id']!r} was aborted by referee {address}",
+                           result)
+    return result
+
+
+def list_bots(address: str, timeout: float = 5.0) -> list[dict[str, Any]]:
+    """Bots connected to the referee: ``[{"bot", "sessions", "capacity", "free", "referee"}]``."""
+    with _open(address) as own:
+        stub = pb_grpc.MatchServiceStub(own)
+        try:
+            resp = stub.ListBots(pb.ListBotsRequest(), timeout=timeout,
+                                 metadata=operator_metadata())
+        except grpc.RpcError as err:
+            raise _error(err, address) from None
+    return [{"bot": b.bot, "sessions": b.sessions, "capacity": b.capacity, "free": b.free,
+             "referee": resp.referee_id} for b in resp.bots]
+
+
+def watch(address: str, match_id: str, timeout: float | None = None) -> Iterator[dict[str, Any]]:
+    """Public events of a running match as dicts (``type``: started, deal_start, card,
+    trick_end, deal_end, result), live, until it ends. The result carries no replay."""
+    with _open(address) as own:
+        stub = pb_grpc.MatchServiceStub(own)
+        try:
+            for event in stub.Watch(pb.WatchRequest(match_id=match_id), timeout=timeout,
+                                    metadata=operator_metadata()):
+                yield conv.event_to_dict(event)
+        except grpc.RpcError as err:
+            raise _error(err, address) from None
