@@ -13,7 +13,6 @@ apart: change either and a test here fails. After an intended change, print the 
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -414,6 +413,5 @@ def test_stopped_match_leaves_the_hold_over_unpaid():
 
 
 if __name__ == "__main__":  # print every block, to paste into the page after an intended change
-    sys.path.insert(0, str(Path(__file__).parent))
     for key, make in EXAMPLES.items():
         print(f"<!-- example: {key} -->\n```text\n{make()}```\n")

@@ -7,7 +7,6 @@ import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import grpc
 import pytest
@@ -223,8 +222,6 @@ def test_weak_hand_redeal_over_the_network(referee, tokens, bot_proc):
     """The redeal question travels (TurnRequest kind REDEAL, Action redeal) and the match is
     the same as in-process."""
     bot_proc(f"{BOTLIB}:Redealer", referee.address, tokens["carol"], capacity=4)
-    import sys
-    sys.path.insert(0, str(Path(BOTLIB).parent))
     from botlib import Redealer
     variant = Variant(weak_hand_redeal=True)
     seats = ["carol"] * 4

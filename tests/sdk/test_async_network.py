@@ -4,25 +4,16 @@ match seed. Before, self-play could not run such a bot at all."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from netkit import SEED_KEY  # the test referees key their bots' seeds with it
 
 from sueca.engine import Variant
 from sueca.engine import replay as replays
 from sueca.referee import control
 from sueca.sdk.bots import load_bot
 from sueca.sdk.local import play_local
-
-_HERE = Path(__file__).resolve().parents[1] / "referee"
-sys.path.insert(0, str(_HERE))
-_spec = importlib.util.spec_from_file_location("sdk_async_net_fixtures", _HERE / "conftest.py")
-_fx = importlib.util.module_from_spec(_spec)  # the referee tests' fixtures, shared
-_spec.loader.exec_module(_fx)  # type: ignore[union-attr]
-redis_url, tokens, referee, bot_proc = _fx.redis_url, _fx.tokens, _fx.referee, _fx.bot_proc
-from netkit import SEED_KEY  # noqa: E402  (the test referees key their bots' seeds with it)
 
 pytestmark = pytest.mark.slow
 

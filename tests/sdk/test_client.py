@@ -4,7 +4,6 @@ referees, a broken bot, a killed bot)."""
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import re
 import signal
@@ -12,9 +11,9 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
+from netkit import BIN, BOTLIB, ROOT, BotProc, RefereeProc, free_of, sessions_of, wait_for
 
 from sueca import codec as conv
 from sueca.engine import Card, Match, SeatView, Trick, Variant
@@ -22,15 +21,6 @@ from sueca.engine.observation import OBSERVATION_FIELDS
 from sueca.referee import control
 from sueca.sdk import net_observation as wire
 from sueca.sdk.client import resolve
-
-_HERE = Path(__file__).resolve().parents[1] / "referee"
-sys.path.insert(0, str(_HERE))
-_spec = importlib.util.spec_from_file_location("sdk_net_fixtures", _HERE / "conftest.py")
-_fx = importlib.util.module_from_spec(_spec)  # the referee tests' fixtures, shared
-_spec.loader.exec_module(_fx)  # type: ignore[union-attr]
-redis_url, tokens, referee, bot_proc = _fx.redis_url, _fx.tokens, _fx.referee, _fx.bot_proc
-
-from netkit import BIN, BOTLIB, ROOT, BotProc, RefereeProc, free_of, sessions_of, wait_for  # noqa: E402
 
 POOL = ThreadPoolExecutor(4)
 
