@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from arenakit import ROOT, SUECA_ARENA, VENV_BIN, arena_env, children, cli
+from waiting import wait_for
 
 from sueca.arena.cli.demo import Proc
 from sueca.arena.keys import Keys
@@ -87,16 +88,7 @@ class Fleet:
 
 
 def _until(cond, timeout: float, what: str, fleet: Fleet):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = cond()
-        except Exception:  # Redis away for a moment: look again
-            value = None
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}\n{fleet.logs_tail()}")
+    return wait_for(cond, timeout, what, interval=0.1, detail=fleet.logs_tail)
 
 
 def _running(store: Store, mids: list[str]) -> list[dict]:

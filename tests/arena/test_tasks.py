@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from waiting import wait_for
 
 from sueca.arena.ratings import catch_up, load, rebuild
 from sueca.arena.tasks import enqueue, run_match
@@ -21,14 +22,6 @@ from sueca.engine import replay
 pytestmark = pytest.mark.slow
 
 
-def _wait(cond, timeout=30.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _results_for(store, mids):
@@ -68,7 +61,7 @@ def test_rerun_finishes_what_is_missing_and_never_replays(league, module_worker)
     for mid in first:
         assert store.claim(mid)
     enqueue(first)
-    _wait(lambda: all(s == "done" for s in store.statuses(first)), what="first two matches")
+    wait_for(lambda: all(s == "done" for s in store.statuses(first)), what="first two matches")
     entries = {mid: store.r.get(store.keys.recorded(mid)) for mid in first}
     report = run_tournament(store, ["random", "heuristic"], 6, False, ["target=8"], tid=tid,
                             quiet=True, timeout=60)
@@ -120,7 +113,7 @@ def test_transient_error_retries_with_backoff_then_fails_with_the_reason(league,
                                     "seed": "2", "first_dealer": 0, "variant": {}})
     assert store.claim("tt-noref")
     enqueue(["tt-noref"], mode="referee")   # the worker knows only a dead referee address
-    m = _wait(lambda: (lambda m: m if m["status"] == "failed" else None)(store.match("tt-noref")),
+    m = wait_for(lambda: (lambda m: m if m["status"] == "failed" else None)(store.match("tt-noref")),
               what="the match to be given up")
     assert m["attempts"] == 3
     assert m["error"].startswith("gave up after 3 attempts: referee 127.0.0.1:")
@@ -142,7 +135,7 @@ def test_worker_killed_mid_match_runs_it_again_and_records_once(league, start_wo
                       SUECA_VISIBILITY_TIMEOUT="3", SLOWBOT_THINK="0.05")
     assert store.claim(mid)
     run_match.apply_async(args=[mid], queue="sueca.kill")
-    _wait(lambda: store.match(mid)["status"] == "running", what="the match to start")
+    wait_for(lambda: store.match(mid)["status"] == "running", what="the match to start")
     time.sleep(0.5)
     if victim == "pool process":
         (child,) = w1.children()
@@ -152,7 +145,7 @@ def test_worker_killed_mid_match_runs_it_again_and_records_once(league, start_wo
         start_worker("--runner", "local", "-c", "1", "-Q", "sueca.kill",
                      SUECA_VISIBILITY_TIMEOUT="3")
     assert not store.is_recorded(mid), "the first attempt finished before the kill"
-    _wait(lambda: store.match(mid)["status"] == "done", timeout=60, what="the re-run")
+    wait_for(lambda: store.match(mid)["status"] == "done", timeout=60, what="the re-run")
     m = store.match(mid)
     assert m["attempts"] == 2
     assert len(_results_for(store, [mid])) == 1
@@ -168,7 +161,7 @@ def test_live_ratings_are_folded_by_the_workers_own_thread(league, module_worker
     run_tournament(store, ["random", "heuristic"], 3, False, [], tid="tt-fold", quiet=True,
                    timeout=60)
     (last, _), = store.r.xrevrange(store.keys.results(), count=1)
-    _wait(lambda: store.r.get(store.keys.ratings_cursor()) == last, timeout=10,
+    wait_for(lambda: store.r.get(store.keys.ratings_cursor()) == last, timeout=10,
           what="the workers' fold to reach the last result")
 
 

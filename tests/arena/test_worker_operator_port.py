@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import secrets
 import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
 from arenakit import SUECA_ARENA
+from waiting import wait_for
 
 from sueca.arena.redisproc import free_port
 from sueca.arena.tournaments import run_tournament
@@ -23,13 +23,6 @@ pytestmark = pytest.mark.slow
 TOKEN = "op-" + secrets.token_hex(16)
 
 
-def _wait(cond, timeout=30.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +38,7 @@ def split_referee(league, tmp_path_factory) -> Iterator[dict]:
         stdout=open(logs / "referee.log", "ab"), stderr=subprocess.STDOUT)]
     try:
         advertised = f"127.0.0.1:{operator_port}"
-        _wait(lambda: advertised in league.store.referees(), 30, "the referee's heartbeat")
+        wait_for(lambda: advertised in league.store.referees(), 30, "the referee's heartbeat")
         assert f"127.0.0.1:{port}" not in league.store.referees()
         for bot in ("random", "heuristic"):
             bot_env = {k: v for k, v in env.items() if k != "SUECA_OPERATOR_TOKEN"}
@@ -58,7 +51,7 @@ def split_referee(league, tmp_path_factory) -> Iterator[dict]:
         def both_connected() -> bool:
             bots = league.store.r.hgetall(league.store.keys.referee_bots(advertised))
             return {b"random", b"heuristic"} <= set(bots)
-        _wait(both_connected, 30, "both bots on the public port")
+        wait_for(both_connected, 30, "both bots on the public port")
         yield {"port": port, "operator_port": operator_port, "logs": logs}
     finally:
         for p in reversed(procs):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from waiting import wait_for  # re-exported: the network tests import it from here
 
 from sueca.arena.redisproc import free_port
 from sueca.referee import control
@@ -34,18 +35,6 @@ SEED_KEY = "netkit-test-seed-key-0123456789"
 ENV = {"SUECA_KEY_PREFIX": KEY_PREFIX, "SUECA_SEED_KEY": SEED_KEY}
 
 
-def wait_for(cond: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            value = cond()
-        except Exception:
-            value = None
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 class _Proc:
