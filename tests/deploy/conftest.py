@@ -1,46 +1,23 @@
 """Fixtures for the deployment tests: Prometheus' own tools, and what the code really exports.
 
 ``promtool`` (and ``amtool``) come from Debian's ``prometheus`` (``prometheus-alertmanager``)
-package. When a tool is missing the fixture installs it, once per session, with apt-get (CI runs
-as root on a fresh machine); it skips with the reason only when apt-get itself is not there or
-cannot be run (not root). A failed install is a failure, not a skip.
+package, which `make test` installs before the suite (``.ci/provision``). A missing tool is a
+failure that says how to install it, never a skip: CI must not pass without these checks.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 
 import pytest
 
-_apt_updated = False
-
 
 def debian_tool(tool: str, package: str) -> str:
     found = shutil.which(tool)
-    if found:
-        return found
-    apt = shutil.which("apt-get")
-    if apt is None:
-        pytest.skip(f"{tool} is not installed and there is no apt-get to install it: install "
-                    f"{tool} (Debian package {package!r}) to run these checks")
-    if os.geteuid() != 0:
-        pytest.skip(f"{tool} is not installed and apt-get needs root: run "
-                    f"`apt-get install -y {package}` (CI runs the suite as root and does it)")
-    global _apt_updated
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    steps = ([] if _apt_updated else [[apt, "update", "-q"]]) + [
-        [apt, "install", "-y", "-q", "--no-install-recommends",
-         "-o", "DPkg::Lock::Timeout=300", package]]
-    for step in steps:
-        run = subprocess.run(step, capture_output=True, text=True, env=env, timeout=900)
-        assert run.returncode == 0, \
-            f"`{' '.join(step)}` failed (exit {run.returncode}):\n{run.stderr[-2000:]}"
-    _apt_updated = True
-    found = shutil.which(tool)
-    assert found, f"apt-get installed {package} but there is no {tool} on PATH"
+    if found is None:
+        pytest.fail(f"{tool} is not installed: run `make provision` (apt-get install {package}, "
+                    "as root)")
     return found
 
 
