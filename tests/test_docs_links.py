@@ -1,10 +1,11 @@
 """The documents stay inside the repository and every rules citation points at a real section.
 
-The rules used to live outside the repository (a clone had no rules page at all). Now they are
-``docs/rules.md``, and code and tests cite them as ``docs/rules.md § Section name``. These tests
-fail when a citation names a section the page does not have (a heading was renamed), when the
-old outside file is cited again, or when a link in the README or in ``docs/`` leaves the
-repository or points at a file or heading that does not exist.
+The rules are ``docs/rules.md``, part of every clone, and code and tests cite them as
+``docs/rules.md § Section name``. These tests fail when a citation names a section the page does
+not have (a heading was renamed), when a rules file outside the repository is cited, when a link
+in any page (the README, the distributions' READMEs, ``docs/``, the runbook) leaves the
+repository or points at a file or heading that does not exist, or when a page of ``docs/``
+cannot be reached from the README.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / "docs" / "rules.md"
 CODE_DIRS = ("sdk/src", "referee", "arena", "tests", "deploy", "proto")
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", ROOT / "sdk" / "README.md", ROOT / "referee" / "README.md",
+        ROOT / "arena" / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+        ROOT / "deploy" / "RUNBOOK.md"]
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 
 
@@ -94,7 +97,7 @@ def test_citation_parser_reads_chains_and_refuses_unknown_sections():
 
 
 def test_nothing_cites_the_rules_file_outside_the_repository():
-    """The old ``RULES.md`` in the project's shared folder is not part of a clone."""
+    """A ``RULES.md`` in a folder beside the repository is not part of a clone."""
     old = "RULES" + ".md"
     hits = [str(p.relative_to(ROOT)) for p in source_files()
             if old in p.read_text(encoding="utf-8") or "../shared" in p.read_text(encoding="utf-8")]
@@ -122,7 +125,7 @@ def test_links_stay_inside_the_repository_and_resolve(doc):
 
 
 def test_rules_page_has_the_sections_a_newcomer_needs():
-    """Issue 10: a complete page, with the variants, the silent points and worked examples."""
+    """A complete page, with the variants, the silent points and worked examples."""
     names = headings(RULES)
     for wanted in ("Sources", "Players, teams and seats", "Cards", "How the arena writes cards",
                    "Dealing and the trump", "Playing a trick", "Renúncia and other faults",
@@ -130,3 +133,21 @@ def test_rules_page_has_the_sections_a_newcomer_needs():
                    "Worked examples"):
         assert wanted in names, f"docs/rules.md has no section {wanted!r}"
     assert "](docs/rules.md" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_docs_page_is_reached_from_the_readme():
+    """A newcomer starts at the README: each page of ``docs/`` is linked from it, or from a page
+    it links to."""
+    readme = ROOT / "README.md"
+    seen, todo = {readme}, [readme]
+    while todo:
+        page = todo.pop()
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            file_part = target.partition("#")[0]
+            path = (page.parent / file_part).resolve() if file_part else page
+            if path.suffix == ".md" and path.exists() and path not in seen:
+                seen.add(path)
+                todo.append(path)
+    unreached = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "docs").glob("*.md"))
+                 if p.resolve() not in seen]
+    assert not unreached, f"no way from README.md to {unreached}"

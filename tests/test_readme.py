@@ -1,23 +1,27 @@
-"""The docs test: the README's shell blocks are run, so that the README cannot drift from the
+"""The docs test: the shell blocks of every page are run, so that no page can drift from the
 commands it documents.
 
-Convention (stated in the README): every ```sh block runs unless the line before it is
-``<!-- not run: REASON -->`` (a reason is required); a ```python block whose first line is
-``# NAME.py`` is written to NAME.py first (the bot the blocks use). The blocks run in a copy of
-the repository, in order, each as one ``bash -e`` script in its own process group (killed at
-the end, background servers included), with:
+The pages: the root ``README.md``, the three distributions' ``README.md`` (``sdk/``,
+``referee/``, ``arena/``) and every ``docs/*.md``. Convention (stated in the README): every
+```sh block runs unless the line before it is ``<!-- not run: REASON -->`` (a reason is
+required); a ```python block whose first line is ``# NAME.py`` is written to NAME.py first (the
+bot the blocks use; two pages that name the same file give it the same text). The blocks run in
+one copy of the repository, page after page and in order within a page, each as one
+``bash -e`` script from the copy's root, in its own process group (killed at the end,
+background servers included), with:
 
-* the default ports (Redis 6379, referee 50051, metrics 9464-9466) replaced by free ones, so
-  a block never meets another test's or another user's server;
-* a pause after each line that starts a server in the background, as a person typing the next
-  command would make: until its ``--port`` answers, or two seconds (a bot connecting);
+* the default ports (Redis 6379, referee 50051, metrics 9464-9467, web 8080) replaced by free
+  ones, so a block never meets another test's or another user's server;
+* nothing inserted: a block that starts a server in the background waits for it itself, with
+  ``sueca-arena wait``, as a reader pasting it would;
 * PATH holding the virtual environment's ``bin`` and the system's, nothing else: no
   redis-server on PATH, as on a newcomer's machine; no SUECA_* settings.
 
 The virtual environment is this repository's ``.venv`` (the one ``make`` builds and these tests
 run in: the same code, installed the same way), linked into the copy. SUECA_DOCS_FRESH_VENV=1
-builds a fresh one in the copy instead, with the Makefile's own steps (``make .venv/.installed``:
-a minute or two more, and it needs the package index).
+builds a fresh one in the copy instead, with the Makefile's own step for the product and the dev
+tools (``make .venv/.dev``, as ``make test`` does: the wire-code block needs grpcio-tools; a
+minute or two more, and it needs the package index).
 """
 
 from __future__ import annotations
@@ -35,26 +39,33 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
-DEFAULT_PORTS = ("6379", "50051", "9464", "9465", "9466")
+PAGES = [ROOT / "README.md", ROOT / "sdk" / "README.md", ROOT / "referee" / "README.md",
+         ROOT / "arena" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DEFAULT_PORTS = ("6379", "50051", "9464", "9465", "9466", "9467", "8080")
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(\S.*?)\s*-->")
 BLOCK_SECONDS = 150
+SHELL = ("sh", "bash", "shell", "console")
 
 pytestmark = pytest.mark.slow
 
 
 @dataclass
 class Block:
-    line: int          # where it starts in README.md
+    page: str          # the page's path in the repository
+    line: int          # where the block starts in it
     lang: str
     text: str
     skip: str | None   # the reason it is not run
 
+    @property
+    def where(self) -> str:
+        return f"{self.page}:{self.line}"
 
-def blocks(readme: str) -> list[Block]:
-    """Every fenced block, with the ``not run`` reason on the line before it, if any."""
+
+def blocks(text: str, page: str = "README.md") -> list[Block]:
+    """Every fenced block of a page, with the ``not run`` reason on the line before it, if any."""
     found: list[Block] = []
-    lines = readme.splitlines()
+    lines = text.splitlines()
     i = 0
     while i < len(lines):
         fence = re.match(r"^```(\S*)\s*$", lines[i])
@@ -69,27 +80,53 @@ def blocks(readme: str) -> list[Block]:
             i += 1
         before = next((ln for ln in reversed(lines[:start]) if ln.strip()), "")
         mark = NOT_RUN.search(before)
-        found.append(Block(start + 1, lang, "\n".join(body) + "\n",
+        found.append(Block(page, start + 1, lang, "\n".join(body) + "\n",
                            mark.group(1) if mark else None))
         i += 1
     return found
 
 
-SHELL = ("sh", "bash", "shell", "console")
-ALL = blocks(README.read_text())
+def page_blocks(path: Path) -> list[Block]:
+    return blocks(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+
+
+ALL = [b for page in PAGES for b in page_blocks(page)]
 RUN = [b for b in ALL if b.lang in SHELL and b.skip is None]
 
 
+def named_files(found: list[Block]) -> dict[str, str]:
+    """NAME.py -> text, for each ```python block whose first line is ``# NAME.py``."""
+    files: dict[str, str] = {}
+    for b in found:
+        first = b.text.splitlines()[0] if b.text.strip() else ""
+        named = re.fullmatch(r"#\s*([\w.-]+\.py)\s*", first)
+        if b.lang == "python" and named:
+            name = named.group(1)
+            assert files.get(name, b.text) == b.text, \
+                f"{b.where}: {name} differs from the {name} of another block"
+            files[name] = b.text
+    return files
+
+
 def test_the_convention_is_followed() -> None:
-    """Shell blocks are `sh`; a skipped one says why; the commands a newcomer needs run."""
+    """Shell blocks are `sh`; a skipped one says why; the commands a newcomer needs run
+    somewhere; every page with commands runs at least one of them."""
     for b in ALL:
         if b.lang in SHELL and b.lang != "sh":
-            pytest.fail(f"README.md:{b.line}: write shell blocks as ```sh, not ```{b.lang}")
-    assert len(RUN) >= 3, [b.line for b in RUN]
+            pytest.fail(f"{b.where}: write shell blocks as ```sh, not ```{b.lang}")
+    assert len(RUN) >= 3, [b.where for b in RUN]
     text = "".join(b.text for b in RUN)
-    for command in ("sueca-bot selfplay", "sueca-arena redis", "sueca-bot run",
-                    "sueca-arena tournament run"):
-        assert command in text, f"no README block that runs {command!r}"
+    for command in ("sueca-bot selfplay", "sueca-bot replay verify", "sueca-arena redis",
+                    "sueca-bot run", "sueca-arena tournament run", "sueca-arena loadtest"):
+        assert command in text, f"no page has a block that runs {command!r}"
+    for page in ("README.md", "sdk/README.md", "docs/bot-authors.md", "docs/load-testing.md"):
+        assert any(b.page == page for b in RUN), f"{page} runs none of its commands"
+    named_files(ALL)  # the same file is never given two texts
+
+
+def test_pages_are_found() -> None:
+    assert {"README.md", "sdk/README.md", "docs/rules.md"} <= {
+        str(p.relative_to(ROOT)) for p in PAGES}
 
 
 def _free_port() -> int:
@@ -112,8 +149,8 @@ def script(block: Block, ports: dict[str, str]) -> str:
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The repository's files (as they are on disk) in a fresh folder, with a virtual
-    environment and the files the README's python blocks name."""
-    dest = tmp_path_factory.mktemp("readme") / "repo"
+    environment and the files the pages' python blocks name."""
+    dest = tmp_path_factory.mktemp("docs") / "repo"
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
                            capture_output=True, text=True, check=True).stdout.splitlines()
     for name in files:
@@ -123,15 +160,12 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             shutil.copy2(src, dest / name)
     if os.environ.get("SUECA_DOCS_FRESH_VENV") == "1":
         base = getattr(sys, "_base_executable", sys.executable)  # the venv's own interpreter
-        subprocess.run(["make", f"PY={base}", ".venv/.installed"], cwd=dest, check=True,
+        subprocess.run(["make", f"PY={base}", ".venv/.dev"], cwd=dest, check=True,
                        capture_output=True)
     else:
         (dest / ".venv").symlink_to(Path(sys.executable).parent.parent)
-    for b in ALL:
-        first = b.text.splitlines()[0] if b.text.strip() else ""
-        named = re.fullmatch(r"#\s*([\w.-]+\.py)\s*", first)
-        if b.lang == "python" and named:
-            (dest / named.group(1)).write_text(b.text)
+    for name, text in named_files(ALL).items():
+        (dest / name).write_text(text)
     yield dest
 
 
@@ -149,10 +183,10 @@ def _stop_group(pgid: int, grace: float = 15.0) -> None:
         pass
 
 
-@pytest.mark.parametrize("block", RUN, ids=[f"README.md:{b.line}" for b in RUN])
-def test_readme_block_runs(block: Block, copy: Path) -> None:
+@pytest.mark.parametrize("block", RUN, ids=[b.where for b in RUN])
+def test_doc_block_runs(block: Block, copy: Path) -> None:
     ports = {p: str(_free_port()) for p in DEFAULT_PORTS}
-    home = copy.parent / f"home-{block.line}"
+    home = copy.parent / f"home-{block.page.replace('/', '-')}-{block.line}"
     (home / "tmp").mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("SUECA_", "PYTHON", "VIRTUAL_ENV", "PROMETHEUS"))}
@@ -166,11 +200,11 @@ def test_readme_block_runs(block: Block, copy: Path) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        pytest.fail(f"README.md:{block.line} did not finish in {BLOCK_SECONDS}s:\n"
+        pytest.fail(f"{block.where} did not finish in {BLOCK_SECONDS}s:\n"
                     f"{block.text}\n--- stdout\n{out[-3000:]}\n--- stderr\n{err[-3000:]}")
     finally:
         _stop_group(proc.pid)
-    assert proc.returncode == 0, (f"README.md:{block.line} failed ({proc.returncode}):\n"
+    assert proc.returncode == 0, (f"{block.where} failed ({proc.returncode}):\n"
                                   f"{block.text}\n--- stdout\n{out[-3000:]}\n"
                                   f"--- stderr\n{err[-3000:]}")
-    assert "Traceback" not in err, f"README.md:{block.line}:\n{err[-3000:]}"
+    assert "Traceback" not in err, f"{block.where}:\n{err[-3000:]}"
