@@ -18,18 +18,20 @@ flag; a bad CA file raises :class:`sueca.sdk.channels.CredentialsError` (a ``Val
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol, TypedDict
 
 import grpc
 
 from sueca import codec as conv
+from sueca.codec import ResultDict
 from sueca.referee.security import operator_metadata
 from sueca.sdk.channels import client_tls_from_env, open_aio_channel, open_channel
 from sueca.v1 import sueca_pb2 as pb
 from sueca.v1 import sueca_pb2_grpc as pb_grpc
 
 __all__ = ["RefereeError", "BadSpec", "BotUnavailable", "RefereeUnavailable", "MatchAborted",
-           "channel", "aio_channel", "run_match", "run_match_async", "list_bots", "watch"]
+           "BotStatus", "ResultDict", "channel", "aio_channel", "run_match", "run_match_async",
+           "list_bots", "watch"]
 
 _OPTIONS = [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
 
@@ -64,7 +66,7 @@ class RefereeUnavailable(RefereeError):
 class MatchAborted(RefereeError):
     """The match started but was aborted; ``result`` holds the partial record. Run it again."""
 
-    def __init__(self, message: str, result: dict[str, Any]) -> None:
+    def __init__(self, message: str, result: ResultDict) -> None:
         super().__init__(message, grpc.StatusCode.ABORTED)
         self.result = result
 
@@ -81,6 +83,31 @@ _BY_CODE = {
 }
 # UNAUTHENTICATED (no or wrong operator token) stays a plain RefereeError: control does not
 # retry it; the league's runner treats it as the worker's configuration (Transient, named).
+
+
+class BotStatus(TypedDict):
+    """One bot as :func:`list_bots` reports it: its sessions on the referee and their games."""
+
+    bot: str
+    sessions: int  # connected sessions (bot processes)
+    capacity: int  # games those sessions can play at once
+    free: int      # of which not in use
+    referee: str   # the referee's id (its ListBots answer)
+
+
+class _MatchService(Protocol):
+    """The generated ``sueca_pb2_grpc.MatchServiceStub`` on a synchronous channel: its calls,
+    typed (grpcio-tools generates the class without annotations)."""
+
+    RunMatch: grpc.UnaryStreamMultiCallable[pb.MatchSpec, pb.MatchEvent]
+    Watch: grpc.UnaryStreamMultiCallable[pb.WatchRequest, pb.MatchEvent]
+    ListBots: grpc.UnaryUnaryMultiCallable[pb.ListBotsRequest, pb.ListBotsResponse]
+
+
+def _stub(channel: grpc.Channel) -> _MatchService:
+    # the generated class is unannotated: _MatchService says what its instances hold
+    stub: _MatchService = pb_grpc.MatchServiceStub(channel)  # type: ignore[no-untyped-call]
+    return stub
 
 
 def _error(err: grpc.RpcError, address: str) -> RefereeError:
@@ -112,7 +139,7 @@ def aio_channel(address: str) -> grpc.aio.Channel:
 
 def run_match(address: str, spec: Mapping[str, Any], timeout: float | None = 600.0,
               on_event: Callable[[dict[str, Any]], None] | None = None,
-              channel: grpc.Channel | None = None) -> dict[str, Any]:
+              channel: grpc.Channel | None = None) -> ResultDict:
     """Run one match on the referee at ``address`` and return its result::
 
         {"match_id", "end", "winner" (team or None), "game_points", "fault_seat", "fault_bot",
@@ -140,9 +167,9 @@ def run_match(address: str, spec: Mapping[str, Any], timeout: float | None = 600
 
 def _run_match(channel: grpc.Channel, address: str, request: pb.MatchSpec,
                timeout: float | None,
-               on_event: Callable[[dict[str, Any]], None] | None) -> dict[str, Any] | None:
-    stub = pb_grpc.MatchServiceStub(channel)
-    result: dict[str, Any] | None = None
+               on_event: Callable[[dict[str, Any]], None] | None) -> ResultDict | None:
+    stub = _stub(channel)
+    result: ResultDict | None = None
     try:
         for event in stub.RunMatch(request, timeout=timeout, wait_for_ready=False,
                                    metadata=operator_metadata()):
@@ -156,7 +183,7 @@ def _run_match(channel: grpc.Channel, address: str, request: pb.MatchSpec,
 
 
 async def run_match_async(channel: grpc.aio.Channel, address: str, spec: Mapping[str, Any],
-                          timeout: float | None = 600.0) -> dict[str, Any]:
+                          timeout: float | None = 600.0) -> ResultDict:
     """:func:`run_match` on a ``grpc.aio`` channel to ``address`` (a quiet stream): for a
     scheduler that runs many matches at once from one event loop instead of a thread each."""
     try:
@@ -169,7 +196,7 @@ async def run_match_async(channel: grpc.aio.Channel, address: str, spec: Mapping
         "/sueca.v1.MatchService/RunMatch", request_serializer=pb.MatchSpec.SerializeToString,
         response_deserializer=pb.MatchEvent.FromString)(request, timeout=timeout,
                                                         metadata=operator_metadata())
-    result: dict[str, Any] | None = None
+    result: ResultDict | None = None
     try:
         async for event in call:
             if event.HasField("result"):
@@ -179,7 +206,7 @@ async def run_match_async(channel: grpc.aio.Channel, address: str, spec: Mapping
     return _checked(result, address)
 
 
-def _checked(result: dict[str, Any] | None, address: str) -> dict[str, Any]:
+def _checked(result: ResultDict | None, address: str) -> ResultDict:
     if result is None:
         raise RefereeError(f"referee {address} ended match stream without a result")
     if result["end"] == "aborted":
@@ -188,10 +215,10 @@ def _checked(result: dict[str, Any] | None, address: str) -> dict[str, Any]:
     return result
 
 
-def list_bots(address: str, timeout: float = 5.0) -> list[dict[str, Any]]:
+def list_bots(address: str, timeout: float = 5.0) -> list[BotStatus]:
     """Bots connected to the referee: ``[{"bot", "sessions", "capacity", "free", "referee"}]``."""
     with _open(address) as own:
-        stub = pb_grpc.MatchServiceStub(own)
+        stub = _stub(own)
         try:
             resp = stub.ListBots(pb.ListBotsRequest(), timeout=timeout,
                                  metadata=operator_metadata())
@@ -205,7 +232,7 @@ def watch(address: str, match_id: str, timeout: float | None = None) -> Iterator
     """Public events of a running match as dicts (``type``: started, deal_start, card,
     trick_end, deal_end, result), live, until it ends. The result carries no replay."""
     with _open(address) as own:
-        stub = pb_grpc.MatchServiceStub(own)
+        stub = _stub(own)
         try:
             for event in stub.Watch(pb.WatchRequest(match_id=match_id), timeout=timeout,
                                     metadata=operator_metadata()):

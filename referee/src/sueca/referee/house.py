@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from sueca.engine.game import End
 from sueca.engine.observation import SeatView
 from sueca.sdk.bot import MatchInfo, bot_seed
 from sueca.sdk.bots import EXAMPLES
@@ -118,7 +119,7 @@ class HouseSession:
             log.exception("house bot %s failed in match %s", self.bot, runner.match_id,
                           extra={"match_id": runner.match_id, "bot": self.bot,
                                  "game_id": seat.game_id})
-            runner.stop("aborted")
+            runner.stop(End.ABORTED)
             return
         fault = seat.offer(action)
         if fault is not None:  # reckless may commit renúncias on purpose: that is the game

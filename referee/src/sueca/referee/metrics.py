@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from prometheus_client import REGISTRY, Counter, Gauge, start_http_server
 from prometheus_client.core import (
@@ -32,7 +31,7 @@ class _Tally:
 
     def __init__(self, name: str, doc: str) -> None:
         self.name, self.doc, self.value = name, doc, 0
-        REGISTRY.register(self)  # type: ignore[arg-type]
+        REGISTRY.register(self)
 
     def inc(self, n: int = 1) -> None:
         self.value += n
@@ -49,7 +48,7 @@ class _Timings:
         self.bounds = tuple(buckets)
         self.counts = [0] * (len(self.bounds) + 1)
         self.sum = 0.0
-        REGISTRY.register(self)  # type: ignore[arg-type]
+        REGISTRY.register(self)
 
     def observe(self, seconds: float) -> None:
         self.counts[bisect_left(self.bounds, seconds)] += 1
@@ -118,7 +117,7 @@ class _Faults:
     """``FAULTS.labels(kind).inc()``: the call sites name the kind; the class label follows
     from it here, so the classification lives in one place."""
 
-    def labels(self, kind: str) -> Any:
+    def labels(self, kind: str) -> Counter:
         return _FAULTS.labels(kind, fault_class(kind))
 
 
@@ -153,7 +152,7 @@ class _BuildInfo:
         except PackageNotFoundError:  # running from a source tree that is not installed
             self.version = "unknown"
         self.labels = [component, self.version, platform.python_version()]
-        REGISTRY.register(self)  # type: ignore[arg-type]
+        REGISTRY.register(self)
 
     def collect(self) -> Iterator[Metric]:
         g = GaugeMetricFamily("sueca_build_info", "The running build: always 1",

@@ -18,8 +18,9 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -28,6 +29,7 @@ from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
 from sueca import codec as conv
+from sueca.engine.game import End
 from sueca.referee import metrics
 from sueca.referee.clocked_match import Listener, MatchRunner
 from sueca.referee.house import HouseBots, is_house_name, quote
@@ -47,6 +49,14 @@ from sueca.referee.security import AUTHORIZATION, BEARER
 from sueca.referee.sessions import MAX_CAPACITY, PlacementError, Session, SessionHub
 from sueca.sdk.logs import bind
 from sueca.v1 import sueca_pb2 as pb
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    #: A bot stream as the referee serves it: it reads decoded BotMessages (or what did not
+    #: decode) and writes RefereeMessages the sessions encoded (grpc.aio's contexts are generic
+    #: in the type stubs only)
+    BotStream: TypeAlias = grpc.aio.ServicerContext["pb.BotMessage | _Malformed", bytes]
 
 log = logging.getLogger("sueca.referee")
 
@@ -131,6 +141,14 @@ def _decode_bot_message(data: bytes) -> pb.BotMessage | _Malformed:
         return _Malformed(f"could not decode BotMessage ({len(data)} bytes): {err}")
 
 
+#: What ``context.read()`` returns once the peer closed its side (grpc.aio.EOF), which the type
+#: stubs leave out of read()'s type: compared as a plain object
+_END_OF_STREAM: object = grpc.aio.EOF
+_Request = TypeVar("_Request")
+_Response = TypeVar("_Response")
+_T = TypeVar("_T")
+
+
 async def _events(listener: Listener) -> AsyncIterator[pb.MatchEvent]:
     """A listener's events as they come, up to and including the result."""
     queue = listener.queue
@@ -145,7 +163,7 @@ class _Gone(Exception):
     """The bot hung up before it could be told why its stream ends."""
 
 
-async def _abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str) -> None:
+async def _abort(context: BotStream, code: grpc.StatusCode, message: str) -> NoReturn:
     """``context.abort``, but a peer already gone (gRPC then fails to send the status) is a
     quiet :class:`_Gone` rather than an ExecuteBatchError traceback in the referee's log."""
     try:
@@ -209,7 +227,8 @@ class Referee:
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- BotService.Connect ---------------------------------------------------------------------
-    async def connect(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:
+    async def connect(self, request_iterator: AsyncIterator[pb.BotMessage | _Malformed],
+                      context: BotStream) -> None:
         """One bot stream: hello (within ``hello_seconds``, checked by syntax before Redis is
         asked), then the session until either side ends it. Refusals before the hello is
         accepted cost one metric and, at most once per window, one log line."""
@@ -229,7 +248,8 @@ class Referee:
         # counted until gRPC is done with the stream, not when this handler returns: a stream
         # cut off while its bot does not read lingers in the transport until the bot reads
         # or hangs up, and must keep counting against the limits meanwhile
-        context.add_done_callback(lambda _: self._leave(peer, address))
+        # (the stubs declare the callback a class, not a Protocol: no function matches it)
+        context.add_done_callback(lambda _: self._leave(peer, address))  # type: ignore[arg-type]
         try:
             await self._connect(context, peer, address)
         except _Gone:
@@ -281,9 +301,9 @@ class Referee:
         if c > 0:
             self.connections[address] = c
 
-    async def _refuse(self, context: grpc.aio.ServicerContext, address: str, reason: str,
+    async def _refuse(self, context: BotStream, address: str, reason: str,
                       code: grpc.StatusCode, message: str, bot: str | None = None,
-                      log_reason: str | None = None, spent: bool = False) -> None:
+                      log_reason: str | None = None, spent: bool = False) -> NoReturn:
         """Refuse a hello: count it (per address, bounded labels), log it in the access log
         (at most once per window and reason; ``log_reason`` there if it says more than the
         metric's ``reason``), spend the address's refusal budget, abort with ``message``
@@ -295,8 +315,8 @@ class Referee:
                             message.split(":")[0], bot)
         await _abort(context, code, message)
 
-    async def _check_token(self, context: grpc.aio.ServicerContext, address: str,
-                           hello: Any) -> str | None:
+    async def _check_token(self, context: BotStream, address: str,
+                           hello: pb.Hello) -> str | None:
         """The hello's token, checked within the address's budgets (refused: aborts). Over a
         budget, returns its name instead, nothing asked: the caller pauses and refuses after
         leaving the token-check gate (a refusal waiting in it held a slot for its whole
@@ -330,7 +350,7 @@ class Referee:
                                "unknown_bot" if unknown else None, spent=True)
         return None
 
-    async def _connect(self, context: grpc.aio.ServicerContext, peer: str, address: str) -> None:
+    async def _connect(self, context: BotStream, peer: str, address: str) -> None:
         limits = self.limits
         try:
             first = await asyncio.wait_for(context.read(), limits.hello_seconds or None)
@@ -339,7 +359,7 @@ class Referee:
             await self._refuse(context, address, "no_hello", grpc.StatusCode.DEADLINE_EXCEEDED,
                                f"no hello within {limits.hello_seconds:g}s: the first "
                                "BotMessage must carry hello (bot, token, capacity)")
-        if first is grpc.aio.EOF:
+        if first is _END_OF_STREAM:
             return
         if isinstance(first, _Malformed):
             await self._refuse(context, address, "bad_hello", grpc.StatusCode.INVALID_ARGUMENT,
@@ -422,7 +442,7 @@ class Referee:
                          f"{limits.out_items} items were waiting to be sent to bot "
                          f"{session.bot!r}; its games wait for it to reconnect")
 
-    async def _read(self, session: Session, context: grpc.aio.ServicerContext) -> None:
+    async def _read(self, session: Session, context: BotStream) -> None:
         """Hand each incoming message to the hub; messages that answer nothing (empty, faulty,
         malformed) at most ``messages_per_second`` and ``actions_per_second`` for the bot's
         streams together: beyond that reading pauses and flow control slows the bot."""
@@ -431,10 +451,10 @@ class Referee:
         try:
             while True:
                 msg = await context.read()
-                if msg is grpc.aio.EOF:
+                if msg is _END_OF_STREAM:
                     break
                 session.errors_in_message = session.faults_in_message = 0
-                if msg.__class__ is _Malformed:
+                if isinstance(msg, _Malformed):
                     hub.malformed(session, msg.error)
                     pause = messages.debit(1)
                 else:
@@ -467,7 +487,7 @@ class Referee:
         session.close()
 
     # -- MatchService ---------------------------------------------------------------------------
-    async def _check_operator(self, context: grpc.aio.ServicerContext) -> None:
+    async def _check_operator(self, context: grpc.aio.ServicerContext[_Request, _Response]) -> None:
         """Abort with UNAUTHENTICATED unless the call carries the operator token. The message
         says what was wrong and never repeats what was sent (it may be a real secret).
 
@@ -507,7 +527,8 @@ class Referee:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
 
     async def RunMatch(self, request: pb.MatchSpec,
-                       context: grpc.aio.ServicerContext) -> AsyncIterator[pb.MatchEvent]:
+                       context: grpc.aio.ServicerContext[pb.MatchSpec, pb.MatchEvent],
+                       ) -> AsyncIterator[pb.MatchEvent]:
         await self._check_operator(context)
         if not self.accepting:
             await context.abort(grpc.StatusCode.UNAVAILABLE,
@@ -544,7 +565,7 @@ class Referee:
         listener = runner.listen(cards=not plan.quiet, replay=True)
         task = asyncio.create_task(runner.run(), name=f"match {plan.match_id}")
         self._tasks.add(task)
-        task.add_done_callback(lambda t, mid=plan.match_id: self._match_done(t, mid))
+        task.add_done_callback(partial(self._match_done, match_id=plan.match_id))
         # a load test asks for every seat's turn times (trailing metadata, see MatchRunner)
         times = ("sueca-turn-times", "1") in tuple(context.invocation_metadata() or ())
         try:
@@ -556,14 +577,15 @@ class Referee:
             runner.unlisten(listener)
             if runner.match.end is None:  # the caller went away: free the bots
                 log.warning("caller of match %s went away; aborting it", plan.match_id)
-                runner.stop("aborted")
+                runner.stop(End.ABORTED)
 
     def _match_done(self, task: asyncio.Task[Any], match_id: str) -> None:
         self._tasks.discard(task)
         self.matches.pop(match_id, None)
 
     async def Watch(self, request: pb.WatchRequest,
-                    context: grpc.aio.ServicerContext) -> AsyncIterator[pb.MatchEvent]:
+                    context: grpc.aio.ServicerContext[pb.WatchRequest, pb.MatchEvent],
+                    ) -> AsyncIterator[pb.MatchEvent]:
         await self._check_operator(context)
         runner = self.matches.get(request.match_id)
         if runner is None or runner.done.is_set():
@@ -581,7 +603,8 @@ class Referee:
             runner.unlisten(listener)
 
     async def ListBots(self, request: pb.ListBotsRequest,
-                       context: grpc.aio.ServicerContext) -> pb.ListBotsResponse:
+                       context: grpc.aio.ServicerContext[pb.ListBotsRequest, pb.ListBotsResponse],
+                       ) -> pb.ListBotsResponse:
         await self._check_operator(context)
         return pb.ListBotsResponse(referee_id=self.referee_id, bots=self.hub.status())
 
@@ -608,7 +631,7 @@ class Referee:
             if late:
                 log.warning("aborting %d match(es) still running", len(late))
             for r in late:
-                r.stop("aborted")
+                r.stop(End.ABORTED)
             for r in late:
                 await r.done.wait()
         await asyncio.sleep(0.05)  # let RunMatch callers and bots receive the final events
@@ -654,7 +677,7 @@ def _operator_elsewhere(ref: Referee) -> grpc.GenericRpcHandler:
     """MatchService on the public port when it has its own: every method refused UNIMPLEMENTED
     with :data:`OPERATOR_ELSEWHERE` (gRPC's bare "Method not found!" would not say where to go).
     The request is never decoded."""
-    async def refuse(request: bytes, context: grpc.aio.ServicerContext) -> None:
+    async def refuse(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
         ref.access.refused("a MatchService call", "operator_elsewhere", context.peer(),
                            "the operator API is not on the public port")
         await context.abort(grpc.StatusCode.UNIMPLEMENTED, OPERATOR_ELSEWHERE)
@@ -800,14 +823,15 @@ class ServerThread:
             raise self._error
         return self
 
-    def call(self, fn: Callable[[], Awaitable[Any]], timeout: float = 60) -> Any:
+    def call(self, fn: Callable[[], Coroutine[Any, Any, _T]], timeout: float = 60) -> _T:
         """Run a coroutine function in the referee's loop and wait for its result."""
         return asyncio.run_coroutine_threadsafe(fn(), self.loop).result(timeout)
 
     def stop(self, drain_seconds: float = 0.0) -> None:
-        if self.referee is not None and self._thread.is_alive():
-            self.call(lambda: self.referee.shutdown(drain_seconds, grace=0.5))  # type: ignore[union-attr]
-            self.loop.call_soon_threadsafe(self._stopped.set)  # type: ignore[union-attr]
+        referee, stopped = self.referee, self._stopped  # both set once the referee started
+        if referee is not None and stopped is not None and self._thread.is_alive():
+            self.call(lambda: referee.shutdown(drain_seconds, grace=0.5))
+            self.loop.call_soon_threadsafe(stopped.set)
         self._thread.join(10)
 
     def __enter__(self) -> ServerThread:

@@ -30,6 +30,7 @@ from sueca.v1 import sueca_pb2 as pb
 
 if TYPE_CHECKING:
     from sueca.referee.clocked_match import Seat
+    from sueca.referee.clocked_match import Session as SeatSession
 
 MALFORMED, NOT_YOUR_SEAT, UNKNOWN_GAME = (
     Fault.MALFORMED.value, Fault.NOT_YOUR_SEAT.value, Fault.UNKNOWN_GAME.value)
@@ -345,7 +346,7 @@ class SessionHub:
             chosen.append(best)
         return chosen
 
-    def bind(self, seat: Seat, session: Session) -> None:
+    def bind(self, seat: Seat, session: SeatSession) -> None:
         session.games[seat.game_id] = seat
         self.games[seat.game_id] = seat
 
