@@ -1,5 +1,5 @@
-"""``sueca-arena wait``: a script's way to let a background server come up (the README's whole
-loop uses it), as the installed command."""
+"""``sueca-arena wait``: a script's way to let a background server come up (the whole loop of
+docs/bot-authors.md uses it), as the installed command."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The committed generated code in sdk/src/sueca/v1 must be exactly what the .proto produces.
 
 Bots in other languages generate from the .proto; the referee and SDK import the committed
-Python. If the two drift apart, this fails: regenerate with the command in the README.
+Python. If the two drift apart, this fails: regenerate with the command in docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def test_generated_code_matches_proto(tmp_path: Path) -> None:
     for name in GENERATED:
         fresh = (tmp_path / "sueca" / "v1" / name).read_text()
         committed = (ROOT / "sdk" / "src" / "sueca" / "v1" / name).read_text()
-        assert fresh == committed, f"sdk/src/sueca/v1/{name} is stale: regenerate it (README § Protocol)"
+        assert fresh == committed, f"sdk/src/sueca/v1/{name} is stale: regenerate it (docs/architecture.md § Changing the wire contract)"
 
 
 def test_proto_package_is_versioned() -> None:

@@ -1,4 +1,4 @@
-"""What the README promises a bot author's type checker: a bot written as documented passes
+"""What sdk/README.md promises a bot author's type checker: a bot written as documented passes
 ``mypy --strict`` (sync or ``async def`` play and redeal, the clock, snapshots), and a bot that
 gets a type wrong does not."""
 

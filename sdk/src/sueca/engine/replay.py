@@ -1,7 +1,7 @@
 """Replay records: one JSON object per match (format ``sueca-replay/1``), one per line in a file.
 
 A replay holds every deck, hand and card, so any record can be re-played through the engine and
-checked (:func:`verify`). The README documents the format field by field.
+checked (:func:`verify`). docs/bot-authors.md documents the format field by field.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class DealRecord(TypedDict):
 
 
 class ReplayRecord(TypedDict):
-    """One ``sueca-replay/1`` record as :func:`record` makes it (the README documents it)."""
+    """One ``sueca-replay/1`` record as :func:`record` makes it (docs/bot-authors.md documents it)."""
 
     format: str
     match_id: str
