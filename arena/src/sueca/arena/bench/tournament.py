@@ -56,7 +56,7 @@ def _direct_run(address: str, tid: str, names: list[str], n: int, threads: int,
     mine = threading.local()
     taken = iter(channels)
 
-    def one(spec: dict[str, Any]) -> dict[str, Any]:
+    def one(spec: dict[str, Any]) -> control.ResultDict:
         if not hasattr(mine, "channel"):
             mine.channel = next(taken)
         return control.run_match(address, spec, 120.0, channel=mine.channel)
