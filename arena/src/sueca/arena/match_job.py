@@ -119,7 +119,7 @@ _announced_cache: tuple[Store, float, list[str]] | None = None
 def _announced(store: Store, fresh: float = 1.0) -> list[str]:
     """The replicas heartbeating into ``store``, read at most once per ``fresh`` seconds by
     this process: an entry lives 30 s after a replica's last heartbeat, so a newer read
-    changes little, and it was a Redis round trip per match."""
+    changes little, and a read per match would cost a Redis round trip each."""
     global _announced_cache
     now = time.monotonic()
     if _announced_cache is None or _announced_cache[0] is not store or (

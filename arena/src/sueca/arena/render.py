@@ -2,7 +2,7 @@
 
 Everything here uses rich and is imported only by commands that print, so the engine, the SDK
 and the workers never pay for it. :func:`render_match` takes a ``sueca-replay/1`` record (a
-dict), wherever it came from: a replay file now, Redis later.
+dict), wherever it came from: a replay file (``replay``) or Redis (``matches show``).
 """
 
 from __future__ import annotations

@@ -695,7 +695,7 @@ def _listen(server: grpc.aio.Server, host: str, port: int,
     try:
         bound = (server.add_insecure_port(address) if credentials is None
                  else server.add_secure_port(address, credentials))
-    except RuntimeError as err:  # grpcio >= 1.84 raises where it used to return 0
+    except RuntimeError as err:  # grpcio >= 1.84 raises; older releases return 0
         raise OSError(f"cannot listen on {address}: {err}") from None
     if not bound:
         raise OSError(f"cannot listen on {address}")

@@ -41,7 +41,7 @@ MAX_CAPACITY = 10_000
 # Items per RefereeMessage: keeps a message far below the bot's 4 MiB receive limit (a turn
 # request is 100-300 bytes) while a batch still carries hundreds of turns.
 MAX_BATCH = 512
-# Batching for busy sessions, see Session.write_loop. Measured here (2 cores, 4 bot processes,
+# Batching for busy sessions, see Session.write_loop. On 2 cores (4 bot processes,
 # 32-128 matches at once) it gives 1.3-1.5x the moves/s of writing whenever anything is ready;
 # 5 ms rather than 2 ms (128 matches, 2 bot processes): ~46 answers per message, referee CPU
 # per move 40-45 us instead of ~48 (noisy), the median move round trip no worse.
@@ -260,7 +260,7 @@ class SessionHub:
     def read_budget(self, bot: str, limits: Limits) -> tuple[Bucket, Bucket]:
         """The messages and actions per second a bot's streams may spend on nothing (empty,
         faulty, malformed), shared by all of them: a bot may hold ``sessions_per_bot``
-        streams, and a budget each multiplied what one bot could cost the loop by as many."""
+        streams, and a budget each would multiply what one bot can cost the loop by as many."""
         got = self.budgets.get(bot)
         if got is None:
             got = self.budgets[bot] = (Bucket(limits.messages_per_second),

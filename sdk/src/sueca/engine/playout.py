@@ -177,6 +177,6 @@ def play_match(match: Match, bots: Sequence[Player]) -> Match:
         result = match._finish_deal()
         for fn in on_deal:
             fn(result)
-    for fn in _hooks(bots, "on_match_end"):  # looked up again at the end, as it always was
+    for fn in _hooks(bots, "on_match_end"):  # looked up again: a hook set during the match counts
         fn((match.game_points[0], match.game_points[1]), match.winner, match.end)
     return match

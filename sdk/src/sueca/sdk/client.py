@@ -58,7 +58,7 @@ CHANNEL_OPTIONS = [
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.max_receive_message_length", 16 * 1024 * 1024),
     # No bandwidth-delay probing: the referee's turns are small, and each probe is a PING the
-    # referee must answer; with one game per connection that was ~1.8 extra writes per move
+    # referee must answer; with one game per connection that is ~1.8 extra writes per move
     # at the referee (strace, bench referee --sessions)
     ("grpc.http2.bdp_probe", 0),
 ]

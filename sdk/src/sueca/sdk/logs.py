@@ -3,7 +3,7 @@
 
 Two formats, chosen by ``--log-format`` or ``SUECA_LOG_FORMAT`` (the flag wins):
 
-- ``text`` (default): ``2026-11-30 21:00:00,123 INFO sueca.referee: message`` as before, with
+- ``text`` (default): ``2026-11-30 21:00:00,123 INFO sueca.referee: message``, with
   the ids the line knows appended: `` [match_id=m-1 bot='greedy']``;
 - ``json``: one JSON object per line, ``ts`` (ISO 8601, UTC), ``level``, ``logger``, ``msg``,
   then the ids the line knows (``match_id``, ``game_id``, ``bot``, ``tournament``, ``seat``,

@@ -8,7 +8,7 @@ with ``--concurrency`` pool processes, all separate processes. Then, on the same
 * ``ladder``: a :class:`sueca.arena.schedule.Ladder` keeping ``--target`` matches in flight,
   woken by each recorded result (:meth:`~sueca.arena.schedule.Ladder.wait`), until
   ``--matches`` more results are recorded;
-* ``ladder_tick``: the same ladder driven the old way, a round of scheduling every
+* ``ladder_tick``: the same ladder driven by a fixed tick, a round of scheduling every
   ``--interval`` seconds, for comparison.
 
 The last line is one JSON object with the three rates and ``ratio`` = ladder / tournament.
@@ -34,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", action=Bounded, kind=int, low=1, default=4,
                    help="ladder matches in flight (default 4, the scheduler's default)")
     p.add_argument("--interval", action=Bounded, kind=float, low=0, above=True, default=1.0,
-                   help="the old tick, seconds (default 1)")
+                   help="the tick of ladder_tick, seconds (default 1)")
     p.add_argument("--capacity", action=Bounded, kind=int, low=1, default=8)
     p.add_argument("--redis", metavar="URL", default=None, help="use this Redis")
     p.add_argument("--referee", metavar="ADDR", default=None, help="use this referee")
@@ -44,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _ladder_run(arena: Any, names: list[str], n: int, target: int, timeout: float,
                 interval: float | None) -> float:
     """Seconds until ``n`` more results are recorded under a ladder; ``interval`` None: woken
-    by results, else a round every ``interval`` seconds (the old loop)."""
+    by results, else a round every ``interval`` seconds (a fixed tick)."""
     from sueca.arena.schedule import Ladder
     from sueca.arena.tasks import enqueue
     store = arena.store

@@ -14,7 +14,7 @@ are as many and as sparse as a real ladder's. Measured in one process, in this o
 
 Each phase is timed by the wall clock and by this process's CPU time (``*_cpu_seconds``, all
 threads): on a shared machine the CPU time is what the code costs, the wall time what it cost
-today. The last line is one JSON object; it also says how good the fit is: Kendall's tau against the
+in this run. The last line is one JSON object; it also says how good the fit is: Kendall's tau against the
 true strengths and how often the 95% intervals hold them.
 """
 

@@ -16,8 +16,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", action=Bounded, kind=int, low=1, default=20)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_matches)
-    # a real sub-command (it was a positional "show ID", so `matches show --help` printed the
-    # help of `matches`); optional, since `matches` alone lists
+    # a real sub-command, so that `matches show --help` prints the help of `show` (a positional
+    # "show ID" would print the help of `matches`); optional, since `matches` alone lists
     acts = p.add_subparsers(dest="action", metavar="ACTION",
                             help="none: the recent matches; `show ID`: one match")
     show = acts.add_parser("show", help="one match: its result and replay, trick by trick")
