@@ -83,7 +83,7 @@ def test_every_commands_help_is_its_own(prog, path, capsys) -> None:
 
 def test_no_command_word_is_parsed_by_hand() -> None:
     """A positional named like ``show ID`` (a word, then a placeholder) is a sub-command parsed
-    by hand, whose ``--help`` is its parent's (``matches show --help`` was): every positional
+    by hand, whose ``--help`` would be its parent's: every positional
     is one placeholder, and every command word a sub-parser, which the test above walks."""
     import argparse
     for prog, parser in _parsers():

@@ -1,4 +1,4 @@
-"""The first hour of a newcomer (issue 10): a Redis without installing one, port clashes that
+"""The first hour of a newcomer: a Redis without installing one, port clashes that
 name the right port, help on every flag, and a scheduler that does not flood its log.
 
 Everything real: ``sueca-arena`` as a subprocess, real Redis, real sockets, a real worker."""
@@ -45,7 +45,7 @@ def _one_line_error(out: subprocess.CompletedProcess[str], start: str) -> None:
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr[-2000:]
 
 
-# -- item 2: Redis for the newcomer -------------------------------------------------------------
+# -- Redis for the newcomer ---------------------------------------------------------------------
 
 class _RedisCommand:
     def __init__(self, *args: str, tmp: Path | None = None) -> None:
@@ -120,7 +120,7 @@ def test_no_redis_errors_say_how_to_get_one(redis: str | None) -> None:
     assert "`sueca-arena redis` runs one" in out.stderr and "sueca-arena demo" in out.stderr
 
 
-# -- item 6: ports --------------------------------------------------------------------------------
+# -- ports ----------------------------------------------------------------------------------------
 
 def test_a_metrics_port_clash_of_the_referee_names_the_metrics_port(redis_url: str) -> None:
     """A second referee with the default --metrics-port 9464 (here: another taken port)."""
@@ -142,8 +142,8 @@ def test_a_port_clash_of_the_ratings_exporter_is_one_line(redis_url: str) -> Non
 
 
 def test_a_second_worker_on_the_same_metrics_port_refuses_to_start(redis_url: str) -> None:
-    """It used to start and run without metrics, saying nothing: Celery only logs an error
-    raised in the signal handler that serves them."""
+    """Not a worker that runs without metrics, saying nothing (Celery only logs an error
+    raised in the signal handler that serves them): one line naming the taken port."""
     with _listening("0.0.0.0") as taken:
         out = cli("worker", "--redis", redis_url, "--metrics-port", str(taken),
                   env=_clean_env(), check=None, timeout=60)
@@ -151,7 +151,7 @@ def test_a_second_worker_on_the_same_metrics_port_refuses_to_start(redis_url: st
                          "Address already in use (another worker?")
 
 
-# -- item 9: help ---------------------------------------------------------------------------------
+# -- help -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("command", [["ratings", "exporter"], ["ratings", "rebuild"],
                                      ["redis"], ["demo"]])
@@ -167,7 +167,7 @@ def test_every_flag_has_help(command: list[str]) -> None:
     assert not missing, f"{' '.join(command)}: no help for {missing}"
 
 
-# -- item 7: the scheduler's log ----------------------------------------------------------------
+# -- the scheduler's log ------------------------------------------------------------------------
 
 @pytest.mark.slow
 def test_a_busy_scheduler_writes_a_summary_not_a_line_per_tick(league, module_worker) -> None:

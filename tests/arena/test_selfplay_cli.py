@@ -175,7 +175,7 @@ def test_the_local_runner_loads_a_bot_file_like_selfplay(tmp_path: Path,
 
 def test_a_bot_that_raises_is_named_with_the_match_and_where_it_raised(tmp_path: Path) -> None:
     """A bot author's bug ends the run with one line: the match, its seed, the exception and
-    the line of the bot that raised it (it was our traceback, without the match)."""
+    the line of the bot that raised it (not the runner's traceback, which names no match)."""
     (tmp_path / "buggy.py").write_text(
         "from sueca.sdk import Bot\n\n\nclass Buggy(Bot):\n"
         "    def play(self, obs):\n        if len(obs.hand) < 6:\n"

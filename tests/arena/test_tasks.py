@@ -129,8 +129,8 @@ def test_worker_killed_mid_match_runs_it_again_and_records_once(league, start_wo
                                 f"tt-kill-{victim.split()[0]}")
     (mid,) = store.tournament_matches(tid)
     # w1's bots think 50 ms a card: its attempt takes 6-12 s, so the kill lands mid-match even
-    # when this process stalls for seconds (at 10 ms a card some seeds end in 1.2 s, and a loaded
-    # CI machine once let the first attempt finish before the kill)
+    # when this process stalls for seconds (at 10 ms a card some seeds end in 1.2 s, and on a
+    # loaded machine the first attempt can finish before the kill)
     w1 = start_worker("--runner", "local", "-c", "1", "-Q", "sueca.kill",
                       SUECA_VISIBILITY_TIMEOUT="3", SLOWBOT_THINK="0.05")
     assert store.claim(mid)

@@ -1,6 +1,6 @@
 """A bot's seed must reveal nothing of the decks, whatever seed the operator chose.
 
-The attack (issue 9): the SDK's code is public, so a bot that is told its ``bot_seed`` tries small
+The attack: the SDK's code is public, so a bot that is told its ``bot_seed`` tries small
 match seeds until one derives that bot seed, then deals that match itself and knows all four
 hands. With the referee's keyed derivation the search finds nothing; the same search against the
 unkeyed derivation finds the seed at once and predicts the hand, so the test can fail.
@@ -34,12 +34,12 @@ def hand_of(seed: int, seat: int) -> set[int]:
 
 
 def test_unkeyed_seeds_are_the_published_formula_and_keys_change_them():
-    """No key: the historical derivation (golden replays and in-process play are unchanged).
-    A key: other seeds, the same for the same key."""
-    legacy = int.from_bytes(hashlib.sha256(b"sueca-bot:7:2").digest()[:8], "big")
-    assert bot_seed(7, 2) == legacy == bot_seeds(7)[2]
+    """No key: the published unkeyed SHA-256 formula, which the golden replays and in-process
+    play are dealt by. A key: other seeds, the same for the same key."""
+    unkeyed = int.from_bytes(hashlib.sha256(b"sueca-bot:7:2").digest()[:8], "big")
+    assert bot_seed(7, 2) == unkeyed == bot_seeds(7)[2]
     keyed = bot_seeds(7, b"k" * 32)
-    assert keyed == bot_seeds(7, b"k" * 32) and keyed[2] != legacy
+    assert keyed == bot_seeds(7, b"k" * 32) and keyed[2] != unkeyed
     assert bot_seeds(7, b"j" * 32) != keyed
     assert len(set(keyed)) == 4
 
@@ -71,6 +71,7 @@ def test_a_bot_cannot_recover_a_small_match_seed_from_its_bot_seed(referee, rand
     # the bot's search over small seeds finds nothing, so it predicts no hand
     assert search(seen, seat) == []
     # control: the very same search against the unkeyed derivation finds the seed at once
-    # and predicts the hand (the old referee's behaviour, which this test would catch)
+    # and predicts the hand (what a referee deriving unkeyed seeds would leak, which this test
+    # would catch)
     found = search(bot_seed(seed, seat), seat)
     assert found == [seed] and hand_of(found[0], seat) == observed

@@ -87,9 +87,9 @@ def start_match(address: str, bots: list[str], **spec: Any) -> Future:
 
 def test_a_bot_that_floods_and_never_reads_is_cut_off_and_its_games_follow_grace(
         make_referee, tokens, bot_proc):
-    """The attack of issue 9: faults in, answers never read. Before the limit the referee
-    queued ~62x what it was sent; now the stream ends RESOURCE_EXHAUSTED at --out-bytes, the
-    referee's memory stays flat, and the bot's match ends as a disconnect after its grace."""
+    """The attack: faults in, answers never read. Unlimited, the referee would queue ~62x what
+    it is sent; the stream ends RESOURCE_EXHAUSTED at --out-bytes instead, the referee's
+    memory stays flat, and the bot's match ends as a disconnect after its grace."""
     ref = make_referee("--out-bytes", "200000", "--errors-per-second", "0",
                        "--errors-per-message", "0", "--actions-per-second", "0",
                        "--messages-per-second", "0")
@@ -395,7 +395,7 @@ def test_a_flood_of_wrong_tokens_is_summarised_and_stops_reaching_redis(make_ref
         names = list(pool.map(attempt, range(90)))
     took = time.monotonic() - t0
     # the refusals wait out their second side by side, outside the token-check gate (4 at
-    # once): waiting in it they were let out 4 a second (8.2 s here, against 2.2 s)
+    # once): waiting in it they would be let out 4 a second (~8 s in all, against ~2 s)
     assert took < 6, took
     codes = {c: names.count(c) for c in set(names)}
     lookups = redis_lookups(redis_url) - before

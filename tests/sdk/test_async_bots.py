@@ -117,7 +117,7 @@ class Probe(Bot):
 
 @pytest.mark.parametrize("command", ["sueca-bot", "sueca-arena"])
 def test_selfplay_with_an_async_bot(tmp_path: Path, command: str) -> None:
-    """The issue's own command line: ``selfplay --bots probe:Probe,random``."""
+    """A bot author's command line: ``selfplay --bots probe:Probe,random``."""
     (tmp_path / "probe.py").write_text(BOT_FILE)
     out = subprocess.run([str(Path(sys.executable).parent / command), "selfplay", "--bots",
                           "probe:Probe,random", "--matches", "6", "--json", "--replays", "r.jsonl"],

@@ -29,8 +29,8 @@ def _start_bot(port: int) -> subprocess.Popen[str]:
 
 
 def test_ctrl_c_with_no_referee_exits_at_once_and_cleanly() -> None:
-    """It used to wait the whole drain timeout (60 s) for games that did not exist: a drain
-    message queued on a stream no referee had welcomed was never sent."""
+    """No waiting out the whole drain timeout (60 s) for games that do not exist: a drain
+    message queued on a stream no referee has welcomed would never be sent."""
     with _silent_listener() as listener:
         bot = _start_bot(listener.getsockname()[1])
         try:
@@ -61,8 +61,8 @@ def test_a_second_ctrl_c_exits_without_a_traceback() -> None:
 
 
 def test_a_referee_that_never_answers_the_hello_is_dropped_and_retried() -> None:
-    """A port that accepts and never answers (a hung referee) held the bot for ever: the hello
-    now has WELCOME_SECONDS to be answered, then the stream is dropped and the bot connects
+    """A port that accepts and never answers (a hung referee) must not hold the bot for ever:
+    the hello has WELCOME_SECONDS to be answered, then the stream is dropped and the bot connects
     again with its usual back-off."""
     from sueca.sdk.client import WELCOME_SECONDS
     with _silent_listener() as listener:

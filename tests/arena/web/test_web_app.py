@@ -108,7 +108,7 @@ def test_replay_viewer_shows_the_recorded_cards(client: Any, seeded: dict[str, A
     points[trick["winner"] & 1] += trick["points"]
     assert f'id="points">{points[0]}–{points[1]}<' in html
     assert re.search(r'id="trump"><span[^>]*data-card="(\w+)"', html).group(1) == deal["trump"]
-    # the older URL without a card is the trick complete
+    # a URL without a card is the trick complete
     assert client.get(f"/matches/{mid}?deal=2&trick=5").text == html
     # steps are links to the neighbouring positions: card, trick, deal
     assert 'id="prev" data-keys="ArrowLeft"' in html

@@ -181,7 +181,7 @@ def test_replay_viewer_steps_card_by_card(arena: Serve, browser: Any, shoot: Any
     press(Keys.ARROW_RIGHT)
     check(5, 4)
     shoot("replay")
-    # an older URL without a card: the trick complete
+    # a URL without a card: the trick complete
     browser.get(f"{arena.web}/matches/{mid}?deal={k}&trick=7")
     assert "trick 7 of 10, card 4 of 4" in browser.find_element(By.ID, "position").text
     press(Keys.ARROW_RIGHT)

@@ -7,7 +7,7 @@ play order, the hands without every card played so far (they shrink card by card
 running card points over the tricks already taken, and — once the trick's last card is down —
 who took it. The page for a position is one URL (``?deal=2&trick=5&card=3``), so a position can be
 shared and every step is a plain link (the keyboard only follows them). Without ``card`` a trick
-is shown complete, so the older ``?deal=2&trick=5`` links still open the same table.
+is shown complete, so a ``?deal=2&trick=5`` link opens the table of that trick's last card.
 """
 
 from __future__ import annotations
