@@ -4,7 +4,7 @@ sessions), ``bench referee --replicas 2`` and ``bench wan`` (bots behind a delay
 Real processes throughout (Redis, referees, simulators or ``sueca-bot run``, the proxy). The
 checks are the contract and what must hold at any speed: every match normal, no fault, the
 figures present and consistent, the sessions really separate connections, both replicas used,
-the proxy's delay really paid. Never a speed: this machine is shared.
+the proxy's delay really paid. Never a speed: the machine may be shared.
 """
 
 from __future__ import annotations

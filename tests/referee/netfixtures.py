@@ -1,6 +1,6 @@
 """Fixtures for the network tests: a real Redis, a real referee process, real SDK bot processes.
 
-Session-scoped where they can be (a process costs about a second on this 2-core machine);
+Session-scoped where they can be (a process costs about a second on a 2-core machine);
 tests that kill or stop things start their own. Imported by the conftest.py of tests/referee and
 tests/sdk (the pytest ``pythonpath`` setting makes this folder importable).
 """

@@ -55,7 +55,7 @@ def test_hostile_bots_are_contained_and_honest_matches_keep_their_speed():
     finally:
         shutil.rmtree(logs, ignore_errors=True)
     # and each cost the honest matches at most a fifth of their speed: the median over rounds
-    # of (attack round / the baselines around it). This machine is shared, and one step of a
+    # of (attack round / the baselines around it). The machine may be shared, and one step of a
     # few seconds can lose 40% to a neighbour's burst; an attack below 0.8 is measured for 3
     # more rounds and judged on the median of all 6, so a real regression still fails.
     per_round = result["round_ratios"]

@@ -6,8 +6,8 @@ rounds plays baseline (no attacker), attack 1, baseline, attack 2, ..., baseline
 ``--matches`` matches ``--concurrency`` at once through ``MatchService.RunMatch``. An attack's
 ratio is the median over rounds of its matches/s over the mean of the baselines around it.
 
-The attacks (:data:`ATTACKS`), each from a process of its own at the lowest CPU priority (on this
-shared 2-core machine an attacker's own CPU would otherwise be measured as the referee's loss;
+The attacks (:data:`ATTACKS`), each from a process of its own at the lowest CPU priority (on a
+machine with few cores an attacker's own CPU would otherwise be measured as the referee's loss;
 a real attacker runs on its own machine):
 
 - ``unread``: an authenticated bot floods faults (many bogus actions per message) and never
