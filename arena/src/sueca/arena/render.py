@@ -8,7 +8,7 @@ dict), wherever it came from: a replay file (``replay``) or Redis (``matches sho
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -33,7 +33,9 @@ def stderr() -> Console:
 def progress(total: int, label: str) -> Iterator[Callable[[int], None]]:
     """Yield ``advance(n)``; a bar is drawn on stderr only when stderr is a terminal."""
     if not sys.stderr.isatty():
-        yield lambda n=1: None
+        def ignore(n: int = 1) -> None:
+            pass
+        yield ignore
         return
     from rich.progress import (
         BarColumn,
@@ -47,7 +49,10 @@ def progress(total: int, label: str) -> Iterator[Callable[[int], None]]:
                    TimeElapsedColumn(), TimeRemainingColumn(), console=stderr(), transient=True)
     with bar:
         task = bar.add_task(label, total=total)
-        yield lambda n=1: bar.advance(task, n)
+
+        def advance(n: int = 1) -> None:
+            bar.advance(task, n)
+        yield advance
 
 
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]],
@@ -83,7 +88,7 @@ def _team_label(seats: Sequence[str], team: int) -> str:
     return f"team {team} ({names[0] if same and names else ' & '.join(names)})"
 
 
-def _variant_words(variant: dict[str, Any]) -> str:
+def _variant_words(variant: Mapping[str, Any]) -> str:
     """The variant's non-default rules as key=value words ("default rules" if none)."""
     from sueca.engine import DEFAULT
 
@@ -92,9 +97,10 @@ def _variant_words(variant: dict[str, Any]) -> str:
     return " ".join(words) or "default rules"
 
 
-def render_match(record: dict[str, Any]) -> RenderableType:
+def render_match(record: Mapping[str, Any]) -> RenderableType:
     """A ``sueca-replay/1`` record shown trick by trick: cards by seat, who took each trick and
-    its points, then per deal the card points, the game points and the running cross score."""
+    its points, then per deal the card points, the game points and the running cross score.
+    Read defensively (a record from a file may lack any key): a mapping, not a ReplayRecord."""
     seats = [str(s) for s in record.get("seats") or ["?"] * 4]
     variant = record.get("variant") or {}
     parts: list[RenderableType] = []
@@ -123,7 +129,8 @@ def render_match(record: dict[str, Any]) -> RenderableType:
     return Group(*parts)
 
 
-def _render_deal(k: int, deal: dict[str, Any], seats: Sequence[str], cross: list[int]) -> RenderableType:
+def _render_deal(k: int, deal: Mapping[str, Any], seats: Sequence[str],
+                 cross: list[int]) -> RenderableType:
     dealer = deal.get("dealer")
     trump = str(deal.get("trump", "??"))
     title = Text()

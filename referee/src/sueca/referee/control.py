@@ -31,7 +31,7 @@ from sueca.v1 import sueca_pb2_grpc as pb_grpc
 
 __all__ = ["RefereeError", "BadSpec", "BotUnavailable", "RefereeUnavailable", "MatchAborted",
            "BotStatus", "ResultDict", "channel", "aio_channel", "run_match", "run_match_async",
-           "list_bots", "watch"]
+           "list_bots", "watch", "watch_async"]
 
 _OPTIONS = [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
 
@@ -226,6 +226,17 @@ def list_bots(address: str, timeout: float = 5.0) -> list[BotStatus]:
             raise _error(err, address) from None
     return [{"bot": b.bot, "sessions": b.sessions, "capacity": b.capacity, "free": b.free,
              "referee": resp.referee_id} for b in resp.bots]
+
+
+def watch_async(channel: grpc.aio.Channel, match_id: str,
+                ) -> grpc.aio.UnaryStreamCall[pb.WatchRequest, pb.MatchEvent]:
+    """A ``Watch`` call on a ``grpc.aio`` channel (see :func:`aio_channel`): the running
+    match's public events as MatchEvent messages; :func:`watch` as a ``grpc.aio`` call, for a
+    server that relays them from its event loop. Its errors are ``grpc.aio.AioRpcError``."""
+    call: grpc.aio.UnaryStreamMultiCallable[pb.WatchRequest, pb.MatchEvent] = channel.unary_stream(
+        "/sueca.v1.MatchService/Watch", request_serializer=pb.WatchRequest.SerializeToString,
+        response_deserializer=pb.MatchEvent.FromString)
+    return call(pb.WatchRequest(match_id=match_id), metadata=operator_metadata())
 
 
 def watch(address: str, match_id: str, timeout: float | None = None) -> Iterator[dict[str, Any]]:

@@ -26,7 +26,7 @@ KINDS = {
 }
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("bench", help="run a benchmark (last line: one JSON object)")
     kinds = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
     for kind, module_name in KINDS.items():

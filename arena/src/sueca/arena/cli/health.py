@@ -10,7 +10,7 @@ import argparse
 from sueca.sdk.cli import Bounded, add_tls_flags, tls_from_args
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     h = sub.add_parser("health", help="ask a referee's gRPC health service (exit 0 if serving)",
                        description="Exit 0 when the referee at ADDRESS reports SERVING, 1 "
                                    "otherwise: a container probe that also speaks TLS, which "
@@ -26,14 +26,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def health(args: argparse.Namespace) -> int:
     """Print the referee's health status; 0 when SERVING."""
     import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_health.v1 import health_pb2
 
     from sueca.sdk.channels import open_channel
     tls = tls_from_args(args)
     try:
         with open_channel(args.address, tls) as channel:
-            status = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(), timeout=args.timeout).status
+            # what health_pb2_grpc.HealthStub(channel).Check is, typed (its stubs declare
+            # no methods on HealthStub)
+            check = channel.unary_unary(
+                "/grpc.health.v1.Health/Check",
+                request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+                response_deserializer=health_pb2.HealthCheckResponse.FromString)
+            status = check(health_pb2.HealthCheckRequest(), timeout=args.timeout).status
     except grpc.RpcError as err:
         print(f"referee {args.address} unreachable: {err.code().name}: {err.details()}")
         return 1

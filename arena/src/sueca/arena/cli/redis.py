@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from typing import Any
+from types import FrameType
 
 from sueca.arena.cli.common import UserError, add_port
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("redis", help="run a Redis on this machine (the one installed with "
                                      "sueca-arena) and print the SUECA_REDIS_URL to export",
                        description=__doc__)
@@ -35,7 +35,7 @@ def cmd_redis(args: argparse.Namespace) -> int:
     except OSError as err:  # --dir cannot be made
         raise UserError(f"cannot use --dir {args.dir!r}: {err.strerror or err}") from None
 
-    def terminate(signum: int, frame: Any) -> None:
+    def terminate(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, terminate)

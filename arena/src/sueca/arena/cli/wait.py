@@ -17,7 +17,7 @@ from sueca.arena.cli.common import UserError
 from sueca.sdk.cli import Bounded
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("wait", help="wait until servers accept connections (for scripts)",
                        description="Wait until every ADDRESS accepts TCP connections; exit 0, "
                                    "or 1 naming the first that did not within --timeout. "
