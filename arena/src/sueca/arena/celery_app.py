@@ -48,7 +48,7 @@ from celery.exceptions import CPendingDeprecationWarning
 
 from sueca.arena.keys import default_keys
 from sueca.arena.redisurl import for_celery
-from sueca.sdk.settings import current
+from sueca.arena.settings import current
 
 QUEUE = "sueca.matches"
 

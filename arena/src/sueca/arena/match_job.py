@@ -28,6 +28,7 @@ from typing import Any
 
 from sueca.arena import botstats
 from sueca.arena.records import MatchRecord, ResultEntry
+from sueca.arena.settings import current
 from sueca.arena.store import (
     HEARTBEAT_SECONDS,
     LEASE_SECONDS,
@@ -37,7 +38,6 @@ from sueca.arena.store import (
     default_owner,
 )
 from sueca.sdk.logs import log_context
-from sueca.sdk.settings import current
 
 __all__ = ["Transient", "Permanent", "run_match", "run_local", "run_on_referee", "place",
            "play_and_record", "replicas", "outcome_to_result"]

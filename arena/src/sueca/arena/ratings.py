@@ -61,8 +61,8 @@ import redis
 from sueca.arena import botstats
 from sueca.arena import record as _record
 from sueca.arena.records import ResultEntry
+from sueca.arena.settings import current
 from sueca.arena.store import Store, _entry, text
-from sueca.sdk.settings import current
 
 __all__ = ["Rating", "Ratings", "rated", "pair_outcome", "same_decks", "catch_up", "rebuild",
            "load", "load_config", "save_config", "record", "load_matchups", "standings",

@@ -34,7 +34,7 @@ import threading
 import time
 from typing import IO
 
-from sueca.sdk.settings import current
+from sueca.arena.settings import current
 
 __all__ = ["RedisServer", "Janitor", "redis_binary", "free_port", "default_url",
            "child_argv"]

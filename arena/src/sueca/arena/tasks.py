@@ -26,8 +26,8 @@ from celery.exceptions import Reject
 
 from sueca.arena.celery_app import app, redis_url
 from sueca.arena.match_job import Permanent, Transient, play_and_record
+from sueca.arena.settings import current
 from sueca.arena.store import LEASE_SECONDS, TRANSIENT_REDIS_ERRORS, LeaseHeld, Store, default_owner
-from sueca.sdk.settings import current
 
 _store: Store | None = None
 

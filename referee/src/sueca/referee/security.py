@@ -2,7 +2,7 @@
 token that guards ``MatchService`` (sent as ``authorization: Bearer <token>`` metadata).
 
 Bots never need this module (their side of TLS is :mod:`sueca.sdk.channels`); the token is read
-from a file or ``SUECA_OPERATOR_TOKEN`` (through :mod:`sueca.sdk.settings`) and checked before
+from a file or ``SUECA_OPERATOR_TOKEN`` (through :mod:`sueca.referee.settings`) and checked before
 anything starts, so a blank or malformed one stops the command with one line.
 """
 
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 import grpc
 
+from sueca.referee.settings import RefereeSettings, SettingsError, current
 from sueca.sdk.channels import (
     CredentialsError,
     openssl_reason,
@@ -20,7 +21,6 @@ from sueca.sdk.channels import (
     read_file,
     read_pem,
 )
-from sueca.sdk.settings import Settings, SettingsError, current
 
 __all__ = ["AUTHORIZATION", "BEARER", "server_credentials", "read_token_file",
            "operator_token_from_env", "operator_metadata"]
@@ -73,7 +73,7 @@ def operator_token_from_env(environ: Mapping[str, str] | None = None) -> str | N
     """``SUECA_OPERATOR_TOKEN``, checked like a token file; None only when unset. Set but
     blank is an error, not "no token": a referee would otherwise run open by mistake."""
     try:
-        raw = (current() if environ is None else Settings.from_env(environ)).operator_token
+        raw = (current() if environ is None else RefereeSettings.from_env(environ)).operator_token
     except SettingsError as err:
         raise CredentialsError(str(err)) from None
     return None if raw is None else _checked_token(raw, "SUECA_OPERATOR_TOKEN")

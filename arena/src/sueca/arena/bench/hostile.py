@@ -34,8 +34,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from sueca.arena.bench import cpu_seconds, measured
+from sueca.arena.settings import current
 from sueca.sdk.cli import Bounded
-from sueca.sdk.settings import current
 
 ATTACKS = ("unread", "rate", "hello_less", "bad_hello", "churn")
 ATTACKER = "mallory"  # the hostile bot's registered name

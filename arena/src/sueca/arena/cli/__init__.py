@@ -18,9 +18,9 @@ import sys
 from collections.abc import Sequence
 
 from sueca.arena.cli.common import Bounded, UserError
+from sueca.arena.settings import SettingsError, current
 from sueca.sdk.cli import complete
 from sueca.sdk.logs import add_flag, setup_from_args
-from sueca.sdk.settings import SettingsError, current
 
 __all__ = ["UserError", "Bounded", "build_parser", "main"]
 

@@ -11,8 +11,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from sueca.arena.settings import current
 from sueca.sdk.cli import Bounded, UserError
-from sueca.sdk.settings import current
 
 __all__ = ["Bounded", "UserError", "add_redis", "add_port", "redis_url", "add_redis_action",
            "open_store", "fmt", "clean", "emit", "console", "check_operator_settings",

@@ -113,7 +113,7 @@ def _print_settings(cfg: dict[str, object]) -> None:
 
 
 def cmd_ratings_show_config(args: argparse.Namespace) -> int:
-    from sueca.sdk.settings import current
+    from sueca.arena.settings import current
     cfg = _settings(open_store(args))
     env_k = current().elo_k
     cfg["env_elo_k_ignored"] = env_k if env_k != cfg["elo_k"] else None

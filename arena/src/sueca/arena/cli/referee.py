@@ -33,9 +33,9 @@ import socket
 import time
 from typing import Any
 
+from sueca.arena.settings import current
 from sueca.sdk import logs
 from sueca.sdk.cli import Bounded
-from sueca.sdk.settings import current
 
 HEARTBEAT_SECONDS = 2.0
 MIN_SEED_KEY_CHARS = 16  # a short key could be found by trying keys and small seeds together

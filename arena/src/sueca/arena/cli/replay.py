@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from sueca.arena.cli.common import UserError, add_redis, open_store
+from sueca.arena.settings import current
 from sueca.sdk.cli.replay import add_verify
-from sueca.sdk.settings import current
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

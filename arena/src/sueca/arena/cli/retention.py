@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def cmd_retention_run(args: argparse.Namespace) -> int:
     from sueca.arena import render
     from sueca.arena.retention import RetentionError, run
-    from sueca.sdk.settings import current
+    from sueca.arena.settings import current
     days = args.older_than if args.older_than is not None else current().retain_days
     if not days:
         msg = "retention is off (SUECA_RETAIN_DAYS is 0 and no --older-than DAYS): nothing done"
@@ -84,7 +84,7 @@ def _show_run(rep: dict[str, Any]) -> None:
 def cmd_retention_status(args: argparse.Namespace) -> int:
     from sueca.arena.ratings import load_checkpoint
     from sueca.arena.retention import memory
-    from sueca.sdk.settings import current
+    from sueca.arena.settings import current
     store = open_store(args)
     cp = load_checkpoint(store)
     k = store.keys

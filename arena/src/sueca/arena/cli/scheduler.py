@@ -13,6 +13,7 @@ import argparse
 import signal
 import time
 
+from sueca.arena import settings
 from sueca.arena.cli.common import (
     Bounded,
     UserError,
@@ -23,7 +24,6 @@ from sueca.arena.cli.common import (
     open_store,
     redis_url,
 )
-from sueca.sdk import settings
 
 SUMMARY_SECONDS = 60.0
 

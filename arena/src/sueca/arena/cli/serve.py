@@ -34,7 +34,7 @@ from typing import IO, Any
 from sueca.arena.cli.common import Bounded, UserError, add_port
 from sueca.arena.cli.demo import EXAMPLE_BOTS, LocalArena, Proc
 from sueca.arena.redisproc import RedisServer
-from sueca.sdk.settings import current, replace, use
+from sueca.arena.settings import current, replace, use
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

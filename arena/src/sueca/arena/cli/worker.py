@@ -6,6 +6,7 @@ import argparse
 import os
 from typing import Any
 
+from sueca.arena import settings
 from sueca.arena.cli.common import (
     Bounded,
     add_port,
@@ -15,7 +16,6 @@ from sueca.arena.cli.common import (
     open_store,
     redis_url,
 )
-from sueca.sdk import settings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
