@@ -53,9 +53,9 @@ class League:
     BOTS = ("random", "heuristic", "reckless", "slow", "slow2")
 
     def __init__(self, url: str) -> None:
-        from sueca.arena.bots import BotRegistry
         from sueca.arena.keys import Keys
         from sueca.arena.store import Store, connect
+        from sueca.arena.store.bots import BotRegistry
         self.url = url
         self.prefix = f"lg{uuid.uuid4().hex[:6]}:"
         self.store = Store(connect(url), Keys(self.prefix))

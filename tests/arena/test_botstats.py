@@ -81,8 +81,8 @@ def test_a_redelivered_result_counts_once(store) -> None:
 
 
 def test_old_entries_without_stats_read_and_the_totals_rebuild_identically(store) -> None:
-    from sueca.arena.bots import BotRegistry
     from sueca.arena.match_job import outcome_to_result, run_local
+    from sueca.arena.store.bots import BotRegistry
     from sueca.arena.web.data import LeagueView
     for i in range(3):
         _play_local(store, f"new{i}", str(i))
@@ -109,7 +109,7 @@ def test_old_entries_without_stats_read_and_the_totals_rebuild_identically(store
     assert store.bot_stats(["reckless", "random"]) == exact  # "last" too: the results' time
     # every reader takes the old entries as they are
     from sueca.arena.leaderboard import leaderboard
-    from sueca.arena.ratings import rebuild
+    from sueca.arena.store.ratings import rebuild
     assert rebuild(store, write=False)["results"] == 5
     for b in ("reckless", "random"):
         BotRegistry(store.r, store.keys).add(b)
@@ -194,7 +194,7 @@ class Sleepy(RandomBot):
 
 
 def _referee_arena(spec: str, monkeypatch: Any) -> Any:
-    from sueca.arena.loadtest import PrivateArena
+    from sueca.arena.loadtest.private_arena import PrivateArena
     arena = PrivateArena(spec, 1, capacity=2, house=["random"]).start()
     monkeypatch.setenv("SUECA_REFEREES", arena.address)
     monkeypatch.setenv("SUECA_RUNNER", "referee")
@@ -206,11 +206,11 @@ def test_a_reckless_bot_on_a_real_referee(monkeypatch) -> None:
     leaderboard, the web API and the worker's series show them; the bot page shows its
     sessions on the referee (ListBots)."""
     from sueca.arena import metrics
-    from sueca.arena.bots import BotRegistry
     from sueca.arena.keys import Keys
     from sueca.arena.leaderboard import leaderboard
     from sueca.arena.match_job import play_and_record
     from sueca.arena.store import Store, connect
+    from sueca.arena.store.bots import BotRegistry
     from sueca.arena.web.data import LeagueView
     monkeypatch.setattr(metrics, "_labels", None)
     arena = _referee_arena("reckless", monkeypatch)

@@ -25,9 +25,9 @@ from waiting import wait_for
 
 from sueca.arena.cli.demo import Proc
 from sueca.arena.keys import Keys
-from sueca.arena.ratings import catch_up, rebuild
 from sueca.arena.redisproc import RedisServer, free_port
 from sueca.arena.store import Store, connect
+from sueca.arena.store.ratings import catch_up, rebuild
 
 pytestmark = pytest.mark.slow
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from sueca.arena.bots import BotRegistry
 from sueca.arena.cli.leaderboard import print_leaderboard
 from sueca.arena.leaderboard import leaderboard
 from sueca.arena.match_job import play_and_record
+from sueca.arena.store.bots import BotRegistry
 
 BOTS = ("heuristic", "random", "reckless")
 

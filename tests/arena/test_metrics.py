@@ -70,7 +70,7 @@ def test_worker_metrics_add_up_over_pool_processes(referee_arena):
 
 
 def test_ratings_exporter_only_shows_registered_bots(referee_arena):
-    from sueca.arena.ratings import catch_up
+    from sueca.arena.store.ratings import catch_up
     store = referee_arena.store
     cli("tournament", "run", "--bots", "random,heuristic", "-k", "2", "--id", "metrics-r",
         env=referee_arena.cli_env)

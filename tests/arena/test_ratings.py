@@ -7,7 +7,8 @@ import threading
 
 import pytest
 
-from sueca.arena.ratings import Ratings, catch_up, load, pair_outcome, rated, rebuild, same_decks
+from sueca.arena.ratings.live import Ratings, pair_outcome, rated, same_decks
+from sueca.arena.store.ratings import catch_up, load, rebuild
 
 
 def res(mid, seats, winner, gp=None, end="normal", pair="", **kw):
@@ -201,7 +202,8 @@ def test_rebuild_with_another_k_replaces_live_ratings(store):
 def test_config_half_written_by_another_process_is_completed_not_a_key_error(store) -> None:
     """Another catch_up may have written elo_k but not yet elo_initial (two writes); a reader
     in between must not fail (seen once in CI as a KeyError in a concurrent catch_up)."""
-    from sueca.arena.ratings import DEFAULT_ELO_INITIAL, load_config
+    from sueca.arena.ratings.live import DEFAULT_ELO_INITIAL
+    from sueca.arena.store.ratings import load_config
     key = store.keys.ratings_config()
     store.r.delete(key)
     store.r.hset(key, "elo_k", "32.0")

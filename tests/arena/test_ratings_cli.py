@@ -9,7 +9,7 @@ from arenakit import arena_env, cli
 
 
 def _league(store, n: int = 40) -> None:
-    from sueca.arena.bots import BotRegistry
+    from sueca.arena.store.bots import BotRegistry
     reg = BotRegistry(store.r, store.keys)
     for b in ("strong", "weak", "newbie"):
         reg.add(b)
@@ -49,7 +49,7 @@ def test_leaderboard_shows_the_rating_of_record_with_its_interval_and_a_provisio
 
 def test_settings_are_shown_and_changed_only_by_set_config_which_rebuilds(store, redis_url,
                                                                          monkeypatch):
-    from sueca.arena.ratings import load_config
+    from sueca.arena.store.ratings import load_config
     _league(store)
     monkeypatch.delenv("SUECA_ELO_K", raising=False)
     assert load_config(store) == (24.0, 1500.0)                       # the league is made

@@ -9,17 +9,17 @@ import random
 import pytest
 
 from sueca.arena import simulate
-from sueca.arena.ratings import (
-    Ratings,
+from sueca.arena.ratings.fit import ELO, add_result, fit, fit_results
+from sueca.arena.ratings.live import Ratings
+from sueca.arena.ratings.standings import standings
+from sueca.arena.store.ratings import (
     catch_up,
+    fit_of_record,
     load_config,
     load_matchups,
     rebuild,
-    record,
     save_config,
-    standings,
 )
-from sueca.arena.record import ELO, add_result, fit, fit_results
 
 
 def res(mid, seats, winner, pair="", **kw):
@@ -161,15 +161,15 @@ def test_record_in_redis_is_the_fit_of_the_whole_log_and_a_rebuild_is_identical(
         store.record_result(r["match_id"], r)
         if i % 11 == 0:
             catch_up(store)
-    first = record(store)
+    first = fit_of_record(store)
     assert first.rating == fit_results(results).rating
-    assert record(store) == first                            # cached at this log position
+    assert fit_of_record(store) == first                            # cached at this log position
     more = _league(20, seed=6)
     for r in more:
         r["match_id"] += "x"
         store.create_match(r["match_id"], {})
         store.record_result(r["match_id"], r)
-    again = record(store)                                    # warm-started refit
+    again = fit_of_record(store)                                    # warm-started refit
     cold = fit_results(results + more)
     assert max(abs(again.rating[b] - cold.rating[b]) for b in cold.rating) < 1e-3
     assert rebuild(store, write=False)["max_diff"] == 0.0
@@ -193,7 +193,7 @@ def test_settings_change_only_through_set_config_which_rebuilds(store, monkeypat
     assert (report["elo_k"], report["elo_initial"]) == (32.0, 1000.0)
     assert load_config(store) == (32.0, 1000.0)
     assert rebuild(store, write=False)["max_diff"] == 0.0    # the live ratings were rebuilt
-    assert abs(sum(record(store).rating.values()) / 5 - 1000.0) < 1e-6
+    assert abs(sum(fit_of_record(store).rating.values()) / 5 - 1000.0) < 1e-6
     table = standings(results, *load_config(store))
     assert abs(sum(r["rating"] for r in table) / 5 - 1000.0) < 1e-6
     assert abs(sum(r["elo"] for r in table) / 5 - 1000.0) < 1e-6
@@ -208,7 +208,7 @@ def test_bad_settings_are_refused_with_the_value():
 def test_ratings_written_before_the_rating_of_record_are_rebuilt_once(store):
     """An arena upgraded in place: live ratings folded by the old code (no record counts, pairs
     scored by game points) are folded again from the log on the first catch-up."""
-    from sueca.arena.ratings import FORMAT, load
+    from sueca.arena.store.ratings import FORMAT, load
     results = _league(12)
     for r in results:
         store.create_match(r["match_id"], {})
@@ -221,7 +221,7 @@ def test_ratings_written_before_the_rating_of_record_are_rebuilt_once(store):
     assert catch_up(store) == 0
     assert text_of(store.r.hget(k.ratings_config(), "format")) == FORMAT
     assert load(store)["A"].elo != 9999.0
-    assert record(store).rating == fit_results(results).rating
+    assert fit_of_record(store).rating == fit_results(results).rating
     assert rebuild(store, write=False)["max_diff"] == 0.0
 
 

@@ -37,7 +37,7 @@ def test_a_recorded_match_and_its_tournament_match_their_types(store) -> None:
     first, second = store.tournament_matches("typed")
     _conforms(store.match(first), records.MatchRecord)          # pending
     _conforms(store.progress("typed"), records.Progress)
-    attempt, running = store.begin_attempt(first, referee="local")
+    attempt, running = store.start_attempt(first, referee="local")
     assert attempt == 1
     _conforms(running, records.MatchRecord)                     # running, leased
     store.release_lease(first, running["owner"])
@@ -63,7 +63,7 @@ def test_a_recorded_match_and_its_tournament_match_their_types(store) -> None:
     for health in store.bot_stats(["random", "heuristic", "never-played"]).values():
         _conforms(health, records.BotHealth)
 
-    from sueca.arena.bots import BotRegistry
+    from sueca.arena.store.bots import BotRegistry
     registry = BotRegistry(store.r, store.keys)
     for name in ("random", "heuristic"):
         registry.add(name)

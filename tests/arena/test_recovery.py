@@ -15,7 +15,7 @@ import time
 import pytest
 from arenakit import ROOT, SUECA_ARENA
 
-from sueca.arena.recovery import Reaper, broker_messages
+from sueca.arena.recovery import Reaper
 from sueca.arena.store import LeaseHeld
 
 
@@ -28,14 +28,14 @@ def _match(store, mid="m1"):
 def test_a_lease_keeps_a_second_attempt_out_until_it_lapses(store):
     mid = _match(store)
     assert store.claim(mid)
-    assert store.start_attempt(mid, owner="hostA/1/t1", lease=0.5) == 1
+    assert store.start_attempt(mid, owner="hostA/1/t1", lease=0.5)[0] == 1
     with pytest.raises(LeaseHeld, match="hostA/1/t1"):
         store.start_attempt(mid, owner="hostB/2/t1")
     assert store.match(mid)["attempts"] == 1                    # the refusal counted nothing
     assert store.renew_lease(mid, "hostA/1/t1", 0.5)            # the owner's heartbeat
     assert not store.renew_lease(mid, "hostB/2/t1")             # nobody else's
     time.sleep(0.7)                                              # the owner died: it lapses
-    assert store.start_attempt(mid, owner="hostB/2/t1") == 2
+    assert store.start_attempt(mid, owner="hostB/2/t1")[0] == 2
     assert not store.release_lease(mid, "hostA/1/t1")           # only the owner ends it
     store.record_result(mid, {"match_id": mid, "end": "normal"})
     assert not store.r.exists(store.keys.lease(mid))
@@ -69,7 +69,7 @@ def test_the_reaper_leaves_live_and_waiting_matches_alone(store):
     body = __import__("base64").b64encode(json.dumps([[waiting], {}, {}]).encode()).decode()
     msg = {"body": body, "headers": {"id": "task-1"}, "properties": {"body_encoding": "base64"}}
     store.r.lpush(store.keys.celery_prefix() + "sueca.matches", json.dumps(msg))
-    assert broker_messages(store, ["sueca.matches"])[0] == {waiting}
+    assert store.broker_messages(["sueca.matches"])[0] == {waiting}
     sent: list[list[str]] = []
     reaper = Reaper(store, sent.append, confirm=0.0)
     for _ in range(3):
@@ -83,27 +83,27 @@ def test_the_reaper_leaves_live_and_waiting_matches_alone(store):
 
 def test_an_attempt_starts_and_reads_its_match_in_one_script(store):
     """What a task needs to play (the spec, the error so far) comes back with the attempt;
-    the refusals are the same as start_attempt's and count nothing."""
+    the refusals count nothing."""
     from sueca.arena.store import UnknownMatch
     mid = _match(store)
     assert store.claim(mid)
-    n, m = store.begin_attempt(mid, owner="hostA/1/t1", task="t1")
+    n, m = store.start_attempt(mid, owner="hostA/1/t1", task="t1")
     assert n == 1 and m["status"] == "running" and m["attempts"] == 1 and m["id"] == mid
     assert m["spec"]["seed"] == "7" and m["owner"] == "hostA/1/t1" and m["task"] == "t1"
     assert m == store.match(mid)
     with pytest.raises(LeaseHeld, match="hostA/1/t1"):
-        store.begin_attempt(mid, owner="hostB/2/t1")
+        store.start_attempt(mid, owner="hostB/2/t1")
     with pytest.raises(UnknownMatch, match="'nope'"):
-        store.begin_attempt("nope")
+        store.start_attempt("nope")
     store.record_result(mid, {"match_id": mid, "end": "normal"})
-    assert store.begin_attempt(mid, owner="hostB/2/t1") == (-1, None)
+    assert store.start_attempt(mid, owner="hostB/2/t1") == (-1, None)
     assert store.match(mid)["attempts"] == 1                     # refusals counted nothing
 
 
 def test_a_heartbeat_racing_the_record_never_brings_the_lease_back(store):
     mid = _match(store)
     assert store.claim(mid)
-    assert store.start_attempt(mid, owner="hostA/1/t1") == 1
+    assert store.start_attempt(mid, owner="hostA/1/t1")[0] == 1
     store.record_result(mid, {"match_id": mid, "end": "normal"})
     assert not store.r.exists(store.keys.lease(mid))             # the record ended it
     assert store.renew_lease(mid, "hostA/1/t1")                  # a late beat: not "lost"...
@@ -280,7 +280,6 @@ def test_the_ladder_scheduler_requeues_a_lost_match_of_any_tournament(tmp_path):
     from arenakit import arena_env, cli
 
     from sueca.arena.keys import Keys
-    from sueca.arena.recovery import broker_messages
     from sueca.arena.redisproc import RedisServer
     from sueca.arena.store import Store, connect
     prefix = "sched:"
@@ -302,7 +301,7 @@ def test_the_ladder_scheduler_requeues_a_lost_match_of_any_tournament(tmp_path):
                 assert time.monotonic() < deadline and proc.poll() is None, \
                     open(log.name).read()[-3000:]
                 time.sleep(0.1)
-            assert mid in broker_messages(store, ["sueca.matches"])[0]   # and its task is sent
+            assert mid in store.broker_messages(["sueca.matches"])[0]   # and its task is sent
             assert store.match(mid)["error"].startswith("re-queued")
         finally:
             os.killpg(proc.pid, signal.SIGTERM)

@@ -15,17 +15,17 @@ from arenakit import arena_env, cli
 from sueca.arena import retention
 from sueca.arena.bench.retention import replay_templates, synthetic_results
 from sueca.arena.keys import Keys
-from sueca.arena.ratings import (
-    RatingsError,
+from sueca.arena.store import Store
+from sueca.arena.store.errors import RatingsError
+from sueca.arena.store.ratings import (
     catch_up,
     checkpoint,
+    fit_of_record,
     load,
     load_matchups,
     rebuild,
-    record,
     save_config,
 )
-from sueca.arena.store import Store
 
 DAY = retention.DAY
 
@@ -80,7 +80,7 @@ def test_checkpoint_plus_tail_rebuilds_the_numbers_of_the_whole_log(store):
     assert _numbers(again["ratings"]) == _numbers(full["ratings"])      # bit for bit
     assert _numbers(load(trimmed)) == _numbers(load(whole))
     assert load_matchups(trimmed) == load_matchups(whole)
-    assert record(trimmed).rating == record(whole).rating
+    assert fit_of_record(trimmed).rating == fit_of_record(whole).rating
     # a rebuild that writes, then the live ratings lost entirely: both come back the same
     rebuild(trimmed)
     for system in ("elo", "openskill", "games", "score"):
@@ -247,7 +247,7 @@ def test_web_pages_say_what_retention_archived(store):
     """The web pages of a league whose log was trimmed name what they no longer count."""
     from starlette.testclient import TestClient
 
-    from sueca.arena.bots import BotRegistry
+    from sueca.arena.store.bots import BotRegistry
     from sueca.arena.web.app import create_app
     results = synthetic_results(16, bots=4, seed=4)
     for r in results:

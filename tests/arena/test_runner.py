@@ -34,13 +34,13 @@ def _play_pair(store, tid: str, retry_second: bool) -> list[dict]:
     first, second = store.tournament_matches(tid)
     play_and_record(store, first, mode="local")
     if retry_second:
-        assert store.start_attempt(second) == 1   # that attempt was lost with its worker
+        assert store.start_attempt(second)[0] == 1   # that attempt was lost with its worker
     assert play_and_record(store, second, mode="local")["attempt"] == (2 if retry_second else 1)
     return [store.result_of(m) for m in (first, second)]
 
 
 def test_a_pair_played_on_one_seed_is_rated_as_one_game(store) -> None:
-    from sueca.arena.ratings import load, rebuild
+    from sueca.arena.store.ratings import load, rebuild
     results = _play_pair(store, "pair-ok", retry_second=False)
     scheduled = store.match(results[0]["match_id"])["spec"]["seed"]
     assert [r["seed"] for r in results] == [scheduled, scheduled]
@@ -50,7 +50,7 @@ def test_a_pair_played_on_one_seed_is_rated_as_one_game(store) -> None:
 
 def test_a_pair_whose_half_was_reseeded_is_rated_as_two_games(store) -> None:
     """The retried half is dealt other decks: the log says so, and the pair is two games."""
-    from sueca.arena.ratings import load, rebuild
+    from sueca.arena.store.ratings import load, rebuild
     from sueca.arena.tournaments import tournament_report
     results = _play_pair(store, "pair-retried", retry_second=True)
     second = store.match(results[1]["match_id"])

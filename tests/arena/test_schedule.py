@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from sueca.arena.record import Fit
+from sueca.arena.ratings.fit import Fit
 from sueca.arena.schedule import Ladder, pick_pairs, round_robin, tournament_spec
 from sueca.engine import Match
 
@@ -63,7 +63,7 @@ def test_bad_specs_are_refused(bots, k, dup, message):
 
 
 def _fit_of(games: dict[str, int], rating: dict[str, float], pm: float = 30.0) -> Fit:
-    from sueca.arena.record import ELO
+    from sueca.arena.ratings.fit import ELO
     return Fit({b: 1500.0 + r for b, r in rating.items()}, {b: pm for b in rating}, games,
                {b: r / ELO for b, r in rating.items()}, 1500.0)
 
@@ -106,7 +106,7 @@ def test_a_newcomer_is_capped_not_starved_nor_taking_over():
 
 
 def test_two_ladder_schedulers_never_exceed_the_target(store):
-    from sueca.arena.bots import BotRegistry
+    from sueca.arena.store.bots import BotRegistry
     reg = BotRegistry(store.r, store.keys)
     for b in ("a", "b", "c", "d"):
         reg.add(b)
@@ -145,7 +145,7 @@ def test_two_ladder_schedulers_never_exceed_the_target(store):
 
 
 def test_ladder_only_pairs_registered_connected_bots(store):
-    from sueca.arena.bots import BotRegistry
+    from sueca.arena.store.bots import BotRegistry
     BotRegistry(store.r, store.keys).add("a")
     BotRegistry(store.r, store.keys).add("b")
     sent: list[str] = []
@@ -187,7 +187,7 @@ def _record(store, mid, winner=0):
 def test_a_recorded_result_wakes_the_ladder_at_once(store):
     import time
 
-    from sueca.arena.bots import BotRegistry
+    from sueca.arena.store.bots import BotRegistry
     for b in ("a", "b", "c"):
         BotRegistry(store.r, store.keys).add(b)
     sent: list[str] = []
@@ -210,7 +210,7 @@ def test_a_recorded_result_wakes_the_ladder_at_once(store):
 def test_the_ladder_counts_its_in_flight_matches_for_a_newcomer(store):
     """A newcomer with no rated game: in-flight matches count towards its provisional phase and
     its share, so one tick does not hand it every slot."""
-    from sueca.arena.bots import BotRegistry
+    from sueca.arena.store.bots import BotRegistry
     reg = BotRegistry(store.r, store.keys)
     for b in ("a", "b", "c", "d", "new"):
         reg.add(b)

@@ -58,10 +58,10 @@ def test_racing_writers_record_once(store):
 
 def test_status_cannot_leave_done(store):
     store.create_match("m2", {})
-    assert store.start_attempt("m2", "ref:1") == 1
+    assert store.start_attempt("m2", "ref:1")[0] == 1
     assert store.match("m2")["status"] == RUNNING
     store.record_result("m2", _result("m2"))
-    assert store.start_attempt("m2") == -1          # a late duplicate sees it is recorded
+    assert store.start_attempt("m2") == (-1, None)          # a late duplicate sees it is recorded
     assert store.record_failure("m2", "late failure") is False
     assert store.set_status("m2", RUNNING) is False
     assert store.match("m2")["status"] == DONE

@@ -14,7 +14,7 @@ import time
 import pytest
 from waiting import wait_for
 
-from sueca.arena.ratings import catch_up, load, rebuild
+from sueca.arena.store.ratings import catch_up, load, rebuild
 from sueca.arena.tasks import enqueue, run_match
 from sueca.arena.tournaments import enqueue_missing, prepare_tournament, run_tournament
 from sueca.engine import replay

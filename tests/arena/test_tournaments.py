@@ -17,7 +17,7 @@ def _tournament(store, tid: str, n: int) -> list[str]:
     store.create_tournament(tid, {"bots": ["a", "b"]}, lambda t, s: schedule)
     for m in mids:
         assert store.claim(m)
-        assert store.start_attempt(m, owner="w/1/t", lease=60) == 1
+        assert store.start_attempt(m, owner="w/1/t", lease=60)[0] == 1
     return mids
 
 

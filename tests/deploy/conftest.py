@@ -44,12 +44,12 @@ def exported_metrics() -> Iterator[dict[str, set[str]]]:
     from prometheus_client import CollectorRegistry
 
     from sueca.arena import metrics as arena_metrics
-    from sueca.arena.bots import BotRegistry
     from sueca.arena.celery_app import QUEUE
     from sueca.arena.keys import Keys
-    from sueca.arena.ratings import catch_up
     from sueca.arena.redisproc import RedisServer
     from sueca.arena.store import Store, connect
+    from sueca.arena.store.bots import BotRegistry
+    from sueca.arena.store.ratings import catch_up
     from sueca.referee import metrics as referee_metrics
 
     out: dict[str, set[str]] = {}

@@ -29,8 +29,8 @@ def tokens(redis_url: str) -> dict[str, str]:
     """Registered bots and their tokens; ``ghost`` is registered but never connects."""
     import redis
 
-    from sueca.arena.bots import BotRegistry
     from sueca.arena.keys import Keys
+    from sueca.arena.store.bots import BotRegistry
     registry = BotRegistry(redis.Redis.from_url(redis_url), Keys(KEY_PREFIX))
     return {name: registry.add(name) for name in BOT_NAMES}
 

@@ -460,7 +460,7 @@ def test_bad_limit_settings_are_one_line_exit_2(tmp_path):
 
 
 def test_the_referee_name_syntax_is_the_registry_s():
-    from sueca.arena.bots import NAME as REGISTRY_NAME
+    from sueca.arena.store.bots import NAME as REGISTRY_NAME
     from sueca.referee.limits import NAME
     assert NAME.pattern.strip("^$") == REGISTRY_NAME.pattern.strip("^$")
 

@@ -178,9 +178,9 @@ def _registry(serve: Serve) -> Any:
     """The bot registry of the Redis that ``serve`` printed."""
     import re
 
-    from sueca.arena.bots import BotRegistry
     from sueca.arena.keys import Keys
     from sueca.arena.store import connect
+    from sueca.arena.store.bots import BotRegistry
     url = re.search(r"SUECA_REDIS_URL=(\S+)", serve.text())
     assert url, serve.text()
     return BotRegistry(connect(url.group(1)), Keys())

@@ -62,7 +62,7 @@ def test_the_leaderboard_reads_the_cached_rating_of_record(client: Any, seeded: 
     """The page views do not refit: the rating of record is the one the league cached (or, when
     that lags the log, this process's own refit, at most once per RECORD_TTL)."""
     import sueca.arena.web.data as data
-    from sueca.arena.ratings import record
+    from sueca.arena.store.ratings import fit_of_record
     fits: list[int] = []
     real_fit = data.fit_record
 
@@ -70,7 +70,7 @@ def test_the_leaderboard_reads_the_cached_rating_of_record(client: Any, seeded: 
         fits.append(1)
         return real_fit(*args, **kw)
     monkeypatch.setattr(data, "fit_record", counted)
-    cached = record(seeded["store"])  # what the scheduler and the exporter cache
+    cached = fit_of_record(seeded["store"])  # what the scheduler and the exporter cache
     for path in ("/", "/?sort=elo", "/api/leaderboard", "/api/bots/random", "/bots/heuristic"):
         assert client.get(path).status_code == 200
     assert fits == []
@@ -249,7 +249,7 @@ def test_bot_page(client: Any, seeded: dict[str, Any]) -> None:
 
 
 def test_bot_rating_history_is_the_leagues_own_fold(client: Any, seeded: dict[str, Any]) -> None:
-    from sueca.arena.ratings import load
+    from sueca.arena.store.ratings import load
     live = load(seeded["store"])
     for bot in ("random", "heuristic", "reckless"):
         doc = client.get(f"/api/bots/{bot}").json()
@@ -313,9 +313,9 @@ def test_redis_gone_is_a_503_page(tmp_path: Any) -> None:
 def test_the_leaderboard_follows_new_results_and_registrations(client: Any,
                                                               seeded: dict[str, Any],
                                                               monkeypatch: Any) -> None:
-    from sueca.arena.bots import BotRegistry
     from sueca.arena.match_job import play_and_record
     from sueca.arena.schedule import match_spec
+    from sueca.arena.store.bots import BotRegistry
     store = seeded["store"]
     before = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
     mid = "ladder-after-1"

@@ -40,7 +40,7 @@ key                                    type    holds
                                                ``format`` (older ratings are rebuilt once)
 ``ratings:matchups``                   hash    the rating of record's sufficient statistics:
                                                ``g:{matchup}`` matches, ``w:{matchup}`` wins of
-                                               its first side (:mod:`sueca.arena.record`)
+                                               its first side (:mod:`sueca.arena.ratings.fit`)
 ``ratings:record``                     hash    the last fit of record (``cursor`` it was fit
                                                at, ``fit`` JSON): a cache, refit when stale
 ``ratings:checkpoint``                 hash    the live fold's whole state at results entry
@@ -76,7 +76,7 @@ key                                    type    holds
 
 from __future__ import annotations
 
-from sueca.arena.settings import current
+from sueca.sdk.settings import current
 
 DEFAULT_PREFIX = "sueca:"
 

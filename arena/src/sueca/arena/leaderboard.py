@@ -1,9 +1,9 @@
 """The leaderboard: the registered bots ranked by the rating of record (CLI, demo, exporter, web).
 
-Each row has the rating of record (:mod:`sueca.arena.record`: an order-free fit over the whole
-results log) with its 95% interval, the matches it rests on and whether the bot is still
+Each row has the rating of record (:mod:`sueca.arena.ratings.fit`: an order-free fit over the
+whole results log) with its 95% interval, the matches it rests on and whether the bot is still
 provisional, then the *live* columns — incremental Elo and OpenSkill, which move after every
-game and depend on the order games finished (see :mod:`sueca.arena.ratings`) — and the bot's
+game and depend on the order games finished (see :mod:`sueca.arena.ratings.live`) — and the bot's
 health (:mod:`sueca.arena.botstats`): ``faults`` by kind (``renuncia``, ``timeout``,
 ``disconnect``) and its move latency ``p50_ms`` and ``p99_ms`` (None without timed turns).
 
@@ -15,42 +15,83 @@ instead of refitting), so that ``/api/leaderboard`` and ``leaderboard --json`` c
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, cast
+from typing import NotRequired, TypedDict, cast
 
-from sueca.arena.record import Fit
+from sueca.arena.ratings.fit import Fit
+from sueca.arena.ratings.live import Rating
 from sueca.arena.records import BotHealth, LeaderboardRow
+from sueca.arena.store import Store
 
-if TYPE_CHECKING:
-    from sueca.arena.ratings import Rating
-
-__all__ = ["leaderboard", "ORDERS", "ORDER_KEYS", "rating_columns", "health_columns", "rank"]
+__all__ = ["leaderboard", "ORDERS", "ORDER_KEYS", "rating_columns", "health_columns", "rank",
+           "RatingColumns", "HealthColumns", "SortColumns"]
 
 #: ``--by``: the rating of record (default), live Elo, or OpenSkill's conservative mu - 3 sigma
 ORDERS = ("rating", "elo", "openskill")
 
 #: sort keys of :data:`ORDERS`, best first (ties by name, so the order is stable)
-ORDER_KEYS: dict[str, Callable[[Any], Any]] = {
+ORDER_KEYS: dict[str, Callable[[SortColumns], tuple[float, str]]] = {
     "rating": lambda r: (-r["rating"], r["bot"]),
     "elo": lambda r: (-r["elo"], r["bot"]),
     "openskill": lambda r: (-r["ordinal"], r["bot"]),
 }
 
 
-def rating_columns(bot: str, of_record: Fit, live: Rating) -> dict[str, Any]:
+class SortColumns(TypedDict):
+    """What the orders sort by: any row with these columns (the CLI's, the web's)."""
+
+    bot: str
+    rating: float
+    elo: float
+    ordinal: float
+    games: int
+
+
+class RatingColumns(TypedDict):
+    """A row's rating columns (:func:`rating_columns`) and, once ranked, its ``rank``."""
+
+    rank: NotRequired[int]
+    bot: str
+    rating: float
+    rating_pm: float | None
+    matches: int
+    provisional: bool
+    elo: float
+    elo_pm: float | None
+    mu: float
+    mu_pm: float
+    sigma: float
+    ordinal: float
+    games: int
+    score: float
+
+
+class HealthColumns(TypedDict):
+    """A row's health columns (:func:`health_columns`)."""
+
+    faults: dict[str, int]
+    p50_ms: float | None
+    p99_ms: float | None
+
+
+def rating_columns(bot: str, of_record: Fit, live: Rating) -> RatingColumns:
     """``bot`` and its rating columns: the rating of record (the initial rating with no ± for a
     bot the fit has not seen yet), then the live ones (they keep their names: elo, elo_pm, mu,
     ..., games, where a duplicate pair counts once)."""
+    cols = live.as_dict()
     return {"bot": bot, "rating": of_record.rating.get(bot, of_record.initial),
             "rating_pm": of_record.pm.get(bot), "matches": of_record.games.get(bot, 0),
-            "provisional": of_record.provisional(bot), **live.as_dict()}
+            "provisional": of_record.provisional(bot), "elo": cols["elo"],
+            "elo_pm": cols["elo_pm"], "mu": cols["mu"], "mu_pm": cols["mu_pm"],
+            "sigma": cols["sigma"], "ordinal": cols["ordinal"], "games": cols["games"],
+            "score": cols["score"]}
 
 
-def health_columns(h: BotHealth) -> dict[str, Any]:
+def health_columns(h: BotHealth) -> HealthColumns:
     """The row's health columns from the bot's totals (:meth:`Store.bot_stats`)."""
     return {"faults": h["faults"], "p50_ms": h["p50_ms"], "p99_ms": h["p99_ms"]}
 
 
-def rank(rows: Iterable[dict[str, Any]], by: str = "rating") -> list[dict[str, Any]]:
+def rank(rows: Iterable[RatingColumns], by: str = "rating") -> list[RatingColumns]:
     """The rows in ``by``'s order, best first, each with its ``rank`` (1 = best)."""
     out = sorted(rows, key=ORDER_KEYS[by])
     for n, row in enumerate(out, 1):
@@ -58,15 +99,13 @@ def rank(rows: Iterable[dict[str, Any]], by: str = "rating") -> list[dict[str, A
     return out
 
 
-def leaderboard(store: Any, by: str = "rating") -> list[LeaderboardRow]:
-    from sueca.arena.bots import BotRegistry
-    from sueca.arena.ratings import load, record
+def leaderboard(store: Store, by: str = "rating") -> list[LeaderboardRow]:
+    from sueca.arena.store.ratings import fit_of_record, load
     if by not in ORDERS:
         raise ValueError(f"bad order {by!r}: one of {', '.join(ORDERS)}")
-    of_record = record(store)  # catches up first: a worker that died between recording and
-    registered = set(BotRegistry(store.r, store.keys).names())  # rating leaves nothing behind
+    of_record = fit_of_record(store)  # catches up first: a worker that died between recording
+    registered = set(store.bots.names())  # and rating leaves nothing behind
     ratings = {bot: r for bot, r in load(store).items() if bot in registered}
     health = store.bot_stats(list(ratings))
-    rows = [{**rating_columns(bot, of_record, r), **health_columns(health[bot])}
-            for bot, r in ratings.items()]
-    return cast(list[LeaderboardRow], rank(rows, by))
+    rows = rank((rating_columns(bot, of_record, r) for bot, r in ratings.items()), by)
+    return [cast(LeaderboardRow, {**row, **health_columns(health[row["bot"]])}) for row in rows]

@@ -374,7 +374,7 @@ def reseeded(spec: dict[str, Any], attempt: int) -> dict[str, Any]:
     The cost falls on duplicate pairs: a re-seeded half is no longer dealt its twin's decks, so
     the pair no longer cancels the luck of the cards. The results-log entry therefore records
     the seed actually played (:func:`outcome_to_result`), and scoring and ratings
-    (:func:`sueca.arena.ratings.pair_outcome`) take two halves played on different seeds as two
+    (:func:`sueca.arena.ratings.live.pair_outcome`) take two halves played on different seeds as two
     single games, not as one duplicate game (see the league section of the README).
     """
     if attempt <= 1 or spec.get("seed") is None:
@@ -438,11 +438,11 @@ def play_and_record(store: Store, mid: str, mode: str | None = None,
     again (on a fresh seed, see :func:`reseeded`) rather than recorded without a result.
 
     ``fold(store)`` brings the live ratings up to date after a new result; by default
-    :func:`sueca.arena.ratings.catch_up`, here and now (the Celery task hands it to a thread).
+    :func:`sueca.arena.store.ratings.catch_up`, here and now (the Celery task hands it to a thread).
     """
     owner = owner or default_owner(task)
     try:
-        attempt, match = store.begin_attempt(mid, owner=owner, task=task)  # one round trip
+        attempt, match = store.start_attempt(mid, owner=owner, task=task)  # one round trip
     except UnknownMatch:
         raise Permanent(f"unknown match {mid!r}") from None
     except TRANSIENT_REDIS_ERRORS as err:
@@ -481,7 +481,7 @@ def _play(store: Store, match: MatchRecord, attempt: int, mode: str | None,
             if fold is not None:
                 fold(store)  # the task's: a thread of this process folds the live ratings
             else:
-                from sueca.arena.ratings import catch_up
+                from sueca.arena.store.ratings import catch_up
                 catch_up(store)
         timing.update(record=round(t1 - t0, 4), ratings=round(time.perf_counter() - t1, 4))
     except TRANSIENT_REDIS_ERRORS as err:

@@ -61,7 +61,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -72,6 +72,10 @@ from prometheus_client import (
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from sueca.arena.records import SeatStats
+    from sueca.arena.store import Store
 
 __all__ = ["MATCHES_RECORDED", "MATCHES_FAILED", "TASK_SECONDS", "RETRIES", "QueueDepthCollector",
            "BOT_TURN_SECONDS", "BOT_FAULTS", "BotLabels", "observe_bots",
@@ -121,14 +125,6 @@ def _init_bot(label: str) -> None:
         BOT_FAULTS.labels(label, kind)
 
 
-# KEYS: metrics:bots   ARGV: now, bot, bound.   1 when the bot is among the first ``bound``.
-_LABELLED = """
-redis.call('ZADD', KEYS[1], 'NX', ARGV[1], ARGV[2])
-local rank = redis.call('ZRANK', KEYS[1], ARGV[2])
-return rank < tonumber(ARGV[3]) and 1 or 0
-"""
-
-
 class BotLabels:
     """The ``bot`` label of a bot's series: its name for the first ``bound`` bots the arena's
     workers recorded a match of (in the order Redis saw them first, the same for every process),
@@ -139,18 +135,17 @@ class BotLabels:
         self.bound = bound
         self.known: dict[str, str] = {}
 
-    def label(self, store: Any, bot: str) -> str:
+    def label(self, store: Store, bot: str) -> str:
         got = self.known.get(bot)
         if got is not None:
             return got
         if self.bound <= 0:
             return OTHER_BOT
         try:
-            mine = store.r.eval(_LABELLED, 1, store.keys.metrics_bots(), f"{time.time():.6f}",
-                                bot, self.bound)
+            mine = store.labelled_bot(bot, self.bound)
         except Exception:
             return OTHER_BOT
-        got = self.known[bot] = bot if int(mine) else OTHER_BOT
+        got = self.known[bot] = bot if mine else OTHER_BOT
         if got != OTHER_BOT:
             _init_bot(got)
         return got
@@ -159,12 +154,12 @@ class BotLabels:
 _labels: BotLabels | None = None
 
 
-def observe_bots(store: Any, seats: Sequence[str], stats: Sequence[Mapping[str, Any]],
+def observe_bots(store: Store, seats: Sequence[str], stats: Sequence[SeatStats],
                  turn_times: Mapping[int, Sequence[int]] | None) -> None:
     """A recorded match's per-bot series: each seat's turn times (microseconds, as the referee
     sent them) and faults (its ``stats``, :func:`sueca.arena.botstats.seat_stats`)."""
     global _labels
-    from sueca.arena.settings import current
+    from sueca.sdk.settings import current
     bound = current().metrics_max_bots
     if _labels is None or _labels.bound != bound:
         _labels = BotLabels(bound)
@@ -174,8 +169,9 @@ def observe_bots(store: Any, seats: Sequence[str], stats: Sequence[Mapping[str, 
         for us in (turn_times or {}).get(seat) or ():
             hist.observe(us / 1e6)
         for kind, field in zip(FAULT_KINDS, ("renuncias", "timeouts", "disconnects")):
-            if st.get(field):
-                BOT_FAULTS.labels(label, kind).inc(int(st[field]))
+            n = st.get(field)
+            if isinstance(n, int) and n:
+                BOT_FAULTS.labels(label, kind).inc(n)
 
 
 class BuildInfoCollector(Collector):
@@ -198,28 +194,23 @@ class BuildInfoCollector(Collector):
 
 
 class QueueDepthCollector(Collector):
-    """``sueca_worker_queue_depth``: LLEN of the match queue (and its priority sub-queues)."""
+    """``sueca_worker_queue_depth``: LLEN of the match queue (and its priority sub-queues).
+    With no ``store`` it connects to ``redis_url`` at the first scrape (and again after a
+    scrape that could not)."""
 
-    def __init__(self, redis_url: str, queue: str, client: Any = None) -> None:
+    def __init__(self, redis_url: str, queue: str, store: Store | None = None) -> None:
         self.redis_url = redis_url
         self.queue = queue
-        self._client = client
+        self._store = store
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from sueca.arena.keys import default_keys
+        from sueca.arena.store import Store
         g = GaugeMetricFamily("sueca_worker_queue_depth",
                               "Match tasks waiting in the broker queue", labels=["queue"])
         try:
-            if self._client is None:
-                import redis
-                self._client = redis.Redis.from_url(self.redis_url, socket_timeout=2)
-            base = default_keys().celery_prefix() + self.queue
-            # kombu keeps one list per priority step: QUEUE, QUEUE\x06\x163, ...
-            names = [base] + [f"{base}\x06\x16{p}" for p in (3, 6, 9)]
-            pipe = self._client.pipeline(transaction=False)
-            for n in names:
-                pipe.llen(n)
-            g.add_metric([self.queue], float(sum(pipe.execute())))
+            if self._store is None:
+                self._store = Store.from_url(self.redis_url)
+            g.add_metric([self.queue], float(self._store.queue_depth(self.queue)))
         except Exception:
             return  # Redis away: no sample rather than a wrong one
         yield g
@@ -231,7 +222,7 @@ def serve_worker_metrics(port: int, redis_url: str, queue: str,
     from prometheus_client import multiprocess
     registry = CollectorRegistry()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        multiprocess.MultiProcessCollector(registry)
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
     registry.register(QueueDepthCollector(redis_url, queue))
     registry.register(BuildInfoCollector("worker"))
     ProcessCollector(registry=registry)  # the serving (main) process; pool children are not
@@ -242,12 +233,11 @@ def serve_worker_metrics(port: int, redis_url: str, queue: str,
 class RatingsCollector(Collector):
     """Ratings of registered bots, read from Redis at each scrape."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from sueca.arena.bots import BotRegistry
-        from sueca.arena.ratings import load, record
+        from sueca.arena.store.ratings import fit_of_record, load
         rating = GaugeMetricFamily("sueca_rating", "Current rating of a registered bot",
                                    labels=["bot", "system"])
         pm = GaugeMetricFamily("sueca_rating_uncertainty",
@@ -255,9 +245,9 @@ class RatingsCollector(Collector):
                                labels=["bot", "system"])
         games = GaugeMetricFamily("sueca_rating_games", "Rated games played", labels=["bot"])
         try:
-            registered = set(BotRegistry(self.store.r, self.store.keys).names())
+            registered = set(self.store.bots.names())
             ratings = load(self.store)
-            of_record = record(self.store)
+            of_record = fit_of_record(self.store)
         except Exception:
             return
         for bot in sorted(registered & ratings.keys()):
@@ -277,14 +267,14 @@ class RatingsCollector(Collector):
         yield games
 
 
-def serve_ratings(port: int, store: Any, addr: str = "0.0.0.0",
+def serve_ratings(port: int, store: Store, addr: str = "0.0.0.0",
                   queue: str | None = None) -> CollectorRegistry:
     """Serve the ratings, and the depth of ``queue``: the exporter runs when no worker does,
     which is when a growing queue matters most."""
     registry = CollectorRegistry()
     registry.register(RatingsCollector(store))
     if queue:
-        registry.register(QueueDepthCollector("", queue, client=store.r))
+        registry.register(QueueDepthCollector("", queue, store=store))
     registry.register(BuildInfoCollector("exporter"))
     ProcessCollector(registry=registry)
     start_http_server(port, addr=addr, registry=registry)
@@ -296,14 +286,14 @@ class SchedulerMetrics(Collector):
     liveness probe, anything else the metrics. Healthy while the loop goes round: a scheduler
     waiting out a Redis outage is alive (restarting it would not help), a stuck one is not."""
 
-    def __init__(self, store: Any, queue: str, stale_after: float) -> None:
+    def __init__(self, store: Store, queue: str, stale_after: float) -> None:
         self.stale_after = stale_after
         self.queued = 0
         self.last_loop = time.time()
         self._last_loop_mono = time.monotonic()
         self.registry = CollectorRegistry()
         self.registry.register(self)
-        self.registry.register(QueueDepthCollector("", queue, client=store.r))
+        self.registry.register(QueueDepthCollector("", queue, store=store))
         self.registry.register(BuildInfoCollector("scheduler"))
         ProcessCollector(registry=self.registry)
 

@@ -11,10 +11,21 @@ No ``from __future__ import annotations`` here, on purpose: on Python 3.11 a Typ
 annotations are strings counts its ``NotRequired`` keys as required (``__required_keys__``).
 """
 
+from enum import StrEnum
 from typing import Any, NotRequired, TypedDict
 
-__all__ = ["ResultEntry", "SeatStats", "MatchRecord", "TournamentRecord", "Progress",
-           "BotHealth", "LeaderboardRow"]
+__all__ = ["MatchStatus", "ResultEntry", "SeatStats", "MatchRecord", "TournamentRecord",
+           "Progress", "BotHealth", "LeaderboardRow"]
+
+
+class MatchStatus(StrEnum):
+    """A league match's ``status`` field in Redis (the value is what is stored)."""
+
+    PENDING = "pending"  # stored, not yet handed to a worker
+    QUEUED = "queued"    # a task for it is on the Celery queue
+    RUNNING = "running"  # a referee is playing it
+    DONE = "done"        # its result is recorded (exactly once)
+    FAILED = "failed"    # given up for a reason that is not a bot's fault (see ``error``)
 
 
 class SeatStats(TypedDict):
@@ -59,15 +70,16 @@ class ResultEntry(TypedDict):
 
 
 class MatchRecord(TypedDict):
-    """A league match as :meth:`sueca.arena.store.Store.match` and ``begin_attempt`` read its hash:
-    strings as stored, but ``spec`` parsed and ``attempts`` an int. Fields that only some
+    """A league match as :meth:`sueca.arena.store.Store.match` and ``start_attempt`` read its
+    hash: strings as stored, but ``spec`` parsed, ``status`` a :class:`MatchStatus` and
+    ``attempts`` an int. Fields that only some
     states write (an attempt's referee and owner, the result's entry id) are NotRequired."""
 
     id: str
     spec: dict[str, Any]  # the scheduled spec (a SpecDict of sueca.codec, plus league fields)
     tournament: str
     pair: str
-    status: str  # a MatchStatus value
+    status: MatchStatus
     attempts: int
     updated: str  # unix seconds, as text
     referee: NotRequired[str]  # set by an attempt
@@ -125,7 +137,7 @@ class LeaderboardRow(TypedDict):
     rating_pm: float | None  # its 95% interval half-width (None: never fitted)
     matches: int
     provisional: bool
-    # the live columns (sueca.arena.ratings.Rating.as_dict): pairs count once in ``games``
+    # the live columns (sueca.arena.ratings.live.Rating.as_dict): pairs count once in ``games``
     elo: float
     elo_pm: float | None
     mu: float

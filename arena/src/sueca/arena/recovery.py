@@ -25,16 +25,13 @@ waiting ``tournament run``.
 
 from __future__ import annotations
 
-import base64
-import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
-from sueca.arena.store import QUEUED, RUNNING, Store, text
+from sueca.arena.store import QUEUED, RUNNING, Store
 
-__all__ = ["Reaper", "Sweep", "broker_messages", "HELD_SECONDS", "CONFIRM_SECONDS"]
+__all__ = ["Reaper", "Sweep", "HELD_SECONDS", "CONFIRM_SECONDS"]
 
 #: A message held by a worker (unacked) younger than this may still be live: a retry waiting
 #: out its back-off (at most 30 s, plus jitter) or a delivery about to start.
@@ -52,57 +49,6 @@ class Sweep:
     waiting: int = 0    # no lease, but a message a worker holds (a retry's back-off)
     stale: list[str] = field(default_factory=list)     # lost, waiting for confirmation
     requeued: list[str] = field(default_factory=list)  # re-queued by this look
-
-
-def _match_id(message: Any) -> tuple[str | None, str]:
-    """(match id, task id) of a kombu message as stored in Redis; (None, "") if not ours."""
-    try:
-        headers = message.get("headers") or {}
-        body = message["body"]
-        if message.get("properties", {}).get("body_encoding") == "base64":
-            body = base64.b64decode(body)
-        args = json.loads(body)[0]
-        return (str(args[0]) if args else None), str(headers.get("id") or "")
-    except (KeyError, IndexError, TypeError, ValueError):
-        return None, ""
-
-
-Held = dict[str, list[tuple[float, str]]]
-
-
-def broker_messages(store: Store, queues: Iterable[str]) -> tuple[set[str], Held]:
-    """Match ids with a message waiting in ``queues``, and match id -> [(age in seconds, task
-    id)] of messages delivered to a worker but not acknowledged (kombu's ``unacked`` hash and
-    its ``unacked_index`` of delivery times), both under the arena's Celery key prefix."""
-    prefix = store.keys.celery_prefix()
-    pipe = store.r.pipeline(transaction=False)
-    names = list(queues)
-    for q in names:
-        pipe.lrange(prefix + q, 0, -1)
-    pipe.hgetall(prefix + "unacked")
-    pipe.zrange(prefix + "unacked_index", 0, -1, withscores=True)
-    *lists, unacked, index = pipe.execute()
-    waiting: set[str] = set()
-    for items in lists:
-        for raw in items:
-            try:
-                mid, _ = _match_id(json.loads(raw))
-            except ValueError:
-                continue
-            if mid:
-                waiting.add(mid)
-    delivered = {text(tag): float(score) for tag, score in index}
-    now = time.time()
-    held: Held = {}
-    for tag, raw in unacked.items():
-        try:
-            mid, task = _match_id(json.loads(raw)[0])
-        except (ValueError, IndexError, TypeError):
-            continue
-        if mid:
-            age = now - delivered.get(text(tag), now)
-            held.setdefault(mid, []).append((age, task))
-    return waiting, held
 
 
 class Reaper:
@@ -147,28 +93,21 @@ class Reaper:
         may predate the in-flight set); re-queues those confirmed lost."""
         store = self.store
         mids = list(dict.fromkeys([*store.inflight(), *also]))
-        pipe = store.r.pipeline(transaction=False)
-        for mid in mids:
-            pipe.hmget(store.keys.match(mid), "status", "updated", "task")
-            pipe.exists(store.keys.lease(mid))
-        rows = pipe.execute()
         out = Sweep()
         finished, candidates = [], []
-        for i, mid in enumerate(mids):
-            status, updated, task = (text(v) for v in rows[2 * i])
-            leased = bool(rows[2 * i + 1])
+        for mid, (status, updated, task, leased) in zip(mids, store.inflight_states(mids)):
             if status not in (QUEUED, RUNNING):
                 finished.append(mid)
             elif leased:
                 out.running += 1
             else:
                 candidates.append((mid, status, updated or "", task or ""))
-        if finished:  # recorded, failed or given back: no longer the reaper's business
-            store.r.zrem(store.keys.inflight(), *finished)
+        # recorded, failed or given back: no longer the reaper's business
+        store.drop_inflight(finished)
         if not candidates:
             self._suspects.clear()
             return out
-        waiting, held = broker_messages(store, self.queues)
+        waiting, held = store.broker_messages(self.queues)
         now = time.monotonic()
         lost: list[tuple[str, str]] = []
         for mid, status, updated, task in candidates:

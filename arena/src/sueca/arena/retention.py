@@ -14,7 +14,7 @@ DAYS ago:
   Never touched: a match not recorded, in flight or holding a lease (re-checked atomically at
   deletion, :meth:`sueca.arena.store.Store.forget_matches`).
 * **results-log entries**: written to ``ARCHIVE/results/YYYY-MM-DD.jsonl.gz`` (``entry``,
-  ``data``), then :func:`sueca.arena.ratings.checkpoint` stores the ratings' whole state at the
+  ``data``), then :func:`sueca.arena.store.ratings.checkpoint` stores the ratings' whole state at the
   last of them and trims the log up to it in one transaction, so ``ratings rebuild`` =
   checkpoint + tail gives the same numbers as before. The log is trimmed only as far as the live
   ratings have folded it.
@@ -43,11 +43,12 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from sueca.arena.ratings import checkpoint, entry_key
 from sueca.arena.records import ResultEntry
-from sueca.arena.store import Store, text
+from sueca.arena.store import Store
+from sueca.arena.store.client import entry_key
+from sueca.arena.store.ratings import CheckpointReport, checkpoint
 
 __all__ = ["RetentionError", "run", "memory", "archived_results", "DAY"]
 
@@ -63,7 +64,7 @@ class RetentionError(ValueError):
 
 def memory(store: Store) -> int:
     """Bytes Redis has allocated (``INFO memory`` used_memory)."""
-    return int(store.r.info("memory")["used_memory"])
+    return store.used_memory()
 
 
 def _day(eid: str) -> str:
@@ -202,7 +203,7 @@ def _flush_results(archive: Path, entries: list[tuple[str, ResultEntry]],
 
 def archived_results(archive: str) -> Iterator[tuple[str, ResultEntry]]:
     """Every results-log entry in ``ARCHIVE/results/*.jsonl.gz``, in log order, each once (for
-    :func:`sueca.arena.ratings.rebuild`'s ``trimmed``)."""
+    :func:`sueca.arena.store.ratings.rebuild`'s ``trimmed``)."""
     files = sorted(Path(archive, "results").glob("*.jsonl.gz"))
     if not files:
         raise RetentionError(f"no results archive in {archive!r} "
@@ -217,18 +218,6 @@ def archived_results(archive: str) -> Iterator[tuple[str, ResultEntry]]:
                 continue
             last = key
             yield eid, data
-
-
-def _count_entries(store: Store, after: str | None, through: str) -> int:
-    start = "-" if after is None else f"({after}"
-    n = 0
-    while True:
-        rows = cast("list[tuple[bytes, dict[bytes, bytes]]]",
-                    store.r.xrange(store.keys.results(), start, through, count=5000))
-        n += len(rows)
-        if len(rows) < 5000:
-            return n
-        start = f"({text(rows[-1][0])}"
 
 
 @contextlib.contextmanager
@@ -286,7 +275,7 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
     token = None if dry_run else store.lock(_LOCK, _LOCK_SECONDS)
     if not dry_run and token is None:
         raise RetentionError("another retention run is under way (lock "
-                             f"{store.keys.lock(_LOCK)!r}); try again when it has finished")
+                             f"{store.lock_key(_LOCK)!r}); try again when it has finished")
 
     def bar_kept(total: int, label: str) -> Any:
         return _renewing(store, token, bar(total, label))
@@ -299,7 +288,7 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
         report.update(matches=len(candidates), days=list(days), archived_matches=0,
                       removed_matches=0, deferred_matches=0, checkpoint_before=old_cp, files=[])
         if dry_run:
-            report["results_to_trim"] = 0 if last is None else _count_entries(store, old_cp, last)
+            report["results_to_trim"] = 0 if last is None else store.count_results(old_cp, last)
             report.update(checkpoint=old_cp, trimmed_results=0, archived_results=0)
         else:
             # The results log first: its entries are archived and folded into the checkpoint
@@ -310,18 +299,18 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
             archived_results = 0
             if last is not None and (old_cp is None or _after(last, old_cp)):
                 if where is not None:
-                    with bar_kept(_count_entries(store, old_cp, last),
+                    with bar_kept(store.count_results(old_cp, last),
                                   "archiving results") as adv:
                         archived_results, files = _archive_results(store, where, old_cp, last,
                                                                     adv)
                     report["files"] += files
                 t0 = time.perf_counter()
-                with bar_kept(_count_entries(store, old_cp, last),
+                with bar_kept(store.count_results(old_cp, last),
                               "checkpointing ratings") as adv:
                     cp = checkpoint(store, last, adv)
                 report["checkpoint_seconds"] = time.perf_counter() - t0
             else:
-                cp = {"cursor": old_cp, "trimmed": 0}
+                cp = CheckpointReport(cursor=old_cp, results=0, trimmed=0)
             report.update(checkpoint=cp["cursor"], trimmed_results=cp["trimmed"],
                           archived_results=archived_results)
             cursor = cp["cursor"]

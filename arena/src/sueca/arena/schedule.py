@@ -6,7 +6,7 @@ pair's matches both bots deal first and both teams lead first equally often.
 
 Duplicate (``duplicate=True``): the matches come in pairs that share one seed and one first
 dealer — the same decks — with the teams swapped, so each bot plays the cards the other had.
-A pair is scored per match, ½ for each match won (:func:`sueca.arena.ratings.pair_outcome`).
+A pair is scored per match, ½ for each match won (:func:`sueca.arena.ratings.live.pair_outcome`).
 
 Seeds come from a random secret kept in the tournament's spec: a bot that knows the tournament id
 and the pairings still cannot compute the decks. A schedule is a pure function of the spec, so
@@ -30,8 +30,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sueca.arena.record import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
-from sueca.arena.store import DONE, FAILED, Store, text
+from sueca.arena.ratings.fit import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
+from sueca.arena.store import DONE, FAILED, Store
 
 __all__ = ["round_robin", "tournament_spec", "same_tournament", "pick_pairs", "Ladder",
            "connected_bots", "derive_seed", "match_spec", "RECENT", "NEWCOMER_SHARE", "EXPLORE",
@@ -132,7 +132,7 @@ def pick_pairs(free: Mapping[str, int], fit: Fit | None, n: int,
     ladder matches scheduled, oldest first, ``inflight`` the ladder matches each bot has queued
     or running. Each pick:
 
-    1. *Who plays*: a provisional bot (fewer than :data:`~sueca.arena.record.PROVISIONAL_GAMES`
+    1. *Who plays*: a provisional bot (fewer than :data:`~sueca.arena.ratings.fit.PROVISIONAL_GAMES`
        rated matches, counting its in-flight ones) first, the one with fewest; else a bot at
        random, in proportion to :data:`SETTLED` + how unsettled its place is (the largest
        probability that the fit orders it wrongly against one of its neighbours), less likely
@@ -253,27 +253,20 @@ class Ladder:
 
     def running(self) -> list[str]:
         """Ladder matches still in flight; finished ones are dropped from the set."""
-        key = self.store.keys.ladder_running()
-        mids = sorted(text(m) for m in self.store.r.smembers(key))
+        mids = self.store.ladder_running()
         statuses = self.store.statuses(mids)
         finished = [m for m, s in zip(mids, statuses) if s in (DONE, FAILED, None)]
-        if finished:
-            self.store.r.srem(key, *finished)
+        self.store.drop_ladder_running(finished)
         return [m for m, s in zip(mids, statuses) if s not in (DONE, FAILED, None)]
 
     def recent(self) -> list[tuple[str, str]]:
         """The pairs of the last :data:`RECENT` ladder matches scheduled, oldest first."""
-        rows = self.store.r.lrange(self.store.keys.ladder_recent(), 0, RECENT - 1)
-        out = []
-        for row in rows:
-            a, _, b = text(row).partition(" ")
-            out.append((a, b))
-        return out[::-1]  # stored newest first
+        return self.store.ladder_recent(RECENT)[::-1]  # stored newest first
 
     def tick(self) -> list[str]:
         """Schedule what is missing; returns the new match ids (empty if another scheduler holds
         the lock)."""
-        from sueca.arena.ratings import record
+        from sueca.arena.store.ratings import fit_of_record
         token = self.store.lock("ladder", ttl=15.0)
         if token is None:
             return []
@@ -284,7 +277,7 @@ class Ladder:
             if need <= 0:
                 return []
             free = dict(self.connected())
-            registered = set(text(b) for b in self.store.r.smembers(self.store.keys.bots()))
+            registered = set(self.store.bots.names())
             free = {b: f for b, f in free.items() if b in registered}
             inflight: Counter[str] = Counter()
             for mid in running:
@@ -298,7 +291,7 @@ class Ladder:
                         if b in free:
                             free[b] -= 2
             new = []
-            for a, b in pick_pairs(free, record(self.store), need, self.rng, self.recent(),
+            for a, b in pick_pairs(free, fit_of_record(self.store), need, self.rng, self.recent(),
                                    inflight):
                 mid = f"ladder-{time.strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(3)}"
                 seats = [a, b, a, b] if self.rng.random() < 0.5 else [b, a, b, a]
@@ -306,11 +299,7 @@ class Ladder:
                                   self.rng.randrange(4), self.variant, self.limits)
                 self.store.create_match(mid, spec, tournament="ladder")
                 if self.store.claim(mid):
-                    with self.store.r.pipeline() as pipe:
-                        pipe.sadd(self.store.keys.ladder_running(), mid)
-                        pipe.lpush(self.store.keys.ladder_recent(), f"{a} {b}")
-                        pipe.ltrim(self.store.keys.ladder_recent(), 0, RECENT - 1)
-                        pipe.execute()
+                    self.store.add_ladder_match(mid, a, b, RECENT)
                     self.enqueue(mid)
                     new.append(mid)
             return new
@@ -318,8 +307,7 @@ class Ladder:
             self.store.unlock("ladder", token)
 
     def _mark_seen(self) -> None:
-        last = self.store.r.xrevrange(self.store.keys.results(), count=1)
-        self._seen = text(last[0][0]) if last else "0-0"
+        self._seen = self.store.last_result() or "0-0"
 
     def wait(self, timeout: float) -> bool:
         """Block until a result is recorded (a match finished: its slot is free) or ``timeout``
@@ -328,11 +316,10 @@ class Ladder:
         if self._seen is None:
             self._mark_seen()
         assert self._seen is not None
-        rows = self.store.r.xread({self.store.keys.results(): self._seen}, count=1000,
-                                  block=max(1, int(timeout * 1000)))
-        if not rows:
+        got = self.store.wait_results(self._seen, timeout)
+        if not got:
             return False
-        self._seen = text(rows[0][1][-1][0])
+        self._seen = got[-1][0]
         return True
 
 

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sueca.arena.record import Fit, add_result, fit
+from sueca.arena.ratings.fit import Fit, add_result, fit
 from sueca.arena.schedule import RECENT, pick_pairs
 
 __all__ = ["strengths", "play", "kendall_tau", "exact_order", "Sim", "run", "coverage",

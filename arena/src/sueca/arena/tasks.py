@@ -55,7 +55,7 @@ def _set_store(s: Store) -> None:
 
 
 class Folder:
-    """Folds recorded results into the live ratings (:func:`sueca.arena.ratings.catch_up`) from
+    """Folds recorded results into the live ratings (:func:`sueca.arena.store.ratings.catch_up`) from
     a thread of this process, so that a task is answered without waiting for the fold's Redis
     round trips (7 of them, on every match's path before). Requests made while a fold runs are
     served by one more fold. Nothing can be lost: the fold is exactly-once and cumulative (a
@@ -83,7 +83,7 @@ class Folder:
     def _run(self) -> None:
         import logging
 
-        from sueca.arena.ratings import catch_up
+        from sueca.arena.store.ratings import catch_up
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._done < self._asked)

@@ -7,10 +7,30 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 if TYPE_CHECKING:
+    from sueca.arena.ratings.standings import StandingsRow
     from sueca.arena.records import Progress
+    from sueca.arena.recovery import Sweep
+    from sueca.arena.store import Store
+
+
+class FailedMatch(TypedDict):
+    match_id: str
+    error: str
+
+
+class TournamentReport(TypedDict):
+    """A tournament's table and what became of its matches (``tournament --json``)."""
+
+    tournament: str
+    spec: dict[str, Any]  # as stored, without its secret
+    matches: int
+    recorded: int
+    archived: int  # recorded results retention trimmed from the log (not in the standings)
+    failed: list[FailedMatch]
+    standings: list[StandingsRow]
 
 
 class TournamentError(ValueError):
@@ -23,14 +43,13 @@ def new_tid() -> str:
     return time.strftime("t%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
-def prepare_tournament(store: Any, bots: Sequence[str] | None, k: int, duplicate: bool,
+def prepare_tournament(store: Store, bots: Sequence[str] | None, k: int, duplicate: bool,
                        variant_words: Sequence[str], tid: str | None,
                        limits: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
     """Validate and store a tournament (or find the one with that id); returns (id, spec).
     ``bots=None`` resumes the stored tournament ``tid`` from its stored spec (``k``,
     ``duplicate``, ``variant_words`` and ``limits`` are then ignored), so that finishing an
     interrupted tournament needs its id only, not every option it was started with."""
-    from sueca.arena.bots import BotRegistry
     from sueca.arena.schedule import round_robin, same_tournament, tournament_spec
     from sueca.arena.store import TournamentConflict
     from sueca.engine import Variant, VariantError
@@ -40,7 +59,7 @@ def prepare_tournament(store: Any, bots: Sequence[str] | None, k: int, duplicate
         variant = Variant.parse(variant_words)
     except VariantError as err:
         raise TournamentError(str(err)) from None
-    registry = BotRegistry(store.r, store.keys)
+    registry = store.bots
     unknown = [b for b in bots if not registry.exists(b)]
     if unknown:
         raise TournamentError(f"unknown bot(s) {', '.join(map(repr, unknown))}: register with "
@@ -61,7 +80,7 @@ def prepare_tournament(store: Any, bots: Sequence[str] | None, k: int, duplicate
     return tid, stored
 
 
-def _resume(store: Any, tid: str | None) -> tuple[str, dict[str, Any]]:
+def _resume(store: Store, tid: str | None) -> tuple[str, dict[str, Any]]:
     """The stored tournament ``tid`` and its spec, its schedule rebuilt (idempotent), once its
     bots are connected: what re-running it with the options it was created with would do."""
     from sueca.arena.schedule import round_robin, same_tournament
@@ -77,7 +96,7 @@ def _resume(store: Any, tid: str | None) -> tuple[str, dict[str, Any]]:
     return tid, stored
 
 
-def _require_connected(store: Any, bots: Sequence[str]) -> None:
+def _require_connected(store: Store, bots: Sequence[str]) -> None:
     """Matches for a bot no referee holds could only wait (and fail after their retries): a
     TournamentError now instead."""
     missing, referees = missing_bots(store, bots)
@@ -88,7 +107,7 @@ def _require_connected(store: Any, bots: Sequence[str]) -> None:
             f"(`sueca-bot run ...`) and try again")
 
 
-def enqueue_missing(store: Any, tid: str, requeue_after: float = 900.0,
+def enqueue_missing(store: Store, tid: str, requeue_after: float = 900.0,
                     mode: str | None = None) -> int:
     """Queue every match of ``tid`` that is neither recorded nor already queued; returns how
     many. Claims are atomic, so two concurrent runs never queue one match twice."""
@@ -104,7 +123,7 @@ def enqueue_missing(store: Any, tid: str, requeue_after: float = 900.0,
     return len(mids)
 
 
-def missing_bots(store: Any, bots: Sequence[str], grace: float = 5.0) -> tuple[list[str], list[str]]:
+def missing_bots(store: Store, bots: Sequence[str], grace: float = 5.0) -> tuple[list[str], list[str]]:
     """Bots of ``bots`` connected to none of the referee replicas that announce themselves in
     Redis (their ``referee:{addr}:bots`` lists), and those replicas. Nothing is missing when no
     replica announces itself (workers may play locally, or know replicas we do not): we cannot
@@ -114,11 +133,7 @@ def missing_bots(store: Any, bots: Sequence[str], grace: float = 5.0) -> tuple[l
         addrs = store.referees()
         if not addrs:
             return [], []
-        pipe = store.r.pipeline(transaction=False)
-        for a in addrs:
-            pipe.hkeys(store.keys.referee_bots(a))
-        connected = {k.decode() if isinstance(k, bytes) else k
-                     for names in pipe.execute() for k in names}
+        connected = store.bots_on(addrs)
         missing = [b for b in dict.fromkeys(bots) if b not in connected]
         if not missing or time.monotonic() >= deadline:
             return missing, addrs
@@ -157,7 +172,7 @@ class WorkerWatch:
         self._stop.set()
 
 
-def wait_for(store: Any, tid: str, timeout: float | None = None, quiet: bool = False,
+def wait_for(store: Store, tid: str, timeout: float | None = None, quiet: bool = False,
              label: str | None = None, reap_every: float = 2.0,
              look_every: float = 0.5) -> Progress:
     """Progress bar (on stderr) until no match of ``tid`` is pending, queued or running.
@@ -259,25 +274,20 @@ class ResultsFeed:
     """The match ids recorded in the results log from now on, read with a blocking XREAD:
     a waiter sleeps in Redis until a result comes instead of polling."""
 
-    def __init__(self, store: Any) -> None:
-        from sueca.arena.store import text
+    def __init__(self, store: Store) -> None:
         self.store = store
-        last = store.r.xrevrange(store.keys.results(), count=1)
-        self.seen = text(last[0][0]) if last else "0-0"
+        self.seen = store.last_result() or "0-0"
 
     def wait(self, timeout: float) -> list[str]:
         """Match ids recorded since the last call, waiting up to ``timeout`` seconds for one."""
-        from sueca.arena.store import text
-        rows = self.store.r.xread({self.store.keys.results(): self.seen}, count=1000,
-                                  block=max(1, int(timeout * 1000)))
-        if not rows:
+        got = self.store.wait_results(self.seen, timeout)
+        if not got:
             return []
-        entries = rows[0][1]
-        self.seen = text(entries[-1][0])
-        return [text(fields.get(b"match", b"")) for _, fields in entries]
+        self.seen = got[-1][0]
+        return [mid for _, mid in got]
 
 
-def _status_line(progress: Progress, seen: Any, workers: int | None) -> str:
+def _status_line(progress: Progress, seen: Sweep, workers: int | None) -> str:
     parts = [f"running {progress['running']}",
              f"queued {progress['queued'] + progress['pending']}"]
     if seen.stale:
@@ -289,34 +299,30 @@ def _status_line(progress: Progress, seen: Any, workers: int | None) -> str:
     return " · ".join(parts)
 
 
-def _hints(store: Any, mids: Sequence[str], workers: int | None) -> list[str]:
+def _hints(store: Store, mids: Sequence[str], workers: int | None) -> list[str]:
     """Why nothing finished lately, from what is known: no worker answering, or the errors the
     workers noted on the waiting matches (a bot not connected, no referee reachable)."""
-    from sueca.arena.store import text
     out = []
     if workers == 0:
         out.append("no worker answers a ping: start one (`sueca-arena worker --redis URL`)")
-    pipe = store.r.pipeline(transaction=False)
-    for mid in mids:
-        pipe.hmget(store.keys.match(mid), "status", "error")
     errors: dict[str, None] = {}
-    for status, error in pipe.execute():
-        error = text(error) or ""
-        if text(status) in ("queued", "running") and error and not error.startswith("re-queued"):
+    for status, error in store.errors_of(mids):
+        if status in ("queued", "running") and error and not error.startswith("re-queued"):
             errors[error.partition(": ")[2] or error] = None
     # a worker's note may quote what a referee said about a bot: capped, one line each
     out += [f"waiting: {e[:300]!r}"[:320] for e in list(errors)[:3]]
     return out
 
 
-def tournament_report(store: Any, tid: str) -> dict[str, Any]:
-    from sueca.arena.ratings import load_config, standings
+def tournament_report(store: Store, tid: str) -> TournamentReport:
+    from sueca.arena.ratings.standings import standings
+    from sueca.arena.store.ratings import load_config
     t = store.tournament(tid)
     if t is None:
         raise TournamentError(f"unknown tournament {tid!r}")
     elo_k, elo_initial = load_config(store)
     results = store.tournament_results(tid)
-    failed = [{"match_id": m["id"], "error": m.get("error", "")}
+    failed: list[FailedMatch] = [{"match_id": m["id"], "error": m.get("error", "")}
               for m in store.recent_matches(tournament=tid) if m["status"] == "failed"]
     spec = {k: v for k, v in t["spec"].items() if k != "secret"}
     return {"tournament": tid, "spec": spec, "matches": t["total"], "recorded": len(results),
@@ -324,18 +330,19 @@ def tournament_report(store: Any, tid: str) -> dict[str, Any]:
             "failed": failed, "standings": standings(results, elo_k, elo_initial)}
 
 
-def run_tournament(store: Any, bots: Sequence[str] | None, k: int, duplicate: bool,
+def run_tournament(store: Store, bots: Sequence[str] | None, k: int, duplicate: bool,
                    variant_words: Sequence[str] = (), tid: str | None = None,
                    limits: Mapping[str, Any] | None = None, timeout: float | None = None,
                    requeue_after: float = 900.0, quiet: bool = False,
-                   resumable: bool = True) -> dict[str, Any]:
+                   resumable: bool = True) -> TournamentReport:
     """Create (or find), queue and wait for a tournament; ``bots=None`` resumes the stored
     ``tid`` (see :func:`prepare_tournament`); ``resumable=False`` leaves out the hint to re-run
     its id, for a tournament that ends with its Redis (the demo's)."""
     tid, _ = prepare_tournament(store, bots, k, duplicate, variant_words, tid, limits)
     queued = enqueue_missing(store, tid, requeue_after)
     if not quiet:
-        total = store.tournament(tid)["total"]
+        stored = store.tournament(tid)
+        total = 0 if stored is None else stored["total"]
         hint = (f" (if interrupted, `sueca-arena tournament run --id {tid}` finishes it)"
                 if resumable else "")
         _stderr_console().print(f"tournament [bold]{tid}[/]: {total} matches, {queued} queued "
@@ -354,4 +361,5 @@ def _stderr_console() -> Any:
 
 
 __all__ = ["TournamentError", "new_tid", "prepare_tournament", "enqueue_missing", "wait_for",
-           "ResultsFeed", "tournament_report", "run_tournament", "missing_bots", "WorkerWatch"]
+           "ResultsFeed", "TournamentReport", "tournament_report", "run_tournament",
+           "missing_bots", "WorkerWatch"]

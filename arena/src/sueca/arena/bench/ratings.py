@@ -4,11 +4,11 @@ A synthetic league with known strengths (normal, sd ``--spread`` Elo) plays ``--
 matches, paired as a ladder pairs them (mostly near neighbours, some at random), so the matchups
 are as many and as sparse as a real ladder's. Measured in one process, in this order:
 
-* ``count``: summing the results into per-matchup counts (what :func:`sueca.arena.ratings.
+* ``count``: summing the results into per-matchup counts (what :func:`sueca.arena.store.ratings.
   catch_up` keeps in Redis as results arrive: paid once per result, not per refit);
 * ``cold``: the fit from nothing (Newton, then the chord method), with the intervals;
 * ``warm``: after ``--more`` further results, the refit from the previous fit — what the
-  leaderboard and the ladder pay (:func:`sueca.arena.ratings.record`);
+  leaderboard and the ladder pay (:func:`sueca.arena.store.ratings.fit_of_record`);
 * baseline, ``elo_fold``: the live Elo fold over the same results, one pass in log order (the
   arithmetic of ``ratings rebuild``'s Elo, without OpenSkill).
 
@@ -77,7 +77,7 @@ class _Clock:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from sueca.arena.record import add_result, fit
+    from sueca.arena.ratings.fit import add_result, fit
     from sueca.arena.simulate import coverage, kendall_tau
     console = Console(stderr=True, highlight=False)
     rng = random.Random(args.seed)

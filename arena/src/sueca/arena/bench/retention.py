@@ -139,28 +139,20 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _used(r: Any) -> int:
-    return int(r.info("memory")["used_memory"])
-
-
 def _by_key(store: Any, mids: list[str]) -> dict[str, float]:
     """Bytes per match of each kind of key (``MEMORY USAGE``; per-match keys sampled)."""
     k = store.keys
     sample = mids[:: max(1, len(mids) // 200)]
-    pipe = store.r.pipeline(transaction=False)
-    for mid in sample:
-        pipe.memory_usage(k.match(mid))
-        pipe.memory_usage(k.replay(mid))
-        pipe.memory_usage(k.recorded(mid))
-    got = pipe.execute()
+    got = store.key_sizes(key for mid in sample
+                          for key in (k.match(mid), k.replay(mid), k.recorded(mid)))
     n = len(sample)
 
     def mean(xs: list[Any]) -> float:
         return sum(int(x or 0) for x in xs) / n
     return {"match_hash": mean(got[0::3]), "replay": mean(got[1::3]),
             "recorded_key": mean(got[2::3]),
-            "results_entry": int(store.r.memory_usage(k.results(), samples=0) or 0) / len(mids),
-            "matches_index": int(store.r.memory_usage(k.matches(), samples=0) or 0) / len(mids)}
+            "results_entry": store.key_sizes([k.results()])[0] / len(mids),
+            "matches_index": store.key_sizes([k.matches()])[0] / len(mids)}
 
 
 def _left(store: Any, mids: list[str]) -> dict[str, int]:
@@ -168,18 +160,14 @@ def _left(store: Any, mids: list[str]) -> dict[str, int]:
     keys (tombstones; summed over all of them), the ratings (which grow with bots and matchups,
     not with matches) and the checkpoint."""
     k = store.keys
-    pipe = store.r.pipeline(transaction=False)
-    for mid in mids:
-        pipe.memory_usage(k.recorded(mid))
-    tombstones = [int(x) for x in pipe.execute() if x]
+    tombstones = [x for x in store.key_sizes(k.recorded(mid) for mid in mids) if x]
     ratings = [k.ratings(s) for s in ("elo", "openskill", "games", "score")] + [
         k.ratings_pending(), k.ratings_matchups(), k.ratings_record(), k.ratings_cursor(),
         k.ratings_config()]
     return {"tombstones": len(tombstones), "tombstone_bytes": sum(tombstones),
-            "ratings_bytes": sum(int(store.r.memory_usage(key, samples=0) or 0)
-                                 for key in ratings),
-            "checkpoint_bytes": int(store.r.memory_usage(k.ratings_checkpoint(), samples=0) or 0),
-            "results_log_bytes": int(store.r.memory_usage(k.results(), samples=0) or 0)}
+            "ratings_bytes": sum(store.key_sizes(ratings)),
+            "checkpoint_bytes": store.key_sizes([k.ratings_checkpoint()])[0],
+            "results_log_bytes": store.key_sizes([k.results()])[0]}
 
 
 def _read_all(store: Any, mids: list[str]) -> int:
@@ -198,9 +186,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
     from sueca.arena import render, retention
     from sueca.arena.keys import Keys
-    from sueca.arena.ratings import catch_up, rebuild
     from sueca.arena.redisproc import RedisServer
     from sueca.arena.store import Store, connect
+    from sueca.arena.store.ratings import catch_up, rebuild
 
     templates = replay_templates(seed=args.seed)
     results = synthetic_results(args.matches, args.bots, args.seed)
@@ -208,20 +196,20 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     try:
         client = connect(args.redis or server.url)  # type: ignore[union-attr]
         store = Store(client, Keys(f"bench{uuid.uuid4().hex[:6]}:"))
-        before = _used(client)
+        before = store.used_memory()
         t0 = time.perf_counter()
         with render.progress(len(results), "recording matches") as advance:
             _record_all(store, results, templates, args.threads, advance)
         record_s = time.perf_counter() - t0
         _say(f"recorded {len(results)} matches in {record_s:.1f} s")
-        recorded = _used(client)
+        recorded = store.used_memory()
         mids = [r["match_id"] for r in results]
         by_key = _by_key(store, mids)
         t0 = time.perf_counter()
         catch_up(store)
         ratings_s = time.perf_counter() - t0
         _say(f"ratings caught up in {ratings_s:.1f} s")
-        after_ratings = _used(client)
+        after_ratings = store.used_memory()
         t0 = time.perf_counter()
         read_bytes = _read_all(store, mids)
         read_s = time.perf_counter() - t0
@@ -230,7 +218,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             report = retention.run(store, 1.0, archive=where, now=time.time() + retention.DAY + 1,
                                    progress=render.progress)
             archive_bytes = sum(p.stat().st_size for p in Path(where).rglob("*.jsonl.gz"))
-        after = _used(client)
+        after = store.used_memory()
         left = _left(store, mids)
         _say(f"retention ran in {report['seconds']:.1f} s")
         t0 = time.perf_counter()

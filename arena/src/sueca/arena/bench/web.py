@@ -62,21 +62,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _seed(store: Any, n_matches: int, n_bots: int, n_games: int, progress: Any) -> dict[str, Any]:
-    from sueca.arena.bots import BotRegistry
     from sueca.arena.match_job import outcome_to_result, play_and_record, run_local
-    from sueca.arena.ratings import rebuild
     from sueca.arena.schedule import match_spec
+    from sueca.arena.store.ratings import rebuild
     from sueca.arena.tournaments import prepare_tournament
     from sueca.sdk.bots import EXAMPLES
 
     rng = random.Random(7)
-    registry = BotRegistry(store.r, store.keys)
+    registry = store.bots
     bots = [f"bot{i:04d}" for i in range(n_bots)]
-    pipe = store.r.pipeline(transaction=False)
-    for b in bots:  # as BotRegistry.add writes them, without issuing 1000 tokens one by one
-        pipe.hset(store.keys.bot(b), mapping={"salt": "00", "hash": "-", "created": "0"})
-        pipe.sadd(store.keys.bots(), b)
-    pipe.execute()
+    registry.add_unverifiable(bots)
     examples = [e for e in ("random", "heuristic", "reckless") if e in EXAMPLES]
     for e in examples:
         if not registry.exists(e):

@@ -19,13 +19,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _registry(args: argparse.Namespace):
-    from sueca.arena.bots import BotRegistry
     store = open_store(args)
-    return store, BotRegistry(store.r, store.keys)
+    return store, store.bots
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from sueca.arena.bots import BotRegistryError
+    from sueca.arena.store.bots import BotRegistryError
     _, registry = _registry(args)
     try:
         token = registry.add(args.name)
@@ -39,7 +38,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from sueca.arena.ratings import load
+    from sueca.arena.store.ratings import load
     store, registry = _registry(args)
     ratings = load(store)
     rows = []
@@ -62,7 +61,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
-    from sueca.arena.bots import BotRegistryError
+    from sueca.arena.store.bots import BotRegistryError
     _, registry = _registry(args)
     try:
         registry.remove(args.name)

@@ -263,8 +263,8 @@ class LocalArena:
         return p
 
     def _register(self) -> None:
-        from sueca.arena.bots import BotRegistry, BotRegistryError
-        registry = BotRegistry(self.store.r, self.store.keys)
+        from sueca.arena.store.bots import BotRegistryError
+        registry = self.store.bots
         for name in self.bot_specs:
             if registry.exists(name) and (self.reissue or self.redis_server is not None):
                 registry.remove(name)

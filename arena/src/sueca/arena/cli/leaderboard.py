@@ -30,7 +30,7 @@ _COLUMNS: tuple[Column, ...] = (
 
 def print_leaderboard(rows: Sequence[Mapping[str, Any]], out: Any = None) -> None:
     """The table, fitted to the console (:func:`~sueca.arena.cli.common.fitted_table`)."""
-    from sueca.arena.record import PROVISIONAL_GAMES
+    from sueca.arena.ratings.fit import PROVISIONAL_GAMES
     out = out or console()
     caption = (f"rating: fit over every result, 95% interval · ? provisional (fewer than "
                f"{PROVISIONAL_GAMES} games) · live: incremental, depends on the order games "

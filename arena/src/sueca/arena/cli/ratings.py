@@ -65,7 +65,7 @@ def _trimmed(args: argparse.Namespace) -> object:
 
 def _run(fn: object, *a: object, **kw: object) -> dict:
     """``fn(*a, **kw)`` with a bad archive or a trimmed log as a user error."""
-    from sueca.arena.ratings import RatingsError
+    from sueca.arena.store.errors import RatingsError
     try:
         return fn(*a, **kw)  # type: ignore[operator,no-any-return]
     except (RatingsError, ValueError, OSError) as err:
@@ -73,7 +73,7 @@ def _run(fn: object, *a: object, **kw: object) -> dict:
 
 
 def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
-    from sueca.arena.ratings import rebuild
+    from sueca.arena.store.ratings import rebuild
     store = open_store(args)
     report = _run(rebuild, store, elo_k=args.elo_k, write=not args.check, trimmed=_trimmed(args))
     same = report["max_diff"] == 0.0
@@ -95,8 +95,8 @@ def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
 
 
 def _settings(store: object) -> dict[str, object]:
-    from sueca.arena.ratings import load_config
-    from sueca.arena.record import PRIOR_SD, PROVISIONAL_GAMES
+    from sueca.arena.ratings.fit import PRIOR_SD, PROVISIONAL_GAMES
+    from sueca.arena.store.ratings import load_config
     elo_k, initial = load_config(store)  # type: ignore[arg-type]
     return {"elo_k": elo_k, "elo_initial": initial, "record_prior_sd": PRIOR_SD,
             "provisional_games": PROVISIONAL_GAMES}
@@ -128,7 +128,7 @@ def cmd_ratings_show_config(args: argparse.Namespace) -> int:
 
 
 def cmd_ratings_set_config(args: argparse.Namespace) -> int:
-    from sueca.arena.ratings import save_config
+    from sueca.arena.store.ratings import save_config
     if args.elo_k is None and args.initial is None:
         raise UserError("nothing to change: give --elo-k K and/or --initial R "
                         "(`ratings show-config` shows the stored values)")

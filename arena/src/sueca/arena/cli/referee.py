@@ -30,7 +30,6 @@ import logging
 import os
 import signal
 import socket
-import time
 from typing import Any
 
 from sueca.arena.settings import current
@@ -211,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(err)) from None
     limits = limits_from(args)
     seed_key = seed_key_from(args)
-    from sueca.arena.bots import RegistryAuth
+    from sueca.arena.store.bots import RegistryAuth
     from sueca.referee.server import StaticAuth
     auth: Any
     if redis_url:
@@ -309,20 +308,13 @@ async def _heartbeat(ref: Any, auth: Any, advertise: str) -> None:
 
 
 def _publish(auth: Any, advertise: str, free: dict[str, int]) -> None:
-    keys = auth.registry.keys
-    pipe = auth.client.pipeline()
-    pipe.zadd(keys.referees(), {advertise: time.time()})
-    pipe.delete(keys.referee_bots(advertise))
-    if free:
-        pipe.hset(keys.referee_bots(advertise), mapping=free)
-        pipe.expire(keys.referee_bots(advertise), HEARTBEAT_TTL)
-    pipe.execute()
+    from sueca.arena.store.referees import RefereeStore
+    RefereeStore(auth.client, auth.registry.keys).publish_referee(advertise, free, HEARTBEAT_TTL)
 
 
 def _unpublish(auth: Any, advertise: str) -> None:
-    keys = auth.registry.keys
+    from sueca.arena.store.referees import RefereeStore
     try:
-        auth.client.zrem(keys.referees(), advertise)
-        auth.client.delete(keys.referee_bots(advertise))
+        RefereeStore(auth.client, auth.registry.keys).withdraw_referee(advertise)
     except Exception as err:
         log.warning("cannot remove this referee from Redis: %s", err)

@@ -82,13 +82,12 @@ def _show_run(rep: dict[str, Any]) -> None:
 
 
 def cmd_retention_status(args: argparse.Namespace) -> int:
-    from sueca.arena.ratings import load_checkpoint
     from sueca.arena.retention import memory
+    from sueca.arena.store.ratings import load_checkpoint
     from sueca.arena.settings import current
     store = open_store(args)
     cp = load_checkpoint(store)
-    k = store.keys
-    out = {"memory": memory(store), "matches": int(store.r.zcard(k.matches())),
+    out = {"memory": memory(store), "matches": store.match_count(),
            "results_retained": store.results_count(),
            "checkpoint": None if cp is None else cp["cursor"],
            "results_in_checkpoint": 0 if cp is None else cp["results"],

@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from sueca.arena.record import PROVISIONAL_GAMES
+from sueca.arena.ratings.fit import PROVISIONAL_GAMES
 from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
 from sueca.arena.web.data import BadQuery, LeagueView, NotFound, check_page
 from sueca.arena.web.live import NotLive, Slots, TooMany, open_watch, sse
@@ -175,7 +175,7 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
         return answer(request, view.tournament(ident(request, "tid")), "tournament.html")
 
     def health(request: Request) -> Response:
-        store.r.ping()
+        store.ping()
         return JSONResponse({"ok": True})
 
     # -- errors -----------------------------------------------------------------------------

@@ -17,30 +17,47 @@ sees who plays and the status. Tournament secrets are never shown.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable
+from typing import TypedDict
 
-from sueca.arena.bots import BotRegistry
-from sueca.arena.leaderboard import ORDER_KEYS, health_columns, rank, rating_columns
-from sueca.arena.ratings import (
-    DEFAULT_ELO_INITIAL,
-    DEFAULT_ELO_K,
-    Ratings,
-    entry_key,
+from sueca.arena.leaderboard import (
+    ORDER_KEYS,
+    HealthColumns,
+    RatingColumns,
+    SortColumns,
+    health_columns,
+    rank,
+    rating_columns,
+)
+from sueca.arena.ratings.fit import Fit
+from sueca.arena.ratings.fit import fit as fit_record
+from sueca.arena.ratings.live import Ratings, rated
+from sueca.arena.ratings.standings import StandingsRow, standings
+from sueca.arena.records import (
+    BotHealth,
+    LeaderboardRow,
+    MatchRecord,
+    MatchStatus,
+    Progress,
+    ResultEntry,
+)
+from sueca.arena.store import DONE, FAILED, Store
+from sueca.arena.store.client import entry_key
+from sueca.arena.store.ratings import (
+    RatingsConfig,
+    TrimPoint,
+    cached_fit,
     load,
     load_checkpoint,
     load_matchups,
-    rated,
-    standings,
+    ratings_stamp,
+    stored_config,
+    trim_point,
 )
-from sueca.arena.record import Fit
-from sueca.arena.record import fit as fit_record
-from sueca.arena.records import BotHealth, ResultEntry
-from sueca.arena.store import DONE, FAILED, Store, text
 from sueca.engine.game import ABORTED, FAULT_ENDS, NORMAL
+from sueca.engine.replay import ReplayRecord
 
 MAX_PAGE_SIZE = 200
 MAX_PAGE = 10**9  # Redis ranges are 64-bit: a larger offset would be its error, not ours
@@ -53,6 +70,147 @@ HEALTH_TTL = 10.0  # seconds the leaderboard's health columns may lag a rebuild 
 RECORD_TTL = 30.0
 #: the ends a recorded match can have (``/matches?end=``)
 MATCH_ENDS = (NORMAL, *FAULT_ENDS, ABORTED)
+
+
+class LogColumns(TypedDict):
+    """A bot's counts from this process's fold over the results log (after any trim)."""
+
+    logged: int
+    won: int
+    drawn: int
+    lost: int
+    last_seen: float | None
+
+
+class WebRow(LeaderboardRow):
+    """A leaderboard row on the web: the CLI's row, and the log's counts."""
+
+    logged: int
+    won: int
+    drawn: int
+    lost: int
+    last_seen: float | None
+
+
+class HistoryPoint(TypedDict):
+    """A bot's live ratings after one of its rated games."""
+
+    time: float | None
+    elo: float
+    mu: float
+    sigma: float
+
+
+class HeadToHead(TypedDict):
+    opponent: str
+    won: int
+    drawn: int
+    lost: int
+
+
+class Connection(TypedDict):
+    """A replica the bot is connected to: its free seats there and its sessions (None:
+    the replica did not say)."""
+
+    referee: str
+    free: int
+    sessions: int | None
+
+
+class BotRating(TypedDict):
+    """A bot page's rating columns (its leaderboard row but ``bot`` and ``rank``)."""
+
+    rating: float
+    rating_pm: float | None
+    matches: int
+    provisional: bool
+    elo: float
+    elo_pm: float | None
+    mu: float
+    mu_pm: float
+    sigma: float
+    ordinal: float
+    games: int
+    score: float
+
+
+class MatchRow(TypedDict):
+    """A match's summary row (as ``sueca-arena matches --json`` gives it)."""
+
+    id: str
+    status: MatchStatus
+    seats: list[str] | None
+    tournament: str
+    attempts: int
+    end: str | None
+    winner: int | None
+    game_points: list[int] | None
+    fault_bot: str | None
+    referee: str | None
+    error: str | None
+    time: float | None
+
+
+class BotPage(TypedDict):
+    bot: str
+    registered: bool
+    rating: BotRating | None
+    rank: int | None
+    matches: int
+    won: int
+    drawn: int
+    lost: int
+    last_seen: float | None
+    faults: dict[str, int]
+    p50_ms: float | None
+    p99_ms: float | None
+    moves: int
+    turns: int
+    max_ms: float | None
+    connected: list[Connection]
+    history: list[HistoryPoint]
+    head_to_head: list[HeadToHead]
+    trimmed: TrimPoint | None
+    recent_matches: list[MatchRow]
+
+
+class MatchesPage(TypedDict):
+    page: int
+    per: int
+    total: int
+    pages: int
+    matches: list[MatchRow]
+
+
+class MatchPage(TypedDict):
+    """A match's page: ``hidden`` says why the seed and the replay are left out (None: shown)."""
+
+    match: MatchRecord
+    result: ResultEntry | None
+    replay: ReplayRecord | None
+    hidden: str | None
+
+
+class TournamentSummary(TypedDict):
+    id: str
+    status: str | None
+    total: int | None
+    bots: list[str] | None
+
+
+class TournamentPage(TypedDict):
+    """A tournament's page: ``cross[a][b]`` = [won, drawn, lost] of a's matches against b."""
+
+    tournament: str
+    status: str
+    created: str
+    spec: dict[str, object]
+    progress: Progress
+    recorded: int
+    archived: int
+    standings: list[StandingsRow]
+    bots: list[str]
+    cross: dict[str, dict[str, list[int]]]
 
 
 class NotFound(LookupError):
@@ -73,8 +231,10 @@ class _BotStats:
         self.recent: list[str] = []   # recorded match ids, in log order
         self.versus: dict[str, list[int]] = {}  # opponent -> [won, drawn, lost] (matches)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"matches": self.matches, "won": self.won, "drawn": self.drawn, "lost": self.lost,
+    def log_columns(self) -> LogColumns:
+        """The leaderboard's counts from the log fold: ``logged`` rather than ``matches``,
+        which in the row (as in the CLI's) is the rated matches the rating of record rests on."""
+        return {"logged": self.matches, "won": self.won, "drawn": self.drawn, "lost": self.lost,
                 "last_seen": self.last_seen}
 
 
@@ -88,12 +248,12 @@ class LeagueView:
         self._trim: str | None = None
         self._bots: dict[str, _BotStats] = {}
         self._by_end: dict[str, list[str]] = {}
-        self._rated: tuple[tuple[Any, ...], dict[str, dict[str, Any]], bool] | None = None
+        self._rated: tuple[tuple[str | None, ...], dict[str, RatingColumns], bool] | None = None
         self._stored_fit: tuple[str, Fit] | None = None  # the fit record() cached in Redis
         self._own_fit: tuple[str, Fit] | None = None  # this process's, when that one lagged
         self._fit_moved = 0.0  # monotonic time the newest fit known here last moved
         self._fit_lock = threading.Lock()  # one refit at a time, not one per waiting request
-        self._fold_config: tuple[float, float] | None = None
+        self._fold_config: RatingsConfig | None = None
         self._history: dict[str, list[tuple[float | None, float, float, float]]] = {}
         self._fold_ratings = Ratings()
         self._health: tuple[tuple[str | None, float], dict[str, BotHealth]] | None = None
@@ -102,7 +262,7 @@ class LeagueView:
     # -- the fold over the results log -----------------------------------------------------
     def refresh(self) -> None:
         with self._lock:
-            config = self._config()
+            config = stored_config(self.store)
             trim = self.store.trimmed_through()
             # first use, ratings rebuilt with another K, or the log trimmed by retention (the
             # pages say they count the log after the trim: so they do, in every process)
@@ -113,13 +273,7 @@ class LeagueView:
                 self._cursor = eid
                 self._fold(res)
 
-    def _config(self) -> tuple[float, float]:
-        """(elo_k, elo_initial) as the league stored them, read only (defaults if unset)."""
-        k, initial = self.store.r.hmget(self.store.keys.ratings_config(), ["elo_k", "elo_initial"])
-        return (DEFAULT_ELO_K if k is None else float(text(k)),
-                DEFAULT_ELO_INITIAL if initial is None else float(text(initial)))
-
-    def _reset(self, config: tuple[float, float]) -> None:
+    def _reset(self, config: RatingsConfig) -> None:
         self._fold_config = config
         self._cursor = None
         self._bots = {}
@@ -168,7 +322,7 @@ class LeagueView:
         fold.dirty.clear()
 
     # -- leaderboard -----------------------------------------------------------------------
-    def leaderboard(self, sort: str = "rating") -> list[dict[str, Any]]:
+    def leaderboard(self, sort: str = "rating") -> list[WebRow]:
         """Registered bots with ratings, best first, with the log's counts.
 
         The rows are those of :func:`sueca.arena.leaderboard.leaderboard` (the CLI's
@@ -180,10 +334,10 @@ class LeagueView:
         """
         if sort not in SORTS:
             raise BadQuery(f"bad sort {sort!r}: one of {', '.join(SORTS)}")
-        rated = self._ratings()
-        health = self._health_of(list(rated))
-        rows = [{**r, **_log_columns(self._bots.get(r["bot"]) or _BotStats()),
-                 **health_columns(health[r["bot"]])} for r in rated.values()]
+        by_bot = self._ratings()
+        health = self._health_of(list(by_bot))
+        rows = [_web_row(r, (self._bots.get(r["bot"]) or _BotStats()).log_columns(),
+                         health_columns(health[r["bot"]])) for r in by_bot.values()]
         if sort != "rating":
             rows.sort(key=SORTS[sort])
         return rows
@@ -200,26 +354,20 @@ class LeagueView:
         self._health = ((stamp, time.monotonic()), got)
         return got
 
-    def _ratings(self) -> dict[str, dict[str, Any]]:
+    def _ratings(self) -> dict[str, RatingColumns]:
         """Rated registered bots by name (best rating of record first, with ``rank``), read
         again only when the ratings may have moved: a new results-log entry folded (the ratings
         cursor), a new rating of record cached, a bot registered or removed, a rebuild with
         another K. One round trip when nothing did."""
         self.refresh()
-        k = self.store.keys
-        pipe = self.store.r.pipeline(transaction=False)
-        pipe.get(k.ratings_cursor())
-        pipe.hget(k.ratings_record(), "cursor")
-        pipe.scard(k.bots())
-        pipe.hget(k.ratings_config(), "elo_k")
-        stamp = tuple(text(x) for x in pipe.execute())
+        stamp = ratings_stamp(self.store)
         cached = self._rated
         if cached is not None and cached[0] == stamp and (
                 cached[2] or time.monotonic() - self._fit_moved < RECORD_TTL):
             return cached[1]
         with self._fit_lock:
             of_record, current = self._record(stamp[0] or "", stamp[1])
-        registered = set(BotRegistry(self.store.r, k).names())
+        registered = set(self.store.bots.names())
         rows = rank(rating_columns(bot, of_record, r) for bot, r in load(self.store).items()
                     if bot in registered)
         by_bot = {r["bot"]: r for r in rows}
@@ -230,17 +378,16 @@ class LeagueView:
         """The rating of record for the results log up to ``cursor`` (the live ratings'), and
         whether it is that current.
 
-        The fit :func:`sueca.arena.ratings.record` cached in Redis (the scheduler and the
+        The fit :func:`sueca.arena.store.ratings.fit_of_record` cached in Redis (the scheduler and the
         exporter refresh it; ``stored`` is its cursor) when it is current; else this process's
         own, fitted from the stored matchup counts — but only once the newest fit known here
         has not moved for :data:`RECORD_TTL` seconds: a refit costs a fraction of a second
         with a thousand bots, so a busy league's pages show a fit up to that much behind
         rather than refit per view. Nothing is written: the pages are read-only.
         """
-        initial = self._config()[1]
+        initial = stored_config(self.store).elo_initial
         if stored is not None and (self._stored_fit is None or self._stored_fit[0] != stored):
-            raw = self.store.r.hget(self.store.keys.ratings_record(), "fit")
-            got = None if raw is None else Fit.from_dict(json.loads(raw))
+            got = cached_fit(self.store)
             self._stored_fit = None if got is None else (stored, got)
             self._fit_moved = time.monotonic()
         known = [f for f in (self._stored_fit, self._own_fit)
@@ -257,49 +404,44 @@ class LeagueView:
         self._fit_moved = time.monotonic()
         return self._own_fit[1], True
 
-    def trimmed(self) -> dict[str, Any] | None:
+    def trimmed(self) -> TrimPoint | None:
         """Where retention trimmed the results log (``through`` entry id, ``results`` it held),
         or None: the counts, history and head-to-head folded here cover only what follows."""
-        raw = self.store.r.hmget(self.store.keys.ratings_checkpoint(), ["cursor", "results"])
-        if raw[0] is None:
-            return None
-        return {"through": text(raw[0]), "results": int(text(raw[1]) or 0)}
+        return trim_point(self.store)
 
     # -- bots --------------------------------------------------------------------------------
-    def bot(self, name: str, recent: int = 20) -> dict[str, Any]:
+    def bot(self, name: str, recent: int = 20) -> BotPage:
         self.refresh()
-        registry = BotRegistry(self.store.r, self.store.keys)
+        registry = self.store.bots
         stats = self._bots.get(name)
         if not registry.exists(name) and stats is None:
             raise NotFound(f"no bot named {name!r}")
         row = self._ratings().get(name)
-        rating = None if row is None else {k: v for k, v in row.items() if k not in ("bot", "rank")}
         stats = stats or _BotStats()
-        h2h = [{"opponent": opp, "won": w, "drawn": d, "lost": lost}
-               for opp, (w, d, lost) in sorted(stats.versus.items())]
+        h2h: list[HeadToHead] = [{"opponent": opp, "won": w, "drawn": d, "lost": lost}
+                                 for opp, (w, d, lost) in sorted(stats.versus.items())]
         health = self.store.bot_stats([name])[name]
         return {"bot": name, "registered": registry.exists(name),
-                "rating": rating, "rank": None if row is None else row["rank"], **stats.as_dict(),
-                **health_columns(health), "moves": health["moves"], "turns": health["turns"],
-                "max_ms": health["max_ms"],
+                "rating": None if row is None else _bot_rating(row),
+                "rank": None if row is None else row.get("rank"), "matches": stats.matches,
+                "won": stats.won, "drawn": stats.drawn, "lost": stats.lost,
+                "last_seen": stats.last_seen, "faults": health["faults"],
+                "p50_ms": health["p50_ms"], "p99_ms": health["p99_ms"],
+                "moves": health["moves"], "turns": health["turns"], "max_ms": health["max_ms"],
                 "connected": self._connected(name),
                 "history": [{"time": t, "elo": e, "mu": mu, "sigma": sg}
                             for t, e, mu, sg in self._history.get(name, [])[-HISTORY:]],
                 "head_to_head": h2h, "trimmed": self.trimmed(),
                 "recent_matches": self.match_rows(list(reversed(stats.recent[-recent:])))}
 
-    def _connected(self, name: str) -> list[dict[str, Any]]:
+    def _connected(self, name: str) -> list[Connection]:
         """Referee replicas the bot is connected to now, with its free seats there (from the
         replicas' heartbeats: the same data the ladder schedules by) and its sessions there
         (the replica's ListBots; None when it did not answer)."""
-        s = self.store
-        replicas = s.referees()
-        pipe = s.r.pipeline(transaction=False)
-        for addr in replicas:
-            pipe.hget(s.keys.referee_bots(addr), name)
-        return [{"referee": addr, "free": int(text(free)),
-                 "sessions": (self._bots_on(addr) or {}).get(name)}
-                for addr, free in zip(replicas, pipe.execute()) if free is not None]
+        replicas = self.store.referees()
+        return [{"referee": addr, "free": free, "sessions": (self._bots_on(addr) or {}).get(name)}
+                for addr, free in zip(replicas, self.store.free_seats(replicas, name))
+                if free is not None]
 
     def _bots_on(self, addr: str) -> dict[str, int] | None:
         """Sessions per bot on replica ``addr`` (ListBots), reused for :data:`LIST_BOTS_TTL`
@@ -321,8 +463,8 @@ class LeagueView:
         return bots
 
     # -- matches -----------------------------------------------------------------------------
-    def matches(self, page: Any = 1, per: Any = 50, tournament: str | None = None,
-                bot: str | None = None, end: str | None = None) -> dict[str, Any]:
+    def matches(self, page: int | str = 1, per: int | str = 50, tournament: str | None = None,
+                bot: str | None = None, end: str | None = None) -> MatchesPage:
         """One page of matches, newest first; filters by tournament, bot (recorded matches)
         and end (recorded matches: one of :data:`MATCH_ENDS`). ``total`` counts every match
         the filters keep."""
@@ -347,72 +489,28 @@ class LeagueView:
                     ids = [m for m in ids if m in ending]
             assert ids is not None
             if tournament is not None:
-                tour = self._tournament_of(ids)
+                tour = s.tournaments_of(ids)
                 ids = [m for m, t in zip(ids, tour) if t == tournament]
             total = len(ids)
             chosen = list(reversed(ids))[start:start + per]
         elif tournament is not None and tournament != "ladder":
-            total = int(s.r.llen(s.keys.tournament_matches(tournament)))
-            chosen = [text(m) for m in s.r.lrange(s.keys.tournament_matches(tournament),
-                                                  start, start + per - 1)]
+            total, chosen = s.tournament_page(tournament, start, per)
         else:
-            total = int(s.r.zcard(s.keys.matches()))
-            chosen = [text(m) for m in s.r.zrevrange(s.keys.matches(), start, start + per - 1)]
+            total, chosen = s.match_page(start, per)
             if tournament == "ladder":  # ladder matches are in no tournament list: filter here
-                tour = self._tournament_of(chosen)
+                tour = s.tournaments_of(chosen)
                 chosen = [m for m, t in zip(chosen, tour) if t == "ladder"]
         return {"page": page, "per": per, "total": total,
                 "pages": max(1, -(-total // per)), "matches": self.match_rows(chosen)}
 
-    def _tournament_of(self, ids: list[str]) -> list[str | None]:
-        pipe = self.store.r.pipeline(transaction=False)
-        for mid in ids:
-            pipe.hget(self.store.keys.match(mid), "tournament")
-        return [text(t) for t in pipe.execute()]
-
-    def match_rows(self, ids: list[str]) -> list[dict[str, Any]]:
+    def match_rows(self, ids: list[str]) -> list[MatchRow]:
         """Summary rows of matches (as ``sueca-arena matches --json`` gives them)."""
-        s = self.store
-        pipe = s.r.pipeline(transaction=False)
-        for mid in ids:
-            pipe.hgetall(s.keys.match(mid))
-        raws = pipe.execute()
-        done = [mid for mid, raw in zip(ids, raws) if raw and text(raw.get(b"status")) == DONE]
-        results = dict(zip(done, self._results(done)))
-        out = []
-        for mid, raw in zip(ids, raws):
-            if not raw:
-                continue
-            m = {text(k): text(v) for k, v in raw.items()}
-            spec = json.loads(m.get("spec") or "{}")
-            res = results.get(mid) or {}
-            out.append({"id": mid, "status": m.get("status"), "seats": spec.get("bots"),
-                        "tournament": m.get("tournament", ""),
-                        "attempts": int(m.get("attempts") or 0),
-                        "end": res.get("end"), "winner": res.get("winner"),
-                        "game_points": res.get("game_points"), "fault_bot": res.get("fault_bot"),
-                        "referee": res.get("referee") or m.get("referee"),
-                        "error": m.get("error") or None, "time": res.get("time")})
-        return out
+        found = [m for m in self.store.matches_of(ids) if m is not None]
+        done = [m["id"] for m in found if m["status"] == DONE]
+        results = dict(zip(done, self.store.results_of(done)))
+        return [_match_row(m, results.get(m["id"])) for m in found]
 
-    def _results(self, mids: list[str]) -> list[ResultEntry | None]:
-        s = self.store
-        pipe = s.r.pipeline(transaction=False)
-        for mid in mids:
-            pipe.get(s.keys.recorded(mid))
-        entries = [text(e) for e in pipe.execute()]
-        pipe = s.r.pipeline(transaction=False)
-        for e in entries:
-            if e is not None:
-                pipe.xrange(s.keys.results(), e, e)
-        rows = iter(pipe.execute())
-        out: list[ResultEntry | None] = []
-        for e in entries:
-            got = next(rows) if e is not None else None
-            out.append(json.loads(got[0][1][b"data"]) if got else None)
-        return out
-
-    def match(self, mid: str) -> dict[str, Any]:
+    def match(self, mid: str) -> MatchPage:
         """``{"match", "result", "replay", "hidden"}``: as ``matches show ID --json``, with the
         seed and the replay left out (and ``hidden`` saying why) until they reveal nothing."""
         m = self.store.match(mid)
@@ -431,12 +529,13 @@ class LeagueView:
         if hidden:  # the seed deals the decks: of this match, and of its twin
             spec.pop("seed", None)
             if result is not None:
-                result = {k: v for k, v in result.items() if k != "seed"}
+                result = result.copy()
+                result.pop("seed", None)
         m = {**m, "spec": spec}
         replay = None if hidden else self.store.replay(mid)
         return {"match": m, "result": result, "replay": replay, "hidden": hidden}
 
-    def live(self, mid: str) -> dict[str, Any]:
+    def live(self, mid: str) -> MatchRecord:
         """The match, if a visitor may watch it live: not finished, and no duplicate half
         whose twin (same decks) is still to finish; else :class:`NotFound` says why."""
         m = self.store.match(mid)
@@ -450,7 +549,7 @@ class LeagueView:
                            "twin's decks, so it is shown only once both are finished")
         return m
 
-    def _twin_unfinished(self, m: Mapping[str, Any]) -> bool:
+    def _twin_unfinished(self, m: MatchRecord) -> bool:
         """Whether the other half of ``m``'s duplicate pair (same seed) is not recorded yet.
 
         A schedule puts the two halves next to each other; the whole list is read only if not.
@@ -466,34 +565,32 @@ class LeagueView:
         except ValueError:
             near = []
         for candidates in (near, [x for x in ids if x != m["id"]]):
-            pipe = s.r.pipeline(transaction=False)
-            for x in candidates:
-                pipe.hmget(s.keys.match(x), ["pair", "status"])
-            twins = [text(st) for p, st in pipe.execute() if text(p) == pair]
+            twins = [st for p, st in s.pair_statuses(candidates) if p == pair]
             if twins:  # a failed twin counts as unfinished: a re-run plays it on the same seed
                 return any(st != DONE for st in twins)
         return False
 
     # -- tournaments -------------------------------------------------------------------------
-    def tournaments(self, limit: int = 50) -> list[dict[str, Any]]:
-        out = []
+    def tournaments(self, limit: int = 50) -> list[TournamentSummary]:
+        out: list[TournamentSummary] = []
         for tid in self.store.tournament_ids(limit):
-            t = self.store.tournament(tid) or {}
-            out.append({"id": tid, "status": t.get("status"), "total": t.get("total"),
-                        "bots": (t.get("spec") or {}).get("bots")})
+            t = self.store.tournament(tid)
+            out.append({"id": tid, "status": None if t is None else t.get("status"),
+                        "total": None if t is None else t.get("total"),
+                        "bots": None if t is None else (t.get("spec") or {}).get("bots")})
         return out
 
-    def tournament(self, tid: str) -> dict[str, Any]:
+    def tournament(self, tid: str) -> TournamentPage:
         """Spec (no secret), progress, standings (as ``tournament --json``) and the cross
         table: ``cross[a][b]`` = [won, drawn, lost] of a's matches against b."""
         t = self.store.tournament(tid)
         if t is None:
             raise NotFound(f"no tournament {tid!r}")
         results = self.store.tournament_results(tid)
-        raw_k = self.store.r.hget(self.store.keys.ratings_config(), "elo_k")
-        elo_k = float(text(raw_k)) if raw_k is not None else DEFAULT_ELO_K
-        spec = {k: v for k, v in (t.get("spec") or {}).items() if k != "secret"}
-        bots = [str(b) for b in spec.get("bots") or ()]
+        elo_k = stored_config(self.store).elo_k
+        spec: dict[str, object] = {k: v for k, v in (t.get("spec") or {}).items()
+                                   if k != "secret"}
+        bots = [str(b) for b in t["spec"].get("bots") or ()]
         cross: dict[str, dict[str, list[int]]] = {a: {} for a in bots}
         for res in results:
             if not rated(res):
@@ -511,25 +608,47 @@ class LeagueView:
                 "standings": standings(results, elo_k), "bots": bots, "cross": cross}
 
 
-def _log_columns(st: _BotStats) -> dict[str, Any]:
-    """The leaderboard's counts from the log fold: ``logged`` rather than ``matches``, which
-    in the row (as in the CLI's) is the rated matches the rating of record rests on."""
-    d = st.as_dict()
-    d["logged"] = d.pop("matches")
-    return d
+def _web_row(r: RatingColumns, log: LogColumns, health: HealthColumns) -> WebRow:
+    return {"rank": r.get("rank", 0), "bot": r["bot"], "rating": r["rating"],
+            "rating_pm": r["rating_pm"], "matches": r["matches"], "provisional": r["provisional"],
+            "elo": r["elo"], "elo_pm": r["elo_pm"], "mu": r["mu"], "mu_pm": r["mu_pm"],
+            "sigma": r["sigma"], "ordinal": r["ordinal"], "games": r["games"],
+            "score": r["score"], "logged": log["logged"], "won": log["won"],
+            "drawn": log["drawn"], "lost": log["lost"], "last_seen": log["last_seen"],
+            "faults": health["faults"], "p50_ms": health["p50_ms"], "p99_ms": health["p99_ms"]}
+
+
+def _bot_rating(r: RatingColumns) -> BotRating:
+    return {"rating": r["rating"], "rating_pm": r["rating_pm"], "matches": r["matches"],
+            "provisional": r["provisional"], "elo": r["elo"], "elo_pm": r["elo_pm"],
+            "mu": r["mu"], "mu_pm": r["mu_pm"], "sigma": r["sigma"], "ordinal": r["ordinal"],
+            "games": r["games"], "score": r["score"]}
+
+
+def _match_row(m: MatchRecord, res: ResultEntry | None) -> MatchRow:
+    bots = m["spec"].get("bots")
+    return {"id": m["id"], "status": m["status"],
+            "seats": None if bots is None else [str(b) for b in bots],
+            "tournament": m.get("tournament", ""), "attempts": m["attempts"],
+            "end": None if res is None else res.get("end"),
+            "winner": None if res is None else res.get("winner"),
+            "game_points": None if res is None else res.get("game_points"),
+            "fault_bot": None if res is None else res.get("fault_bot"),
+            "referee": (None if res is None else res.get("referee")) or m.get("referee"),
+            "error": m.get("error") or None, "time": None if res is None else res.get("time")}
 
 
 #: ``?sort=`` of the leaderboard: the CLI's orders (the rating of record first), and more
-SORTS: dict[str, Any] = {
+SORTS: dict[str, Callable[[SortColumns], tuple[float, str] | str]] = {
     **ORDER_KEYS,
     "games": lambda r: (-r["games"], r["bot"]),
     "bot": lambda r: r["bot"],
 }
 
 
-def check_page(page: Any, per: Any) -> tuple[int, int]:
+def check_page(page: object, per: object) -> tuple[int, int]:
     try:
-        p, n = int(page), int(per)
+        p, n = int(page), int(per)  # type: ignore[call-overload]
     except (TypeError, ValueError):
         raise BadQuery(f"bad page {page!r} or per {per!r}: whole numbers") from None
     if not 1 <= p <= MAX_PAGE:

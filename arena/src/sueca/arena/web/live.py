@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 import grpc
@@ -47,7 +47,7 @@ async def _first(call: Any) -> Any:
 
 
 async def open_watch(slots: Slots, addresses: Sequence[str],
-                     match_id: str) -> AsyncIterator[dict[str, Any]]:
+                     match_id: str) -> AsyncGenerator[dict[str, Any], None]:
     """The match's events as dicts (``sueca.codec.event_to_dict``), from its first on; raises
     :class:`NotLive` before yielding anything when no replica runs it."""
     from sueca.codec import event_to_dict

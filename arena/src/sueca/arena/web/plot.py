@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 WIDTH, HEIGHT, PAD = 640, 160, 4
 
 
-def rating_plot(history: Sequence[dict[str, Any]], key: str = "elo") -> dict[str, Any] | None:
+def rating_plot(history: Sequence[Mapping[str, Any]], key: str = "elo") -> dict[str, Any] | None:
     """``{"points", "low", "high", "games", "width", "height"}`` for the template; None for
     fewer than two points."""
     values = [float(h[key]) for h in history]

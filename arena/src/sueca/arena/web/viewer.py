@@ -12,6 +12,7 @@ is shown complete, so a ``?deal=2&trick=5`` link opens the table of that trick's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sueca.arena.web.data import BadQuery
@@ -42,7 +43,7 @@ def _cards(trick: dict[str, Any]) -> list[str]:
     return list(trick.get("cards") or [])
 
 
-def steps(record: dict[str, Any]) -> list[Step]:
+def steps(record: Mapping[str, Any]) -> list[Step]:
     """Every position of the match in order: each deal as dealt, then card by card."""
     out: list[Step] = []
     for d, deal in enumerate(record.get("deals") or [], 1):
@@ -60,7 +61,7 @@ def _complete(deals: list[dict[str, Any]], deal: int, trick: int) -> Step:
     return (deal, trick, len(_cards(_tricks(deals[deal - 1])[trick - 1])))
 
 
-def position(record: dict[str, Any], deal: int, trick: int, card: int | None = None
+def position(record: Mapping[str, Any], deal: int, trick: int, card: int | None = None
              ) -> dict[str, Any]:
     """The view of (deal, trick, card) in ``record`` (``card`` None: the trick complete);
     :class:`BadQuery` names a position that is not in it."""

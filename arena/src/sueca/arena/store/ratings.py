@@ -1,39 +1,12 @@
-"""Ratings: the rating of record (an order-free fit), and the live Elo and OpenSkill columns.
+"""The ratings' state in Redis: the live fold (:mod:`sueca.arena.ratings.live`) applied
+incrementally as results are recorded (:func:`catch_up`), the rating of record's matchup counts
+and its cached fit (:func:`fit_of_record`), the rebuild from the results log (:func:`rebuild`)
+and the checkpoint that lets retention trim the log (:func:`checkpoint`). The folds themselves
+are pure (:mod:`sueca.arena.ratings`); this module only reads and writes their state.
 
-The rating of record (:mod:`sueca.arena.record`) is a Bradley–Terry fit over the whole results
-log; it needs only counts per matchup, which this module keeps in Redis as the log grows
-(:func:`catch_up`) and fits on demand (:func:`record`, cached by log position). It is what the
-leaderboard ranks by and what the ladder pairs by.
-
-The *live* columns are a fold over the results log, :meth:`Ratings.apply`, one logged result at
-a time, in log order: Elo and OpenSkill move after every game, so they show a new bot's
-trajectory, but they depend on the order games finished, and K keeps Elo noisy for ever. The
-live ratings in Redis are that fold applied incrementally (a worker calls :func:`catch_up` after
-recording); ``sueca-arena ratings rebuild`` is the same fold from nothing (:func:`rebuild`).
-Same inputs, same order, same float operations, and floats stored as their ``repr`` (which
-reads back exactly): so the two give identical numbers, bit for bit.
-
-What is rated
-  * A match with a winner: team 0 (seats 0, 2) against team 1 (seats 1, 3). In a 2-bot match
-    (A in seats 0, 2; B in 1, 3) the teams are A,A against B,B.
-  * A match a bot ended by a fault (timeout, disconnect) is a loss for its team, as the referee
-    records it; a renúncia is just a scored deal. Aborted or failed matches never reach the log
-    and a result marked ``rated: false`` is skipped.
-  * The two matches of a duplicate pair (same decks, teams swapped) are scored per match: ½ of
-    the pair for each match won, so 2-0 is a win, 1-1 a draw. (Deciding a 1-1 split by total
-    game points, as before, made a pair imply about twice the Elo gap of single matches.) The
-    live fold rates the pair as one game once both halves are in the log; the rating of record
-    simply counts both matches. Two halves whose logged ``seed`` differs (one was re-played on a
-    fresh seed, :func:`sueca.arena.match_job.reseeded`) were not dealt the same decks: the live
-    fold rates them as two single games. An entry without a ``seed`` (logged before the field
-    existed) is taken to have been played on its pair's seed.
-
-Live Elo: a side's rating is the mean of its seats' ratings; every distinct bot moves by
-``K * (S - E)`` once per game (not once per seat). Its ± is the usual error margin of a
-performance rating, ``1.96 * 400/ln 10 / sqrt(n p (1 - p))`` with ``p = (score + 1) / (n + 2)``:
-it ignores the opponents' strength and K's noise, so it is *not* a 95% interval (the rating of
-record's is). OpenSkill: ``mu ± 2 sigma``; the team's strength is the sum of its seats, so A,A
-counts A twice.
+A worker calls :func:`catch_up` after recording; ``sueca-arena ratings rebuild`` is the same
+fold from nothing. Same inputs, same order, same float operations, and floats stored as their
+``repr`` (which reads back exactly): so the two give identical numbers, bit for bit.
 
 Settings (K and the initial rating) are stored in Redis on first use and changed only by
 ``sueca-arena ratings set-config``, which rebuilds everything from the log.
@@ -50,213 +23,92 @@ table) needs them back from the archive files.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, cast
+from typing import NamedTuple, TypedDict, cast
 
 import redis
+from redis.client import Pipeline
+from redis.typing import EncodableT, FieldT
 
 from sueca.arena import botstats
-from sueca.arena import record as _record
+from sueca.arena.ratings.fit import Fit, MatchupCounts, fit
+from sueca.arena.ratings.live import DEFAULT_ELO_INITIAL, DEFAULT_ELO_K, FoldState, Rating, Ratings
 from sueca.arena.records import ResultEntry
-from sueca.arena.settings import current
-from sueca.arena.store import Store, _entry, text
+from sueca.arena.store.botstats import BotStatsStore
+from sueca.arena.store.client import Entries, entry_key, now, text
+from sueca.arena.store.errors import RatingsError
+from sueca.sdk.settings import current
 
-__all__ = ["Rating", "Ratings", "rated", "pair_outcome", "same_decks", "catch_up", "rebuild",
-           "load", "load_config", "save_config", "record", "load_matchups", "standings",
-           "checkpoint", "load_checkpoint", "entry_key", "RatingsError",
-           "DEFAULT_ELO_K", "DEFAULT_ELO_INITIAL"]
+__all__ = ["catch_up", "rebuild", "load", "load_config", "stored_config", "save_config",
+           "fit_of_record", "cached_fit", "load_matchups", "checkpoint", "load_checkpoint",
+           "trim_point", "ratings_stamp", "RatingsConfig", "RebuildReport", "Checkpoint",
+           "CheckpointReport", "TrimPoint", "Archive", "FORMAT", "REBUILD_ATTEMPTS"]
 
-DEFAULT_ELO_K = 24.0
-DEFAULT_ELO_INITIAL = 1500.0
 #: Tries to write a rebuild before the live ratings move on again (each try folds only the
 #: results recorded since the last), and restarts after retention trims the log meanwhile
 REBUILD_ATTEMPTS = 50
 #: How long the live fold waits for a rebuild at most (renewed as it goes): a rebuild that
 #: died leaves the live ratings paused no longer than this
 REBUILD_PAUSE_MS = 120_000
-_Z95 = 1.96
-_ELO_SCALE = 400.0 / math.log(10)
-_UNRATED_ENDS = ("aborted", "failed")
+
+#: The archived results-log entries, in log order (:func:`sueca.arena.retention.archived_results`)
+Archive = Callable[[], Iterable[tuple[str, ResultEntry]]]
 
 
-class RatingsError(ValueError):
-    """A rating operation the stored data cannot support; the message says what and why."""
+class RatingsConfig(NamedTuple):
+    """How this arena's live ratings are computed."""
+
+    elo_k: float
+    elo_initial: float
 
 
-def entry_key(eid: str) -> tuple[int, int]:
-    """A results-stream entry id (``ms-seq``) as a tuple that sorts as Redis orders ids."""
-    return _entry(eid)
+class RebuildReport(TypedDict):
+    """What :func:`rebuild` did: ``max_diff`` is the largest absolute difference between the
+    rebuilt and the live numbers (0.0: identical); ``checkpoint`` the entry it started from."""
+
+    results: int
+    bots: int
+    max_diff: float
+    elo_k: float
+    elo_initial: float
+    ratings: dict[str, Rating]
+    checkpoint: str | None
+    checkpoint_results: int
 
 
-@dataclasses.dataclass(slots=True)
-class Rating:
-    elo: float
-    mu: float
-    sigma: float
-    games: int = 0
-    score: float = 0.0
+class Checkpoint(TypedDict):
+    """The stored checkpoint (:func:`load_checkpoint`): the fold's ``state`` at results entry
+    ``cursor``, the ``results`` it stands for, the settings it was made with, when, and the
+    bots' health totals at the cursor (None in a checkpoint made before they were kept)."""
 
-    @property
-    def elo_pm(self) -> float | None:
-        """95% interval half-width of the Elo rating; None before the first game."""
-        if self.games <= 0:
-            return None
-        p = (self.score + 1.0) / (self.games + 2.0)
-        return _Z95 * _ELO_SCALE / math.sqrt(self.games * p * (1.0 - p))
-
-    @property
-    def mu_pm(self) -> float:
-        return 2.0 * self.sigma
-
-    @property
-    def ordinal(self) -> float:
-        """OpenSkill's conservative estimate, mu - 3 sigma."""
-        return self.mu - 3.0 * self.sigma
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"elo": self.elo, "elo_pm": self.elo_pm, "mu": self.mu, "mu_pm": self.mu_pm,
-                "sigma": self.sigma, "ordinal": self.ordinal, "games": self.games,
-                "score": self.score}
+    cursor: str
+    results: int
+    elo_k: float
+    elo_initial: float
+    state: FoldState
+    created: float
+    bot_stats: dict[str, dict[str, float]] | None
 
 
-def rated(result: ResultEntry) -> bool:
-    return (bool(result.get("rated", True)) and result.get("end") not in _UNRATED_ENDS
-            and result.get("winner") in (0, 1) and len(result.get("seats") or ()) == 4)
+class CheckpointReport(TypedDict):
+    """What :func:`checkpoint` did: the checkpoint's entry (None: nothing to trim), the
+    results it stands for, and the entries trimmed from the log now."""
+
+    cursor: str | None
+    results: int
+    trimmed: int
 
 
-def _sides(result: ResultEntry) -> tuple[list[str], list[str]]:
-    s = result["seats"]
-    return [s[0], s[2]], [s[1], s[3]]
+class TrimPoint(TypedDict):
+    """Where retention trimmed the results log: ``through`` entry id, ``results`` it held."""
+
+    through: str
+    results: int
 
 
-def same_decks(first: ResultEntry, second: ResultEntry) -> bool:
-    """Whether two logged halves of a pair were played on one seed (hence the same decks).
-
-    A missing or null ``seed`` is unknown, taken as the same: older log entries have none.
-    """
-    a, b = first.get("seed"), second.get("seed")
-    return a is None or b is None or str(a) == str(b)
-
-
-def pair_outcome(first: ResultEntry, second: ResultEntry) -> float | None:
-    """Score of ``first``'s team 0 over a duplicate pair: ½ for each match of the pair it won
-    (1, ½ or 0); None if the two matches are not a proper pair: not the same sides with the
-    teams swapped, or not played on the same seed (:func:`same_decks`)."""
-    a0, a1 = _sides(first)
-    b0, b1 = _sides(second)
-    if sorted(a0) != sorted(b1) or sorted(a1) != sorted(b0) or not same_decks(first, second):
-        return None
-    return ((first["winner"] == 0) + (second["winner"] == 1)) / 2.0
-
-
-class Ratings:
-    """The fold state: ratings by bot and duplicate halves waiting for their twin.
-
-    ``dirty`` and ``pending_changed`` say what :meth:`apply` touched, for incremental saving;
-    ``matchups`` counts the applied results for the rating of record
-    (:func:`sueca.arena.record.add_result`: only what this fold saw, added to Redis as such).
-    """
-
-    def __init__(self, elo_k: float = DEFAULT_ELO_K, elo_initial: float = DEFAULT_ELO_INITIAL,
-                 bots: Mapping[str, Rating] | None = None,
-                 pending: Mapping[str, ResultEntry] | None = None) -> None:
-        from openskill.models import PlackettLuce
-        self.elo_k = float(elo_k)
-        self.elo_initial = float(elo_initial)
-        self.model = PlackettLuce()
-        self.bots: dict[str, Rating] = dict(bots or {})
-        self.pending: dict[str, ResultEntry] = dict(pending or {})
-        self.dirty: set[str] = set()
-        self.pending_changed: set[str] = set()
-        self.matchups: dict[str, list[float]] = {}
-
-    def get(self, bot: str) -> Rating:
-        r = self.bots.get(bot)
-        if r is None:
-            r = self.bots[bot] = Rating(self.elo_initial, self.model.mu, self.model.sigma)
-        return r
-
-    def apply(self, result: ResultEntry) -> None:
-        """Fold one logged result in (results must come in log order)."""
-        if not rated(result):
-            return
-        _record.add_result(self.matchups, result)
-        pair = result.get("pair") or ""
-        if not pair:
-            side0, side1 = _sides(result)
-            self._rate(side0, side1, 1.0 if result["winner"] == 0 else 0.0)
-            return
-        first = self.pending.pop(pair, None)
-        self.pending_changed.add(pair)
-        if first is None:
-            self.pending[pair] = result.copy()  # as dict(result): a shallow copy
-            return
-        score = pair_outcome(first, result)
-        if score is None:  # not a proper pair: rate both as single games rather than lose them
-            for r in (first, result):
-                s0, s1 = _sides(r)
-                self._rate(s0, s1, 1.0 if r["winner"] == 0 else 0.0)
-            return
-        side0, side1 = _sides(first)
-        self._rate(side0, side1, score)
-
-    def state(self) -> dict[str, Any]:
-        """Everything the fold carries from one result to the next, as JSON-able values (floats
-        round-trip exactly through JSON: it writes their ``repr``)."""
-        return {"bots": {b: [r.elo, r.mu, r.sigma, r.games, r.score]
-                         for b, r in sorted(self.bots.items())},
-                "pending": dict(sorted(self.pending.items())),
-                "matchups": {m: [int(g), int(w)] for m, (g, w) in sorted(self.matchups.items())}}
-
-    @classmethod
-    def from_state(cls, state: Mapping[str, Any], elo_k: float, elo_initial: float) -> Ratings:
-        """The fold as :meth:`state` saved it, ready to go on folding."""
-        out = cls(elo_k, elo_initial,
-                  {b: Rating(float(v[0]), float(v[1]), float(v[2]), int(v[3]), float(v[4]))
-                   for b, v in state["bots"].items()},
-                  state["pending"])
-        out.matchups = {m: [int(g), int(w)] for m, (g, w) in state["matchups"].items()}
-        return out
-
-    def apply_all(self, results: Iterable[ResultEntry]) -> Ratings:
-        for r in results:
-            self.apply(r)
-        return self
-
-    def _rate(self, side0: list[str], side1: list[str], s0: float) -> None:
-        both = set(side0) & set(side1)  # a bot on both teams neither wins nor loses
-        r0 = [self.get(b) for b in side0]
-        r1 = [self.get(b) for b in side1]
-        # Elo: side rating is the mean of its seats; each distinct bot moves once.
-        e0 = 1.0 / (1.0 + 10.0 ** (((r1[0].elo + r1[1].elo) / 2.0 - (r0[0].elo + r0[1].elo) / 2.0)
-                                   / 400.0))
-        delta = self.elo_k * (s0 - e0)
-        # OpenSkill: Plackett-Luce on the two teams, each seat a player (A,A counts A twice).
-        m = self.model
-        teams = [[m.rating(mu=r.mu, sigma=r.sigma) for r in r0],
-                 [m.rating(mu=r.mu, sigma=r.sigma) for r in r1]]
-        ranks: list[float] = [0, 1] if s0 == 1.0 else [1, 0] if s0 == 0.0 else [0, 0]
-        new = m.rate(teams, ranks=ranks)
-        for side, ratings, updated, sign, score in ((side0, r0, new[0], 1.0, s0),
-                                                    (side1, r1, new[1], -1.0, 1.0 - s0)):
-            seen: set[str] = set()
-            for bot, rating, upd in zip(side, ratings, updated):
-                if bot in seen or bot in both:
-                    continue
-                seen.add(bot)
-                rating.elo = rating.elo + sign * delta
-                rating.mu = float(upd.mu)
-                rating.sigma = float(upd.sigma)
-                rating.games += 1
-                rating.score += score
-                self.dirty.add(bot)
-
-
-# -- Redis --------------------------------------------------------------------------------------
-def load_config(store: Store) -> tuple[float, float]:
+def load_config(store: BotStatsStore) -> RatingsConfig:
     """(elo_k, elo_initial) of this arena, as stored; the first use stores K from
     ``SUECA_ELO_K`` (a new league's K) and the default initial rating.
 
@@ -274,13 +126,20 @@ def load_config(store: Store) -> tuple[float, float]:
             pipe.hsetnx(key, "elo_initial", repr(DEFAULT_ELO_INITIAL))
             pipe.hgetall(key)
             raw = pipe.execute()[-1]
-    cfg = {text(k): float(text(v)) for k, v in raw.items()}
-    return cfg["elo_k"], cfg["elo_initial"]
+    cfg = {text(k): text(v) for k, v in raw.items()}
+    return RatingsConfig(float(cfg["elo_k"]), float(cfg["elo_initial"]))
 
 
-def save_config(store: Store, elo_k: float | None = None, elo_initial: float | None = None,
-                trimmed: Callable[[], Iterable[tuple[str, ResultEntry]]] | None = None,
-                ) -> dict[str, Any]:
+def stored_config(store: BotStatsStore) -> RatingsConfig:
+    """(elo_k, elo_initial) as the league stored them, read only: the defaults when the league
+    has not stored them yet (:func:`load_config` would store them)."""
+    k, initial = store.r.hmget(store.keys.ratings_config(), ["elo_k", "elo_initial"])
+    return RatingsConfig(DEFAULT_ELO_K if k is None else float(text(k)),
+                         DEFAULT_ELO_INITIAL if initial is None else float(text(initial)))
+
+
+def save_config(store: BotStatsStore, elo_k: float | None = None, elo_initial: float | None = None,
+                trimmed: Archive | None = None) -> RebuildReport:
     """Store new settings and rebuild every rating with them; returns :func:`rebuild`'s report."""
     for name, value in (("elo_k", elo_k), ("elo_initial", elo_initial)):
         if value is not None and not (math.isfinite(value) and (value > 0 or name != "elo_k")):
@@ -289,7 +148,7 @@ def save_config(store: Store, elo_k: float | None = None, elo_initial: float | N
     return rebuild(store, elo_k=elo_k, elo_initial=elo_initial, trimmed=trimmed)
 
 
-def _read_bots(r: Any, store: Store, names: list[str] | None) -> dict[str, Rating]:
+def _read_bots(r: redis.Redis, store: BotStatsStore, names: list[str] | None) -> dict[str, Rating]:
     k = store.keys
     if names is None:
         elo = {text(a): text(b) for a, b in r.hgetall(k.ratings("elo")).items()}
@@ -302,7 +161,7 @@ def _read_bots(r: Any, store: Store, names: list[str] | None) -> dict[str, Ratin
     for field in ("elo", "openskill", "games", "score"):
         reads.hmget(k.ratings(field), names)
     elo_v, os_v, games_v, score_v = reads.execute()
-    out = {}
+    out: dict[str, Rating] = {}
     for name, e, o, g, s in zip(names, elo_v, os_v, games_v, score_v):
         if e is None or o is None:
             continue
@@ -312,7 +171,7 @@ def _read_bots(r: Any, store: Store, names: list[str] | None) -> dict[str, Ratin
     return out
 
 
-def _write(pipe: Any, store: Store, state: Ratings, bots: Iterable[str]) -> None:
+def _write(pipe: Pipeline, store: BotStatsStore, state: Ratings, bots: Iterable[str]) -> None:
     k = store.keys
     bots = list(bots)
     if bots:
@@ -335,7 +194,7 @@ def _bots_of(results: Iterable[ResultEntry]) -> list[str]:
 FORMAT = "2"
 
 
-def _upgrade(store: Store) -> None:
+def _upgrade(store: BotStatsStore) -> None:
     k = store.keys
     if store.r.exists(k.ratings_cursor()):  # folded by an older version: fold it all again
         rebuild(store, _catch_up=False)
@@ -343,7 +202,7 @@ def _upgrade(store: Store) -> None:
         store.r.hset(k.ratings_config(), "format", FORMAT)
 
 
-def catch_up(store: Store, batch: int = 500) -> int:
+def catch_up(store: BotStatsStore, batch: int = 500) -> int:
     """Fold every logged result not yet in the live ratings; returns how many were folded.
 
     Optimistic: WATCH the cursor, read, compute, write in MULTI; if another process moved the
@@ -373,13 +232,12 @@ def catch_up(store: Store, batch: int = 500) -> int:
                     rebuild(store, _catch_up=False)
                     continue
                 start = "-" if cursor is None else f"({cursor}"
-                rows = cast("list[tuple[bytes, dict[bytes, bytes]]]",
-                            pipe.xrange(k.results(), start, "+", count=batch))
+                rows = cast(Entries, pipe.xrange(k.results(), start, "+", count=batch))
                 if not rows:
                     return folded
                 results: list[ResultEntry] = [json.loads(f[b"data"]) for _, f in rows]
                 pairs = sorted({r["pair"] for r in results if r.get("pair")})
-                pending = {}
+                pending: dict[str, ResultEntry] = {}
                 if pairs:
                     for p, v in zip(pairs, pipe.hmget(k.ratings_pending(), pairs)):
                         if v is not None:
@@ -407,13 +265,13 @@ def catch_up(store: Store, batch: int = 500) -> int:
                 continue
 
 
-def load(store: Store) -> dict[str, Rating]:
+def load(store: BotStatsStore) -> dict[str, Rating]:
     """The live ratings of every rated bot."""
     return _read_bots(store.r, store, None)
 
 
-def _parse_matchups(raw: Mapping[Any, Any]) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {}
+def _parse_matchups(raw: Mapping[bytes | str, bytes | str]) -> MatchupCounts:
+    out: MatchupCounts = {}
     for field, value in raw.items():
         kind, _, key = text(field).partition(":")
         row = out.setdefault(key, [0, 0])
@@ -421,12 +279,12 @@ def _parse_matchups(raw: Mapping[Any, Any]) -> dict[str, list[float]]:
     return out
 
 
-def load_matchups(store: Store) -> dict[str, list[float]]:
+def load_matchups(store: BotStatsStore) -> MatchupCounts:
     """The rating of record's counts as stored: matchup -> [matches, wins of its first side]."""
     return _parse_matchups(store.r.hgetall(store.keys.ratings_matchups()))
 
 
-def record(store: Store) -> _record.Fit:
+def fit_of_record(store: BotStatsStore) -> Fit:
     """The rating of record of every rated bot, fit over the whole results log.
 
     Catches up with the log first; the fit is cached in Redis with the log position it was
@@ -440,22 +298,21 @@ def record(store: Store) -> _record.Fit:
         pipe.get(k.ratings_cursor())
         pipe.hgetall(k.ratings_matchups())
         pipe.hgetall(k.ratings_record())
-        cursor, raw, cached = pipe.execute()
-    cursor = text(cursor) or ""
-    cached = {text(a): text(b) for a, b in cached.items()}
-    old = _record.Fit.from_dict(json.loads(cached["fit"])) if cached.get("fit") else None
+        raw_cursor, raw, raw_cached = pipe.execute()
+    cursor = text(raw_cursor) or ""
+    cached = {text(a): text(b) for a, b in raw_cached.items()}
+    old = Fit.from_dict(json.loads(cached["fit"])) if cached.get("fit") else None
     if old is not None and cached.get("cursor") == cursor and old.initial == initial:
         return old
     stats = _parse_matchups(raw)
-    new = _record.fit(stats, initial, start=old.theta if old is not None and old.theta else None)
+    new = fit(stats, initial, start=old.theta if old is not None and old.theta else None)
     store.r.hset(k.ratings_record(), mapping={"cursor": cursor, "fit": json.dumps(new.as_dict())})
     return new
 
 
-def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
+def rebuild(store: BotStatsStore, elo_k: float | None = None, write: bool = True,
             elo_initial: float | None = None, _catch_up: bool = True,
-            trimmed: Callable[[], Iterable[tuple[str, ResultEntry]]] | None = None,
-            ) -> dict[str, Any]:
+            trimmed: Archive | None = None) -> RebuildReport:
     """Recompute every rating from the results log; with ``write``, replace the live ones (and
     keep ``elo_k`` and ``elo_initial``, when given, as this arena's settings).
 
@@ -489,8 +346,8 @@ def rebuild(store: Store, elo_k: float | None = None, write: bool = True,
             catch_up(store)
 
 
-def _rebuild(store: Store, new_k: float, new_initial: float, write: bool,
-             trimmed: Callable[[], Iterable[tuple[str, ResultEntry]]] | None) -> dict[str, Any]:
+def _rebuild(store: BotStatsStore, new_k: float, new_initial: float, write: bool,
+             trimmed: Archive | None) -> RebuildReport:
     k = store.keys
     for _ in range(REBUILD_ATTEMPTS):  # a new checkpoint (retention trimmed) starts it over
         cp = load_checkpoint(store)
@@ -555,7 +412,7 @@ def _rebuild(store: Store, new_k: float, new_initial: float, write: bool,
                        "try again when retention is not running")
 
 
-def _fold_through(store: Store, state: Ratings, last: str | None, n: int,
+def _fold_through(store: BotStatsStore, state: Ratings, last: str | None, n: int,
                   target: str | None) -> tuple[str | None, int]:
     """Fold the log's entries after ``last`` up to ``target`` (the live ratings' cursor) into
     ``state``; returns the new (last, count). Nothing when the target is not past ``last``."""
@@ -568,7 +425,7 @@ def _fold_through(store: Store, state: Ratings, last: str | None, n: int,
     return last, n
 
 
-def _write_rebuilt(pipe: Any, store: Store, state: Ratings, last: str | None, elo_k: float,
+def _write_rebuilt(pipe: Pipeline, store: BotStatsStore, state: Ratings, last: str | None, elo_k: float,
                    elo_initial: float, at_checkpoint: str | None) -> None:
     """Queue the replacement of the live ratings by ``state`` (folded through ``last``) on a
     MULTI pipeline; ``at_checkpoint``: the checkpoint's state refolded from the archive."""
@@ -604,7 +461,7 @@ def _max_diff(a: Mapping[str, Rating], b: Mapping[str, Rating]) -> float:
 
 
 # -- checkpoint -------------------------------------------------------------------------------
-def _fold_archive(entries: Iterable[tuple[str, ResultEntry]], cp: Mapping[str, Any],
+def _fold_archive(entries: Iterable[tuple[str, ResultEntry]], cp: Checkpoint,
                   elo_k: float, elo_initial: float) -> tuple[Ratings, int]:
     """The fold of the archived entries up to the checkpoint, checked complete."""
     state = Ratings(elo_k, elo_initial)
@@ -621,9 +478,7 @@ def _fold_archive(entries: Iterable[tuple[str, ResultEntry]], cp: Mapping[str, A
                            f"part of it was dropped)")
     return state, n
 
-
-
-def load_checkpoint(store: Store, r: Any = None) -> dict[str, Any] | None:
+def load_checkpoint(store: BotStatsStore, r: redis.Redis | None = None) -> Checkpoint | None:
     """The stored checkpoint (``cursor``, ``results``, ``elo_k``, ``elo_initial``, ``state``,
     ``created``, ``bot_stats``: the bots' health totals at the cursor, None in a checkpoint
     made before they were kept), or None when the results log was never trimmed. ``r``: a client or a
@@ -648,8 +503,8 @@ def _applied(state: Ratings, entries: Iterable[tuple[str, ResultEntry]],
         yield res
 
 
-def checkpoint(store: Store, upto: str,
-               advance: Callable[[int], None] | None = None) -> dict[str, Any]:
+def checkpoint(store: BotStatsStore, upto: str,
+               advance: Callable[[int], None] | None = None) -> CheckpointReport:
     """Store the fold's state at results entry ``upto`` (or at the live ratings' cursor, if
     they have not folded that far: an entry is trimmed only once the live ratings hold it) and
     trim the log up to there, in one transaction.
@@ -660,7 +515,6 @@ def checkpoint(store: Store, upto: str,
     ``trimmed`` (entries removed from the log now). ``advance(1)`` is called per entry folded
     (a progress bar; retention renews its lock there).
     """
-    import time as _time
     catch_up(store)
     k = store.keys
     while True:
@@ -688,19 +542,19 @@ def checkpoint(store: Store, upto: str,
                 # Store.rebuild_bot_stats); unknown after a checkpoint that kept none
                 start = {} if old is None else old["bot_stats"]
                 totals = None if start is None else botstats.Totals()
-                if totals is None:
+                if start is None or totals is None:
                     folded = sum(1 for _ in entries)
                 else:
                     totals.bots = start
                     folded = store.fold_bot_stats(totals, entries)
-                fields: dict[str, Any] = {
+                fields: dict[FieldT, EncodableT] = {
                     "cursor": end, "results": n + folded, "elo_k": repr(elo_k),
-                    "elo_initial": repr(elo_initial), "created": f"{_time.time():.3f}",
+                    "elo_initial": repr(elo_initial), "created": now(),
                     "state": json.dumps(state.state(), separators=(",", ":"))}
                 if totals is not None:
                     fields["bot_stats"] = json.dumps(totals.bots, separators=(",", ":"))
                 pipe.multi()
-                pipe.hset(k.ratings_checkpoint(), mapping=fields)  # type: ignore[arg-type]
+                pipe.hset(k.ratings_checkpoint(), mapping=fields)
                 ms, seq = entry_key(end)
                 pipe.xtrim(k.results(), minid=f"{ms}-{seq + 1}", approximate=False)
                 trimmed = pipe.execute()[-1]
@@ -709,73 +563,30 @@ def checkpoint(store: Store, upto: str,
                 continue
 
 
-# -- standings ---------------------------------------------------------------------------------
-def standings(results: Iterable[ResultEntry], elo_k: float = DEFAULT_ELO_K,
-              elo_initial: float = DEFAULT_ELO_INITIAL) -> list[dict[str, Any]]:
-    """A tournament table from its results (in log order), best first.
 
-    A scoring unit is a match, or a duplicate pair once both halves are in (scored together by
-    :func:`pair_outcome`): ``points`` adds 1 per unit won and 1/2 per unit drawn, ``win_pct`` is
-    points per unit. ``matches``, ``gp_for``/``gp_against`` (game points) and ``faults`` (matches
-    the bot ended by a timeout or disconnect) count matches. Ratings are this tournament's alone:
-    ``rating``/``rating_pm`` the fit of record and ``elo``, ``mu`` the live fold, over these
-    results only, from the arena's stored K and initial rating.
-    """
-    results = [r for r in results if rated(r)]
-    rows: dict[str, dict[str, Any]] = {}
 
-    def row(bot: str) -> dict[str, Any]:
-        if bot not in rows:
-            rows[bot] = {"bot": bot, "units": 0, "won": 0, "drawn": 0, "lost": 0, "points": 0.0,
-                         "matches": 0, "gp_for": 0, "gp_against": 0, "faults": 0}
-        return rows[bot]
+def cached_fit(store: BotStatsStore) -> Fit | None:
+    """The last fit of record cached in Redis (by :func:`fit_of_record`), read only."""
+    raw = store.r.hget(store.keys.ratings_record(), "fit")
+    return None if raw is None else Fit.from_dict(json.loads(raw))
 
-    def score(side0: list[str], side1: list[str], s0: float) -> None:
-        for side, s in ((side0, s0), (side1, 1.0 - s0)):
-            for bot in set(side) - (set(side0) & set(side1)):
-                r = row(bot)
-                r["units"] += 1
-                r["points"] += s
-                r["won" if s == 1.0 else "lost" if s == 0.0 else "drawn"] += 1
 
-    halves: dict[str, ResultEntry] = {}
-    for res in results:
-        side0, side1 = _sides(res)
-        for team, side in ((0, side0), (1, side1)):
-            for bot in set(side):
-                r = row(bot)
-                r["matches"] += 1
-                r["gp_for"] += res["game_points"][team]
-                r["gp_against"] += res["game_points"][1 - team]
-        fault_bot = res.get("fault_bot")
-        if fault_bot and res.get("end") in ("timeout", "disconnect"):
-            row(fault_bot)["faults"] += 1
-        pair = res.get("pair") or ""
-        if not pair:
-            score(side0, side1, 1.0 if res["winner"] == 0 else 0.0)
-        elif pair in halves:
-            first = halves.pop(pair)
-            s = pair_outcome(first, res)
-            if s is None:
-                for x in (first, res):
-                    a, b = _sides(x)
-                    score(a, b, 1.0 if x["winner"] == 0 else 0.0)
-            else:
-                a, b = _sides(first)
-                score(a, b, s)
-        else:
-            halves[pair] = res.copy()  # as dict(res): a shallow copy
-    fold = Ratings(elo_k, elo_initial).apply_all(results)
-    of_record = _record.fit(fold.matchups, elo_initial)
-    out = []
-    for bot, r in rows.items():
-        rating = fold.get(bot)
-        r["rating"] = of_record.rating.get(bot, elo_initial)
-        r["rating_pm"] = of_record.pm.get(bot)
-        r["win_pct"] = 100.0 * r["points"] / r["units"] if r["units"] else None
-        r["incomplete_pairs"] = sum(1 for h in halves.values() if bot in h["seats"])
-        r.update({k: v for k, v in rating.as_dict().items()
-                  if k in ("elo", "elo_pm", "mu", "mu_pm", "sigma")})
-        out.append(r)
-    out.sort(key=lambda r: (-r["points"], -(r["gp_for"] - r["gp_against"]), -r["elo"], r["bot"]))
-    return out
+def trim_point(store: BotStatsStore) -> TrimPoint | None:
+    """Where retention trimmed the results log, or None when it never did."""
+    cursor, results = store.r.hmget(store.keys.ratings_checkpoint(), ["cursor", "results"])
+    if cursor is None:
+        return None
+    return {"through": text(cursor), "results": int(text(results) or 0)}
+
+
+def ratings_stamp(store: BotStatsStore) -> tuple[str | None, str | None, str | None, str | None]:
+    """What moves the leaderboard's ratings, in one round trip: the live ratings' cursor, the
+    cached fit's cursor, the number of registered bots and the stored Elo K."""
+    k = store.keys
+    pipe = store.r.pipeline(transaction=False)
+    pipe.get(k.ratings_cursor())
+    pipe.hget(k.ratings_record(), "cursor")
+    pipe.scard(k.bots())
+    pipe.hget(k.ratings_config(), "elo_k")
+    cursor, fitted, bots, elo_k = pipe.execute()
+    return text(cursor), text(fitted), str(bots), text(elo_k)

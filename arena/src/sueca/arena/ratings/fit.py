@@ -1,4 +1,5 @@
 """The rating of record: one Bradley–Terry fit over the whole results log, with 95% intervals.
+Pure: the store keeps the matchup counts and caches the fit (:mod:`sueca.arena.store.ratings`).
 
 Why not Elo: an incremental Elo depends on the order games finished (the same 604 results in
 shuffled orders moved a bot by 13–35 Elo, one standard deviation), and K keeps it noisy for
@@ -13,12 +14,12 @@ with a normal prior of ``PRIOR_SD`` Elo on each bot, so that a bot that won its 
 not get an infinite rating (the prior weighs about as much as one even game). Every match counts
 once, with its own winner: the two halves of a duplicate pair are two matches, each won or lost
 (½ of the pair for each match won), so pairs and single matches are on one scale (scoring a 1-1
-split by total game points, as before, doubled the gaps a pair implied). A score may be
+split by total game points would double the gaps a pair implies). A score may be
 fractional (½ is a draw): the likelihood is ``s log p + (1 - s) log(1 - p)``.
 
 Sufficient statistics: the fit reads only, per *matchup* (who sat on which side), the number
 of matches and the wins of the first side, so the results log is summed once (incrementally,
-:func:`sueca.arena.ratings.catch_up`) and a refit costs a few Newton steps on a dense
+:func:`sueca.arena.store.ratings.catch_up`) and a refit costs a few Newton steps on a dense
 Hessian, whatever the number of results (numpy: a 1,000-bot Hessian solve is ~30 ms, far out
 of reach of pure Python; see ``sueca-arena bench ratings``).
 
@@ -36,12 +37,16 @@ import dataclasses
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from sueca.arena.records import ResultEntry
 
-__all__ = ["ELO", "PRIOR_SD", "PROVISIONAL_GAMES", "Fit", "matchup", "add_result", "fit",
-           "fit_results"]
+__all__ = ["ELO", "PRIOR_SD", "PROVISIONAL_GAMES", "Fit", "FitDict", "MatchupCounts", "matchup",
+           "add_result", "fit", "fit_results"]
+
+#: The fit's sufficient statistics: matchup key (:func:`matchup`) -> [matches, wins of its
+#: first side].
+MatchupCounts = dict[str, list[int]]
 
 #: Elo points per natural log-odds unit.
 ELO = 400.0 / math.log(10)
@@ -51,11 +56,6 @@ PRIOR_SD = 400.0
 #: priority by the ladder).
 PROVISIONAL_GAMES = 30
 _Z95 = 1.959964
-
-
-def _sides(result: ResultEntry) -> tuple[list[str], list[str]]:
-    s = result["seats"]
-    return [s[0], s[2]], [s[1], s[3]]
 
 
 def matchup(seats: Sequence[str]) -> tuple[str, bool] | None:
@@ -78,9 +78,9 @@ def matchup(seats: Sequence[str]) -> tuple[str, bool] | None:
     return json.dumps(items, separators=(",", ":")), team0_first
 
 
-def add_result(stats: dict[str, list[float]], result: ResultEntry) -> str | None:
+def add_result(stats: MatchupCounts, result: ResultEntry) -> str | None:
     """Count one rated result into ``stats`` (matchup key -> [matches, wins of the first side]);
-    returns the key touched. The caller checks :func:`sueca.arena.ratings.rated`."""
+    returns the key touched. The caller checks :func:`sueca.arena.ratings.live.rated`."""
     m = matchup(result["seats"])
     if m is None:
         return None
@@ -89,6 +89,17 @@ def add_result(stats: dict[str, list[float]], result: ResultEntry) -> str | None
     row[0] += 1
     row[1] += 1 if (result["winner"] == 0) == team0_first else 0
     return key
+
+
+class FitDict(TypedDict):
+    """A :class:`Fit` as JSON (the store's cache of the last fit)."""
+
+    rating: dict[str, float]
+    pm: dict[str, float]
+    games: dict[str, int]
+    theta: dict[str, float]
+    initial: float
+    iterations: int
 
 
 @dataclasses.dataclass(slots=True)
@@ -105,11 +116,13 @@ class Fit:
     def provisional(self, bot: str) -> bool:
         return self.games.get(bot, 0) < PROVISIONAL_GAMES
 
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    def as_dict(self) -> FitDict:
+        return {"rating": dict(self.rating), "pm": dict(self.pm), "games": dict(self.games),
+                "theta": dict(self.theta), "initial": self.initial,
+                "iterations": self.iterations}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Fit:
+    def from_dict(cls, d: FitDict) -> Fit:
         return cls(dict(d["rating"]), dict(d["pm"]), {k: int(v) for k, v in d["games"].items()},
                    dict(d["theta"]), float(d["initial"]), int(d.get("iterations", 0)))
 
@@ -215,7 +228,7 @@ def fit(stats: Mapping[str, Sequence[float]], initial: float = 1500.0,
 
 def fit_results(results: Iterable[ResultEntry], initial: float = 1500.0) -> Fit:
     """The fit of a list of rated results (a tournament's, a simulation's)."""
-    stats: dict[str, list[float]] = {}
+    stats: MatchupCounts = {}
     for r in results:
         add_result(stats, r)
     return fit(stats, initial)

@@ -1,6 +1,7 @@
 """The bot registry: names and salted token hashes in Redis (never the token itself).
 
-A token is shown once, by ``sueca-arena bots add``; the referee checks it on every connection.
+A token is shown once, by ``sueca-arena bots add``; the referee checks it on every connection
+(:class:`RegistryAuth`).
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ import hmac
 import re
 import secrets
 import time
-from typing import Any
+from collections.abc import Iterable
 
 import redis
 
-from sueca.arena.keys import Keys, default_keys
+from sueca.arena.keys import Keys
+from sueca.arena.store.client import StoreBase, text
+
+__all__ = ["BotRegistry", "BotRegistryError", "RegistryAuth", "check_name", "NAME"]
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
@@ -29,6 +33,7 @@ def _digest(salt: str, token: str) -> str:
 
 
 def check_name(name: str) -> str:
+    """``name`` if it is a valid bot name, else :class:`BotRegistryError` quoting it."""
     if not isinstance(name, str) or not NAME.match(name):
         raise BotRegistryError(
             f"bad bot name {name!r}: 1-40 letters, digits, '_', '.', '-', starting with a "
@@ -36,10 +41,8 @@ def check_name(name: str) -> str:
     return name
 
 
-class BotRegistry:
-    def __init__(self, client: redis.Redis, keys: Keys | None = None) -> None:
-        self.r = client
-        self.keys = keys or default_keys()
+class BotRegistry(StoreBase):
+    """Registered bots (``bots``) and their salted token hashes (``bot:{name}``)."""
 
     def add(self, name: str) -> str:
         """Register ``name`` and return its new token (shown once); refuses an existing name."""
@@ -56,6 +59,16 @@ class BotRegistry:
         pipe.execute()
         return token
 
+    def add_unverifiable(self, names: Iterable[str]) -> None:
+        """Register ``names`` with no token that verifies (a benchmark's seeded league, where
+        issuing a thousand real tokens one by one would only cost time)."""
+        pipe = self.r.pipeline(transaction=False)
+        for name in names:
+            pipe.hset(self.keys.bot(check_name(name)),
+                      mapping={"salt": "00", "hash": "-", "created": "0"})
+            pipe.sadd(self.keys.bots(), name)
+        pipe.execute()
+
     def remove(self, name: str) -> None:
         if not self.r.exists(self.keys.bot(name)):
             raise BotRegistryError(f"unknown bot {name!r}")
@@ -65,7 +78,7 @@ class BotRegistry:
         pipe.execute()
 
     def names(self) -> list[str]:
-        return sorted(n.decode() if isinstance(n, bytes) else n for n in self.r.smembers(self.keys.bots()))
+        return sorted(text(n) for n in self.r.smembers(self.keys.bots()))
 
     def exists(self, name: str) -> bool:
         return bool(self.r.sismember(self.keys.bots(), name))
@@ -74,11 +87,9 @@ class BotRegistry:
         """True only for the token issued to ``name``; constant-time compare."""
         if not isinstance(name, str) or not isinstance(token, str):
             return False
-        rec = self.r.hmget(self.keys.bot(name), ["salt", "hash"])
-        if rec[0] is None or rec[1] is None:
+        salt, stored = (text(v) for v in self.r.hmget(self.keys.bot(name), ["salt", "hash"]))
+        if salt is None or stored is None:
             return False
-        salt = rec[0].decode() if isinstance(rec[0], bytes) else rec[0]
-        stored = rec[1].decode() if isinstance(rec[1], bytes) else rec[1]
         return hmac.compare_digest(_digest(salt, token), stored)
 
 
@@ -86,9 +97,9 @@ class RegistryAuth:
     """The referee's :class:`~sueca.referee.server.Authenticator` over this registry: tokens
     checked against the salted hashes in Redis, once per connection, off the event loop."""
 
-    def __init__(self, client: Any) -> None:
-        self.client = client  # a redis.Redis (sueca.arena.store.connect checks the URL and pings)
-        self.registry = BotRegistry(self.client)
+    def __init__(self, client: redis.Redis, keys: Keys | None = None) -> None:
+        self.client = client  # sueca.arena.store.connect checks the URL and pings
+        self.registry = BotRegistry(self.client, keys)
 
     async def verify(self, bot: str, token: str) -> bool:
         return await asyncio.to_thread(self.registry.verify, bot, token)

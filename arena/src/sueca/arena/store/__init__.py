@@ -1,0 +1,70 @@
+"""The league's records in Redis, one module per concern; key names come from
+:mod:`sueca.arena.keys` only, and no module outside this package touches a Redis client.
+
+* :mod:`.client`: the connection (:func:`connect`), the client and key layout every part shares
+* :mod:`.matches`: match hashes, their status and the matches index
+* :mod:`.attempts`: attempts, leases and the in-flight set
+* :mod:`.results`: the results log and exactly-once recording
+* :mod:`.replays`: compressed replays
+* :mod:`.botstats`: the bots' health totals
+* :mod:`.tournaments`: tournaments, their schedules, progress and results
+* :mod:`.referees`: referee replicas' heartbeats and the bots connected to them
+* :mod:`.ladder`: the ladder's matches in flight and its recent pairs
+* :mod:`.locks`: short-lived named locks
+* :mod:`.retention`: finding, archiving and forgetting old recorded matches
+* :mod:`.broker`: the Celery broker's queues, read only
+* :mod:`.labels`: which bots get a metrics label of their own
+* :mod:`.bots`: the bot registry (names, salted token hashes)
+* :mod:`.ratings`: the ratings' state (live fold, rating of record, checkpoint)
+
+:class:`Store` puts them together: one instance per process, safe to share between threads.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from sueca.arena.keys import Keys
+from sueca.arena.records import MatchStatus
+from sueca.arena.store.attempts import HEARTBEAT_SECONDS, LEASE_SECONDS, AttemptStore, default_owner
+from sueca.arena.store.bots import BotRegistry
+from sueca.arena.store.botstats import BotStatsStore
+from sueca.arena.store.broker import BrokerStore
+from sueca.arena.store.client import REDIS_HINT, TRANSIENT_REDIS_ERRORS, connect, text
+from sueca.arena.store.errors import (
+    LeaseHeld,
+    StoreError,
+    StoreUnavailable,
+    TotalsLost,
+    TournamentConflict,
+    UnknownMatch,
+)
+from sueca.arena.store.labels import LabelStore
+from sueca.arena.store.ladder import LadderStore
+from sueca.arena.store.locks import LockStore
+from sueca.arena.store.referees import RefereeStore
+from sueca.arena.store.replays import compress, decompress
+from sueca.arena.store.retention import RetentionStore
+from sueca.arena.store.tournaments import TournamentStore
+
+__all__ = ["Store", "StoreError", "StoreUnavailable", "TotalsLost", "TournamentConflict",
+           "LeaseHeld", "UnknownMatch", "connect", "text", "compress", "decompress",
+           "default_owner", "LEASE_SECONDS", "HEARTBEAT_SECONDS", "MatchStatus",
+           "PENDING", "QUEUED", "RUNNING", "DONE", "FAILED", "TRANSIENT_REDIS_ERRORS",
+           "REDIS_HINT"]
+
+PENDING, QUEUED, RUNNING, DONE, FAILED = MatchStatus
+
+
+class Store(AttemptStore, TournamentStore, BotStatsStore, RefereeStore, LadderStore, LockStore,
+            RetentionStore, BrokerStore, LabelStore):
+    """Typed access to every record of the league; ``bots`` is the bot registry."""
+
+    @classmethod
+    def from_url(cls, url: str | None, keys: Keys | None = None) -> Store:
+        return cls(connect(url), keys)
+
+    @cached_property
+    def bots(self) -> BotRegistry:
+        """The bot registry, on this store's client and keys."""
+        return BotRegistry(self.r, self.keys)
