@@ -76,7 +76,7 @@ key                                    type    holds
 
 from __future__ import annotations
 
-from sueca.sdk.settings import current
+from sueca.arena.settings import current
 
 DEFAULT_PREFIX = "sueca:"
 

@@ -159,7 +159,7 @@ def observe_bots(store: Store, seats: Sequence[str], stats: Sequence[SeatStats],
     """A recorded match's per-bot series: each seat's turn times (microseconds, as the referee
     sent them) and faults (its ``stats``, :func:`sueca.arena.botstats.seat_stats`)."""
     global _labels
-    from sueca.sdk.settings import current
+    from sueca.arena.settings import current
     bound = current().metrics_max_bots
     if _labels is None or _labels.bound != bound:
         _labels = BotLabels(bound)

@@ -36,10 +36,10 @@ from sueca.arena import botstats
 from sueca.arena.ratings.fit import Fit, MatchupCounts, fit
 from sueca.arena.ratings.live import DEFAULT_ELO_INITIAL, DEFAULT_ELO_K, FoldState, Rating, Ratings
 from sueca.arena.records import ResultEntry
+from sueca.arena.settings import current
 from sueca.arena.store.botstats import BotStatsStore
 from sueca.arena.store.client import Entries, entry_key, now, text
 from sueca.arena.store.errors import RatingsError
-from sueca.sdk.settings import current
 
 __all__ = ["catch_up", "rebuild", "load", "load_config", "stored_config", "save_config",
            "fit_of_record", "cached_fit", "load_matchups", "checkpoint", "load_checkpoint",
