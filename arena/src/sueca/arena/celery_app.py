@@ -41,7 +41,7 @@ import os
 import sys
 import tempfile
 import warnings
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from celery import Celery, signals
 from celery.exceptions import CPendingDeprecationWarning
@@ -64,7 +64,7 @@ def _logging(loglevel: int | str | None = None, **_: object) -> None:
     setup(level=loglevel or None)
     if current_format() == "json":  # its shutdown notices are printed: log them instead
         from celery.apps import worker
-        worker.safe_say = _say  # type: ignore[attr-defined]
+        worker.safe_say = _say  # type: ignore[attr-defined]  # (not in celery-types' stubs)
 
 
 def _say(msg: str, f: object = None) -> None:
@@ -74,7 +74,8 @@ def _say(msg: str, f: object = None) -> None:
 
 
 @signals.task_prerun.connect
-def _log_match(args: Any = None, kwargs: Any = None, **_: object) -> None:
+def _log_match(args: Sequence[object] | None = None, kwargs: Mapping[str, object] | None = None,
+               **_: object) -> None:
     """Every line a task logs (Celery's own "succeeded" and "retry" lines too) names its match:
     a task's first argument, or ``match_id=``, is the match id (run_match's signature)."""
     from sueca.sdk.logs import bind
@@ -141,12 +142,12 @@ def make_app(url: str | None = None) -> Celery:
 def configure(url: str) -> Celery:
     """Point the app at ``url`` (before its first use), re-reading SUECA_KEY_PREFIX and
     SUECA_VISIBILITY_TIMEOUT: the CLI's ``--redis`` option. The environment is left alone."""
-    app.conf.sueca_redis_url = url
-    app.conf.broker_url = for_celery(url)
-    app.conf.result_backend = for_celery(url)
-    app.conf.broker_transport_options = _transport_options()
-    app.conf.result_backend_transport_options = {
-        "global_keyprefix": default_keys().celery_prefix()}
+    conf = app.conf  # items, not attributes: the stubs make broker_url a read-only property
+    conf["sueca_redis_url"] = url
+    conf["broker_url"] = for_celery(url)
+    conf["result_backend"] = for_celery(url)
+    conf["broker_transport_options"] = _transport_options()
+    conf["result_backend_transport_options"] = {"global_keyprefix": default_keys().celery_prefix()}
     return app
 
 
@@ -177,6 +178,7 @@ def prepare_metrics_env() -> str | None:
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = _own_dir
     values = sys.modules.get("prometheus_client.values")
     if values is not None:  # imported already (by another command module): choose again
+        # (a module found in sys.modules: its attributes are unknown to the type checker)
         values.ValueClass = values.get_value_class()  # type: ignore[attr-defined]
     return os.environ["PROMETHEUS_MULTIPROC_DIR"]
 
@@ -217,7 +219,8 @@ def _child_start(**_: object) -> None:
 def _child_exit(pid: int | None = None, **_: object) -> None:
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
-        multiprocess.mark_process_dead(pid or os.getpid())
+        # (prometheus_client leaves this function unannotated)
+        multiprocess.mark_process_dead(pid or os.getpid())  # type: ignore[no-untyped-call]
 
 
 @signals.worker_shutdown.connect

@@ -7,12 +7,15 @@ import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sueca.arena.cli.demo import LocalArena
 
 
 @contextmanager
 def bench_arena(names: list[str], capacity: int, concurrency: int, redis: str | None,
-                referee: str | None, pool: str = "prefork") -> Iterator[Any]:
+                referee: str | None, pool: str = "prefork") -> Iterator[LocalArena]:
     """A :class:`sueca.arena.cli.demo.LocalArena` (Redis and a referee unless given, one random
     bot process per name, one Celery worker with ``concurrency`` pool processes or, with
     ``pool="threads"``, threads of one process), started under
@@ -28,6 +31,7 @@ def bench_arena(names: list[str], capacity: int, concurrency: int, redis: str | 
         with Console(stderr=True, highlight=False).status(
                 "starting Redis, a referee, a worker and bots..."):
             arena.start()
+        assert arena.redis_url is not None  # start() set it: the Redis given, or its own
         configure(arena.redis_url)
         yield arena
     finally:
@@ -43,7 +47,7 @@ def round_robin_specs(tid: str, names: list[str], n: int, secret: str) -> list[d
     return round_robin(tid, tournament_spec(names, k, False, {}, secret=secret))[:n]
 
 
-def celery_run(arena: Any, tid: str, names: list[str], n: int, timeout: float,
+def celery_run(arena: LocalArena, tid: str, names: list[str], n: int, timeout: float,
                secret: str) -> float:
     """Seconds to queue ``n`` matches as tournament ``tid`` and see every one recorded
     (:func:`sueca.arena.tournaments.wait_for`); a failed match is an error."""

@@ -21,7 +21,7 @@ from sueca.arena.settings import current
 from sueca.sdk.cli.replay import add_verify
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("replay", help="verify a replay file, or show a match (file or Redis)",
                        description=(__doc__ or "").split("\n\n", 1)[-1],
                        formatter_class=argparse.RawDescriptionHelpFormatter)

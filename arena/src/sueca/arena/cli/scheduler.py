@@ -28,7 +28,7 @@ from sueca.arena.cli.common import (
 SUMMARY_SECONDS = 60.0
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("scheduler", help="the continuous ladder: keep N matches running")
     add_redis(p)
     p.add_argument("--target", action=Bounded, kind=int, low=1, default=4,

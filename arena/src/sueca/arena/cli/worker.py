@@ -18,7 +18,7 @@ from sueca.arena.cli.common import (
 )
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("worker", help="a Celery worker that plays and records matches")
     add_redis(p)
     p.add_argument("--concurrency", "-c", action=Bounded, kind=int, low=1, default=2,
