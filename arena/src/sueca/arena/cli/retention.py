@@ -83,8 +83,8 @@ def _show_run(rep: dict[str, Any]) -> None:
 
 def cmd_retention_status(args: argparse.Namespace) -> int:
     from sueca.arena.retention import memory
-    from sueca.arena.store.ratings import load_checkpoint
     from sueca.arena.settings import current
+    from sueca.arena.store.ratings import load_checkpoint
     store = open_store(args)
     cp = load_checkpoint(store)
     out = {"memory": memory(store), "matches": store.match_count(),
