@@ -253,8 +253,7 @@ def test_a_reckless_bot_on_a_real_referee(monkeypatch) -> None:
         assert web["faults"]["renuncia"] == renuncias
         deadline = time.monotonic() + 10  # the referee's heartbeat announces it
         while not view.bot("target")["connected"]:
-            assert time.monotonic() < deadline, (store.referees(), [
-                store.r.hgetall(store.keys.referee_bots(a)) for a in store.referees()])
+            assert time.monotonic() < deadline, (store.referees(), store.bots_on(store.referees()))
             time.sleep(0.2)
         page = view.bot("target")
         assert page["faults"]["renuncia"] == renuncias and page["p99_ms"] == h["p99_ms"]

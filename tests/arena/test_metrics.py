@@ -99,7 +99,7 @@ def test_ratings_exporter_only_shows_registered_bots(referee_arena):
     assert [(s.labels, s.value) for s in depth] == [({"queue": "sueca.matches"}, 0)]
     assert fams["sueca_build_info"].samples[0].labels["component"] == "exporter"
     assert "process_cpu_seconds" in fams
-    assert bots <= {b.decode() for b in store.r.smembers(store.keys.bots())}
+    assert bots <= set(store.bots.names())
     pm = {(s.labels["bot"], s.labels["system"]): s.value
           for s in fams["sueca_rating_uncertainty"].samples}
     assert pm[("heuristic", "elo")] > 0 and pm[("heuristic", "openskill_mu")] > 0

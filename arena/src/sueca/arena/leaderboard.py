@@ -19,11 +19,11 @@ from typing import NotRequired, TypedDict, cast
 
 from sueca.arena.ratings.fit import Fit
 from sueca.arena.ratings.live import Rating
-from sueca.arena.records import BotHealth, LeaderboardRow
+from sueca.arena.records import BotHealth, HealthColumns, LeaderboardRow, RatingColumns
 from sueca.arena.store import Store
 
 __all__ = ["leaderboard", "ORDERS", "ORDER_KEYS", "rating_columns", "health_columns", "rank",
-           "RatingColumns", "HealthColumns", "SortColumns"]
+           "RankedColumns", "SortColumns"]
 
 #: ``--by``: the rating of record (default), live Elo, or OpenSkill's conservative mu - 3 sigma
 ORDERS = ("rating", "elo", "openskill")
@@ -46,34 +46,14 @@ class SortColumns(TypedDict):
     games: int
 
 
-class RatingColumns(TypedDict):
-    """A row's rating columns (:func:`rating_columns`) and, once ranked, its ``rank``."""
+class RankedColumns(RatingColumns):
+    """A bot's rating columns (:func:`rating_columns`) and, once ranked, its ``rank``."""
 
-    rank: NotRequired[int]
     bot: str
-    rating: float
-    rating_pm: float | None
-    matches: int
-    provisional: bool
-    elo: float
-    elo_pm: float | None
-    mu: float
-    mu_pm: float
-    sigma: float
-    ordinal: float
-    games: int
-    score: float
+    rank: NotRequired[int]
 
 
-class HealthColumns(TypedDict):
-    """A row's health columns (:func:`health_columns`)."""
-
-    faults: dict[str, int]
-    p50_ms: float | None
-    p99_ms: float | None
-
-
-def rating_columns(bot: str, of_record: Fit, live: Rating) -> RatingColumns:
+def rating_columns(bot: str, of_record: Fit, live: Rating) -> RankedColumns:
     """``bot`` and its rating columns: the rating of record (the initial rating with no ± for a
     bot the fit has not seen yet), then the live ones (they keep their names: elo, elo_pm, mu,
     ..., games, where a duplicate pair counts once)."""
@@ -91,7 +71,7 @@ def health_columns(h: BotHealth) -> HealthColumns:
     return {"faults": h["faults"], "p50_ms": h["p50_ms"], "p99_ms": h["p99_ms"]}
 
 
-def rank(rows: Iterable[RatingColumns], by: str = "rating") -> list[RatingColumns]:
+def rank(rows: Iterable[RankedColumns], by: str = "rating") -> list[RankedColumns]:
     """The rows in ``by``'s order, best first, each with its ``rank`` (1 = best)."""
     out = sorted(rows, key=ORDER_KEYS[by])
     for n, row in enumerate(out, 1):

@@ -14,8 +14,9 @@ annotations are strings counts its ``NotRequired`` keys as required (``__require
 from enum import StrEnum
 from typing import Any, NotRequired, TypedDict
 
-__all__ = ["MatchStatus", "ResultEntry", "SeatStats", "MatchRecord", "TournamentRecord",
-           "Progress", "BotHealth", "LeaderboardRow"]
+__all__ = ["MatchStatus", "ResultEntry", "SeatStats", "MatchRecord", "TournamentSpec",
+           "ScheduledMatch", "TournamentRecord", "Progress", "BotHealth", "LiveColumns",
+           "RatingColumns", "HealthColumns", "LeaderboardRow", "MatchRow"]
 
 
 class MatchStatus(StrEnum):
@@ -90,11 +91,32 @@ class MatchRecord(TypedDict):
     end: NotRequired[str]
 
 
+class TournamentSpec(TypedDict):
+    """What a tournament is (:func:`sueca.arena.schedule.tournament_spec`), stored as its
+    ``spec``: its schedule is a pure function of it, the ``secret`` fixing the seeds."""
+
+    kind: str  # "round-robin"
+    bots: list[str]
+    matches_per_pair: int
+    duplicate: bool
+    variant: dict[str, Any]  # a Variant's to_dict()
+    limits: dict[str, int]  # the referee's per-match limits set for it (move_ms, ...)
+    secret: str
+
+
+class ScheduledMatch(TypedDict):
+    """One match of a tournament's schedule (:func:`sueca.arena.schedule.round_robin`)."""
+
+    id: str
+    pair: str  # the duplicate pair's id, "" for a single match
+    spec: dict[str, Any]  # the referee's MatchSpec as a dict (sueca.codec.SpecDict)
+
+
 class TournamentRecord(TypedDict):
     """A tournament as :meth:`sueca.arena.store.Store.tournament` reads its hash (``total`` an int)."""
 
     id: str
-    spec: dict[str, Any]  # what sueca.arena.tournaments.prepare_tournament stored
+    spec: TournamentSpec
     total: int
     status: str
     created: str
@@ -127,17 +149,10 @@ class BotHealth(TypedDict):
     last: float | None  # unix seconds of its last recorded match
 
 
-class LeaderboardRow(TypedDict):
-    """One bot's row (:func:`sueca.arena.leaderboard.leaderboard`): the CLI's ``--json``, the
-    exporter and the web show it."""
+class LiveColumns(TypedDict):
+    """A bot's live columns (:meth:`sueca.arena.ratings.live.Rating.as_dict`): incremental Elo
+    and OpenSkill, where a duplicate pair counts once in ``games``."""
 
-    rank: int
-    bot: str
-    rating: float  # the rating of record
-    rating_pm: float | None  # its 95% interval half-width (None: never fitted)
-    matches: int
-    provisional: bool
-    # the live columns (sueca.arena.ratings.live.Rating.as_dict): pairs count once in ``games``
     elo: float
     elo_pm: float | None
     mu: float
@@ -146,7 +161,45 @@ class LeaderboardRow(TypedDict):
     ordinal: float
     games: int
     score: float
-    # health (sueca.arena.botstats.summary)
+
+
+class RatingColumns(LiveColumns):
+    """A bot's rating of record (:mod:`sueca.arena.ratings.fit`) and the live columns."""
+
+    rating: float  # the rating of record
+    rating_pm: float | None  # its 95% interval half-width (None: never fitted)
+    matches: int
+    provisional: bool
+
+
+class HealthColumns(TypedDict):
+    """A bot's health as the leaderboard shows it (from :func:`sueca.arena.botstats.summary`)."""
+
     faults: dict[str, int]
     p50_ms: float | None
     p99_ms: float | None
+
+
+class LeaderboardRow(RatingColumns, HealthColumns):
+    """One bot's row (:func:`sueca.arena.leaderboard.leaderboard`): the CLI's ``--json``, the
+    exporter and the web show it."""
+
+    rank: int
+    bot: str
+
+
+class MatchRow(TypedDict):
+    """One match as ``sueca-arena matches`` and the web list it: its record, and its result
+    once done."""
+
+    id: str
+    status: MatchStatus
+    seats: list[str] | None
+    tournament: str
+    attempts: int
+    end: str | None
+    winner: int | None
+    game_points: list[int] | None
+    fault_bot: str | None
+    referee: str | None
+    error: str | None

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sueca.arena.ratings.fit import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
+from sueca.arena.records import ScheduledMatch, TournamentSpec
 from sueca.arena.store import DONE, FAILED, Store
 
 __all__ = ["round_robin", "tournament_spec", "same_tournament", "pick_pairs", "Ladder",
@@ -67,8 +68,8 @@ def match_spec(mid: str, seats: Sequence[str], seed: str, first_dealer: int,
 
 
 def tournament_spec(bots: Sequence[str], matches_per_pair: int, duplicate: bool,
-                    variant: Mapping[str, Any], limits: Mapping[str, Any] | None = None,
-                    secret: str | None = None) -> dict[str, Any]:
+                    variant: Mapping[str, Any], limits: Mapping[str, int | None] | None = None,
+                    secret: str | None = None) -> TournamentSpec:
     if len(bots) < 2:
         raise ValueError(f"a round-robin needs at least 2 bots, got {list(bots)!r}")
     if len(set(bots)) != len(bots):
@@ -84,13 +85,13 @@ def tournament_spec(bots: Sequence[str], matches_per_pair: int, duplicate: bool,
             "secret": secret or secrets.token_hex(16)}
 
 
-def same_tournament(stored: Mapping[str, Any], asked: Mapping[str, Any]) -> bool:
+def same_tournament(stored: TournamentSpec, asked: TournamentSpec) -> bool:
     """Two specs describe the same tournament when all but the secret agree."""
     return ({k: v for k, v in stored.items() if k != "secret"}
             == {k: v for k, v in asked.items() if k != "secret"})
 
 
-def round_robin(tid: str, spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+def round_robin(tid: str, spec: TournamentSpec) -> list[ScheduledMatch]:
     """The matches of a round-robin, ``[{"id", "spec", "pair"}]``, in the order they are queued:
     round by round over all pairs, so partial progress covers every pair evenly."""
     bots = list(spec["bots"])
@@ -100,7 +101,7 @@ def round_robin(tid: str, spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     variant = spec["variant"]
     limits = spec.get("limits") or {}
     pairs = [(bots[i], bots[j]) for i in range(len(bots)) for j in range(i + 1, len(bots))]
-    out: list[dict[str, Any]] = []
+    out: list[ScheduledMatch] = []
 
     def add(seats: list[str], seed: str, dealer: int, pair: str) -> None:
         mid = f"{tid}-{len(out):04d}"

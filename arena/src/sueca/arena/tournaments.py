@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 if TYPE_CHECKING:
     from sueca.arena.ratings.standings import StandingsRow
-    from sueca.arena.records import Progress
+    from sueca.arena.records import Progress, TournamentSpec
     from sueca.arena.recovery import Sweep
     from sueca.arena.store import Store
 
@@ -25,7 +25,7 @@ class TournamentReport(TypedDict):
     """A tournament's table and what became of its matches (``tournament --json``)."""
 
     tournament: str
-    spec: dict[str, Any]  # as stored, without its secret
+    spec: dict[str, object]  # as stored, without its secret
     matches: int
     recorded: int
     archived: int  # recorded results retention trimmed from the log (not in the standings)
@@ -45,7 +45,7 @@ def new_tid() -> str:
 
 def prepare_tournament(store: Store, bots: Sequence[str] | None, k: int, duplicate: bool,
                        variant_words: Sequence[str], tid: str | None,
-                       limits: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+                       limits: Mapping[str, int | None] | None = None) -> tuple[str, TournamentSpec]:
     """Validate and store a tournament (or find the one with that id); returns (id, spec).
     ``bots=None`` resumes the stored tournament ``tid`` from its stored spec (``k``,
     ``duplicate``, ``variant_words`` and ``limits`` are then ignored), so that finishing an
@@ -80,7 +80,7 @@ def prepare_tournament(store: Store, bots: Sequence[str] | None, k: int, duplica
     return tid, stored
 
 
-def _resume(store: Store, tid: str | None) -> tuple[str, dict[str, Any]]:
+def _resume(store: Store, tid: str | None) -> tuple[str, TournamentSpec]:
     """The stored tournament ``tid`` and its spec, its schedule rebuilt (idempotent), once its
     bots are connected: what re-running it with the options it was created with would do."""
     from sueca.arena.schedule import round_robin, same_tournament

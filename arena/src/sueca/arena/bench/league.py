@@ -7,10 +7,11 @@ import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sueca.arena.cli.demo import LocalArena
+    from sueca.arena.records import ScheduledMatch
 
 
 @contextmanager
@@ -39,7 +40,7 @@ def bench_arena(names: list[str], capacity: int, concurrency: int, redis: str | 
     shutil.rmtree(arena.log_dir, ignore_errors=True)
 
 
-def round_robin_specs(tid: str, names: list[str], n: int, secret: str) -> list[dict[str, Any]]:
+def round_robin_specs(tid: str, names: list[str], n: int, secret: str) -> list[ScheduledMatch]:
     """``n`` round-robin matches; the same ``secret`` gives the same seeds, hence the same
     decks, dealers and bot moves wherever they are played."""
     from sueca.arena.schedule import round_robin, tournament_spec

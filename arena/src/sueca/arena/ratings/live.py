@@ -40,9 +40,9 @@ from collections.abc import Iterable, Mapping
 from typing import TypedDict
 
 from sueca.arena.ratings.fit import MatchupCounts, add_result
-from sueca.arena.records import ResultEntry
+from sueca.arena.records import LiveColumns, ResultEntry
 
-__all__ = ["Rating", "Ratings", "LiveColumns", "FoldState", "rated", "pair_outcome",
+__all__ = ["Rating", "Ratings", "FoldState", "rated", "pair_outcome",
            "same_decks", "sides", "DEFAULT_ELO_K", "DEFAULT_ELO_INITIAL"]
 
 DEFAULT_ELO_K = 24.0
@@ -50,19 +50,6 @@ DEFAULT_ELO_INITIAL = 1500.0
 _Z95 = 1.96
 _ELO_SCALE = 400.0 / math.log(10)
 _UNRATED_ENDS = ("aborted", "failed")
-
-
-class LiveColumns(TypedDict):
-    """A bot's live columns as the leaderboard shows them (:meth:`Rating.as_dict`)."""
-
-    elo: float
-    elo_pm: float | None
-    mu: float
-    mu_pm: float
-    sigma: float
-    ordinal: float
-    games: int
-    score: float
 
 
 class FoldState(TypedDict):

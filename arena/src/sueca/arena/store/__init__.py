@@ -30,7 +30,7 @@ from sueca.arena.store.attempts import HEARTBEAT_SECONDS, LEASE_SECONDS, Attempt
 from sueca.arena.store.bots import BotRegistry
 from sueca.arena.store.botstats import BotStatsStore
 from sueca.arena.store.broker import BrokerStore
-from sueca.arena.store.client import REDIS_HINT, TRANSIENT_REDIS_ERRORS, connect, text
+from sueca.arena.store.client import REDIS_HINT, TRANSIENT_REDIS_ERRORS, connect
 from sueca.arena.store.errors import (
     LeaseHeld,
     StoreError,
@@ -43,15 +43,13 @@ from sueca.arena.store.labels import LabelStore
 from sueca.arena.store.ladder import LadderStore
 from sueca.arena.store.locks import LockStore
 from sueca.arena.store.referees import RefereeStore
-from sueca.arena.store.replays import compress, decompress
 from sueca.arena.store.retention import RetentionStore
 from sueca.arena.store.tournaments import TournamentStore
 
 __all__ = ["Store", "StoreError", "StoreUnavailable", "TotalsLost", "TournamentConflict",
-           "LeaseHeld", "UnknownMatch", "connect", "text", "compress", "decompress",
-           "default_owner", "LEASE_SECONDS", "HEARTBEAT_SECONDS", "MatchStatus",
-           "PENDING", "QUEUED", "RUNNING", "DONE", "FAILED", "TRANSIENT_REDIS_ERRORS",
-           "REDIS_HINT"]
+           "LeaseHeld", "UnknownMatch", "connect", "default_owner", "LEASE_SECONDS",
+           "HEARTBEAT_SECONDS", "MatchStatus", "PENDING", "QUEUED", "RUNNING", "DONE", "FAILED",
+           "TRANSIENT_REDIS_ERRORS", "REDIS_HINT"]
 
 PENDING, QUEUED, RUNNING, DONE, FAILED = MatchStatus
 

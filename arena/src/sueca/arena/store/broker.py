@@ -18,7 +18,7 @@ __all__ = ["BrokerStore", "Held"]
 Held = dict[str, list[tuple[float, str]]]
 
 
-def _match_id(message: Mapping[str, Any]) -> tuple[str | None, str]:
+def _match_id(message: Mapping[str, Any]) -> tuple[str | None, str]:  # kombu's JSON
     """(match id, task id) of a kombu message as stored in Redis; (None, "") if not ours."""
     try:
         headers = message.get("headers") or {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple, cast
+from typing import NamedTuple, cast
 
 from sueca.arena.records import MatchRecord, MatchStatus
 from sueca.arena.store.client import RawHash, StoreBase, now, text, texts
@@ -66,19 +66,19 @@ return 1
 """
 
 
-def decoded_hash(raw: RawHash, ident: str, count: str) -> dict[str, Any]:
+def decoded_hash(raw: RawHash, ident: str, count: str) -> dict[str, object]:
     """A match's or tournament's hash decoded, with ``id``, ``spec`` parsed and ``count`` an int."""
-    out: dict[str, Any] = {text(k): text(v) for k, v in raw.items()}
+    out: dict[str, object] = {text(k): text(v) for k, v in raw.items()}
     out["id"] = ident
-    out["spec"] = json.loads(out.get("spec") or "{}")
-    out[count] = int(out.get(count) or 0)
+    out["spec"] = json.loads(str(out.get("spec") or "{}"))
+    out[count] = int(str(out.get(count) or 0))
     return out
 
 
 def decode_match(raw: RawHash, mid: str) -> MatchRecord:
     """A ``match:{id}`` hash as HGETALL returns it, as a :class:`MatchRecord`."""
     out = decoded_hash(raw, mid, "attempts")
-    out["status"] = MatchStatus(out["status"])
+    out["status"] = MatchStatus(str(out["status"]))
     return cast(MatchRecord, out)
 
 
@@ -99,7 +99,7 @@ class PairStatus(NamedTuple):
 class MatchStore(StoreBase):
     """Creating, reading and changing the status of matches."""
 
-    def create_match(self, mid: str, spec: Mapping[str, Any], tournament: str = "",
+    def create_match(self, mid: str, spec: Mapping[str, object], tournament: str = "",
                      pair: str = "") -> bool:
         """Store a new match (status pending); False, and nothing changed, if it exists."""
         fields = ["spec", json.dumps(dict(spec), separators=(",", ":")),

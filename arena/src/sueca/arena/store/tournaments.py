@@ -6,28 +6,36 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import cast
 
-from sueca.arena.records import MatchRecord, MatchStatus, Progress, ResultEntry, TournamentRecord
+from sueca.arena.records import (
+    MatchRecord,
+    MatchStatus,
+    Progress,
+    ResultEntry,
+    ScheduledMatch,
+    TournamentRecord,
+    TournamentSpec,
+)
 from sueca.arena.store.client import now, text, texts
 from sueca.arena.store.errors import TournamentConflict
 from sueca.arena.store.matches import MatchPage, MatchStore, decoded_hash
 from sueca.arena.store.results import ResultsLog
 
-__all__ = ["TournamentStore", "Schedule", "ScheduledMatch"]
+__all__ = ["TournamentStore", "Schedule", "SameTournament"]
 
-
-ScheduledMatch = Mapping[str, Any]  # {"id", "spec", "pair"}: one match of a schedule
-Schedule = Callable[[str, Mapping[str, Any]], Sequence[ScheduledMatch]]
+#: A tournament's matches from its id and spec (:func:`sueca.arena.schedule.round_robin`)
+Schedule = Callable[[str, TournamentSpec], Sequence[ScheduledMatch]]
+#: Whether a stored spec and an asked one are the same tournament
+SameTournament = Callable[[TournamentSpec, TournamentSpec], bool]
 
 
 class TournamentStore(MatchStore, ResultsLog):
     """Creating tournaments and reading them back."""
 
     def create_tournament(
-            self, tid: str, spec: Mapping[str, Any], schedule: Schedule,
-            same: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
-    ) -> tuple[bool, dict[str, Any]]:
+            self, tid: str, spec: TournamentSpec, schedule: Schedule,
+            same: SameTournament | None = None) -> tuple[bool, TournamentSpec]:
         """Store a tournament and its matches; returns (created, the stored spec).
 
         ``schedule(tid, spec)`` gives the matches, ``[{"id", "spec", "pair"}]``. If the id exists,
@@ -37,13 +45,14 @@ class TournamentStore(MatchStore, ResultsLog):
         re-run never resets a recorded result.
         """
         key = self.keys.tournament(tid)
-        spec_json = json.dumps(dict(spec), sort_keys=True, separators=(",", ":"))
+        spec_json = json.dumps(spec, sort_keys=True, separators=(",", ":"))
         created = bool(self.r.hsetnx(key, "spec", spec_json))
-        stored: dict[str, Any] = dict(spec) if created else json.loads(self.r.hget(key, "spec") or "{}")
+        stored: TournamentSpec = (spec.copy() if created
+                                  else json.loads(self.r.hget(key, "spec") or "{}"))
         if not created and not (same or (lambda a, b: a == b))(stored, spec):
             raise TournamentConflict(
                 f"tournament {tid!r} already exists with a different specification "
-                f"({_spec_diff(stored, dict(spec))}): give `--id {tid}` alone to resume it "
+                f"({_spec_diff(stored, spec)}): give `--id {tid}` alone to resume it "
                 f"as stored, or choose another --id")
         matches = list(schedule(tid, stored))
         for m in matches:
@@ -113,13 +122,13 @@ class TournamentStore(MatchStore, ResultsLog):
         return texts(self.r.zrevrange(self.keys.tournaments(), 0, limit - 1))
 
 
-def _spec_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+def _spec_diff(old: Mapping[str, object], new: Mapping[str, object]) -> str:
     """Only the fields that differ, nested ones by their dotted name (``variant.target: 8
     stored, 4 asked``): printing both whole variants buries the one value that changed."""
     return "; ".join(_field_diffs(old, new, "")) or "same fields"
 
 
-def _field_diffs(old: Mapping[str, Any], new: Mapping[str, Any], at: str) -> list[str]:
+def _field_diffs(old: Mapping[str, object], new: Mapping[str, object], at: str) -> list[str]:
     out = []
     for k in sorted((set(old) | set(new)) - {"secret"}):
         a, b = old.get(k), new.get(k)

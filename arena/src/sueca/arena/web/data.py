@@ -24,8 +24,7 @@ from typing import TypedDict
 
 from sueca.arena.leaderboard import (
     ORDER_KEYS,
-    HealthColumns,
-    RatingColumns,
+    RankedColumns,
     SortColumns,
     health_columns,
     rank,
@@ -37,10 +36,12 @@ from sueca.arena.ratings.live import Ratings, rated
 from sueca.arena.ratings.standings import StandingsRow, standings
 from sueca.arena.records import (
     BotHealth,
+    HealthColumns,
     LeaderboardRow,
     MatchRecord,
-    MatchStatus,
+    MatchRow,
     Progress,
+    RatingColumns,
     ResultEntry,
 )
 from sueca.arena.store import DONE, FAILED, Store
@@ -82,14 +83,8 @@ class LogColumns(TypedDict):
     last_seen: float | None
 
 
-class WebRow(LeaderboardRow):
+class WebRow(LeaderboardRow, LogColumns):
     """A leaderboard row on the web: the CLI's row, and the log's counts."""
-
-    logged: int
-    won: int
-    drawn: int
-    lost: int
-    last_seen: float | None
 
 
 class HistoryPoint(TypedDict):
@@ -117,44 +112,16 @@ class Connection(TypedDict):
     sessions: int | None
 
 
-class BotRating(TypedDict):
-    """A bot page's rating columns (its leaderboard row but ``bot`` and ``rank``)."""
+class WebMatchRow(MatchRow):
+    """A match's row on the web: as the CLI lists it, and when its result was made."""
 
-    rating: float
-    rating_pm: float | None
-    matches: int
-    provisional: bool
-    elo: float
-    elo_pm: float | None
-    mu: float
-    mu_pm: float
-    sigma: float
-    ordinal: float
-    games: int
-    score: float
-
-
-class MatchRow(TypedDict):
-    """A match's summary row (as ``sueca-arena matches --json`` gives it)."""
-
-    id: str
-    status: MatchStatus
-    seats: list[str] | None
-    tournament: str
-    attempts: int
-    end: str | None
-    winner: int | None
-    game_points: list[int] | None
-    fault_bot: str | None
-    referee: str | None
-    error: str | None
     time: float | None
 
 
 class BotPage(TypedDict):
     bot: str
     registered: bool
-    rating: BotRating | None
+    rating: RatingColumns | None
     rank: int | None
     matches: int
     won: int
@@ -171,7 +138,7 @@ class BotPage(TypedDict):
     history: list[HistoryPoint]
     head_to_head: list[HeadToHead]
     trimmed: TrimPoint | None
-    recent_matches: list[MatchRow]
+    recent_matches: list[WebMatchRow]
 
 
 class MatchesPage(TypedDict):
@@ -179,10 +146,10 @@ class MatchesPage(TypedDict):
     per: int
     total: int
     pages: int
-    matches: list[MatchRow]
+    matches: list[WebMatchRow]
 
 
-class MatchPage(TypedDict):
+class MatchDetail(TypedDict):
     """A match's page: ``hidden`` says why the seed and the replay are left out (None: shown)."""
 
     match: MatchRecord
@@ -248,7 +215,7 @@ class LeagueView:
         self._trim: str | None = None
         self._bots: dict[str, _BotStats] = {}
         self._by_end: dict[str, list[str]] = {}
-        self._rated: tuple[tuple[str | None, ...], dict[str, RatingColumns], bool] | None = None
+        self._rated: tuple[tuple[str | None, ...], dict[str, RankedColumns], bool] | None = None
         self._stored_fit: tuple[str, Fit] | None = None  # the fit record() cached in Redis
         self._own_fit: tuple[str, Fit] | None = None  # this process's, when that one lagged
         self._fit_moved = 0.0  # monotonic time the newest fit known here last moved
@@ -354,7 +321,7 @@ class LeagueView:
         self._health = ((stamp, time.monotonic()), got)
         return got
 
-    def _ratings(self) -> dict[str, RatingColumns]:
+    def _ratings(self) -> dict[str, RankedColumns]:
         """Rated registered bots by name (best rating of record first, with ``rank``), read
         again only when the ratings may have moved: a new results-log entry folded (the ratings
         cursor), a new rating of record cached, a bot registered or removed, a rebuild with
@@ -503,14 +470,14 @@ class LeagueView:
         return {"page": page, "per": per, "total": total,
                 "pages": max(1, -(-total // per)), "matches": self.match_rows(chosen)}
 
-    def match_rows(self, ids: list[str]) -> list[MatchRow]:
+    def match_rows(self, ids: list[str]) -> list[WebMatchRow]:
         """Summary rows of matches (as ``sueca-arena matches --json`` gives them)."""
         found = [m for m in self.store.matches_of(ids) if m is not None]
         done = [m["id"] for m in found if m["status"] == DONE]
         results = dict(zip(done, self.store.results_of(done)))
         return [_match_row(m, results.get(m["id"])) for m in found]
 
-    def match(self, mid: str) -> MatchPage:
+    def match(self, mid: str) -> MatchDetail:
         """``{"match", "result", "replay", "hidden"}``: as ``matches show ID --json``, with the
         seed and the replay left out (and ``hidden`` saying why) until they reveal nothing."""
         m = self.store.match(mid)
@@ -608,7 +575,7 @@ class LeagueView:
                 "standings": standings(results, elo_k), "bots": bots, "cross": cross}
 
 
-def _web_row(r: RatingColumns, log: LogColumns, health: HealthColumns) -> WebRow:
+def _web_row(r: RankedColumns, log: LogColumns, health: HealthColumns) -> WebRow:
     return {"rank": r.get("rank", 0), "bot": r["bot"], "rating": r["rating"],
             "rating_pm": r["rating_pm"], "matches": r["matches"], "provisional": r["provisional"],
             "elo": r["elo"], "elo_pm": r["elo_pm"], "mu": r["mu"], "mu_pm": r["mu_pm"],
@@ -618,14 +585,14 @@ def _web_row(r: RatingColumns, log: LogColumns, health: HealthColumns) -> WebRow
             "faults": health["faults"], "p50_ms": health["p50_ms"], "p99_ms": health["p99_ms"]}
 
 
-def _bot_rating(r: RatingColumns) -> BotRating:
+def _bot_rating(r: RankedColumns) -> RatingColumns:
     return {"rating": r["rating"], "rating_pm": r["rating_pm"], "matches": r["matches"],
             "provisional": r["provisional"], "elo": r["elo"], "elo_pm": r["elo_pm"],
             "mu": r["mu"], "mu_pm": r["mu_pm"], "sigma": r["sigma"], "ordinal": r["ordinal"],
             "games": r["games"], "score": r["score"]}
 
 
-def _match_row(m: MatchRecord, res: ResultEntry | None) -> MatchRow:
+def _match_row(m: MatchRecord, res: ResultEntry | None) -> WebMatchRow:
     bots = m["spec"].get("bots")
     return {"id": m["id"], "status": m["status"],
             "seats": None if bots is None else [str(b) for b in bots],
