@@ -141,3 +141,56 @@ def test_locks_are_exclusive_and_released_by_owner_only(store):
     assert store.unlock("sched", "not-the-token") is False
     assert store.unlock("sched", token) is True
     assert store.lock("sched", ttl=5)
+
+
+def test_read_model_queries_page_and_batch_what_the_web_and_the_ladder_show(store):
+    """The reads the web, the ladder and the tournaments make through the store: pages of ids,
+    batches of fields and results, the results log's tail, the ladder's notes."""
+    spec = tournament_spec(["a", "b"], 2, True, {})
+    store.create_tournament("P", spec, round_robin)
+    first, second = store.tournament_matches("P")
+    assert store.tournament_page("P", 1, 5) == (2, [second])
+    assert store.match_page(0, 5).total == 2 and sorted(store.match_page(0, 5).ids) == [first, second]
+    assert store.match_count() == 2
+    assert store.tournaments_of([first, "gone"]) == ["P", None]
+    pair = store.match(first)["pair"]
+    assert store.pair_statuses([first, "gone"]) == [(pair, "pending"), (None, None)]
+    store.record_failure(second, "no referee")
+    assert store.errors_of([second]) == [("failed", "no referee")]
+
+    assert store.last_result() is None
+    _, eid = store.record_result(first, _result(first))
+    assert store.last_result() == eid
+    assert store.entry_ids([first, second]) == [eid, None]
+    assert store.results_of([first, second]) == [store.result_of(first), None]
+    assert store.wait_results("0-0", 0.01) == [(eid, first)]
+    assert store.wait_results(eid, 0.01) == []
+    assert store.count_results(None, eid) == 1 and store.recorded_in([first, second], eid) == 1
+
+    store.add_ladder_match("L1", "a", "b", keep=2)
+    store.add_ladder_match("L2", "b", "c", keep=2)
+    store.add_ladder_match("L3", "c", "a", keep=2)
+    assert store.ladder_running() == ["L1", "L2", "L3"]
+    assert store.ladder_recent(10) == [("c", "a"), ("b", "c")]      # newest first, two kept
+    store.drop_ladder_running(["L1", "L3"])
+    assert store.ladder_running() == ["L2"]
+    assert store.key_sizes([store.keys.results(), store.keys.lock("none")])[1] == 0
+
+
+def test_referee_heartbeats_say_where_each_bot_has_seats(store):
+    store.publish_referee("r1:1", {"a": 2, "b": 0}, ttl=10)
+    store.publish_referee("r2:1", {"b": 3}, ttl=10)
+    assert sorted(store.referees()) == ["r1:1", "r2:1"]
+    assert store.bots_on(["r1:1", "r2:1"]) == {"a", "b"}
+    assert store.free_seats(["r1:1", "r2:1"], "a") == [2, None]
+    store.publish_referee("r1:1", {}, ttl=10)                       # its bots left
+    assert store.bots_on(["r1:1"]) == set()
+    store.withdraw_referee("r2:1")
+    assert store.referees() == ["r1:1"] and store.free_seats(["r2:1"], "b") == [None]
+
+
+def test_bots_registered_without_a_token_are_listed_but_never_verified(store):
+    store.bots.add_unverifiable(["seeded1", "seeded2"])
+    assert store.bots.names() == ["seeded1", "seeded2"] and store.bots.exists("seeded1")
+    assert not store.bots.verify("seeded1", "seeded1.whatever")
+    assert not store.bots.verify("seeded1", "-")
