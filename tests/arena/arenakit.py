@@ -4,11 +4,11 @@ running ``sueca-arena`` as a subprocess."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from sueca.arena.processes import Child
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -58,28 +58,20 @@ def arena_env(redis_url: str, prefix: str, **extra: str) -> dict[str, str]:
 
 
 class Worker:
-    """A ``sueca-arena worker`` subprocess (its own process group, so a kill takes the pool)."""
+    """A ``sueca-arena worker`` subprocess (its own process group, so a stop takes the pool)."""
 
     def __init__(self, redis_url: str, prefix: str, *args: str, log: Path, **env: str) -> None:
         self.log = log
-        self.out = open(log, "ab")
-        self.proc = subprocess.Popen(
-            [SUECA_ARENA, "worker", "--redis", redis_url, *args],
-            env=arena_env(redis_url, prefix, **env), cwd=ROOT, stdout=self.out,
-            stderr=subprocess.STDOUT, start_new_session=True)
+        self.child = Child("worker", [SUECA_ARENA, "worker", "--redis", redis_url, *args],
+                           arena_env(redis_url, prefix, **env), log, cwd=ROOT)
+        self.proc = self.child.popen
 
     def wait_ready(self, timeout: float = 30.0) -> Worker:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"worker exited with {self.proc.returncode}:\n{self.text()}")
-            if b" ready." in self.log.read_bytes():
-                return self
-            time.sleep(0.1)
-        raise RuntimeError(f"worker not ready in {timeout}s:\n{self.text()}")
+        self.child.wait_ready(lambda: " ready." in self.child.text(), timeout, "worker")
+        return self
 
     def text(self) -> str:
-        return self.log.read_bytes().decode(errors="replace")[-6000:]
+        return self.child.text()[-6000:]
 
     def children(self) -> list[int]:
         """The worker's pool processes."""
@@ -87,20 +79,11 @@ class Worker:
 
     def kill(self) -> None:
         """SIGKILL the whole worker: main process and pool children."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait(10)
+        self.child.kill()
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        self.out.close()
+        """SIGTERM to the whole group (main process and pool), SIGKILL after 15 s."""
+        self.child.stop(grace=15.0, group=True)
 
 
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120,

@@ -23,8 +23,8 @@ import pytest
 from arenakit import ROOT, SUECA_ARENA, VENV_BIN, arena_env, children, cli
 from waiting import wait_for
 
-from sueca.arena.cli.demo import Proc
 from sueca.arena.keys import Keys
+from sueca.arena.processes import Child as Proc
 from sueca.arena.redisproc import RedisServer, free_port
 from sueca.arena.store import Store, connect
 from sueca.arena.store.ratings import catch_up, rebuild

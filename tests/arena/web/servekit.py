@@ -15,6 +15,8 @@ from typing import Any
 
 from arenakit import ROOT, SUECA_ARENA, children
 
+from sueca.arena.processes import Child
+
 
 class Serve:
     def __init__(self, data: Path, log: Path, *extra: str, **env_extra: str) -> None:
@@ -23,29 +25,22 @@ class Serve:
         self.metrics = _free_run(4, avoid=(self.port, self.web_port))  # referee..scheduler
         self.web = f"http://127.0.0.1:{self.web_port}"
         self.log = log
-        self.out = open(log, "ab")
         env = dict(os.environ)
         for name in ("SUECA_REDIS_URL", "SUECA_KEY_PREFIX", "PROMETHEUS_MULTIPROC_DIR"):
             env.pop(name, None)
         env.update(env_extra)
-        self.proc = subprocess.Popen(
-            [SUECA_ARENA, "serve", "--data", str(data), "--port", str(self.port),
-             "--metrics-port", str(self.metrics), "--web-port", str(self.web_port), *extra],
-            env=env, cwd=ROOT, stdout=self.out, stderr=subprocess.STDOUT,
-            start_new_session=True)
+        self.child = Child("serve", [
+            SUECA_ARENA, "serve", "--data", str(data), "--port", str(self.port),
+            "--metrics-port", str(self.metrics), "--web-port", str(self.web_port), *extra],
+            env, log, cwd=ROOT)
+        self.proc = self.child.popen
 
     def text(self) -> str:
-        return self.log.read_text(errors="replace")
+        return self.child.text()
 
     def wait_up(self, timeout: float = 90.0) -> Serve:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"serve exited with {self.proc.returncode}:\n{self.text()}")
-            if "Sueca Arena is up" in self.text():
-                return self
-            time.sleep(0.2)
-        raise AssertionError(f"serve not up in {timeout}s:\n{self.text()}")
+        self.child.wait_ready(lambda: "Sueca Arena is up" in self.text(), timeout, "serve")
+        return self
 
     def get(self, path: str) -> Any:
         with urllib.request.urlopen(self.web + path, timeout=5) as r:
@@ -95,19 +90,15 @@ class Serve:
         """Send ``sig`` (to the whole process group, as a terminal's Ctrl-C does); returns the
         seconds until serve exited."""
         t0 = time.monotonic()
-        if self.proc.poll() is None:
-            if group:
-                os.killpg(self.proc.pid, sig)
-            else:
-                self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-                raise AssertionError(f"serve did not stop in {timeout}s:\n{self.text()}") from None
-        self.out.close()
-        return time.monotonic() - t0
+        self.child.send(sig, group)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.child.stop(grace=0)
+            raise AssertionError(f"serve did not stop in {timeout}s:\n{self.text()}") from None
+        seconds = time.monotonic() - t0
+        self.child.finish(time.monotonic())  # reaped; its log closed
+        return seconds
 
 
 def alive(pid: int) -> bool:

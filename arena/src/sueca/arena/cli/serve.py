@@ -18,7 +18,9 @@ referee, and Redis last, which writes its file out (:class:`sueca.arena.redispro
 with a data directory: one module owns starting Redis). Logs are in ``DIR/logs``. One ``serve`` per
 data directory: a second one on a directory in use is refused.
 
-The process supervisor is :class:`sueca.arena.cli.demo.LocalArena`, which the demo uses too.
+The arena's processes are started and stopped by :class:`sueca.arena.cli.demo.LocalArena`, which
+the demo uses too; the scheduler, the exporter and the web by a
+:class:`sueca.arena.processes.Supervisor` of their own, stopped first.
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from sueca.arena.cli.common import Bounded, UserError, add_port
-from sueca.arena.cli.demo import EXAMPLE_BOTS, LocalArena, Proc
+from sueca.arena.cli.demo import EXAMPLE_BOTS, LocalArena
+from sueca.arena.processes import Child, ChildExited, Supervisor, wait_until
 from sueca.arena.redisproc import RedisServer
 from sueca.arena.settings import current, replace, use
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("serve", help="run a persistent arena on this machine (Redis, referee, "
                                      "worker, ladder, web pages) until Ctrl-C",
                        description=(__doc__ or "").split("\n\n", 1)[-1])
@@ -122,17 +125,21 @@ def _bin(name: str) -> str:
     return str(here) if here.exists() else name
 
 
-def _wait_web(url: str, proc: Proc, timeout: float = 30.0) -> None:
+def _wait_web(url: str, proc: Child, timeout: float = 30.0) -> None:
     import urllib.request
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        proc.check()
+
+    def healthy() -> bool:
         try:
             with urllib.request.urlopen(url + "/api/health", timeout=1) as r:
-                if r.status == 200:
-                    return
+                return bool(r.status == 200)
         except OSError:
-            time.sleep(0.1)
+            return False
+
+    try:
+        if wait_until(healthy, time.monotonic() + timeout, proc.check):
+            return
+    except ChildExited as err:
+        raise UserError(str(err)) from None
     raise UserError(f"the web front end did not answer at {url} within {timeout:.0f}s; "
                     f"see {proc.log}")
 
@@ -165,7 +172,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     external = args.redis or current().redis_url
     redis_server: RedisServer | None = None
     arena: LocalArena | None = None
-    extra: list[Proc] = []
+    extra: Supervisor | None = None
 
     def terminate(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
@@ -198,21 +205,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
                                worker_env={"SUECA_METRICS_PORT": str(port_of["worker"])},
                                extra_env=tls_env, reissue=True)
 
-            def spawn(name: str, argv: list[str], **env: str) -> Proc:
-                assert arena is not None
-                p = Proc(name, argv, arena.env(**env), arena.log_dir / f"{name}.log")
-                extra.append(p)
-                return p
+            extra = Supervisor(arena.log_dir)
+
+            def spawn(name: str, argv: list[str], **env: str) -> Child:
+                assert arena is not None and extra is not None
+                return extra.start(name, argv, arena.env(**env))
 
             tls = ["--tls-cert", args.tls_cert, "--tls-key", args.tls_key] if args.tls_cert else []
             # the arena's own: its start-up checks the referee is alive while it waits for it
             # (a port in use is then the referee's own error at once, not bots that never
             # connect), and its stop ends the referee after the workers and bots
-            arena.procs.append(Proc("referee", [
+            arena.procs.start("referee", [
                 _bin("sueca-arena"), "referee", "--host", args.host, "--port", str(args.port),
                 "--operator-port", "0", "--metrics-port", str(port_of["referee"]),
-                "--drain-seconds", "5", "--log-level", "warning", *tls],
-                arena.env(), arena.log_dir / "referee.log"))
+                "--drain-seconds", "5", "--log-level", "warning", *tls], arena.env())
             arena.start(timeout=60)
             spawn("scheduler", [_bin("sueca-arena"), "scheduler", "--referee", arena.referee or "",
                                 "--target", str(args.target),
@@ -250,16 +256,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
             soft_wrap=True)  # commands to copy: never broken across lines
         while True:
             time.sleep(1.0)
-            for p in (*extra, *arena.procs):
-                p.check()
+            try:
+                extra.check()
+            except ChildExited as err:
+                raise UserError(str(err)) from None
+            arena.check()
     except KeyboardInterrupt:
         console.print("stopping...")
         return 0
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop short
         try:
-            for p in extra:
-                p.stop()
+            if extra is not None:  # one by one, each given 10 s
+                extra.stop(*([child.name] for child in extra), grace=10.0)
             if arena is not None:
                 arena.stop()
             if redis_server is not None:
