@@ -107,7 +107,7 @@ def test_a_bot_answering_instantly_from_100ms_away_never_times_out_under_default
         ) -> None:
     # the target's processes reach the referee through a delaying proxy: 100 ms added round
     # trip, +-10 ms jitter each way; no --move-ms/--bank-ms: the referee's default clocks. The
-    # whole round trip is charged to the bot (no lag compensation, see the README), and the
+    # whole round trip is charged to the bot (no lag compensation, see docs/protocol.md), and the
     # default move limit leaves room for it.
     code, r, err = loadtest("random", "--games", "4", "--duration", "3", "--net-rtt-ms", "100",
                             "--net-jitter-ms", "20", "--max-timeouts", "0", "--max-faults", "0",
@@ -177,7 +177,7 @@ def test_a_target_that_dies_fails_the_run(tmp_path: Path) -> None:
 
 
 def test_a_running_bot_on_a_referee_with_and_without_house_bots(tmp_path: Path) -> None:
-    from sueca.arena.loadtest import PrivateArena
+    from sueca.arena.loadtest.private_arena import PrivateArena
     arena = PrivateArena("random", 1, capacity=16, house=["random"]).start()
     try:
         code, r, err = loadtest("--bot", PrivateArena.NAME, "--server", arena.address,
@@ -218,7 +218,7 @@ def test_usage_errors(args: Sequence[str], message: str) -> None:
 
 
 def test_the_load_shape_ramps_up_holds_and_ramps_down() -> None:
-    from sueca.arena.loadtest import Shape
+    from sueca.arena.loadtest.generator import Shape
     shape = Shape(games=100, duration=20, ramp=4)
     caps = [shape.cap(t / 10) for t in range(0, 200)]
     assert caps[0] == 1 and caps[10] == 25 and caps[20] == 50  # 0 s, 1 s, 2 s: linear

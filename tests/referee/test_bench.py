@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from sueca.arena.bench import referee as bench
+from sueca.arena import promscrape
+from sueca.arena.bench import matches
+from sueca.arena.quantiles import histogram_quantile
 
 ARENA = [sys.executable, "-m", "sueca.arena.cli"]
 
@@ -72,16 +74,16 @@ sueca_referee_moves_total %d
 
 
 def test_quantiles_come_from_the_buckets_filled_between_scrapes() -> None:
-    before = bench.parse_samples(HISTOGRAM % (5, 5, 5, 5, 5, 5))
-    after = bench.parse_samples(HISTOGRAM % (15, 95, 105, 105, 105, 105))
-    buckets = bench._histogram_delta(before, after, bench.RTT_METRIC)
+    before = promscrape.parse_samples(HISTOGRAM % (5, 5, 5, 5, 5, 5))
+    after = promscrape.parse_samples(HISTOGRAM % (15, 95, 105, 105, 105, 105))
+    buckets = promscrape.histogram_delta(before, after, matches.RTT_METRIC)
     assert buckets == [(0.001, 10), (0.01, 90), (0.1, 100), (float("inf"), 100)]
     # rank 50 of 100 lies in (0.001, 0.01]: 40 of its 80 samples in
-    assert bench._quantile(buckets, 0.5) == pytest.approx(0.001 + 0.009 * 40 / 80)
-    assert bench._quantile(buckets, 0.99) == pytest.approx(0.01 + 0.09 * 9 / 10)
-    assert bench._counter_delta(before, after, bench.MOVES_METRIC) == 100
-    assert bench._quantile([], 0.5) is None
-    assert bench._histogram_delta(before, before, bench.RTT_METRIC)[-1][1] == 0
+    assert histogram_quantile(buckets, 0.5) == pytest.approx(0.001 + 0.009 * 40 / 80)
+    assert histogram_quantile(buckets, 0.99) == pytest.approx(0.01 + 0.09 * 9 / 10)
+    assert promscrape.counter_delta(before, after, matches.MOVES_METRIC) == 100
+    assert histogram_quantile([], 0.5) is None
+    assert promscrape.histogram_delta(before, before, matches.RTT_METRIC)[-1][1] == 0
 
 
 def test_moves_and_deals_are_counted_from_the_replay() -> None:
@@ -91,7 +93,7 @@ def test_moves_and_deals_are_counted_from_the_replay() -> None:
          + [{"cards": ["AS", "2S"], "winner": None}]},
         {"tricks": [], "end": "redeal"},
     ]}
-    assert bench.count_replay(replay) == (40 + 8 + 2, 3)
+    assert matches.count_replay(replay) == (40 + 8 + 2, 3)
 
 
 # --- the whole referee bench -----------------------------------------------------------------
@@ -216,5 +218,5 @@ def test_move_rtt_buckets_read_a_loaded_referees_quantiles_closely() -> None:
             cumulative.append((bound, float(total)))
         for q in (0.50, 0.99):
             exact = samples[int(q * len(samples))]
-            read = bench._quantile(cumulative, q)
+            read = histogram_quantile(cumulative, q)
             assert read is not None and abs(read - exact) <= 0.08 * exact, (median, q, read, exact)

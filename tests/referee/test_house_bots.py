@@ -87,7 +87,7 @@ def test_four_house_bots_play_a_match_alone(house_referee: ServerThread) -> None
 
 def test_turn_times_come_back_only_to_a_caller_that_asks(house_referee: ServerThread) -> None:
     from sueca import codec as conv
-    from sueca.arena.loadtest import parse_turn_times
+    from sueca.arena.loadtest.generator import parse_turn_times
     from sueca.v1 import sueca_pb2_grpc as pb_grpc
 
     spec = conv.spec_to_pb({"bots": ["house:random", "house:heuristic"] * 2, "seed": 11,

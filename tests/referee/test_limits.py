@@ -7,7 +7,6 @@ import os
 import queue
 import socket
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 from netkit import RawBot, RefereeProc, sessions_of, wait_for
 
 from sueca.arena.bench.hostile import _bogus, _hello, _stream
-from sueca.arena.bench.referee import parse_samples
+from sueca.arena.promscrape import metrics_url, scrape, total
 from sueca.referee import control
 from sueca.v1 import sueca_pb2 as pb
 
@@ -28,10 +27,7 @@ POOL = ThreadPoolExecutor(4)
 
 def metric(ref: RefereeProc, name: str, **labels: str) -> float:
     """The sum of a referee metric's samples whose labels include ``labels``."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{ref.metrics_port}/metrics", timeout=5) as r:
-        samples = parse_samples(r.read().decode())
-    return sum(v for (n, lab), v in samples.items()
-               if n == name and labels.items() <= dict(lab).items())
+    return total(scrape(metrics_url(ref.metrics_port)), name, labels)
 
 
 def rss_mb(ref: RefereeProc) -> float:

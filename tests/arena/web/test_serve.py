@@ -66,12 +66,11 @@ def test_serve_plays_stops_and_resumes(tmp_path: Path) -> None:
 
 def _samples(text: str) -> dict[str, float]:
     """``name{labels}`` -> value of every sample in a Prometheus text page."""
-    from prometheus_client.parser import text_string_to_metric_families
+    from sueca.arena.promscrape import parse_samples
     out = {}
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            labels = ",".join(f'{k}="{v}"' for k, v in sorted(s.labels.items()))
-            out[s.name + (f"{{{labels}}}" if labels else "")] = s.value
+    for (name, labels), value in parse_samples(text).items():
+        shown = ",".join(f'{k}="{v}"' for k, v in labels)
+        out[name + (f"{{{shown}}}" if shown else "")] = value
     return out
 
 

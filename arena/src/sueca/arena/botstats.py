@@ -28,11 +28,11 @@ true one, and never above the bot's slowest turn.
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
+from sueca.arena.quantiles import nearest_rank
 from sueca.arena.records import BotHealth, SeatStats
 
 __all__ = ["BOUNDS_US", "COUNTERS", "FAULT_KINDS", "TURN_TIMES_KEY", "parse_turn_times",
@@ -83,8 +83,10 @@ def _histogram(times: Sequence[int]) -> list[int]:
 
 
 def _rank(ordered: Sequence[int], q: float) -> int:
-    """The nearest-rank ``q`` quantile of a sorted list."""
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+    """The nearest-rank ``q`` quantile of a sorted list that is not empty."""
+    found = nearest_rank(ordered, q)
+    assert found is not None, "no values"
+    return found
 
 
 def seat_stats(seats: int, end: str | None, fault_seat: int | None,

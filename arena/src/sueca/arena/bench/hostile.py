@@ -34,13 +34,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from sueca.arena.bench import cpu_seconds, measured
+from sueca.arena.processes import Supervisor
 from sueca.arena.settings import current
 from sueca.sdk.cli import Bounded
 
 ATTACKS = ("unread", "rate", "hello_less", "bad_hello", "churn")
 ATTACKER = "mallory"  # the hostile bot's registered name
-_ARENA = [sys.executable, "-m", "sueca.arena.cli"]
-_BOT = [sys.executable, "-c", "import sys; from sueca.sdk.cli import main; sys.exit(main())"]
 _ATTACK = [sys.executable, "-c", "from sueca.arena.bench.hostile import attack_main; "
            "attack_main()"]
 _LOCAL = [("grpc.use_local_subchannel_pool", 1)]  # a channel of its own: a new connection
@@ -91,14 +90,18 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Run the bench (see the module's notes); returns the JSON-able result."""
     import shlex
 
-    from sueca.arena.bench.referee import (
-        _private_arena,
-        _register,
-        _rss_kb,
-        _scrape,
-        _wait_for_referee,
-        _wait_for_sessions,
+    from sueca.arena.bench.fleet import (
+        ARENA,
+        BOT,
+        private_arena,
+        register,
+        rss_kb,
+        scrape_port,
+        stop_all,
+        wait_for_referee,
+        wait_for_sessions,
     )
+    from sueca.arena.promscrape import deltas_by_label
     from sueca.arena.redisproc import free_port
     from sueca.sdk.channels import drop_tls_settings
 
@@ -109,18 +112,18 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     ratios: dict[str, list[float]] = {a: [] for a in attacks}
     hits: dict[str, dict[str, int]] = {a: {} for a in attacks}
     abnormal = 0
-    with _private_arena(args.keep_logs) as (fleet, redis):
-        tokens = _register(redis.url, ["honest", ATTACKER])
+    with private_arena(args.keep_logs) as (fleet, redis):
+        tokens = register(redis.url, ["honest", ATTACKER])
         port, metrics_port = free_port(), free_port()
         address = f"127.0.0.1:{port}"
-        fleet.start("referee", [*_ARENA, "referee", "--port", str(port), "--operator-port", "0",
+        fleet.start("referee", [*ARENA, "referee", "--port", str(port), "--operator-port", "0",
                                 "--metrics-port", str(metrics_port), "--redis", redis.url,
                                 *shlex.split(args.referee_args)])
-        _wait_for_referee(address, fleet)
+        wait_for_referee(address, fleet)
         for k in range(2):
-            fleet.start(f"bot-{k}", [*_BOT, "run", "random", "--server", address, "--token",
+            fleet.start(f"bot-{k}", [*BOT, "run", "random", "--server", address, "--token",
                                      tokens["honest"], "--capacity", str(4 * args.concurrency)])
-        _wait_for_sessions(address, ["honest"], 2, fleet)
+        wait_for_sessions(address, ["honest"], 2, fleet)
         _round(address, 8, args.concurrency, fleet)  # warm-up, not counted
         for r in range(args.rounds):
             # baseline, attack, baseline, attack, ..., baseline: each attack is compared with
@@ -132,19 +135,17 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             abnormal += last["abnormal"]
             for attack in attacks:
                 name = f"attack-{attack}-{r}"
-                before = _scrape(metrics_port)
+                before = scrape_port(metrics_port)
                 fleet.start(name, [*_ATTACK, attack, address],
-                            env={"SUECA_TOKEN": tokens[ATTACKER]})
+                            extra={"SUECA_TOKEN": tokens[ATTACKER]})
                 time.sleep(1.0)  # let the attack reach its steady state
                 played = _round(address, args.matches, args.concurrency, fleet)
-                fleet.stop(grace=0, only=[name])  # killed and forgotten: its log stays
-                after = _scrape(metrics_port)
-                for key, value in after.items():
-                    if key[0] == "sueca_referee_limit_hits_total":
-                        limit = dict(key[1])["limit"]
-                        delta = int(value - before.get(key, 0.0))
-                        if delta:
-                            hits[attack][limit] = hits[attack].get(limit, 0) + delta
+                stop_all(fleet, [name], grace=0)  # killed and forgotten: its log stays
+                after = scrape_port(metrics_port)
+                for limit, delta in deltas_by_label(before, after,
+                                                    "sueca_referee_limit_hits_total",
+                                                    "limit").items():
+                    hits[attack][limit] = hits[attack].get(limit, 0) + delta
                 nxt = _round(address, args.matches, args.concurrency, fleet)
                 speeds["baseline"].append(nxt["matches_per_s"])
                 speeds[attack].append(played["matches_per_s"])
@@ -156,7 +157,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 last = nxt
             print(f"round {r + 1}/{args.rounds}: " + ", ".join(
                 f"{a} {ratios[a][-1]:.2f}" for a in attacks), file=sys.stderr, flush=True)
-        rss = round(_rss_kb(fleet.procs["referee"].pid) / 1024, 1)
+        rss = round(rss_kb(fleet["referee"].pid) / 1024, 1)
     base = statistics.median(speeds["baseline"])
     mps = {a: round(statistics.median(speeds[a]), 3) for a in attacks}
     return {
@@ -177,13 +178,13 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _round(address: str, n: int, conc: int, fleet: Any) -> dict[str, Any]:
+def _round(address: str, n: int, conc: int, fleet: Supervisor) -> dict[str, Any]:
     """Play ``n`` honest matches; their rate, and the referee's CPU per match meanwhile."""
-    from sueca.arena.bench.referee import _play
+    from sueca.arena.bench.matches import play
 
-    pid = fleet.procs["referee"].pid
+    pid = fleet["referee"].pid
     cpu = cpu_seconds(pid)
-    played = _play(address, ["honest"], n, conc, 2000, 120.0, fleet)
+    played = play(address, ["honest"], n, conc, 2000, 120.0, fleet)
     secs = played["seconds"]
     done = sum(played["ends"].values())
     played["matches_per_s"] = done / secs if secs > 0 else 0.0

@@ -73,7 +73,7 @@ def measure(seconds: float = 3.0, streams: int = 64, warmup: float = 1.0) -> dic
                              name="pingpong-client", daemon=True)
         client.start()
         try:
-            result = results.get(timeout=_START_TIMEOUT + warmup + seconds + 10)
+            result: dict[str, Any] = results.get(timeout=_START_TIMEOUT + warmup + seconds + 10)
         except queue.Empty:
             raise RuntimeError("the ping-pong client gave no result in time") from None
         if "error" in result:
@@ -151,7 +151,7 @@ async def _client(address: str, streams: int, warmup: float, seconds: float,
 
     async with grpc.aio.insecure_channel(address) as channel:
         await asyncio.wait_for(channel.channel_ready(), _START_TIMEOUT)
-        echo = channel.stream_stream(METHOD)  # no serializers: bytes in, bytes out
+        echo: Any = channel.stream_stream(METHOD)  # no serializers: bytes in, bytes out
 
         async def one_stream() -> None:
             # call.write() then call.read(), as the SDK does: measured on 2 cores at 200

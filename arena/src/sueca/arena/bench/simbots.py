@@ -111,7 +111,8 @@ class H2Session(asyncio.Protocol):
         self.ended: asyncio.Future[str] = welcome.get_loop().create_future()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = t = transport  # type: ignore[assignment]
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = t = transport
         settings = (2).to_bytes(2, "big") + (0).to_bytes(4, "big")  # ENABLE_PUSH 0
         settings += (4).to_bytes(2, "big") + MAX_WINDOW.to_bytes(4, "big")  # INITIAL_WINDOW_SIZE
         t.write(PREFACE + frame(SETTINGS, 0, 0, settings)

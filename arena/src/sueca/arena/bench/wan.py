@@ -21,19 +21,17 @@ import time
 from typing import Any
 
 from sueca.arena.bench import measured
-from sueca.arena.bench.referee import (
-    _BOT,
-    _figures,
-    _play,
-    _private_arena,
-    _progress,
-    _register,
-    _scrape,
-    _start_referee,
-    _verdict,
-    _wait_for_referee,
-    _wait_for_sessions,
+from sueca.arena.bench.fleet import (
+    BOT,
+    private_arena,
+    register,
+    scrape_port,
+    start_referee,
+    stop_all,
+    wait_for_referee,
+    wait_for_sessions,
 )
+from sueca.arena.bench.matches import batch_figures, play, progress, verdict
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
           f"{far['match_seconds_p50']} s, move rtt p50 {far['move_rtt_p50_ms']} ms; direct: "
           f"{near['moves_per_s']:.0f} moves/s, match p50 {near['match_seconds_p50']} s; ratio "
           f"{result['ratio']}", flush=True)
-    return _verdict(result, [near, far])
+    return verdict(result, [near, far])
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -82,34 +80,34 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     procs_n, n, conc = args.bot_processes, args.matches, args.concurrency
     load = [round(x, 2) for x in os.getloadavg()]
     phases: dict[str, dict[str, Any]] = {}
-    with _private_arena(False) as (fleet, redis):
+    with private_arena(False) as (fleet, redis):
         names = ["wan-bot"]
-        tokens = _register(redis.url, names)
-        address, metrics_port = _start_referee(fleet, "referee", redis.url)
+        tokens = register(redis.url, names)
+        address, metrics_port = start_referee(fleet, "referee", redis.url)
         proxy = f"127.0.0.1:{free_port()}"
         fleet.start("proxy", [sys.executable, "-m", "sueca.arena.delayproxy", "--port",
                               proxy.rpartition(":")[2], "--to", address, "--rtt-ms",
                               f"{args.rtt_ms:g}", "--jitter-ms", f"{args.jitter_ms:g}"])
-        _wait_for_referee(proxy, fleet)  # the referee's health service, through the proxy
+        wait_for_referee(proxy, fleet)  # the referee's health service, through the proxy
         for phase, server in (("direct", address), ("proxied", proxy)):
             bots = [f"{phase}-bot-{k}" for k in range(procs_n)]
             for bot in bots:
-                fleet.start(bot, [*_BOT, "run", "random", "--server", server, "--token",
+                fleet.start(bot, [*BOT, "run", "random", "--server", server, "--token",
                                   tokens[names[0]], "--capacity", str(4 * conc)])
-            _wait_for_sessions(address, names, procs_n, fleet)
-            _progress(f"{phase}: {procs_n} bot process(es) connected"
+            wait_for_sessions(address, names, procs_n, fleet)
+            progress(f"{phase}: {procs_n} bot process(es) connected"
                       + (f" through a {args.rtt_ms:g} ms proxy" if server == proxy else ""),
                       kind="wan")
-            before = _scrape(metrics_port)
-            played = _play(address, names, n, conc, args.move_ms, args.match_timeout, fleet,
+            before = scrape_port(metrics_port)
+            played = play(address, names, n, conc, args.move_ms, args.match_timeout, fleet,
                            label=phase)
-            figures = _figures(played, before, _scrape(metrics_port))
+            figures = batch_figures(played, before, scrape_port(metrics_port))
             figures["moves_per_s_per_bot"] = round(figures["moves_per_s"] / procs_n, 1)
             phases[phase] = figures
-            _progress(f"{phase}: {figures['moves_per_s']:.0f} moves/s, match p50 "
+            progress(f"{phase}: {figures['moves_per_s']:.0f} moves/s, match p50 "
                       f"{figures['match_seconds_p50']} s", kind="wan")
-            fleet.stop(only=bots)
-            _wait_for_sessions(address, names, 0, fleet, at_most=True)
+            stop_all(fleet, bots)
+            wait_for_sessions(address, names, 0, fleet, at_most=True)
             time.sleep(0.2)
     near, far = phases["direct"], phases["proxied"]
     return {

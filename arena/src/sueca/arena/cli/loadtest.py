@@ -14,7 +14,7 @@ matches at once, ramped up and down over ``--ramp`` seconds, for ``--duration`` 
 
 Exit status: 0 when every SLO given holds (``--slo-p99-ms``, ``--max-timeouts``,
 ``--max-faults``), 1 when one is broken (each is named on stderr), 2 for a usage error. How the
-latency is measured: see :mod:`sueca.arena.loadtest`.
+latency is measured: see :mod:`sueca.arena.loadtest.generator`.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import sys
 from typing import Any
 
 from sueca.arena.cli.common import Bounded, UserError
-from sueca.arena.loadtest import MAX_DURATION, MAX_GAMES  # standard library only: cheap
+from sueca.arena.loadtest.generator import MAX_DURATION, MAX_GAMES  # standard library only: cheap
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("loadtest", help="load-test one bot: many matches at once against the "
                                         "referee's house bots; latency, throughput, faults",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -118,7 +118,7 @@ def _check(args: argparse.Namespace) -> tuple[list[str], Any]:
         from sueca.sdk.cli.common import load_checked
         factory = load_checked(args.target)
     else:
-        from sueca.arena.bots import BotRegistryError, check_name
+        from sueca.arena.store.bots import BotRegistryError, check_name
         try:
             check_name(args.bot)
         except BotRegistryError as err:
@@ -130,15 +130,9 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from sueca.arena.cli.common import console as make_console
-    from sueca.arena.loadtest import (
-        LoadTestError,
-        PrivateArena,
-        Shape,
-        Target,
-        check_slo,
-        machine,
-        summary,
-    )
+    from sueca.arena.loadtest.generator import LoadTestError, Shape, Target, check_slo, summary
+    from sueca.arena.loadtest.private_arena import PrivateArena
+    from sueca.arena.loadtest.report import machine
 
     house, _ = _check(args)
     err_console = make_console(stderr=True)
@@ -200,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         import os
 
-        from sueca.arena.loadtest import html_report
+        from sueca.arena.loadtest.report import html_report
         page = html_report(result, stats)
         partial = f"{args.report}.partial"
         try:  # all or nothing: never a half-written report under the name asked for
@@ -238,7 +232,7 @@ def _check_connected(address: str, bot: str, games: int, console: Any) -> None:
 
 
 async def _run_live(target: Any, shape: Any, console: Any) -> Any:
-    from sueca.arena.loadtest import run_load
+    from sueca.arena.loadtest.generator import run_load
     if not console.is_terminal:
         return await run_load(target, shape)
     from rich.live import Live
