@@ -72,7 +72,7 @@ def texts(values: Iterable[object]) -> list[str]:
 
 
 def now() -> str:
-    """Unix time as the store writes it in a hash (milliseconds, as text)."""
+    """Unix time as the store writes it in a hash: seconds, to the millisecond, as text."""
     return f"{time.time():.3f}"
 
 

@@ -15,7 +15,7 @@ from typing import NamedTuple, cast
 
 from sueca.arena.records import MatchRecord, MatchStatus
 from sueca.arena.store.client import RawHash, StoreBase, now, text, texts
-from sueca.arena.store.errors import StoreError
+from sueca.arena.store.errors import UnknownMatch
 
 __all__ = ["MatchStore", "MatchPage", "PairStatus", "decode_match", "decoded_hash"]
 
@@ -182,7 +182,7 @@ class MatchStore(StoreBase):
         done = int(self.script(_SET_STATUS)(
             keys=[self.keys.match(mid), self.keys.recorded(mid), self.keys.inflight()], args=args))
         if done == -1:
-            raise StoreError(f"unknown match {mid!r}")
+            raise UnknownMatch(mid)
         return done == 1
 
     def record_failure(self, mid: str, reason: str) -> bool:

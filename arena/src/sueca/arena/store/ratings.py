@@ -46,6 +46,9 @@ __all__ = ["catch_up", "rebuild", "load", "load_config", "stored_config", "save_
            "trim_point", "ratings_stamp", "RatingsConfig", "RebuildReport", "Checkpoint",
            "CheckpointReport", "TrimPoint", "Archive", "FORMAT", "REBUILD_ATTEMPTS"]
 
+# Every function takes the store (a :class:`sueca.arena.store.Store`), typed as the parts it
+# uses: the results log, and the bots' health totals that a checkpoint carries along.
+
 #: Tries to write a rebuild before the live ratings move on again (each try folds only the
 #: results recorded since the last), and restarts after retention trims the log meanwhile
 REBUILD_ATTEMPTS = 50
