@@ -113,7 +113,7 @@ def test_operator_runs_matches_and_bots_still_play(guarded: ConfiguredReferee,
     (TOKEN, "must read 'Bearer <operator token>'"),
     ("Bearer " + TOKEN[:-1], "wrong operator token"),
     ("Bearer " + TOKEN + "x", "wrong operator token"),
-])
+], ids=["basic", "bearer-alone", "no-scheme", "one-short", "one-long"])  # the token is random
 def test_malformed_authorization_is_refused(guarded: ConfiguredReferee, value: str,
                                             expected: str) -> None:
     with grpc.insecure_channel(guarded.address) as ch:

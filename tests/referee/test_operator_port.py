@@ -93,7 +93,7 @@ def test_run_match_works_on_the_operator_port_with_the_token(
     assert out["fault_seat"] is None
 
 
-@pytest.mark.parametrize("wrong", ["", "guess-" + secrets.token_hex(8)])
+@pytest.mark.parametrize("wrong", ["", "guess-" + secrets.token_hex(8)], ids=["empty", "guess"])
 def test_the_operator_port_still_needs_the_token(split: SplitReferee, wrong: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     clean_env(monkeypatch)
