@@ -60,10 +60,10 @@ class LocalArena:
                  worker_env: dict[str, str] | None = None, metrics: bool = False,
                  extra_env: dict[str, str] | None = None, pool: str = "prefork",
                  reissue: bool = False) -> None:
-        self.redis_url = redis_url
+        self.redis_url = redis_url or ""  # "": our own Redis, its URL once started
         self.reissue = reissue
         self.pool = pool
-        self.referee = referee
+        self.referee = referee or ""  # "": our own referee, its address once started
         self.bot_specs = dict({b: b for b in EXAMPLE_BOTS} if bots is None else bots)
         self.capacity = capacity
         self.workers = workers
@@ -83,7 +83,7 @@ class LocalArena:
     # -- lifecycle ---------------------------------------------------------------------------
     def env(self, **extra: str) -> dict[str, str]:
         env = dict(os.environ)
-        env["SUECA_REDIS_URL"] = self.redis_url or ""
+        env["SUECA_REDIS_URL"] = self.redis_url
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         from sueca.sdk.logs import current_format
         env["SUECA_LOG_FORMAT"] = current_format()  # children log as this command does
@@ -111,7 +111,7 @@ class LocalArena:
             self.janitor.watch(pid=child.pid)
         if self.own_logs:
             self.janitor.watch(path=self.log_dir)
-        if self.redis_url is None:
+        if not self.redis_url:
             self.redis_server = RedisServer().start()
             self.redis_url = self.redis_server.url
         try:
@@ -119,7 +119,7 @@ class LocalArena:
         except StoreUnavailable as err:
             raise UserError(str(err)) from None
         self._register()
-        if self.referee is None:
+        if not self.referee:
             drop_tls_settings()  # its own referee is plaintext on loopback
             port, mport = free_port(), free_port()
             self.ports.update(referee=port, referee_metrics=mport)
@@ -205,7 +205,6 @@ class LocalArena:
 
     def _wait_bots(self, deadline: float) -> None:
         from sueca.referee import control
-        assert self.referee is not None
         referee = self.referee
         want = set(self.bot_specs)
         seen: set[str] = set()
@@ -286,7 +285,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
         with console.status("starting Redis, a referee, a worker and 3 bots..."):
             arena.start()
         url = arena.redis_url
-        assert url is not None  # set by start
         console.print(f"arena up in {time.monotonic() - started:.1f}s — "
                       f"Redis {masked(url)}, referee {arena.referee}")
         configure(url)

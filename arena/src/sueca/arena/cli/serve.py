@@ -220,7 +220,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 "--operator-port", "0", "--metrics-port", str(port_of["referee"]),
                 "--drain-seconds", "5", "--log-level", "warning", *tls], arena.env())
             arena.start(timeout=60)
-            spawn("scheduler", [_bin("sueca-arena"), "scheduler", "--referee", arena.referee or "",
+            spawn("scheduler", [_bin("sueca-arena"), "scheduler", "--referee", arena.referee,
                                 "--target", str(args.target),
                                 "--metrics-port", str(port_of["scheduler"])])
             spawn("exporter", [_bin("sueca-arena"), "ratings", "exporter",
@@ -230,7 +230,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                                 "sueca.arena.web.app:from_env", "--host", args.web_host,
                                 "--port", str(args.web_port), "--log-level", "warning",
                                 "--no-access-log"],
-                        SUECA_REFEREES=arena.referee or "")  # spectators: where matches run
+                        SUECA_REFEREES=arena.referee)  # spectators: where matches run
             web_url = f"http://{_shown_host(args.web_host)}:{args.web_port}"
             _wait_web(web_url, web)
         from sueca.arena.cli.referee import is_loopback
