@@ -55,11 +55,10 @@ class League:
     def __init__(self, url: str) -> None:
         from sueca.arena.keys import Keys
         from sueca.arena.store import Store, connect
-        from sueca.arena.store.bots import BotRegistry
         self.url = url
         self.prefix = f"lg{uuid.uuid4().hex[:6]}:"
         self.store = Store(connect(url), Keys(self.prefix))
-        registry = BotRegistry(self.store.r, self.store.keys)
+        registry = self.store.bots
         self.tokens = {b: registry.add(b) for b in self.BOTS}
 
     def env(self, **extra: str) -> dict[str, str]:

@@ -82,7 +82,6 @@ def test_a_redelivered_result_counts_once(store) -> None:
 
 def test_old_entries_without_stats_read_and_the_totals_rebuild_identically(store) -> None:
     from sueca.arena.match_job import outcome_to_result, run_local
-    from sueca.arena.store.bots import BotRegistry
     from sueca.arena.web.data import LeagueView
     for i in range(3):
         _play_local(store, f"new{i}", str(i))
@@ -112,7 +111,7 @@ def test_old_entries_without_stats_read_and_the_totals_rebuild_identically(store
     from sueca.arena.store.ratings import rebuild
     assert rebuild(store, write=False)["results"] == 5
     for b in ("reckless", "random"):
-        BotRegistry(store.r, store.keys).add(b)
+        store.bots.add(b)
     rows = {r["bot"]: r for r in leaderboard(store)}
     assert rows["reckless"]["faults"] == live["reckless"]["faults"]
     web = {r["bot"]: r for r in LeagueView(store).leaderboard()}
@@ -210,7 +209,6 @@ def test_a_reckless_bot_on_a_real_referee(monkeypatch) -> None:
     from sueca.arena.leaderboard import leaderboard
     from sueca.arena.match_job import play_and_record
     from sueca.arena.store import Store, connect
-    from sueca.arena.store.bots import BotRegistry
     from sueca.arena.web.data import LeagueView
     monkeypatch.setattr(metrics, "_labels", None)
     arena = _referee_arena("reckless", monkeypatch)
@@ -235,7 +233,7 @@ def test_a_reckless_bot_on_a_real_referee(monkeypatch) -> None:
         assert h["games"] == 3 and h["turns"] >= h["moves"] > 0
         assert 0 < h["p50_ms"] <= h["p99_ms"] <= h["max_ms"]
         assert _sample("sueca_bot_turn_seconds_count", bot="target") - turns0 == h["turns"]
-        assert BotRegistry(store.r, store.keys).exists("target")  # PrivateArena's
+        assert store.bots.exists("target")  # PrivateArena's
         row = next(r for r in leaderboard(store) if r["bot"] == "target")
         assert row["faults"]["renuncia"] == renuncias and row["p50_ms"] == h["p50_ms"]
         # the terminal's table shows them too (renúncias/timeouts/disconnects, p50)

@@ -31,8 +31,7 @@ BAD = [
 @pytest.mark.parametrize("argv, option, value", BAD, ids=[f"{a[0]} {o} {v}" for a, o, v in BAD])
 def test_a_bad_number_is_one_clear_line_and_changes_nothing(store, redis_url, prefix, argv,
                                                             option, value):
-    from sueca.arena.store.bots import BotRegistry
-    registry = BotRegistry(store.r, store.keys)
+    registry = store.bots
     for bot in ("random", "heuristic"):
         registry.add(bot)
     before = sorted(store.r.keys(prefix + "*"))

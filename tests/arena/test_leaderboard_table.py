@@ -12,7 +12,6 @@ from rich.console import Console
 from sueca.arena.cli.leaderboard import print_leaderboard
 from sueca.arena.leaderboard import leaderboard
 from sueca.arena.match_job import play_and_record
-from sueca.arena.store.bots import BotRegistry
 
 BOTS = ("heuristic", "random", "reckless")
 
@@ -29,7 +28,7 @@ def _numbers(row: dict[str, Any]) -> list[str]:
 @pytest.fixture
 def played(store):
     for b in BOTS:
-        BotRegistry(store.r, store.keys).add(b)
+        store.bots.add(b)
     seats = [("heuristic", "random"), ("reckless", "heuristic"), ("random", "reckless")]
     for i, (a, b) in enumerate(seats * 2):
         store.create_match(f"lb{i}", {"bots": [a, b, a, b], "seed": str(i)})

@@ -9,8 +9,7 @@ from arenakit import arena_env, cli
 
 
 def _league(store, n: int = 40) -> None:
-    from sueca.arena.store.bots import BotRegistry
-    reg = BotRegistry(store.r, store.keys)
+    reg = store.bots
     for b in ("strong", "weak", "newbie"):
         reg.add(b)
     for i in range(n):  # strong beats weak 3 times in 4; newbie plays twice, one won

@@ -63,8 +63,7 @@ def test_a_recorded_match_and_its_tournament_match_their_types(store) -> None:
     for health in store.bot_stats(["random", "heuristic", "never-played"]).values():
         _conforms(health, records.BotHealth)
 
-    from sueca.arena.store.bots import BotRegistry
-    registry = BotRegistry(store.r, store.keys)
+    registry = store.bots
     for name in ("random", "heuristic"):
         registry.add(name)
     rows = leaderboard(store)

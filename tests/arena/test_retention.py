@@ -247,13 +247,12 @@ def test_web_pages_say_what_retention_archived(store):
     """The web pages of a league whose log was trimmed name what they no longer count."""
     from starlette.testclient import TestClient
 
-    from sueca.arena.store.bots import BotRegistry
     from sueca.arena.web.app import create_app
     results = synthetic_results(16, bots=4, seed=4)
     for r in results:
         r["pair"] = ""
     for b in {s for r in results for s in r["seats"]}:
-        BotRegistry(store.r, store.keys).add(b)
+        store.bots.add(b)
 
     def schedule(tid, spec):
         return [{"id": r["match_id"], "spec": {"bots": r["seats"]}} for r in results]

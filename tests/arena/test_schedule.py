@@ -106,8 +106,7 @@ def test_a_newcomer_is_capped_not_starved_nor_taking_over():
 
 
 def test_two_ladder_schedulers_never_exceed_the_target(store):
-    from sueca.arena.store.bots import BotRegistry
-    reg = BotRegistry(store.r, store.keys)
+    reg = store.bots
     for b in ("a", "b", "c", "d"):
         reg.add(b)
     sent: list[str] = []
@@ -145,9 +144,8 @@ def test_two_ladder_schedulers_never_exceed_the_target(store):
 
 
 def test_ladder_only_pairs_registered_connected_bots(store):
-    from sueca.arena.store.bots import BotRegistry
-    BotRegistry(store.r, store.keys).add("a")
-    BotRegistry(store.r, store.keys).add("b")
+    store.bots.add("a")
+    store.bots.add("b")
     sent: list[str] = []
     ladder = Ladder(store, 5, lambda: {"a": 4, "b": 4, "intruder": 4}, sent.append,
                     rng=random.Random(3))
@@ -187,9 +185,8 @@ def _record(store, mid, winner=0):
 def test_a_recorded_result_wakes_the_ladder_at_once(store):
     import time
 
-    from sueca.arena.store.bots import BotRegistry
     for b in ("a", "b", "c"):
-        BotRegistry(store.r, store.keys).add(b)
+        store.bots.add(b)
     sent: list[str] = []
     ladder = Ladder(store, 2, lambda: {b: 100 for b in "abc"}, sent.append,
                     rng=random.Random(4))
@@ -210,8 +207,7 @@ def test_a_recorded_result_wakes_the_ladder_at_once(store):
 def test_the_ladder_counts_its_in_flight_matches_for_a_newcomer(store):
     """A newcomer with no rated game: in-flight matches count towards its provisional phase and
     its share, so one tick does not hand it every slot."""
-    from sueca.arena.store.bots import BotRegistry
-    reg = BotRegistry(store.r, store.keys)
+    reg = store.bots
     for b in ("a", "b", "c", "d", "new"):
         reg.add(b)
     for i in range(40):                                    # an established league of four

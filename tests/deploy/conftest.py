@@ -48,7 +48,6 @@ def exported_metrics() -> Iterator[dict[str, set[str]]]:
     from sueca.arena.keys import Keys
     from sueca.arena.redisproc import RedisServer
     from sueca.arena.store import Store, connect
-    from sueca.arena.store.bots import BotRegistry
     from sueca.arena.store.ratings import catch_up
     from sueca.referee import metrics as referee_metrics
 
@@ -67,8 +66,8 @@ def exported_metrics() -> Iterator[dict[str, set[str]]]:
     add(REGISTRY)  # the referee's and the worker's metric objects, in the default registry
     with RedisServer() as server:
         store = Store(connect(server.url), Keys("exported:"))
-        BotRegistry(store.r, store.keys).add("alpha")
-        BotRegistry(store.r, store.keys).add("beta")
+        store.bots.add("alpha")
+        store.bots.add("beta")
         store.create_match("m1", {})
         store.record_result("m1", {"match_id": "m1", "seats": ["alpha", "beta"] * 2,
                                    "winner": 1, "game_points": [0, 4], "end": "normal"})

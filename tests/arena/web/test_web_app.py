@@ -315,7 +315,6 @@ def test_the_leaderboard_follows_new_results_and_registrations(client: Any,
                                                               monkeypatch: Any) -> None:
     from sueca.arena.match_job import play_and_record
     from sueca.arena.schedule import match_spec
-    from sueca.arena.store.bots import BotRegistry
     store = seeded["store"]
     before = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
     mid = "ladder-after-1"
@@ -332,7 +331,7 @@ def test_the_leaderboard_follows_new_results_and_registrations(client: Any,
     assert after["reckless"]["rating"] != before["reckless"]["rating"]
     assert after["heuristic"]["games"] == before["heuristic"]["games"]
     assert client.get("/api/bots/random").json()["rating"]["games"] == after["random"]["games"]
-    BotRegistry(store.r, store.keys).remove("reckless")  # removed bots leave the leaderboard
+    store.bots.remove("reckless")  # removed bots leave the leaderboard
     assert "reckless" not in {r["bot"] for r in client.get("/api/leaderboard").json()}
-    BotRegistry(store.r, store.keys).add("reckless")
+    store.bots.add("reckless")
     assert "reckless" in {r["bot"] for r in client.get("/api/leaderboard").json()}

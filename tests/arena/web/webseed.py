@@ -12,10 +12,9 @@ BOTS = ("random", "heuristic", "reckless")
 def seed_league(store: Any, k: int = 2, tid: str = "tweb") -> dict[str, Any]:
     from sueca.arena.match_job import play_and_record
     from sueca.arena.schedule import match_spec
-    from sueca.arena.store.bots import BotRegistry
     from sueca.arena.tournaments import prepare_tournament
 
-    registry = BotRegistry(store.r, store.keys)
+    registry = store.bots
     for b in BOTS:
         if not registry.exists(b):
             registry.add(b)

@@ -61,16 +61,13 @@ def stop_all(fleet: Supervisor, names: Sequence[str] | None = None, grace: float
 
 def register(redis_url: str, names: Sequence[str]) -> dict[str, str]:
     """Register bots ``names`` on the Redis at ``redis_url``: their tokens by name."""
-    import redis
+    from sueca.arena.store import Store
 
-    from sueca.arena.store.bots import BotRegistry
-
-    client = redis.Redis.from_url(redis_url)
+    store = Store.from_url(redis_url)
     try:
-        registry = BotRegistry(client)
-        return {name: registry.add(name) for name in names}
+        return {name: store.bots.add(name) for name in names}
     finally:
-        client.close()
+        store.close()
 
 
 def start_referee(fleet: Supervisor, name: str, redis_url: str,

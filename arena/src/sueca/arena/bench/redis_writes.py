@@ -53,54 +53,37 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def commandstats(client: Any) -> dict[str, int]:
-    """Calls per command (``INFO commandstats``), e.g. ``{"hset": 12, ...}``."""
-    return {name.removeprefix("cmdstat_"): int(v["calls"])
-            for name, v in client.info("commandstats").items()}
-
-
-def write_commands(client: Any) -> set[str]:
-    """Commands Redis flags as writes (its own ``COMMAND`` table)."""
-    out = set()
-    for name, info in client.command().items():
-        flags = {f.decode() if isinstance(f, bytes) else str(f) for f in info.get("flags", ())}
-        if "write" in flags:
-            out.add(name.decode() if isinstance(name, bytes) else str(name))
-    return out
-
-
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     import secrets
 
-    import redis
-
     from sueca.arena.bench.league import bench_arena, celery_run
+    from sueca.arena.store import Store
 
     names = [f"bench{i}" for i in range(args.bots)]
     run_id = secrets.token_hex(3)
     with bench_arena(names, args.capacity, args.concurrency, None, None, args.pool) as arena:
-        client = redis.Redis.from_url(arena.redis_url)
-        writes = write_commands(client)
+        store = Store.from_url(arena.redis_url)
+        writes = store.write_commands()
         # one warm-up match: first-time keys (the bots' ratings, the worker's scripts)
         celery_run(arena, f"bench-{run_id}-warm", names, 1, args.timeout, run_id)
         print(f"bench redis-writes: a tournament of {args.matches} matches, idle spans around "
               "it", file=sys.stderr, flush=True)
         worker = next(p.popen.pid for p in arena.procs if p.name.startswith("worker"))
         referee = next(p.popen.pid for p in arena.procs if p.name == "referee")
-        mem0 = int(client.info("memory")["used_memory"])
-        s0 = commandstats(client)
+        mem0 = store.used_memory()
+        s0 = store.command_calls()
         cpu0 = _tree_cpu(worker), cpu_seconds(referee)
         seconds = celery_run(arena, f"bench-{run_id}", names, args.matches, args.timeout,
                              run_id)
         cpu1 = _tree_cpu(worker), cpu_seconds(referee)
-        s1 = commandstats(client)
-        mem1 = int(client.info("memory")["used_memory"])
+        s1 = store.command_calls()
+        mem1 = store.used_memory()
         pool = [_pss_kb(c) for c in _children(worker)]
         main_pss = _pss_kb(worker)
         time.sleep(min(seconds, 30.0))
         idle_seconds = min(seconds, 30.0)
-        s2 = commandstats(client)
-        client.close()
+        s2 = store.command_calls()
+        store.close()
 
     def delta(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
         return {c: b[c] - a.get(c, 0) for c in b if b[c] - a.get(c, 0) > 0}

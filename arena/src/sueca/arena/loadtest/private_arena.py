@@ -39,9 +39,7 @@ class PrivateArena:
         self.redis: RedisServer | None = None
 
     def start(self, timeout: float = 40.0) -> PrivateArena:
-        import redis
-
-        from sueca.arena.store.bots import BotRegistry
+        from sueca.arena.store import Store
         from sueca.sdk.channels import drop_tls_settings
 
         drop_tls_settings()  # its own referee is plaintext on loopback
@@ -51,11 +49,11 @@ class PrivateArena:
         deadline = time.monotonic() + timeout
         try:
             self.redis.start()
-            client = redis.Redis.from_url(self.redis.url)
+            store = Store.from_url(self.redis.url)
             try:
-                token = BotRegistry(client).add(self.NAME)
+                token = store.bots.add(self.NAME)
             finally:
-                client.close()
+                store.close()
             port, mport = free_port(), free_port()
             while mport == port:
                 mport = free_port()

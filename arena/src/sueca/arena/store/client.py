@@ -111,6 +111,24 @@ class StoreBase:
         """Bytes Redis has allocated (``INFO memory`` used_memory)."""
         return int(self.r.info("memory")["used_memory"])
 
+    def command_calls(self) -> dict[str, int]:
+        """Calls per command since the server started (``INFO commandstats``), e.g.
+        ``{"hset": 12, ...}``: what a benchmark counts the league's writes with."""
+        return {str(name).removeprefix("cmdstat_"): int(v["calls"])
+                for name, v in self.r.info("commandstats").items()}
+
+    def write_commands(self) -> set[str]:
+        """The commands Redis flags as writes (its own ``COMMAND`` table)."""
+        out = set()
+        for name, info in self.r.command().items():
+            if "write" in texts(info.get("flags", ())):
+                out.add(text(name) if isinstance(name, bytes | str) else str(name))
+        return out
+
+    def close(self) -> None:
+        """Close the client's connections: the end of a short-lived store."""
+        self.r.close()
+
     def key_sizes(self, keys: Iterable[str]) -> list[int]:
         """Bytes each key takes in Redis (``MEMORY USAGE``, exact; 0 for a missing key), one
         round trip."""
