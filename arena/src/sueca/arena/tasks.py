@@ -19,9 +19,9 @@ import os
 import random
 import threading
 import time
-from typing import Any
+from typing import Any, NoReturn
 
-from celery import signals
+from celery import Task, signals
 from celery.exceptions import Reject
 
 from sueca.arena.celery_app import app, redis_url
@@ -89,7 +89,8 @@ class Folder:
                 self._cond.wait_for(lambda: self._done < self._asked)
                 target, store = self._asked, self._store
             try:
-                catch_up(store)  # type: ignore[arg-type]
+                if store is not None:  # (set with every request, before _asked grows)
+                    catch_up(store)
             except Exception as err:  # the next fold (ours or another process's) catches up
                 logging.getLogger("sueca.arena.ratings").warning(
                     "live ratings not folded yet (the next fold does it): %s", err)
@@ -122,7 +123,7 @@ def backoff(attempt: int) -> float:
     """Seconds before retry number ``attempt`` (1, 2, ...): 0.5, 1, 2, 4 ... capped at 30, with
     jitter so that retries of many matches do not arrive together."""
     base = current().retry_base
-    return min(30.0, base * 2 ** (attempt - 1)) * (0.75 + random.random() * 0.5)
+    return min(30.0, base * 2.0 ** (attempt - 1)) * (0.75 + random.random() * 0.5)
 
 
 def _reason(message: str) -> str:
@@ -138,7 +139,8 @@ def _reason(message: str) -> str:
 
 @app.task(bind=True, name="arena.run_match", acks_late=True, reject_on_worker_lost=True,
           max_retries=None)
-def run_match(self: Any, match_id: str, mode: str | None = None) -> dict[str, Any]:
+def run_match(self: Task[[str, str | None], dict[str, Any]], match_id: str,
+              mode: str | None = None) -> dict[str, Any]:
     from sueca.arena import metrics
     started = time.monotonic()
     outcome = "error"
@@ -186,7 +188,7 @@ def run_match(self: Any, match_id: str, mode: str | None = None) -> dict[str, An
         metrics.TASK_SECONDS.labels(outcome).observe(time.monotonic() - started)
 
 
-def _retry(task: Any, err: Exception | None, countdown: float) -> None:
+def _retry(task: Task[Any, Any], err: Exception | None, countdown: float) -> NoReturn:
     """Send the task again after ``countdown`` seconds (raises Celery's Retry)."""
     try:
         retry = task.retry(exc=err, countdown=countdown, max_retries=None, throw=False)
@@ -194,7 +196,8 @@ def _retry(task: Any, err: Exception | None, countdown: float) -> None:
         # the retry could not be published (Redis is down: the broker too). Celery would drop
         # the message; keep it instead — re-queued, or restored from the unacked set once
         # Redis is back (and found by the recovery, :mod:`sueca.arena.recovery`, if not).
-        raise Reject(f"could not re-queue: {lost.reason}", requeue=True) from None
+        reason = lost.reason  # type: ignore[attr-defined]  # (set by Reject, not in its stubs)
+        raise Reject(f"could not re-queue: {reason}", requeue=True) from None
     raise retry from None
 
 
@@ -202,5 +205,5 @@ def enqueue(match_ids: list[str], mode: str | None = None) -> None:
     """Send one task per match over one broker connection."""
     with app.producer_or_acquire() as producer:
         for mid in match_ids:
-            run_match.apply_async(args=[mid], kwargs={"mode": mode} if mode else {},
+            run_match.apply_async(args=(mid,), kwargs={"mode": mode} if mode else {},
                                   producer=producer)

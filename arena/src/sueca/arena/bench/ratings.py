@@ -77,8 +77,8 @@ class _Clock:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from sueca.arena.ratings.fit import add_result, fit
-    from sueca.arena.simulate import coverage, kendall_tau
+    from sueca.arena.ratings.fit import MatchupCounts, fit
+    from sueca.arena.simulate import count, coverage, kendall_tau
     console = Console(stderr=True, highlight=False)
     rng = random.Random(args.seed)
     true = {f"bot{i:04d}": rng.gauss(0.0, args.spread) for i in range(args.bots)}
@@ -87,14 +87,14 @@ def run(args: argparse.Namespace) -> int:
     first = games[:args.results]
 
     clock = _Clock()
-    stats: dict[str, list[float]] = {}
+    stats: MatchupCounts = {}
     with clock("count"):
         for a, b, w in first:
-            add_result(stats, {"seats": [a, b, a, b], "winner": w})
+            count(stats, {"seats": [a, b, a, b], "winner": w})
     with console.status("cold fit"), clock("cold_fit"):
         cold = fit(stats)
     for a, b, w in games[args.results:]:
-        add_result(stats, {"seats": [a, b, a, b], "winner": w})
+        count(stats, {"seats": [a, b, a, b], "winner": w})
     with console.status("warm refit"), clock("warm_fit"):
         warm = fit(stats, start=cold.theta)
     with console.status("baseline: the live Elo fold"), clock("elo_fold"):

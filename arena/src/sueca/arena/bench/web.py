@@ -25,9 +25,15 @@ import threading
 import time
 import urllib.request
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from sueca.sdk.cli import Bounded
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from sueca.arena.store import Store
 
 PAGES = [
     ("leaderboard", "/"),
@@ -61,7 +67,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--redis", metavar="URL", default=None, help="use this Redis")
 
 
-def _seed(store: Any, n_matches: int, n_bots: int, n_games: int, progress: Any) -> dict[str, Any]:
+def _seed(store: Store, n_matches: int, n_bots: int, n_games: int,
+          progress: Callable[[int], None]) -> dict[str, str]:
     from sueca.arena.match_job import outcome_to_result, play_and_record, run_local
     from sueca.arena.schedule import match_spec
     from sueca.arena.store.ratings import rebuild
@@ -72,7 +79,7 @@ def _seed(store: Any, n_matches: int, n_bots: int, n_games: int, progress: Any) 
     registry = store.bots
     bots = [f"bot{i:04d}" for i in range(n_bots)]
     registry.add_unverifiable(bots)
-    examples = [e for e in ("random", "heuristic", "reckless") if e in EXAMPLES]
+    examples: list[str] = [e for e in ("random", "heuristic", "reckless") if e in EXAMPLES]
     for e in examples:
         if not registry.exists(e):
             registry.add(e)
@@ -100,7 +107,7 @@ def _seed(store: Any, n_matches: int, n_bots: int, n_games: int, progress: Any) 
     return {"bot": bots[0], "match": "bench-000000", "tournament": tid}
 
 
-def _serve(store: Any) -> tuple[Any, int, threading.Thread]:
+def _serve(store: Store) -> tuple[uvicorn.Server, int, threading.Thread]:
     import uvicorn
 
     from sueca.arena.redisproc import free_port

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING, Any
 
 from sueca.arena.cli.common import UserError, add_redis_action, clean, fmt, open_store
 
+if TYPE_CHECKING:
+    from sueca.arena.store import Store
+    from sueca.arena.store.bots import BotRegistry
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("bots", help="register, list and remove bots")
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     add_redis_action(acts, "add", "register a bot and print its token (shown only once)",
@@ -18,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      with_json=False).add_argument("name")
 
 
-def _registry(args: argparse.Namespace):
+def _registry(args: argparse.Namespace) -> tuple[Store, BotRegistry]:
     store = open_store(args)
     return store, store.bots
 
@@ -41,10 +46,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     from sueca.arena.store.ratings import load
     store, registry = _registry(args)
     ratings = load(store)
-    rows = []
+    rows: list[dict[str, Any]] = []  # the --json rows: a bot's live columns, or no games
     for name in registry.names():
-        r = ratings.get(name)
-        rows.append({"bot": name, **(r.as_dict() if r else {"games": 0})})
+        rating = ratings.get(name)
+        rows.append({"bot": name, **(rating.as_dict() if rating else {"games": 0})})
     if args.json:
         print(json.dumps(clean(rows), indent=2))
         return 0

@@ -8,11 +8,17 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sueca.arena.settings import current
 from sueca.sdk.cli import Bounded, UserError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from sueca.arena.store import Store
 
 __all__ = ["Bounded", "UserError", "add_redis", "add_port", "redis_url", "add_redis_action",
            "open_store", "fmt", "clean", "emit", "console", "check_operator_settings",
@@ -37,8 +43,13 @@ def redis_url(args: argparse.Namespace) -> str:
     return url
 
 
-def add_redis_action(actions: argparse._SubParsersAction, name: str, help: str, func: Any,
-                     with_json: bool = True) -> argparse.ArgumentParser:
+#: what a command's parser runs (``set_defaults(func=...)``): the exit code
+Command = Callable[[argparse.Namespace], int]
+_Data = TypeVar("_Data")
+
+
+def add_redis_action(actions: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
+                     help: str, func: Command, with_json: bool = True) -> argparse.ArgumentParser:
     """An ACTION parser taking ``--redis URL`` (and ``--json``) that runs ``func``."""
     p = actions.add_parser(name, help=help)
     add_redis(p)
@@ -48,7 +59,7 @@ def add_redis_action(actions: argparse._SubParsersAction, name: str, help: str, 
     return p
 
 
-def open_store(args: argparse.Namespace) -> Any:  # a sueca.arena.store.Store
+def open_store(args: argparse.Namespace) -> Store:
     from sueca.arena.store import Store, StoreUnavailable
     try:
         return Store.from_url(redis_url(args))
@@ -71,7 +82,7 @@ def clean(x: Any) -> Any:
     return x
 
 
-def emit(args: argparse.Namespace, data: Any, show: Any) -> None:
+def emit(args: argparse.Namespace, data: _Data, show: Callable[[_Data], object]) -> None:
     """``data`` as JSON with ``--json`` (no inf/nan), else ``show(data)``."""
     if args.json:
         print(json.dumps(clean(data), indent=2))
@@ -79,7 +90,7 @@ def emit(args: argparse.Namespace, data: Any, show: Any) -> None:
         show(data)
 
 
-def console(stderr: bool = False):
+def console(stderr: bool = False) -> Console:
     """A rich console; piped output gets 120 columns so tables never wrap a bot's name."""
     from rich.console import Console
     out = Console(stderr=stderr, highlight=False)
@@ -94,7 +105,7 @@ _NAME_MIN = 8  # a bot's name folds onto more lines rather than shrink below thi
 
 
 def fitted_table(title: str, caption: str, columns: Sequence[Column],
-                 rows: Sequence[Sequence[str]], out: Any, name: int = 1) -> Any:
+                 rows: Sequence[Sequence[str]], out: Console, name: int = 1) -> Table:
     """A rich Table fitted to ``out``'s width: a number is never cut (rich cut an 80-column
     leaderboard's rank to nothing and ratings to ``1940 ± 3…``); column ``name`` (a bot's
     name) folds instead, and when even that is not enough the columns with a drop rank are

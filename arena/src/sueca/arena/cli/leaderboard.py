@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from sueca.arena.cli.common import Column, add_redis, console, emit, fitted_table, fmt, open_store
 
+if TYPE_CHECKING:
+    from rich.console import Console
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+    from sueca.arena.records import LeaderboardRow
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from sueca.arena.leaderboard import ORDERS
     p = sub.add_parser("leaderboard", help="the registered bots by rating of record (±95%%)")
     add_redis(p)
@@ -28,7 +33,7 @@ _COLUMNS: tuple[Column, ...] = (
     ("live\nOpenSkill\nμ ±2σ", 1), ("faults\nR/T/D", 3), ("p50\nms", 0))
 
 
-def print_leaderboard(rows: Sequence[Mapping[str, Any]], out: Any = None) -> None:
+def print_leaderboard(rows: Sequence[LeaderboardRow], out: Console | None = None) -> None:
     """The table, fitted to the console (:func:`~sueca.arena.cli.common.fitted_table`)."""
     from sueca.arena.ratings.fit import PROVISIONAL_GAMES
     out = out or console()
@@ -39,7 +44,7 @@ def print_leaderboard(rows: Sequence[Mapping[str, Any]], out: Any = None) -> Non
     out.print(fitted_table("Leaderboard", caption, _COLUMNS, [_cells(r) for r in rows], out))
 
 
-def _cells(r: Mapping[str, Any]) -> list[str]:
+def _cells(r: LeaderboardRow) -> list[str]:
     """One row's cells, in the order of ``_COLUMNS``."""
     faults = r.get("faults") or {}
     p50 = r.get("p50_ms")

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from sueca.arena.cli.common import Bounded, UserError, add_redis, console, open_store
+from sueca.arena.records import MatchRow
+
+if TYPE_CHECKING:
+    from sueca.arena.store import Store
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("matches", help="recent matches, or `matches show ID` for one replay")
     add_redis(p)
     p.add_argument("--tournament", metavar="ID", help="only this tournament's matches")
@@ -39,15 +44,17 @@ def cmd_matches(args: argparse.Namespace) -> int:
     rows = store.recent_matches(args.limit, tournament=args.tournament)
     if args.tournament is not None and not rows and store.tournament(args.tournament) is None:
         raise UserError(f"unknown tournament {args.tournament!r}")
-    out = []
+    out: list[MatchRow] = []
     for m in rows:
-        res = store.result_of(m["id"]) if m["status"] == "done" else None
+        # its result entry, or nothing yet (older entries may lack a key: .get)
+        res: Mapping[str, Any] = (store.result_of(m["id"]) if m["status"] == "done"
+                                  else None) or {}
         out.append({"id": m["id"], "status": m["status"], "seats": m["spec"].get("bots"),
                     "tournament": m.get("tournament", ""), "attempts": m["attempts"],
-                    "end": (res or {}).get("end"), "winner": (res or {}).get("winner"),
-                    "game_points": (res or {}).get("game_points"),
-                    "fault_bot": (res or {}).get("fault_bot"),
-                    "referee": (res or {}).get("referee") or m.get("referee"),
+                    "end": res.get("end"), "winner": res.get("winner"),
+                    "game_points": res.get("game_points"),
+                    "fault_bot": res.get("fault_bot"),
+                    "referee": res.get("referee") or m.get("referee"),
                     "error": m.get("error") or None})
     if args.json:
         print(json.dumps(out, indent=2))
@@ -67,7 +74,7 @@ def cmd_matches(args: argparse.Namespace) -> int:
     return 0
 
 
-def show_match(store: Any, mid: str, as_json: bool, replay_only: bool = False) -> int:
+def show_match(store: Store, mid: str, as_json: bool, replay_only: bool = False) -> int:
     """Print match ``mid`` of ``store`` trick by trick (``matches show ID``, ``replay show ID``).
 
     With ``as_json``: ``{"match", "result", "replay"}``, or only the replay record (``null``

@@ -8,11 +8,20 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NotRequired, ParamSpec, TypedDict, TypeVar
 
 from sueca.arena.cli.common import Bounded, UserError, add_port, add_redis, clean, open_store
 
+if TYPE_CHECKING:
+    from sueca.arena.store import Store
+    from sueca.arena.store.ratings import Archive
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("ratings", help="rebuild ratings from the results log, or export them")
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     rb = acts.add_parser("rebuild", help="recompute every rating from the results log")
@@ -55,7 +64,7 @@ def add_archive(p: argparse.ArgumentParser) -> None:
                         "another K or initial rating needs")
 
 
-def _trimmed(args: argparse.Namespace) -> object:
+def _trimmed(args: argparse.Namespace) -> Archive | None:
     """``rebuild``'s ``trimmed``: the archive's entries, read when the rebuild asks."""
     if args.archive is None:
         return None
@@ -63,11 +72,11 @@ def _trimmed(args: argparse.Namespace) -> object:
     return lambda: archived_results(args.archive)
 
 
-def _run(fn: object, *a: object, **kw: object) -> dict:
+def _run(fn: Callable[_P, _R], *a: _P.args, **kw: _P.kwargs) -> _R:
     """``fn(*a, **kw)`` with a bad archive or a trimmed log as a user error."""
     from sueca.arena.store.errors import RatingsError
     try:
-        return fn(*a, **kw)  # type: ignore[operator,no-any-return]
+        return fn(*a, **kw)
     except (RatingsError, ValueError, OSError) as err:
         raise UserError(str(err)) from None
 
@@ -94,15 +103,25 @@ def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
     return 1 if (args.check and not same) else 0
 
 
-def _settings(store: object) -> dict[str, object]:
+class RatingSettings(TypedDict):
+    """The rating settings as ``show-config`` prints them (and ``--json`` gives them)."""
+
+    elo_k: float
+    elo_initial: float
+    record_prior_sd: float
+    provisional_games: int
+    env_elo_k_ignored: NotRequired[float | None]  # SUECA_ELO_K, when it differs (show-config)
+
+
+def _settings(store: Store) -> RatingSettings:
     from sueca.arena.ratings.fit import PRIOR_SD, PROVISIONAL_GAMES
     from sueca.arena.store.ratings import load_config
-    elo_k, initial = load_config(store)  # type: ignore[arg-type]
+    elo_k, initial = load_config(store)
     return {"elo_k": elo_k, "elo_initial": initial, "record_prior_sd": PRIOR_SD,
             "provisional_games": PROVISIONAL_GAMES}
 
 
-def _print_settings(cfg: dict[str, object]) -> None:
+def _print_settings(cfg: RatingSettings) -> None:
     print(f"stored in Redis (change with `sueca-arena ratings set-config`, which rebuilds):\n"
           f"  live Elo K         {cfg['elo_k']:g}\n"
           f"  initial rating     {cfg['elo_initial']:g}   (live Elo's start, the rating of "

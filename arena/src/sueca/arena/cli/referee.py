@@ -14,7 +14,7 @@ onto ``--operator-host`` (default loopback), with the same TLS and token; the pu
 serves bots (and health, which both ports answer) only, and the address published in Redis
 for workers and schedulers is the operator one.
 
-Hostile bots: every per-bot limit (README "Threat model") has a flag, also read from
+Hostile bots: every per-bot limit (docs/protocol.md, "Threat model") has a flag, also read from
 ``SUECA_<FLAG>`` (``--out-bytes`` / ``SUECA_OUT_BYTES``); 0 disables it. ``SUECA_SEED_KEY``
 (or ``--seed-key-file``) keys the bots' seeds: set the same key on every referee so a match
 replays exactly, anywhere (``sueca-arena selfplay`` and ``play_local`` read it too).
@@ -30,11 +30,18 @@ import logging
 import os
 import signal
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sueca.arena.settings import current
 from sueca.sdk import logs
 from sueca.sdk.cli import Bounded
+
+if TYPE_CHECKING:
+    import grpc
+
+    from sueca.arena.store.bots import RegistryAuth
+    from sueca.referee.limits import Limits
+    from sueca.referee.server import Authenticator, Referee
 
 HEARTBEAT_SECONDS = 2.0
 MIN_SEED_KEY_CHARS = 16  # a short key could be found by trying keys and small seeds together
@@ -60,7 +67,7 @@ HEARTBEAT_TTL = 10  # seconds a replica's bot list outlives its last heartbeat
 log = logging.getLogger("sueca.referee")
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("referee", help="run a referee: bots connect to it, matches run on it",
                        description=__doc__)
     p.add_argument("--port", action=Bounded, kind=int, low=1, high=65535, default=50051,
@@ -119,7 +126,7 @@ def add_limit_flags(p: argparse.ArgumentParser) -> None:
                            help=f"{LIMIT_HELP[field.name]} (default {field.default})")
 
 
-def limits_from(args: argparse.Namespace) -> Any:
+def limits_from(args: argparse.Namespace) -> Limits:
     """The referee's :class:`~sueca.referee.limits.Limits` from the flags, else the settings
     (``SUECA_OUT_BYTES`` ..., checked at start-up), else the defaults."""
     from sueca.referee.limits import Limits
@@ -150,8 +157,8 @@ def seed_key_from(args: argparse.Namespace) -> bytes | None:
                             f"{MIN_SEED_KEY_CHARS} (e.g. `python -c 'import secrets; "
                             "print(secrets.token_urlsafe(32))'`)")
         return key.encode()
-    key = current().seed_key  # checked (16 characters at least) with every setting
-    return None if key is None else key.encode()
+    env_key = current().seed_key  # checked (16 characters at least) with every setting
+    return None if env_key is None else env_key.encode()
 
 
 def is_loopback(host: str) -> bool:
@@ -164,7 +171,7 @@ def is_loopback(host: str) -> bool:
         return False  # a name: it may resolve to anything
 
 
-def security(args: argparse.Namespace) -> tuple[Any, str | None]:
+def security(args: argparse.Namespace) -> tuple[grpc.ServerCredentials | None, str | None]:
     """Server credentials (None: plaintext) and the operator token (None: none required), from
     the flags and environment; a bad file is a UserError quoting its path, before anything
     starts."""
@@ -212,11 +219,12 @@ def run(args: argparse.Namespace) -> int:
     seed_key = seed_key_from(args)
     from sueca.arena.store.bots import RegistryAuth
     from sueca.referee.server import StaticAuth
-    auth: Any
+    auth: Authenticator
+    registry: RegistryAuth | None = None  # where this referee publishes its bots
     if redis_url:
         from sueca.arena.store import StoreUnavailable, connect
         try:
-            auth = RegistryAuth(connect(redis_url, timeout=5.0))
+            auth = registry = RegistryAuth(connect(redis_url, timeout=5.0))
         except StoreUnavailable as err:  # says what is wrong, the password masked
             raise UserError(str(err)) from None
     else:
@@ -233,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     host = socket.gethostname() if host in ("0.0.0.0", "::", "[::]") else host
     advertise = args.advertise or f"{host}:{port}"
     try:
-        asyncio.run(_serve(args, auth, advertise, redis_url is not None, credentials,
+        asyncio.run(_serve(args, auth, advertise, registry, credentials,
                            operator_token, limits, seed_key))
     except OSError as err:
         where = f"{args.host}:{args.port}" + (f" (operator {args.operator_host}:"
@@ -243,9 +251,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve(args: argparse.Namespace, auth: Any, advertise: str, publish: bool,
-                 credentials: Any = None, operator_token: str | None = None,
-                 limits: Any = None, seed_key: bytes | None = None) -> None:
+async def _serve(args: argparse.Namespace, auth: Authenticator, advertise: str,
+                 registry: RegistryAuth | None, credentials: grpc.ServerCredentials | None = None,
+                 operator_token: str | None = None, limits: Limits | None = None,
+                 seed_key: bytes | None = None) -> None:
+    """Serve until SIGTERM or SIGINT, then drain; with a ``registry`` (the bot tokens' Redis),
+    publish this replica and its bots' free capacity there meanwhile."""
     from sueca.referee import metrics
     from sueca.referee.server import start, tune_gc
 
@@ -284,19 +295,20 @@ async def _serve(args: argparse.Namespace, auth: Any, advertise: str, publish: b
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    beat = asyncio.create_task(_heartbeat(ref, auth, advertise)) if publish else None
+    beat = (asyncio.create_task(_heartbeat(ref, registry, advertise)) if registry is not None
+            else None)
     await stop.wait()
     log.info("shutting down (signal received)")
     for sig in (signal.SIGTERM, signal.SIGINT):  # a second signal stops at once
         loop.add_signal_handler(sig, lambda: os._exit(130))
     await ref.shutdown(args.drain_seconds)
-    if beat is not None:
+    if beat is not None and registry is not None:  # (both or neither)
         beat.cancel()
-        await asyncio.to_thread(_unpublish, auth, advertise)
+        await asyncio.to_thread(_unpublish, registry, advertise)
     log.info("referee stopped")
 
 
-async def _heartbeat(ref: Any, auth: Any, advertise: str) -> None:
+async def _heartbeat(ref: Referee, auth: RegistryAuth, advertise: str) -> None:
     """Publish this replica and its bots' free capacity (keys in sueca.arena.keys) for schedulers."""
     while True:
         try:
@@ -307,12 +319,12 @@ async def _heartbeat(ref: Any, auth: Any, advertise: str) -> None:
         await asyncio.sleep(HEARTBEAT_SECONDS)
 
 
-def _publish(auth: Any, advertise: str, free: dict[str, int]) -> None:
+def _publish(auth: RegistryAuth, advertise: str, free: dict[str, int]) -> None:
     from sueca.arena.store.referees import RefereeStore
     RefereeStore(auth.client, auth.registry.keys).publish_referee(advertise, free, HEARTBEAT_TTL)
 
 
-def _unpublish(auth: Any, advertise: str) -> None:
+def _unpublish(auth: RegistryAuth, advertise: str) -> None:
     from sueca.arena.store.referees import RefereeStore
     try:
         RefereeStore(auth.client, auth.registry.keys).withdraw_referee(advertise)

@@ -10,7 +10,7 @@ from typing import Any
 from sueca.arena.cli.common import Bounded, UserError, add_redis, console, emit, open_store
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("retention", help="archive old matches and trim the results log "
                                          "(keeps Redis bounded)")
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)

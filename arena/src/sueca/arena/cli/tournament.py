@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sueca.arena.cli.common import (
     Bounded,
@@ -21,8 +20,13 @@ from sueca.arena.cli.common import (
     redis_url,
 )
 
+if TYPE_CHECKING:
+    from rich.console import Console
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+    from sueca.arena.tournaments import TournamentReport
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("tournament", help="run a round-robin tournament through the workers")
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     run = acts.add_parser("run", help="schedule what is missing, show progress, print the table")
@@ -59,7 +63,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 
-def print_table(report: Mapping[str, Any], out: Any = None) -> None:
+def print_table(report: TournamentReport, out: Console | None = None) -> None:
     """The standings, fitted to the console like the leaderboard (a number never cut; the
     least needed columns left out when too narrow, live Elo first)."""
     out = out or console()
@@ -133,12 +137,12 @@ def cmd_tournament_show(args: argparse.Namespace) -> int:
 
 def cmd_tournament_list(args: argparse.Namespace) -> int:
     store = open_store(args)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for tid in store.tournament_ids(50):
-        t = store.tournament(tid) or {}
+        t = store.tournament(tid)
         p = store.progress(tid)
-        rows.append({"id": tid, "bots": t.get("spec", {}).get("bots"),
-                     "status": t.get("status"), **p})
+        rows.append({"id": tid, "bots": t.get("spec", {}).get("bots") if t else None,
+                     "status": t.get("status") if t else None, **p})
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

@@ -17,9 +17,12 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncGenerator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
+
+if TYPE_CHECKING:
+    from sueca.v1 import sueca_pb2 as pb
 
 MAX_STREAMS = 32
 
@@ -40,7 +43,8 @@ class Slots:
         self.open = 0
 
 
-async def _first(call: Any) -> Any:
+async def _first(call: grpc.aio.UnaryStreamCall[pb.WatchRequest, pb.MatchEvent],
+                 ) -> pb.MatchEvent | None:
     async for event in call:
         return event
     return None
@@ -52,9 +56,6 @@ async def open_watch(slots: Slots, addresses: Sequence[str],
     :class:`NotLive` before yielding anything when no replica runs it."""
     from sueca.codec import event_to_dict
     from sueca.referee import control
-    from sueca.referee.security import operator_metadata
-    from sueca.v1 import sueca_pb2 as pb
-    from sueca.v1 import sueca_pb2_grpc as pb_grpc
 
     if slots.open >= slots.limit:
         raise TooMany(f"{slots.limit} spectators are watching already; try again shortly")
@@ -63,8 +64,7 @@ async def open_watch(slots: Slots, addresses: Sequence[str],
         for address in addresses:
             channel = control.aio_channel(address)
             try:
-                call = pb_grpc.MatchServiceStub(channel).Watch(
-                    pb.WatchRequest(match_id=match_id), metadata=operator_metadata())
+                call = control.watch_async(channel, match_id)
                 try:
                     first = await asyncio.wait_for(_first(call), 5.0)
                 except (grpc.aio.AioRpcError, TimeoutError):
