@@ -178,7 +178,7 @@ def test_ctrl_c_during_start_up_stops_at_once(tmp_path):
             time.sleep(0.02)
         tree = _descendants(proc.pid)
         os.killpg(proc.pid, signal.SIGINT)
-        # generous: a couple of seconds is expected, and 20-30 s was the bug
+        # generous: a couple of seconds is expected; 15 s means the stop is stuck
         _, err = proc.communicate(timeout=15)
     finally:
         if proc.poll() is None:

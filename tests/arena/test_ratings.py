@@ -53,7 +53,7 @@ def test_fault_is_a_loss_and_aborted_or_unrated_are_skipped():
 @pytest.mark.parametrize("w1, gp1, w2, gp2, expected", [
     (0, [4, 0], 1, [0, 4], 1.0),       # A won both halves
     (0, [4, 3], 0, [4, 0], 0.5),       # 1-1 in matches is a draw, whatever the game points
-    (0, [4, 0], 0, [4, 2], 0.5),       # (they used to decide it: a pair then implied about
+    (0, [4, 0], 0, [4, 2], 0.5),       # (letting them decide would make a pair imply about
     (0, [4, 2], 0, [4, 2], 0.5),       # twice the Elo gap of single matches)
     (1, [1, 4], 0, [4, 1], 0.0),       # B won both
 ])
@@ -212,9 +212,9 @@ def test_config_half_written_by_another_process_is_completed_not_a_key_error(sto
 
 def test_a_rebuild_finishes_while_results_keep_coming(store):
     """A league that never stops recording (a ladder): the rebuild folds the log, then only
-    what came meanwhile, and compares with the live ratings at their own position. It used to
-    start over whenever the live ratings moved, so on a busy arena it never finished, and
-    --check compared against a log that had moved on (a false 'inf')."""
+    what came meanwhile, and compares with the live ratings at their own position. Starting over
+    whenever the live ratings move would never finish on a busy arena, and --check would
+    compare against a log that had moved on (a false 'inf')."""
     first = _random_results(150, seed=5)
     for r in first:
         store.create_match(r["match_id"], {})

@@ -131,7 +131,7 @@ def test_duplicate_pairs_and_single_matches_imply_the_same_gap():
         a = res(f"p{i}a", ("H", "S", "H", "S"), first.winner, pair=f"P{i}")
         b = res(f"p{i}b", ("S", "H", "S", "H"), second.winner, pair=f"P{i}")
         pairs += [a, b]
-        # the old pair score: more matches won, else more total game points
+        # a pair scored by matches won, else by total game points
         wins = (first.winner == 0) + (second.winner == 1)
         gp = (first.game_points[0] + second.game_points[1]
               - first.game_points[1] - second.game_points[0])
@@ -148,7 +148,7 @@ def test_duplicate_pairs_and_single_matches_imply_the_same_gap():
     old_gap = ELO * math.log(share / (1 - share))
     assert single_gap > 100                                  # a real difference to measure
     assert abs(pair_gap - single_gap) < 50, (single_gap, pair_gap)
-    assert old_gap - single_gap > 100, (single_gap, old_gap)  # the old scoring: another scale
+    assert old_gap - single_gap > 100, (single_gap, old_gap)  # scored so, another scale
     # and the live fold rates a pair 1-1 as a draw, on the same scale
     live = Ratings().apply_all(pairs)
     assert live.pending == {} and live.bots["H"].games == 600
@@ -206,7 +206,7 @@ def test_bad_settings_are_refused_with_the_value():
 
 
 def test_ratings_written_before_the_rating_of_record_are_rebuilt_once(store):
-    """An arena upgraded in place: live ratings folded by the old code (no record counts, pairs
+    """An arena upgraded in place: live ratings folded without record counts (pairs
     scored by game points) are folded again from the log on the first catch-up."""
     from sueca.arena.store.ratings import FORMAT, load
     results = _league(12)
@@ -215,7 +215,7 @@ def test_ratings_written_before_the_rating_of_record_are_rebuilt_once(store):
         store.record_result(r["match_id"], r)
     catch_up(store)
     k = store.keys
-    store.r.delete(k.ratings_matchups())                   # what the old code left behind
+    store.r.delete(k.ratings_matchups())                   # what such an arena holds
     store.r.hdel(k.ratings_config(), "format")
     store.r.hset(k.ratings("elo"), "A", "9999.0")
     assert catch_up(store) == 0

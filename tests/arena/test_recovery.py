@@ -196,7 +196,8 @@ def test_tournament_run_says_when_no_worker_answers(league, tmp_path):
 
 @pytest.mark.slow
 def test_a_tournament_with_a_bot_not_connected_says_which_at_once(referee_arena):
-    """Issue 10 item 7: not "no progress for 15 s: is a worker running?" after 107 s."""
+    """Says which bot is not connected at once, not "no progress for 15 s: is a worker
+    running?" after 107 s."""
     from arenakit import cli
     env = referee_arena.cli_env
     cli("bots", "add", "ghost", env=env)
@@ -223,10 +224,10 @@ def test_no_celery_setting_drops_a_message_on_a_broker_loss():
 
 @pytest.mark.slow
 def test_a_redis_crash_under_a_running_match_loses_nothing_without_any_reaper(tmp_path):
-    """Issue 9 item 6: Redis SIGKILLed and restarted from its append-only file while a worker
+    """Redis SIGKILLed and restarted from its append-only file while a worker
     plays; nothing runs that could re-queue (no scheduler, no waiting tournament run). The
     attempt under way goes on and records its result once — it is not cancelled and
-    acknowledged as revoked, which left the match `running` for ever."""
+    acknowledged as revoked, which would leave the match `running` for ever."""
     from arenakit import Worker, arena_env, cli
 
     from sueca.arena.keys import Keys

@@ -409,7 +409,7 @@ def test_totals_of_entries_older_than_their_stats_survive_retention(store, tmp_p
     the same moves and renúncias (it forgot the replays first, and the checkpoint counted
     those matches without their moves)."""
     results = synthetic_results(40, bots=4, seed=5)
-    assert not any("stats" in r for r in results)          # the old format, counted by replay
+    assert not any("stats" in r for r in results)          # entries without stats, counted by replay
     _record(store, results, replay_templates(3))
     catch_up(store)
     bots = sorted({b for r in results for b in r["seats"]})

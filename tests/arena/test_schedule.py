@@ -102,7 +102,7 @@ def test_a_newcomer_is_capped_not_starved_nor_taking_over():
     for established in (3, 5):
         shares = newcomer_share(established, random.Random(established), before=200)
         assert 0.2 <= shares["newcomer"] <= NEWCOMER_SHARE <= 0.4, shares
-    # the old rule (fewest games first) gave it 100% of the next 100 matches
+    # fewest-games-first would give it 100% of the next 100 matches
 
 
 def test_two_ladder_schedulers_never_exceed_the_target(store):

@@ -1,7 +1,7 @@
 """``sueca-arena bench grpc-pingpong`` and ``bench referee``: real processes, tiny numbers.
 
 The checks are about the contract (the last line is one JSON object with the documented keys,
-everything is torn down), never about speed: this machine is shared.
+everything is torn down), never about speed: the machine may be shared.
 """
 
 from __future__ import annotations

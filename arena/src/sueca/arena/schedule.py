@@ -142,8 +142,9 @@ def pick_pairs(free: Mapping[str, int], fit: Fit | None, n: int,
        settled plays less (about a third as often), since its games teach little.
     2. *Not taking over*: a provisional bot already in :data:`NEWCOMER_SHARE` of the last
        :data:`RECENT` matches, or of the last 10, is left out (as either side) while two other
-       bots can play. Before this, a new bot played every match until it had caught up in games
-       with the others (100% of the next 100 matches, ~178 in a row, in a simulated league).
+       bots can play. Without it, a new bot would play every match until it had caught up in
+       games with the others (100% of the next 100 matches, ~178 in a row, in a simulated
+       league).
     3. *Against whom*: drawn at random, in proportion to :data:`EXPLORE` + the probability that
        the fit has the two in the wrong order (normal approximation, both ratings'
        uncertainty), divided by 1 + (the times the pair met in ``recent``) / :data:`REPEAT`.

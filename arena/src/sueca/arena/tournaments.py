@@ -180,9 +180,9 @@ def wait_for(store: Store, tid: str, timeout: float | None = None, quiet: bool =
     Woken by the results log (:class:`ResultsFeed`): a recorded match moves the bar at once,
     with no polling in between, and the last one ends the wait within a round trip. Every
     ``look_every`` seconds it reads every match's status as well (one pipeline), for what
-    writes no result: a match that failed, one re-queued. Polling all statuses every 50 ms,
-    as it did, cost the tournament benchmark's caller 4–5 ms of CPU per match and Redis
-    ~180 reads per match, on the same cores as the matches.
+    writes no result: a match that failed, one re-queued. Polling all statuses every 50 ms
+    would cost the tournament benchmark's caller 4–5 ms of CPU per match and Redis ~180 reads
+    per match, on the same cores as the matches.
 
     While it waits it looks after the matches (:class:`sueca.arena.recovery.Reaper`): one
     whose task vanished — its worker killed, its message lost — is re-queued within seconds.

@@ -61,9 +61,9 @@ MAX_SESSIONS = 5000
 
 
 #: Simulated sessions per simulator process by default. On 2 cores shared with the referee a
-#: simulator waits for a CPU now and then, and its sessions' answers wait with it; 4 processes
-#: of 250 sessions gave a 1,000-session p99 of 39.5-78.1 ms (3 runs of 5 under 50), 2 of 500
-#: gave 55.6-59.4 ms (docs/benchmarks.md, "referee --sessions").
+#: simulator waits for a CPU now and then, and its sessions' answers wait with it: with 1,000
+#: sessions, 4 processes of 250 give a p99 of about 40-80 ms, 2 of 500 about 56-60 ms
+#: (docs/benchmarks.md, "referee --sessions").
 SESSIONS_PER_SIMULATOR = 250
 
 
