@@ -11,9 +11,11 @@ import json
 import re
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from arenakit import ROOT, SUECA_ARENA
+from waiting import wait_for
 
 from sueca.arena.recovery import Reaper
 from sueca.arena.store import LeaseHeld
@@ -34,7 +36,8 @@ def test_a_lease_keeps_a_second_attempt_out_until_it_lapses(store):
     assert store.match(mid)["attempts"] == 1                    # the refusal counted nothing
     assert store.renew_lease(mid, "hostA/1/t1", 0.5)            # the owner's heartbeat
     assert not store.renew_lease(mid, "hostB/2/t1")             # nobody else's
-    time.sleep(0.7)                                              # the owner died: it lapses
+    wait_for(lambda: not store.r.exists(store.keys.lease(mid)), 10,  # the owner died
+             "hostA's 0.5 s lease to lapse")
     assert store.start_attempt(mid, owner="hostB/2/t1")[0] == 2
     assert not store.release_lease(mid, "hostA/1/t1")           # only the owner ends it
     store.record_result(mid, {"match_id": mid, "end": "normal"})
@@ -49,11 +52,13 @@ def test_the_reaper_requeues_a_match_whose_owner_died_and_only_after_confirming(
     store.start_attempt(mid, owner="dead/1/t", lease=0.2)
     sent: list[list[str]] = []
     reaper = Reaper(store, sent.append, confirm=0.5)
-    time.sleep(0.3)
+    wait_for(lambda: not store.r.exists(store.keys.lease(mid)), 10, "the dead owner's lease to lapse")
+    first_seen = time.monotonic()
     first = reaper.sweep()
     assert first.stale == [mid] and sent == []                   # seen once: not yet
-    time.sleep(0.6)
-    second = reaper.sweep()
+    second = wait_for(lambda: (s := reaper.sweep()).requeued and s, 10,
+                      "the reaper to re-queue the lost match")
+    assert time.monotonic() - first_seen >= 0.5                  # not before it confirmed
     assert second.requeued == [mid] and sent == [[mid]]
     m = store.match(mid)
     assert m["status"] == "queued" and m["attempts"] == 1        # attempts kept: the limit holds
@@ -121,7 +126,7 @@ def test_a_redelivered_task_records_once_and_a_lapsed_lease_is_played_again(stor
     with pytest.raises(LeaseHeld):
         play_and_record(store, mid, mode="local", owner="host/2/t2")
     assert store.match(mid)["attempts"] == 1
-    time.sleep(0.5)                                              # the lease lapses
+    wait_for(lambda: not store.r.exists(store.keys.lease(mid)), 10, "the dead owner's lease to lapse")
     out = play_and_record(store, mid, mode="local", owner="host/2/t2")
     assert (out["status"], out["attempt"]) == ("recorded", 2)
     assert not store.r.exists(store.keys.lease(mid))             # ended by the record
@@ -144,23 +149,24 @@ def test_a_worker_killed_mid_match_is_replaced_within_30s(league, start_worker, 
                             "--id", "tt-reap", "--json"], env=env, cwd=ROOT,
                            stdout=subprocess.PIPE, stderr=log, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert time.monotonic() < deadline and run.poll() is None, open(log.name).read()
+        def running() -> dict | None:
+            assert run.poll() is None, "tournament run exited"
             mids = store.tournament_matches("tt-reap")
             m = store.match(mids[0]) if mids else None
-            if m and m["status"] == "running":
-                break
-            time.sleep(0.05)
-        (mid,) = mids
+            return m if m and m["status"] == "running" else None
+
+        m = wait_for(running, 60, "the tournament's match to be running",
+                     detail=lambda: open(log.name).read())
+        (mid,) = store.tournament_matches("tt-reap")
         pid = int(m["owner"].split("/")[1])                      # the pool process playing it
         (victim,) = [w for w in workers if pid in w.children()]
+        # a sleep on purpose: the kill should land a few moves into the match, not on the
+        # attempt's first line
         time.sleep(0.5)
         victim.kill()
         killed = time.monotonic()
-        while store.match(mid)["attempts"] < 2:
-            assert time.monotonic() - killed < 60, open(log.name).read()
-            time.sleep(0.1)
+        wait_for(lambda: store.match(mid)["attempts"] >= 2, 60,
+                 "a second attempt after the kill", detail=lambda: open(log.name).read())
         delay = time.monotonic() - killed
         print(f"re-run started {delay:.1f} s after the kill")
         assert delay <= 30
@@ -250,19 +256,20 @@ def test_a_redis_crash_under_a_running_match_loses_nothing_without_any_reaper(tm
             "--timeout", "1", env=env, check=2)
         store = Store(connect(server.url), Keys(prefix))
         (mid,) = store.tournament_matches("crash-t")
-        deadline = time.monotonic() + 30
-        while store.match(mid)["status"] != "running":
-            assert time.monotonic() < deadline, worker.text()
-            time.sleep(0.05)
-        time.sleep(2.0)                        # mid-match, and the file has caught up
+        wait_for(lambda: store.match(mid)["status"] == "running", 30, "the match to be running",
+                 detail=worker.text)
+        # mid-match, once the append-only file holds the attempt (its lease): a SIGKILL loses
+        # only what Redis had not yet written there
+        lease = store.keys.lease(mid).encode()
+        wait_for(lambda: any(lease in f.read_bytes() for f in Path(server.dir).glob("appendonly*")
+                             if f.is_file()),
+                 30, "the attempt's lease in the append-only file")
         server.kill()
-        time.sleep(2.0)
+        time.sleep(2.0)  # a sleep on purpose: Redis stays away a while under the running match
         server.start(timeout=30)
         store = Store(connect(server.url), Keys(prefix))
-        deadline = time.monotonic() + 90
-        while store.match(mid)["status"] != "done":
-            assert time.monotonic() < deadline, (store.match(mid), worker.text())
-            time.sleep(0.2)
+        wait_for(lambda: store.match(mid)["status"] == "done", 90, "the match to be recorded",
+                 detail=lambda: f"{store.match(mid)}\n{worker.text()}")
         assert store.match(mid)["attempts"] == 1            # the same attempt, not a replay
         assert len([r for _, r in store.results() if r["match_id"] == mid]) == 1
     finally:
@@ -297,11 +304,9 @@ def test_the_ladder_scheduler_requeues_a_lost_match_of_any_tournament(tmp_path):
                                  "--target", "1", "--interval", "0.2"], env=env, cwd=ROOT,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            deadline = time.monotonic() + 30
-            while store.match(mid)["status"] != "queued":
-                assert time.monotonic() < deadline and proc.poll() is None, \
-                    open(log.name).read()[-3000:]
-                time.sleep(0.1)
+            wait_for(lambda: store.match(mid)["status"] == "queued", 30,
+                     "the scheduler to re-queue the orphan",
+                     detail=lambda: f"exit {proc.poll()}\n{open(log.name).read()[-3000:]}")
             assert mid in store.broker_messages(["sueca.matches"])[0]   # and its task is sent
             assert store.match(mid)["error"].startswith("re-queued")
         finally:

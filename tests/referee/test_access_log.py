@@ -15,7 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
-from netkit import RawBot, RefereeProc
+from netkit import RawBot, RefereeProc, wait_for
 
 from sueca.v1 import sueca_pb2 as pb
 from sueca.v1 import sueca_pb2_grpc as pb_grpc
@@ -70,7 +70,10 @@ def test_refusals_are_json_records_with_reason_peer_and_bot(json_referee: Refere
     hello_refused(ref.address, evil, "evil.x")
     with grpc.insecure_channel(ref.address) as ch, pytest.raises(grpc.RpcError):
         pb_grpc.MatchServiceStub(ch).ListBots(pb.ListBotsRequest(), timeout=5)
-    time.sleep(0.5)  # written by another process
+    # written by another process: wait for the four records
+    wait_for(lambda: all(refusals(ref, why) for why in ("wrong_token", "unknown_bot", "bad_name",
+                                                         "operator_token")),
+             20, "the refusal records in the referee's log", detail=lambda: ref.logs()[-3000:])
     wrong = refusals(ref, "wrong_token") + refusals(ref, "unknown_bot")
     assert [r["bot"] for r in wrong] == ["mallory", "nobody"], wrong
     for r in wrong:
@@ -102,7 +105,9 @@ def test_refusals_are_json_records_with_reason_peer_and_bot(json_referee: Refere
             codes.add(err.value.code())
         silent.set()
     assert codes == {grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.RESOURCE_EXHAUSTED}
-    time.sleep(0.5)
+    wait_for(lambda: refusals(ref, "no_hello") and refusals(ref, "streams_per_connection"),
+             20, "the no_hello and streams_per_connection records",
+             detail=lambda: ref.logs()[-3000:])
     (late,) = refusals(ref, "no_hello")
     (limit,) = refusals(ref, "streams_per_connection")
     assert late["peer"] == limit["peer"] and "bot" not in late
@@ -142,7 +147,7 @@ def test_a_flood_of_1000_refusals_stays_a_few_lines_and_every_one_is_counted(
         channel.close()
     took = time.monotonic() - t0
     assert codes == ["UNAUTHENTICATED"] * 1000, {c: codes.count(c) for c in set(codes)}
-    time.sleep(0.3)
+    wait_for(lambda: refusals(ref, "bad_token"), 20, "the flood's first bad_token record")
     during = refusals(ref, "bad_token")
     assert 1 <= len(during) <= 1 + took / 10 + 1, (len(during), took)
     assert ref.stop() == 0

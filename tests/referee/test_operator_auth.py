@@ -235,13 +235,17 @@ def test_refusals_are_logged_once_per_window_not_once_each(guarded: ConfiguredRe
         for _ in range(30):
             with pytest.raises(grpc.RpcError):
                 stub.ListBots(pb.ListBotsRequest(), timeout=5)
-    time.sleep(0.5)  # the referee's log is written by another process
-    assert guarded.logs().count("refused a MatchService call") - before <= 1
-    # the next window's first refusal reports how many went unlogged
+    # a sleep on purpose: the log (written by another process) gains no second line meanwhile
+    time.sleep(0.5)
+    logged = guarded.logs().count("refused a MatchService call")
+    assert logged - before <= 1
+    # the next window's first refusal reports how many went unlogged (a sleep on purpose: the
+    # window's passing is under test)
     time.sleep(REFUSED_LOG_SECONDS)
     with grpc.insecure_channel(guarded.address) as ch, pytest.raises(grpc.RpcError):
         pb_grpc.MatchServiceStub(ch).ListBots(pb.ListBotsRequest(), timeout=5)
-    time.sleep(0.5)
+    wait_for(lambda: guarded.logs().count("refused a MatchService call") > logged, 20,
+             "the next window's refusal line")
     last = [line for line in guarded.logs().splitlines()
             if "refused a MatchService call" in line][-1]
     quiet = int(last.split("(")[-1].split()[0])
@@ -293,7 +297,7 @@ def test_wrong_operator_tokens_are_budgeted_per_address(redis_url: str, tmp_path
             if time.monotonic() - began < 1.5:  # else the budget refilled meanwhile
                 assert codes == [grpc.StatusCode.UNAUTHENTICATED] * 2 + [
                     grpc.StatusCode.RESOURCE_EXHAUSTED] * 2, codes
-            time.sleep(2.2)  # one token's worth refilled
+            time.sleep(2.2)  # one token's worth refilled: a sleep on purpose, the refill is tested
             assert call(TOKEN) is grpc.StatusCode.OK
     finally:
         ref.stop()
