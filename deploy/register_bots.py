@@ -10,24 +10,21 @@ token file (the volume was lost) gets a fresh token, because tokens are only sto
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
+
+from sueca.arena.settings import current
+from sueca.arena.store import Store
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--redis", default=os.environ.get("SUECA_REDIS_URL",
-                                                          "redis://redis:6379/0"))
+    parser.add_argument("--redis", default=current().redis_url or "redis://redis:6379/0")
     parser.add_argument("--dir", default="/tokens", type=Path)
     parser.add_argument("names", nargs="+")
     args = parser.parse_args(argv)
 
-    import redis
-
-    from sueca.arena.bots import BotRegistry
-
-    registry = BotRegistry(redis.Redis.from_url(args.redis))
+    registry = Store.from_url(args.redis).bots
     args.dir.mkdir(parents=True, exist_ok=True)
     for name in args.names:
         path = args.dir / name
@@ -35,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: token already in {path}")
             continue
         if registry.exists(name):
-            registry.remove(name)  # its token is lost with the volume: issue a new one
+            registry.remove(name)  # its token was lost with the volume: issue a new one
         token = registry.add(name)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(token + "\n")
