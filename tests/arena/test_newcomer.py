@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 from arenakit import ROOT, SUECA_ARENA, children, cli
 
+from sueca.arena.processes import Child
 from sueca.arena.redisproc import free_port
 
 
@@ -48,13 +50,16 @@ def _one_line_error(out: subprocess.CompletedProcess[str], start: str) -> None:
 # -- Redis for the newcomer ---------------------------------------------------------------------
 
 class _RedisCommand:
+    """``sueca-arena redis`` in its own session, its two output streams on pipes: the test
+    reads the ``export`` line while it runs and what it says when it stops."""
+
     def __init__(self, *args: str, tmp: Path | None = None) -> None:
         env = _clean_env(**({"TMPDIR": str(tmp)} if tmp else {}))
-        self.proc = subprocess.Popen([SUECA_ARENA, "redis", *args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=env,
-                                     cwd=ROOT, start_new_session=True)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
+        self.child = Child("sueca-arena redis", [SUECA_ARENA, "redis", *args], env, cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.proc = self.child.popen
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        line = self.proc.stdout.readline().decode()
         found = re.fullmatch(r"export SUECA_REDIS_URL=(redis://127\.0\.0\.1:\d+/0)\n", line)
         assert found, (line, self.proc.stderr.read() if self.proc.poll() is not None else "")
         self.url = found.group(1)
@@ -69,12 +74,10 @@ class _RedisCommand:
         while any(Path(f"/proc/{p}").exists() for p in tree) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not any(Path(f"/proc/{p}").exists() for p in tree)
-        return self.proc.returncode, err
+        return self.proc.returncode, err.decode(errors="replace")
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        self.child.kill()
 
 
 def test_sueca_arena_redis_runs_the_installed_redis_for_the_whole_loop(tmp_path: Path) -> None:
@@ -169,21 +172,32 @@ def test_every_flag_has_help(command: list[str]) -> None:
 
 # -- the scheduler's log ------------------------------------------------------------------------
 
+def _queued(port: int) -> float:
+    """The scheduler's count of queued ladder matches (0 while it does not answer yet)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
+            text = reply.read().decode()
+    except OSError:
+        return 0
+    found = re.search(r"^sueca_scheduler_matches_queued_total (\S+)$", text, re.M)
+    return float(found.group(1)) if found else 0
+
+
 @pytest.mark.slow
-def test_a_busy_scheduler_writes_a_summary_not_a_line_per_tick(league, module_worker) -> None:
+def test_a_busy_scheduler_writes_a_summary_not_a_line_per_tick(league, module_worker,
+                                                                tmp_path: Path) -> None:
     """Matches of the local-runner worker end in milliseconds, so the ladder queues new ones
     at almost every tick; the log gets the first ones by name and a total at the end."""
-    proc = subprocess.Popen([SUECA_ARENA, "scheduler", "--bots", "random,heuristic",
-                             "--target", "2", "--interval", "0.05"], env=league.env(),
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        time.sleep(6)
-        proc.send_signal(signal.SIGINT)  # stops it like SIGTERM: with the total
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err[-2000:]
+    port = free_port()
+    with Child("scheduler", [SUECA_ARENA, "scheduler", "--bots", "random,heuristic",
+                             "--target", "2", "--interval", "0.05", "--metrics-port", str(port)],
+               league.env(), tmp_path / "scheduler.log", cwd=ROOT) as scheduler:
+        # busy: many ticks have queued something
+        scheduler.wait_ready(lambda: _queued(port) >= 6, 60, "six ladder matches queued")
+        scheduler.send(signal.SIGINT)  # stops it like SIGTERM: with the total
+        scheduler.finish(time.monotonic() + 30)
+    err = scheduler.text()
+    assert scheduler.returncode == 0, err[-2000:]
     total = re.search(r"ladder stopped: (\d+) match\(es\) queued since start", err)
     assert total, err[-2000:]
     assert int(total.group(1)) >= 6, err[-2000:]   # it was busy: many ticks queued something

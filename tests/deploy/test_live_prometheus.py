@@ -12,16 +12,19 @@ that the jobs, names and labels the code really serves are the ones the rules se
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_deploy_files import DEPLOY, needs_yaml
+from waiting import wait_for
+
+from sueca.arena.processes import Supervisor
 
 pytestmark = pytest.mark.slow
 
@@ -45,17 +48,13 @@ def query(port: int, expr: str) -> list[dict[str, Any]]:
     return api(port, "query", query=expr)["result"]
 
 
-def wait(what: str, cond: Any, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            got = cond()
-        except OSError:
-            got = None
-        if got:
-            return got
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.5)
+def wait(what: str, cond: Any, timeout: float, watch: Sequence[Supervisor] = ()) -> None:
+    """Poll ``cond`` until it holds; a timeout quotes the log's end of every child of
+    ``watch`` that has exited (the likely reason)."""
+    def exited() -> str:
+        return "\n".join(f"{c.name} exited with code {c.returncode}:\n{c.tail(10)}"
+                         for group in watch for c in group if not c.alive())
+    wait_for(cond, timeout, what, interval=0.5, detail=exited)
 
 
 def active_alerts(port: int) -> dict[str, str]:
@@ -69,19 +68,18 @@ def test_alerts_on_a_running_arena_scraped_by_prometheus(tmp_path: Path, prometh
 
     arena = LocalArena(bots={"random": "random", "reckless": "reckless"}, capacity=4,
                        metrics=True, log_dir=tmp_path)
-    procs: list[subprocess.Popen[bytes]] = []
+    extra = Supervisor(tmp_path)  # the exporter, the scheduler and Prometheus
     try:
         arena.start(timeout=90)
         bin_dir = Path(sys.executable).parent
         ports = {"referee": arena.ports["referee_metrics"], "worker": arena.ports["worker0_metrics"],
                  "exporter": free_port(), "scheduler": free_port()}
-        for argv in ([str(bin_dir / "sueca-arena"), "ratings", "exporter", "--metrics-port",
-                      str(ports["exporter"]), "--addr", "127.0.0.1"],
-                     [str(bin_dir / "sueca-arena"), "scheduler", "--target", "2", "--interval",
-                      "0.5", "--referee", arena.referee, "--metrics-port", str(ports["scheduler"])]):
-            log = open(tmp_path / f"{argv[1]}.log", "wb")
-            procs.append(subprocess.Popen(argv, env=arena.env(), stdout=log,
-                                          stderr=subprocess.STDOUT))
+        extra.start("exporter", [str(bin_dir / "sueca-arena"), "ratings", "exporter",
+                                 "--metrics-port", str(ports["exporter"]), "--addr", "127.0.0.1"],
+                    env=arena.env())
+        extra.start("scheduler", [str(bin_dir / "sueca-arena"), "scheduler", "--target", "2",
+                                  "--interval", "0.5", "--referee", arena.referee,
+                                  "--metrics-port", str(ports["scheduler"])], env=arena.env())
 
         web = free_port()
         config = {"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
@@ -89,18 +87,18 @@ def test_alerts_on_a_running_arena_scraped_by_prometheus(tmp_path: Path, prometh
                   "scrape_configs": [{"job_name": job, "static_configs": [
                       {"targets": [f"127.0.0.1:{port}"]}]} for job, port in ports.items()]}
         (tmp_path / "prometheus.yml").write_text(json.dumps(config))  # JSON is YAML
-        log = open(tmp_path / "prometheus.log", "wb")
-        procs.append(subprocess.Popen([prometheus, f"--config.file={tmp_path / 'prometheus.yml'}",
-                                       f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                                       f"--web.listen-address=127.0.0.1:{web}"],
-                                      stdout=log, stderr=subprocess.STDOUT))
+        extra.start("prometheus", [prometheus, f"--config.file={tmp_path / 'prometheus.yml'}",
+                                   f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                                   f"--web.listen-address=127.0.0.1:{web}"])
+        everything = (extra, arena.procs)
 
         wait("every job scraped and up", lambda: {r["metric"]["job"] for r in query(web, "up == 1")}
-             == set(ports), 60)
+             == set(ports), 60, everything)
         # the ladder plays: results recorded, and the reckless bot commits renúncias
-        wait("a recorded result", lambda: query(web, "sum(sueca_worker_matches_recorded_total) > 0"))
+        wait("a recorded result", lambda: query(web, "sum(sueca_worker_matches_recorded_total) > 0"),
+             60, everything)
         wait("a renúncia", lambda: query(
-            web, 'sum(sueca_referee_faults_total{kind="renuncia", class="game"}) > 0'), 90)
+            web, 'sum(sueca_referee_faults_total{kind="renuncia", class="game"}) > 0'), 90, everything)
         time.sleep(5)  # a few evaluations with everything up
 
         rules = [r for g in api(web, "rules")["groups"] for r in g["rules"]]
@@ -116,16 +114,10 @@ def test_alerts_on_a_running_arena_scraped_by_prometheus(tmp_path: Path, prometh
 
         # the worker goes away: SuecaNoWorker goes pending (it fires after its 5 minutes)
         next(p for p in arena.procs if p.name.startswith("worker")).stop()
-        wait("SuecaNoWorker pending", lambda: active_alerts(web).get("SuecaNoWorker"), 30)
+        wait("SuecaNoWorker pending", lambda: active_alerts(web).get("SuecaNoWorker"), 30, [extra])
         # and the queue depth is still known, from the exporter and the scheduler
         assert {r["metric"]["job"] for r in query(web, "sueca_worker_queue_depth")} \
             >= {"exporter", "scheduler"}
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        extra.stop()
         arena.stop()

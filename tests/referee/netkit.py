@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from waiting import wait_for  # re-exported: the network tests import it from here
+from waiting import wait_for  # noqa: F401  (the network tests import it from here)
 
+from sueca.arena.processes import Child
 from sueca.arena.redisproc import free_port
 from sueca.referee import control
 from sueca.v1 import sueca_pb2 as pb
@@ -35,31 +36,30 @@ SEED_KEY = "netkit-test-seed-key-0123456789"
 ENV = {"SUECA_KEY_PREFIX": KEY_PREFIX, "SUECA_SEED_KEY": SEED_KEY}
 
 
-
-
 class _Proc:
-    """A subprocess of these tests, its output in ``log_path`` (or discarded)."""
+    """A process of these tests, started and stopped by :class:`sueca.arena.processes.Child`
+    (its own session; a stop ends with SIGKILL to its whole group), its output in
+    ``log_path`` (or discarded). :attr:`proc` is its :class:`subprocess.Popen`, for tests that
+    signal or wait for it themselves."""
+
+    label = "process"  # names the process in a ChildExited or TimeoutError
 
     def _spawn(self, args: list[str], log_path: Path | None, env: dict[str, str]) -> None:
         self.log_path = log_path
-        self.log = open(log_path, "wb") if log_path else subprocess.DEVNULL
-        self.proc = subprocess.Popen(args, cwd=ROOT, stdout=self.log, stderr=self.log,
-                                     env={**os.environ, **ENV, **env})
+        discard = subprocess.DEVNULL if log_path is None else None
+        self.child = Child(self.label, args, {**os.environ, **ENV, **env}, log_path, cwd=ROOT,
+                           append=False, stdout=discard, stderr=discard)
+        self.proc = self.child.popen
 
     def logs(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path else ""
+        return self.child.text()
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.log is not subprocess.DEVNULL:
-            self.log.close()  # type: ignore[union-attr]
-        return self.proc.returncode
+        """Send ``sig`` (if it still runs), SIGKILL its group after ``timeout`` seconds, reap
+        it: its exit code."""
+        self.child.send(sig)
+        self.child.finish(time.monotonic() + timeout)
+        return self.proc.wait()
 
 
 class RefereeProc(_Proc):
@@ -71,15 +71,20 @@ class RefereeProc(_Proc):
         self.port = port or free_port()
         self.metrics_port = free_port()
         self.address = f"127.0.0.1:{self.port}"
+        self.label = f"referee on {self.address}"
         args = [str(BIN / "sueca-arena"), "referee", "--port", str(self.port),
                 "--metrics-port", str(self.metrics_port), "--drain-seconds", str(drain_seconds)]
         args += ["--redis", redis_url] if redis_url else ["--insecure"]
         self._spawn(args + list(extra), log_path, env or {})
-        wait_for(self._healthy, 30, f"referee on {self.address}")
+        self.child.wait_ready(self._serving, 30, self.label)
+
+    def _serving(self) -> bool:
+        try:
+            return self._healthy()
+        except Exception:  # not listening yet (the child's own exit is Child.check's)
+            return False
 
     def _healthy(self) -> bool:
-        if self.proc.poll() is not None:
-            raise RuntimeError(f"referee exited with {self.proc.returncode}: {self.logs()}")
         from grpc_health.v1 import health_pb2, health_pb2_grpc
         with grpc.insecure_channel(self.address) as ch:
             resp = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(),
@@ -93,10 +98,11 @@ class BotProc(_Proc):
     def __init__(self, spec: str, server: str, token: str, capacity: int = 4,
                  extra: tuple[str, ...] = (), log_path: Path | None = None,
                  env: dict[str, str] | None = None) -> None:
+        self.name = token.split(".", 1)[0]
+        self.label = f"bot {self.name}"
         args = [str(BIN / "sueca-bot"), "run", spec, "--server", server,
                 "--capacity", str(capacity), "--max-backoff", "1", *extra]
         self._spawn(args, log_path, {"SUECA_TOKEN": token, **(env or {})})  # never in argv (ps)
-        self.name = token.split(".", 1)[0]
 
 
 def _bot_count(address: str, bot: str, field: str) -> int:
