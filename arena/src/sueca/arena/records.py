@@ -1,6 +1,6 @@
 """The league's records as TypedDicts: what it writes to Redis and reads back (a results-log
 entry, a match, a tournament and its progress), a seat's stats in an entry, a bot's health and
-a leaderboard row. Their producers and readers (:mod:`sueca.arena.store`, :mod:`.runner`,
+a leaderboard row. Their producers and readers (:mod:`sueca.arena.store`, :mod:`.match_job`,
 :mod:`.botstats`, :mod:`.leaderboard`, :mod:`.tournaments`) are checked against them by mypy
 (``make check``), and ``tests/arena/test_records.py`` checks real records' keys against them.
 

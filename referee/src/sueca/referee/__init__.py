@@ -1,5 +1,8 @@
-"""Sueca referee: the pure rules engine (:mod:`sueca.engine`) and the gRPC service around it.
+"""The Sueca referee: the gRPC service that hosts bot sessions and runs authoritative matches
+(clocks, faults, limits, spectators) on the SDK's rules engine (:mod:`sueca.engine`) and wire
+codec (:mod:`sueca.codec`).
 
-Importing this package imports nothing: the engine must stay free of grpc, redis, celery and
-prometheus so that bots, tools and tests can use it alone.
+It needs no league: the token check and heartbeat arrive through small Protocols it owns
+(:class:`sueca.referee.server.Authenticator`), so ``pip install ./sdk ./referee`` is a referee
+without Celery, a Redis client, the web stack or numpy. Importing this package imports nothing.
 """

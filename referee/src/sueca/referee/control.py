@@ -82,7 +82,7 @@ _BY_CODE = {
     grpc.StatusCode.CANCELLED: RefereeUnavailable,
 }
 # UNAUTHENTICATED (no or wrong operator token) stays a plain RefereeError: control does not
-# retry it; the league's runner treats it as the worker's configuration (Transient, named).
+# retry it; the league's match job treats it as the worker's configuration (Transient, named).
 
 
 class BotStatus(TypedDict):

@@ -17,7 +17,7 @@ session, connection or address, so a bot's cost to the referee never grows with 
   pause) before Redis is asked, so neither a bad-hello flood nor a bot reconnecting in a loop
   costs a Redis look-up and a session per attempt.
 
-Nothing here imports the arena: the name and token syntax is the registry's (``sueca.arena.bots``
+Nothing here imports the arena: the name and token syntax is the registry's (``sueca.arena.store.bots``
 issues ``NAME.<secret>``), restated so the referee can refuse a malformed hello for free.
 """
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass, fields
 
 from sueca.sdk.logs import SHOWN_CHARS, shown  # escaped and capped untrusted text (one helper)
 
-# Bot names as the registry accepts them (sueca.arena.bots.NAME); a test keeps the two equal.
+# Bot names as the registry accepts them (sueca.arena.store.bots.NAME); a test keeps the two equal.
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 # Tokens as the registry issues them (NAME.<urlsafe secret>), with room for hand-made ones.
 TOKEN = re.compile(r"[A-Za-z0-9_.~+/=-]{1,200}")
