@@ -32,7 +32,7 @@ def bench_arena(names: list[str], capacity: int, concurrency: int, redis: str | 
         with Console(stderr=True, highlight=False).status(
                 "starting Redis, a referee, a worker and bots..."):
             arena.start()
-        assert arena.redis_url is not None  # start() set it: the Redis given, or its own
+        assert arena.redis_url  # start() set it: the Redis given, or its own
         configure(arena.redis_url)
         yield arena
     finally:

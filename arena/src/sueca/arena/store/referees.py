@@ -19,9 +19,6 @@ class RefereeStore(StoreBase):
         """Replica addresses that sent a heartbeat within ``max_age`` seconds."""
         return texts(self.r.zrangebyscore(self.keys.referees(), time.time() - max_age, "+inf"))
 
-    def announce_referee(self, address: str) -> None:
-        self.r.zadd(self.keys.referees(), {address: time.time()})
-
     def publish_referee(self, address: str, free: Mapping[str, int], ttl: float) -> None:
         """A replica's heartbeat: it is alive, and each connected bot's free seats on it
         (forgotten after ``ttl`` seconds without a heartbeat)."""
