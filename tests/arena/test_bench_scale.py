@@ -13,11 +13,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 
 ARENA = [sys.executable, "-m", "sueca.arena.cli"]
 MARK = "SCALE_BENCH_TEST_RUN"  # in the bench's environment, hence in its children's
@@ -42,10 +42,8 @@ def run_bench(*args: str, timeout: float) -> tuple[dict, subprocess.CompletedPro
     mark = uuid.uuid4().hex
     proc = subprocess.run([*ARENA, "bench", *args], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, MARK: mark})
-    deadline = time.monotonic() + 5
-    while bench_children(mark) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not bench_children(mark), "the bench left a process running"
+    wait_for(lambda: not bench_children(mark), 15, "the bench's processes gone (one left running)",
+             interval=0.1)
     lines = proc.stdout.strip().splitlines()
     assert lines, f"no output; stderr: {proc.stderr[-3000:]}"
     result = json.loads(lines[-1])

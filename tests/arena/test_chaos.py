@@ -166,14 +166,16 @@ def test_chaos_every_match_recorded_once_and_the_tournament_finishes(tmp_path: P
         # 5. Redis frozen for longer than every client's socket timeout
         _until(lambda: _running(store, mids), 60, "a match in flight", fleet)
         os.kill(server.proc.pid, signal.SIGSTOP)
-        time.sleep(FROZEN)
+        time.sleep(FROZEN)  # a sleep on purpose: the freeze must outlast every socket timeout
         os.kill(server.proc.pid, signal.SIGCONT)
 
         # 6. Redis crashes mid-tournament and comes back from its append-only file
         _until(lambda: _running(store, mids), 60, "a match in flight after the freeze", fleet)
-        time.sleep(1.5)                      # let everything written so far reach the file
+        # everything written so far in the file (what a SIGKILL keeps): the AOF buffer empty
+        _until(lambda: int(store.r.info("persistence")["aof_buffer_length"]) == 0, 30,
+               "Redis's append-only buffer written out", fleet)
         server.kill()
-        time.sleep(1.0)
+        time.sleep(1.0)  # a sleep on purpose: Redis stays away a while mid-tournament
         server.start(timeout=30)
         chaos_over = time.monotonic()
         assert store.tournament_matches("chaos-t") == mids          # back from its file

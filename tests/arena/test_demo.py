@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from arenakit import ROOT, SUECA_ARENA, children
+from waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -82,15 +83,31 @@ def _descendants(pid: int) -> dict[int, str]:
 
 
 def _wait_gone(procs: dict[int, str], tmp: Path, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        alive = [p for p, start in procs.items() if _start_time(p) == start]
-        if not alive and not any(tmp.iterdir()):
-            return
-        time.sleep(0.1)
-    names = {p: Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in alive
-             if Path(f"/proc/{p}").exists()}
-    raise AssertionError(f"left behind: processes {names}, files {list(tmp.rglob('*'))}")
+    def alive() -> list[int]:
+        return [p for p, start in procs.items() if _start_time(p) == start]
+
+    def left() -> str:
+        names = {p: Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in alive()
+                 if Path(f"/proc/{p}").exists()}
+        return f"left behind: processes {names}, files {list(tmp.rglob('*'))}"
+
+    wait_for(lambda: not alive() and not any(tmp.iterdir()), timeout,
+             "the demo's processes and folders to be gone", interval=0.1, detail=left)
+
+
+def _wait_under_way(arena_up: str) -> None:
+    """Wait until the demo's tournament has recorded a match, in the Redis that its
+    "arena up" line names."""
+    from sueca.arena.keys import Keys
+    from sueca.arena.store import Store, connect
+    found = re.search(r"Redis (redis://\S+/0)", arena_up)
+    assert found, arena_up
+    r = connect(found.group(1))
+    try:
+        wait_for(lambda: Store(r, Keys("sueca:")).results_count() >= 1, 60,
+                 "the demo's first recorded match", interval=0.1)
+    finally:
+        r.close()
 
 
 def test_demo_runs_end_to_end_and_heuristic_beats_random():
@@ -150,7 +167,7 @@ def test_ctrl_c_in_a_terminal_stops_in_order_and_says_where_the_logs_are(tmp_pat
         line = _wait_line(proc, "arena up")
         found = re.search(r"Redis redis://([\d.]+:\d+)/0, referee ([\d.]+:\d+)", line)
         assert found, line
-        time.sleep(1.5)                                   # the tournament is under way
+        _wait_under_way(line)                             # the tournament is under way
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -172,10 +189,8 @@ def test_ctrl_c_in_a_terminal_stops_in_order_and_says_where_the_logs_are(tmp_pat
 def test_ctrl_c_during_start_up_stops_at_once(tmp_path):
     proc = _demo(tmp_path)
     try:
-        deadline = time.monotonic() + 60
-        while not list(tmp_path.glob("sueca-demo-*/bot-*.log")):   # bots are starting
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.02)
+        wait_for(lambda: list(tmp_path.glob("sueca-demo-*/bot-*.log")), 60,  # bots are starting
+                 "the demo's first bot log", interval=0.02)
         tree = _descendants(proc.pid)
         os.killpg(proc.pid, signal.SIGINT)
         # generous: a couple of seconds is expected; 15 s means the stop is stuck
@@ -197,8 +212,7 @@ def test_a_killed_demo_leaves_no_process_and_no_folder(tmp_path):
     death signal, and a janitor process that also removes the temporary folders)."""
     proc = _demo(tmp_path, "-k", "40")
     try:
-        _wait_line(proc, "arena up")
-        time.sleep(1.0)
+        _wait_under_way(_wait_line(proc, "arena up"))       # every process of it up
         tree = _descendants(proc.pid)
         assert any(b"redis-server" in Path(f"/proc/{p}/cmdline").read_bytes() for p in tree)
         proc.kill()

@@ -11,6 +11,7 @@ import time
 
 import pytest
 from arenakit import SUECA_ARENA, children, cli
+from waiting import wait_for
 
 from sueca.arena.redisproc import free_port
 from sueca.engine import replay
@@ -156,10 +157,8 @@ def test_ladder_scheduler_keeps_matches_running(referee_arena):
         env=env)
     running = [m.decode() for m in store.r.smembers(store.keys.ladder_running())]
     assert len(running) == 2
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not all(store.is_recorded(m) for m in running):
-        time.sleep(0.1)
-    assert all(store.is_recorded(m) for m in running)
+    wait_for(lambda: all(store.is_recorded(m) for m in running), 60,
+             "the ladder's two matches recorded", interval=0.1)
     assert store.results_count() == before + 2
     for mid in running:
         assert set(store.match(mid)["spec"]["bots"]) <= {"random", "heuristic", "reckless", "slow",
@@ -174,16 +173,12 @@ def test_worker_pool_killed_mid_match_with_a_real_referee(referee_arena):
         [SUECA_ARENA, "tournament", "run", "--bots", "slow,slow2", "-k", "1", "--id", "cli-kill",
          "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        mid = None
-        while time.monotonic() < deadline:
+        def started() -> str | None:
             mids = store.tournament_matches("cli-kill")
-            if mids and store.match(mids[0])["status"] == "running":
-                mid = mids[0]
-                break
-            time.sleep(0.05)
-        assert mid, "the match never started"
-        time.sleep(0.5)
+            return mids[0] if mids and store.match(mids[0])["status"] == "running" else None
+
+        mid = wait_for(started, 30, "the match to start")
+        time.sleep(0.5)  # a sleep on purpose: a few moves in (they show nowhere to poll)
         pool = children(worker.popen.pid)
         assert pool
         for c in pool:
@@ -209,10 +204,8 @@ def test_matches_go_to_the_replica_where_the_bots_are(referee_arena):
                               "--redis", referee_arena.redis_url, "--log-level", "warning"],
                              env=referee_arena.cli_env, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while f"127.0.0.1:{port}" not in store.referees() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert f"127.0.0.1:{port}" in store.referees()
+        wait_for(lambda: f"127.0.0.1:{port}" in store.referees(), 30,
+                 "the second replica announced in Redis", interval=0.1)
         out = _json(cli("tournament", "run", "--bots", "random,heuristic", "-k", "4", "--id",
                         "cli-place", "--json", env=referee_arena.cli_env))
         assert out["recorded"] == 4

@@ -22,7 +22,7 @@ from sueca.sdk.bots import RandomBot
 
 class Thinker(RandomBot):
     def play(self, observation):
-        time.sleep({think})
+        time.sleep({think})  # on purpose: a bot that thinks
         return super().play(observation)
 """
 

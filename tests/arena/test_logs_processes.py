@@ -10,9 +10,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
+from waiting import wait_for
 
 from sueca.arena.tournaments import run_tournament
 
@@ -25,7 +25,11 @@ def test_a_json_worker_writes_only_json_lines_with_the_match_ids(league, start_w
                             tid="tt-json-logs", quiet=True, timeout=60)
     mids = set(league.store.tournament_matches("tt-json-logs"))
     assert report["recorded"] == len(mids) > 0
-    time.sleep(0.5)  # the pool process's last lines
+    def succeeded() -> set[str]:  # a line half written fails json.loads: not yet
+        return {json.loads(line).get("match_id") for line in worker.log.read_text().splitlines()
+                if "succeeded" in line}
+
+    wait_for(lambda: mids <= succeeded(), 20, "each match's 'succeeded' line in the worker's log")
     worker.stop()
     lines = worker.log.read_text().splitlines()
     records = [json.loads(line) for line in lines]  # every line: one object, or this fails
@@ -48,13 +52,12 @@ def test_the_web_process_under_uvicorn_logs_json(redis_url: str) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory",
                              "sueca.arena.web.app:from_env", "--port", str(port),
                              "--log-level", "info"], env=env, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
+    def up() -> bool:
+        if proc.poll() is None:  # exited: what it said is checked below
             urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).close()
-            break
-        except OSError:
-            time.sleep(0.2)
+        return True
+
+    wait_for(up, 30, "the web process to answer", interval=0.2)
     proc.send_signal(signal.SIGTERM)
     err = proc.communicate(timeout=20)[1]
     records = [json.loads(line) for line in err.splitlines()]

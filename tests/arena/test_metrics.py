@@ -10,6 +10,7 @@ import urllib.request
 import pytest
 from arenakit import SUECA_ARENA, cli
 from prometheus_client.parser import text_string_to_metric_families
+from waiting import wait_for
 
 from sueca.arena.redisproc import free_port
 
@@ -17,15 +18,9 @@ pytestmark = pytest.mark.slow
 
 
 def scrape(port: int, timeout: float = 20.0) -> dict[str, object]:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read()
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
+    text = wait_for(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
+                                                   timeout=2).read(),
+                    timeout, f"/metrics on port {port}", interval=0.1)
     return {f.name: f for f in text_string_to_metric_families(text.decode())}
 
 
@@ -124,11 +119,9 @@ def test_scheduler_serves_metrics_and_health(redis_url, prefix):
         assert fams["sueca_scheduler_matches_queued"].samples[0].value == 0
         assert [s.value for s in fams["sueca_worker_queue_depth"].samples] == [0]
         assert "process_cpu_seconds" in fams
-        deadline = time.monotonic() + 10   # 0.2 s loops; a loaded machine may delay a few
-        while scrape(port)["sueca_scheduler_last_loop_timestamp_seconds"].samples[0].value \
-                <= first:
-            assert time.monotonic() < deadline, "the scheduler's loop did not advance in 10 s"
-            time.sleep(0.1)
+        # 0.2 s loops; a loaded machine may delay a few
+        wait_for(lambda: scrape(port)["sueca_scheduler_last_loop_timestamp_seconds"]
+                 .samples[0].value > first, 20, "the scheduler's loop to advance", interval=0.1)
         health = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
         assert health.status == 200
     finally:
@@ -148,10 +141,20 @@ def test_scheduler_health_fails_when_the_loop_stalls(redis_url, prefix):
     health = SchedulerMetrics(Store(connect(redis_url), Keys(prefix)), QUEUE, stale_after=1.5)
     port = free_port()
     health.serve(port, "127.0.0.1")
+    done = time.monotonic()
     health.loop_done(3)
     ok = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
     assert ok.status == 200
-    time.sleep(2.0)  # no loop_done: stalled
+
+    def healthz() -> int:
+        try:
+            return int(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).status)
+        except urllib.error.HTTPError as err:
+            return int(err.code)
+
+    # no loop_done: stalled, and said so no sooner than stale_after
+    wait_for(lambda: healthz() == 503, 20, "/healthz to answer 503", interval=0.1)
+    assert time.monotonic() - done >= 1.5
     with pytest.raises(urllib.error.HTTPError) as stalled:
         urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
     assert stalled.value.code == 503

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from arenakit import SUECA_ARENA, Worker, arena_env, cli
+from waiting import wait_for
 
 from sueca.arena.keys import Keys
 from sueca.arena.redisproc import RedisServer
@@ -46,15 +47,13 @@ def test_redis_frozen_mid_match_loses_nothing_and_records_once(tmp_path: Path) -
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             store = Store(connect(server.url), Keys(prefix))
-            deadline = time.monotonic() + 60
-            mids: list[str] = []
-            while not mids or store.match(mids[0])["status"] != "running":
-                assert time.monotonic() < deadline and run.poll() is None, run.stderr
-                mids = store.tournament_matches("outage-t") if not mids else mids
-                time.sleep(0.05)
-            time.sleep(0.5)                              # well inside the match
+            mids = wait_for(lambda: store.tournament_matches("outage-t"), 60, "the schedule",
+                            detail=lambda: f"tournament run exit {run.poll()}")
+            wait_for(lambda: store.match(mids[0])["status"] == "running", 60,
+                     "the match to be running", detail=worker.text)
+            time.sleep(0.5)  # a sleep on purpose: well inside the match (its moves show nowhere)
             os.kill(server.proc.pid, signal.SIGSTOP)
-            time.sleep(FROZEN_SECONDS)
+            time.sleep(FROZEN_SECONDS)  # a sleep on purpose: the freeze is the thing under test
             os.kill(server.proc.pid, signal.SIGCONT)
             out, err = run.communicate(timeout=120)
         finally:
@@ -87,22 +86,19 @@ def test_the_ladder_scheduler_waits_out_a_frozen_redis(tmp_path: Path) -> None:
                                 start_new_session=True)
         try:
             store = Store(connect(server.url), Keys(prefix))
-            deadline = time.monotonic() + 30
             # it queued the ladder's first match, and is done with that tick: a freeze inside
             # the broker's first connection (kombu sets no socket timeout) would be waited out
             # in silence, and the test would look for a note that is never due
-            while not (store.r.keys(prefix + "match:*")
-                       and "ladder: queued" in Path(log.name).read_text()):
-                assert time.monotonic() < deadline and proc.poll() is None, log.name
-                time.sleep(0.1)
+            wait_for(lambda: store.r.keys(prefix + "match:*")
+                     and "ladder: queued" in Path(log.name).read_text(), 30,
+                     "the ladder's first match queued", interval=0.1,
+                     detail=lambda: f"exit {proc.poll()}\n{Path(log.name).read_text()[-3000:]}")
             os.kill(server.proc.pid, signal.SIGSTOP)
-            time.sleep(FROZEN_SECONDS)
+            time.sleep(FROZEN_SECONDS)  # a sleep on purpose: the freeze is the thing under test
             os.kill(server.proc.pid, signal.SIGCONT)
-            deadline = time.monotonic() + 30
-            while "Redis is back" not in Path(log.name).read_text():
-                assert time.monotonic() < deadline and proc.poll() is None, \
-                    Path(log.name).read_text()[-3000:]
-                time.sleep(0.1)
+            wait_for(lambda: "Redis is back" in Path(log.name).read_text(), 30,
+                     "the scheduler to say Redis is back", interval=0.1,
+                     detail=lambda: f"exit {proc.poll()}\n{Path(log.name).read_text()[-3000:]}")
             assert proc.poll() is None                   # still scheduling
         finally:
             if proc.poll() is None:

@@ -4,12 +4,12 @@ a password in a URL never shows in what our commands print or log."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from arenakit import Worker, arena_env, cli
+from waiting import wait_for
 
 from sueca.arena.redisproc import RedisServer, free_port
 from sueca.arena.redisurl import for_celery, masked
@@ -95,10 +95,8 @@ def test_the_league_runs_over_a_unix_socket_with_a_password(unix_redis: RedisSer
         store = Store.from_url(url, Keys(prefix))
         (mid,) = [m.decode() for m in store.r.smembers(store.keys.ladder_running())]
         assert store.r.connection_pool.connection_kwargs["db"] == 3
-        deadline = time.monotonic() + 60
-        while not store.is_recorded(mid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert store.is_recorded(mid)                          # queued and played over the socket
+        wait_for(lambda: store.is_recorded(mid), 60, "the ladder's match recorded",  # queued
+                 interval=0.1, detail=worker.text)                # and played over the socket
         assert store.r.keys(f"{prefix}celery*")                # Celery's keys are in database 3 too
         rebuilt = cli("ratings", "rebuild", "--redis", url, "--check", env=env)
         assert "identical to the live ratings" in rebuilt.stdout

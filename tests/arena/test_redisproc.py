@@ -42,6 +42,8 @@ def test_a_start_waits_until_the_data_are_loaded(tmp_path: Path,
     import os
     import time
 
+    from waiting import wait_for
+
     from sueca.arena import redisproc
     data = tmp_path / "data"
     first = RedisServer(data_dir=data).start()
@@ -49,8 +51,8 @@ def test_a_start_waits_until_the_data_are_loaded(tmp_path: Path,
         r = redis.Redis.from_url(first.url)
         r.mset({f"k{n}": os.urandom(100_000) for n in range(200)})  # 20 MB, not compressible
         r.bgrewriteaof()  # the file starts with a snapshot, which is what the delay slows
-        while r.info("persistence")["aof_rewrite_in_progress"]:
-            time.sleep(0.05)
+        wait_for(lambda: not r.info("persistence")["aof_rewrite_in_progress"], 60,
+                 "the append-only file rewritten")
     finally:
         first.stop()
     slow = tmp_path / "slow-redis-server"

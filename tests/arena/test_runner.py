@@ -84,10 +84,10 @@ def test_a_refused_operator_token_is_retried_and_named_the_same_with_one_or_many
     import os
     import socket
     import subprocess
-    import time
 
     import pytest
     from arenakit import SUECA_ARENA
+    from waiting import wait_for
 
     from sueca.arena.match_job import Transient, run_on_referee
     from sueca.arena.redisproc import free_port
@@ -99,14 +99,9 @@ def test_a_refused_operator_token_is_retried_and_named_the_same_with_one_or_many
                             env={**env, "SUECA_OPERATOR_TOKEN": "the-right-one"},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and proc.poll() is None, "referee not up"
-                time.sleep(0.1)
+        wait_for(lambda: socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                 or True, 30, "the referee to listen", interval=0.1,
+                 detail=lambda: f"referee exit {proc.poll()}")
         addr = f"127.0.0.1:{port}"
         monkeypatch.setenv("SUECA_OPERATOR_TOKEN", "a-wrong-one")
         spec = {"match_id": "m", "seed": "1", "bots": ["a", "b", "a", "b"]}

@@ -8,8 +8,9 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from waiting import wait_for
 
 from sueca.referee import control
 from sueca.referee.server import ServerThread, StaticAuth
@@ -32,10 +33,8 @@ def test_simulated_bots_play_and_report_refusals(tmp_path: Path) -> None:
              "--tokens", str(path), "--count", "5", "--capacity", "2"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            deadline = time.monotonic() + 30
-            while _sessions(srv.address) < 4:
-                assert time.monotonic() < deadline and sims.poll() is None, sims.stderr
-                time.sleep(0.1)
+            wait_for(lambda: _sessions(srv.address) >= 4, 30, "four simulated bots' sessions",
+                     interval=0.1, detail=lambda: f"simbots exit {sims.poll()}")
             results = [control.run_match(srv.address, {"bots": NAMES, "seed": 7 + k,
                                                        "match_id": f"sim-{k}"}, 60)
                        for k in range(2)]

@@ -136,7 +136,7 @@ def test_worker_killed_mid_match_runs_it_again_and_records_once(league, start_wo
     assert store.claim(mid)
     run_match.apply_async(args=[mid], queue="sueca.kill")
     wait_for(lambda: store.match(mid)["status"] == "running", what="the match to start")
-    time.sleep(0.5)
+    time.sleep(0.5)  # a sleep on purpose: a few moves in (they show nowhere to poll)
     if victim == "pool process":
         (child,) = w1.children()
         os.kill(child, signal.SIGKILL)                       # the parent re-queues the message
@@ -150,7 +150,7 @@ def test_worker_killed_mid_match_runs_it_again_and_records_once(league, start_wo
     assert m["attempts"] == 2
     assert len(_results_for(store, [mid])) == 1
     assert replay.verify(store.replay(mid)) == []
-    time.sleep(1.0)
+    time.sleep(1.0)  # a sleep on purpose: proves no third run records within a while
     assert len(_results_for(store, [mid])) == 1              # and no third run records again
 
 

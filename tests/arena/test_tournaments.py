@@ -24,7 +24,7 @@ def _tournament(store, tid: str, n: int) -> list[str]:
 def _later(*steps) -> threading.Thread:
     def run() -> None:
         for delay, step in steps:
-            time.sleep(delay)
+            time.sleep(delay)  # on purpose: each step comes late, while the wait is under way
             step()
     t = threading.Thread(target=run, daemon=True)
     t.start()

@@ -29,7 +29,7 @@ def test_waits_for_a_server_that_comes_up_late_and_names_one_that_never_does() -
     server = socket.socket()
 
     def listen_later() -> None:
-        time.sleep(1.0)
+        time.sleep(1.0)  # on purpose: the server comes up late, which is under test
         server.bind(("127.0.0.1", port))
         server.listen()
 

@@ -14,13 +14,14 @@ import urllib.request
 
 import pytest
 from arenakit import HERE, SUECA_ARENA, arena_env, children
+from waiting import wait_for
 
 BOTS = ["t1", "t2", "t3", "t4"]
 
 
 @pytest.fixture(scope="module")
 def threads_arena(tmp_path_factory: pytest.TempPathFactory):
-    from sueca.arena.cli.demo import LocalArena
+    from sueca.arena.local_arena import LocalArena
     env = {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
            "SUECA_KEY_PREFIX": "sueca:", "SLOWBOT_THINK": "0.004"}
     saved = os.environ.get("SUECA_KEY_PREFIX")
@@ -71,7 +72,7 @@ def test_one_process_plays_a_tournament_in_threads(threads_arena):
         mids = set(arena.store.tournament_matches(tid))
         statuses = [(arena.store.match(m) or {}).get("status") for m in mids]
         most = max(most, statuses.count("running"))
-        time.sleep(0.02)
+        time.sleep(0.02)  # sampling the overlap while the run lasts: a pace, not a wait
     out, err = run.communicate()
     assert run.returncode == 0, err[-3000:]
     summary = json.loads(out)
@@ -102,15 +103,13 @@ def _drain(arena, tid: str, stop, wait, at_once: int) -> None:
                             "-k", "2", "--id", tid, "--timeout", "30"],
                            env=arena.cli_env, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
-    mids: list[str] = []
-    deadline = time.monotonic() + 20
+    def playing() -> list[str]:
+        mids = arena.store.tournament_matches(tid)
+        busy = sum((arena.store.match(m) or {}).get("status") == "running" for m in mids)
+        return mids if busy >= at_once else []
+
     try:
-        while time.monotonic() < deadline:  # several matches being played
-            mids = arena.store.tournament_matches(tid)
-            if sum((arena.store.match(m) or {}).get("status") == "running"
-                   for m in mids) >= at_once:
-                break
-            time.sleep(0.02)
+        mids = wait_for(playing, 30, f"{at_once} matches being played at once", interval=0.02)
     finally:
         run.kill()  # only its waiting: the matches are queued already
         run.wait()
