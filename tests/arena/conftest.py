@@ -120,7 +120,7 @@ def referee_arena(tmp_path_factory: pytest.TempPathFactory):
     ``sueca-arena worker`` (2 pool processes, metrics on) and bots as ``sueca-bot run``
     processes: random, heuristic, reckless, slow (about 2 s a match), sleepy (always times
     out)."""
-    from sueca.arena.cli.demo import LocalArena
+    from sueca.arena.local_arena import LocalArena
     bots = {"random": "random", "heuristic": "heuristic", "reckless": "reckless",
             "slow": "slowbots:SlowBot", "slow2": "slowbots:SlowBot",
             "sleepy": "slowbots:SleepyBot"}

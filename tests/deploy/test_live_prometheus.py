@@ -63,7 +63,7 @@ def active_alerts(port: int) -> dict[str, str]:
 
 @needs_yaml
 def test_alerts_on_a_running_arena_scraped_by_prometheus(tmp_path: Path, prometheus: str) -> None:
-    from sueca.arena.cli.demo import LocalArena
+    from sueca.arena.local_arena import LocalArena
     from sueca.arena.redisproc import free_port
 
     arena = LocalArena(bots={"random": "random", "reckless": "reckless"}, capacity=4,

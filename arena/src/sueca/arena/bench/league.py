@@ -10,14 +10,14 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sueca.arena.cli.demo import LocalArena
+    from sueca.arena.local_arena import LocalArena
     from sueca.arena.records import ScheduledMatch
 
 
 @contextmanager
 def bench_arena(names: list[str], capacity: int, concurrency: int, redis: str | None,
                 referee: str | None, pool: str = "prefork") -> Iterator[LocalArena]:
-    """A :class:`sueca.arena.cli.demo.LocalArena` (Redis and a referee unless given, one random
+    """A :class:`sueca.arena.local_arena.LocalArena` (Redis and a referee unless given, one random
     bot process per name, one Celery worker with ``concurrency`` pool processes or, with
     ``pool="threads"``, threads of one process), started under
     a spinner and with the Celery app pointed at its Redis; stopped on the way out. Its logs
@@ -25,7 +25,7 @@ def bench_arena(names: list[str], capacity: int, concurrency: int, redis: str | 
     from rich.console import Console
 
     from sueca.arena.celery_app import configure
-    from sueca.arena.cli.demo import LocalArena
+    from sueca.arena.local_arena import LocalArena
     arena = LocalArena(redis, referee, {n: "random" for n in names}, capacity=capacity,
                        concurrency=concurrency, pool=pool)
     try:

@@ -18,7 +18,7 @@ referee, and Redis last, which writes its file out (:class:`sueca.arena.redispro
 with a data directory: one module owns starting Redis). Logs are in ``DIR/logs``. One ``serve`` per
 data directory: a second one on a directory in use is refused.
 
-The arena's processes are started and stopped by :class:`sueca.arena.cli.demo.LocalArena`, which
+The arena's processes are started and stopped by :class:`sueca.arena.local_arena.LocalArena`, which
 the demo uses too; the scheduler, the exporter and the web by a
 :class:`sueca.arena.processes.Supervisor` of their own, stopped first.
 """
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from sueca.arena.cli.common import Bounded, UserError, add_port
-from sueca.arena.cli.demo import EXAMPLE_BOTS, LocalArena
+from sueca.arena.local_arena import EXAMPLE_BOTS, LocalArena
 from sueca.arena.processes import Child, ChildExited, Supervisor, wait_until
 from sueca.arena.redisproc import RedisServer
 from sueca.arena.settings import current, replace, use
