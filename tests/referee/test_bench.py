@@ -11,10 +11,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 
 from sueca.arena import promscrape
 from sueca.arena.bench import matches
@@ -159,10 +159,8 @@ def test_bench_referee_small_run() -> None:
     assert result["move_rtt_samples"] >= result["moves"]
     assert 0 < result["move_rtt_p50_ms"] <= result["move_rtt_p99_ms"]
     assert result["referee_moves_metric"] >= result["moves"]
-    deadline = time.monotonic() + 5
-    while bench_children() - before and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert bench_children() <= before, "the bench left a referee or bot running"
+    wait_for(lambda: bench_children() <= before, 15,
+             "the bench's referee and bots gone (one left running)", interval=0.1)
 
 
 @needs_referee
@@ -174,10 +172,8 @@ def test_bench_referee_failure_still_tears_down() -> None:
                              "--pingpong-seconds", "0.2", timeout=120)
     assert proc.returncode == 1
     assert "every match failed" in result["error"]
-    deadline = time.monotonic() + 5
-    while bench_children() - before and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert bench_children() <= before, "the bench left a referee or bot running"
+    wait_for(lambda: bench_children() <= before, 15,
+             "the bench's referee and bots gone (one left running)", interval=0.1)
 
 
 @needs_referee

@@ -248,7 +248,7 @@ def test_timeout_uses_the_bank_then_ends_the_match(referee, random_bots, tokens)
     turn = bot.next_turn()
     assert (turn.move_ms, turn.bank_ms) == (300, 1000)
     assert abs(turn.deadline_ms - (time.time() * 1000 + 1300)) < 500
-    time.sleep(0.5)  # 0.2 s beyond the move limit comes out of the bank
+    time.sleep(0.5)  # on purpose: 0.2 s beyond the move limit comes out of the bank
     bot.play(turn)
     turn = bot.next_turn()
     assert 400 <= turn.bank_ms <= 850, turn.bank_ms

@@ -77,7 +77,7 @@ def test_summary_holds_back_and_counts(caplog):
     with caplog.at_level(logging.WARNING, "test.summary"):
         for _ in range(50):
             summary.warning("refused %s", "x")
-        time.sleep(0.01)
+        time.sleep(0.01)  # on purpose: the bucket refills (1000 a second) with time
         summary.warning("refused %s", "y")
     lines = [r.getMessage() for r in caplog.records]
     assert lines[0] == "refused x" and len(lines) <= 12

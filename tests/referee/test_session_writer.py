@@ -24,6 +24,7 @@ class HeldWrite:
 
 
 async def _settle() -> None:
+    """Let every ready task run a few steps: yields to the loop, no time passes."""
     for _ in range(5):
         await asyncio.sleep(0)
 

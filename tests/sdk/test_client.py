@@ -170,7 +170,7 @@ def test_reconnects_with_backoff_until_the_referee_is_up(redis_url, tokens, tmp_
                   log_path=tmp_path / "eve.log")
     ref = None
     try:
-        time.sleep(1.5)  # a few failed attempts
+        wait_for(lambda: bot.logs().count("retrying in") >= 2, 20, "a few failed attempts")
         assert bot.proc.poll() is None
         ref = RefereeProc(redis_url, port=port, log_path=tmp_path / "referee.log")
         wait_for(lambda: sessions_of(ref.address, "eve") == 1, 10, "the bot to reconnect")
@@ -225,7 +225,7 @@ def test_killed_bot_process_ends_its_match_as_disconnect(referee, tokens, bot_pr
         "bots": ["dave", "sleepy", "dave", "dave"], "seed": 5, "grace_ms": 300,
         "move_ms": 5000})
     wait_for(lambda: free_of(referee.address, "sleepy") == 0, 10, "the match to start")
-    time.sleep(0.2)
+    time.sleep(0.2)  # on purpose: a few moves in (they show nowhere to poll)
     sleepy.proc.kill()
     result = fut.result(20)
     assert result["end"] == "disconnect"

@@ -187,19 +187,24 @@ def test_the_flag_wins_over_the_environment_in_a_real_process(tmp_path: Path) ->
     with SUECA_LOG_FORMAT=text and no flag."""
     import os
     import signal
-    import time
+
+    from waiting import wait_for
 
     from sueca.arena.redisproc import free_port
     env = {**os.environ, "SUECA_TOKEN": "alice.secret", "SUECA_LOG_FORMAT": "text"}
     server = f"127.0.0.1:{free_port()}"  # nobody listens
     outs = []
-    for flag in (["--log-format", "json"], []):
-        proc = subprocess.Popen([str(BIN / "sueca-bot"), "run", "random", "--server", server,
-                                 "--max-backoff", "0.2", *flag], env=env,
-                                stderr=subprocess.PIPE, text=True)
-        time.sleep(3)
-        proc.send_signal(signal.SIGTERM)
-        outs.append(proc.communicate(timeout=20)[1].splitlines())
+    for n, flag in enumerate((["--log-format", "json"], [])):
+        err = tmp_path / f"bot-{n}.err"
+        with open(err, "w") as sink:
+            proc = subprocess.Popen([str(BIN / "sueca-bot"), "run", "random", "--server",
+                                     server, "--max-backoff", "0.2", *flag], env=env,
+                                    stderr=sink, text=True)
+            wait_for(lambda err=err: err.read_text().count("cannot connect") >= 2, 30,
+                     "the bot's retries logged")
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(20)
+        outs.append(err.read_text().splitlines())
     json_lines, text_lines = outs
     assert json_lines and text_lines
     records = [json.loads(x) for x in json_lines]  # every line is JSON
