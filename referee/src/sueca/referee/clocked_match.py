@@ -1,13 +1,13 @@
 """One match on the referee: asks seats for cards, with clocks and faults.
 
-The runner is the only writer of its :class:`~sueca.engine.Match`. It is driven by callbacks,
+A clocked match is the only writer of its :class:`~sueca.engine.Match`. It is driven by callbacks,
 not by a task per turn: asking a seat queues a TurnRequest (encoded straight from engine state)
 on the seat's bot session and arms a timer; the session's reader checks an incoming action
 against the seat (request id, card in hand, lenient renúncia) and only a valid answer reaches
-:meth:`MatchRunner.answer`, which plays it and asks the next seat in the same call. A protocol
+:meth:`ClockedMatch.answer`, which plays it and asks the next seat in the same call. A protocol
 fault therefore never touches the game, and a card costs no task switch: when a bot's batch of
 twenty answers arrives, twenty matches move on and their next turns leave in the next batch.
-:meth:`MatchRunner.run` is the coroutine a caller awaits for the result.
+:meth:`ClockedMatch.run` is the coroutine a caller awaits for the result.
 
 Clocks: a turn may take ``move_ms``; beyond that it spends the seat's bank for the match. When
 both are gone the match ends as ``timeout``. A seat whose connection is lost has ``grace_ms`` to
@@ -77,7 +77,7 @@ class Seat:
                  "redeal", "request", "deadline_ms", "asked_at", "expires", "bank", "grace_timer",
                  "start_event", "turn_times")
 
-    def __init__(self, runner: MatchRunner, seat: int, bot: str, session: Session,
+    def __init__(self, runner: ClockedMatch, seat: int, bot: str, session: Session,
                  game_id: str) -> None:
         self.runner = runner
         self.seat = seat
@@ -228,7 +228,7 @@ class Listener:
         self.queue.put_nowait(event)
 
 
-class MatchRunner:
+class ClockedMatch:
     """Runs one match; seats are bound to the sessions :meth:`SessionHub.reserve` chose."""
 
     def __init__(self, plan: conv.MatchPlan, sessions: Sequence[Session], hub: SessionHub,

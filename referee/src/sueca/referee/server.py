@@ -31,7 +31,7 @@ from grpc_reflection.v1alpha import reflection
 from sueca import codec as conv
 from sueca.engine.game import End
 from sueca.referee import metrics
-from sueca.referee.clocked_match import Listener, MatchRunner
+from sueca.referee.clocked_match import ClockedMatch, Listener
 from sueca.referee.house import HouseBots, is_house_name, quote
 from sueca.referee.limits import (
     SHOWN_CHARS,
@@ -216,7 +216,7 @@ class Referee:
         self.peer_labels = PeerLabels()
         self.hub = SessionHub()
         self.hub.house = HouseBots(house_bots)  # off unless the operator names them
-        self.matches: dict[str, MatchRunner] = {}
+        self.matches: dict[str, ClockedMatch] = {}
         self.accepting = True
         self.health = HealthServicer()
         self.server: grpc.aio.Server | None = None
@@ -560,13 +560,13 @@ class Referee:
                     message = f"unknown bot {shown(name)}: no bot of that name is registered"
             await context.abort(code, message)
         bind(match_id=plan.match_id)  # this handler's lines (and its match task's) carry it
-        runner = MatchRunner(plan, sessions, self.hub, self.seed_key)
+        runner = ClockedMatch(plan, sessions, self.hub, self.seed_key)
         self.matches[plan.match_id] = runner
         listener = runner.listen(cards=not plan.quiet, replay=True)
         task = asyncio.create_task(runner.run(), name=f"match {plan.match_id}")
         self._tasks.add(task)
         task.add_done_callback(partial(self._match_done, match_id=plan.match_id))
-        # a load test asks for every seat's turn times (trailing metadata, see MatchRunner)
+        # a load test asks for every seat's turn times (trailing metadata, see ClockedMatch)
         times = ("sueca-turn-times", "1") in tuple(context.invocation_metadata() or ())
         try:
             async for event in _events(listener):

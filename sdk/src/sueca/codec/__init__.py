@@ -228,7 +228,7 @@ def event_to_dict(e: pb.MatchEvent) -> dict[str, Any]:
 # A turn request is built once per card, for every card of every match, so it is encoded here
 # straight to bytes (protobuf's wire format is a concatenation of tagged fields) instead of
 # building message objects and copying them into a batch. Cards, points and small counts are
-# single-byte varints. tests/wire/test_wire.py checks every encoder against the generated classes
+# single-byte varints. tests/codec/test_codec.py checks every encoder against the generated classes
 # (on random messages, with hypothesis), so a field number out of step with sueca.proto fails.
 
 _V = tuple(bytes((n,)) for n in range(128))

@@ -112,7 +112,7 @@ def legal_mask(hand: int, led_mask: int) -> int:
 
     Every other test of legality is this one: :meth:`Deal.legal_mask`, :meth:`Deal.is_renuncia`,
     :meth:`Match.legal_mask`; the inlined copies in :meth:`Deal.play` and
-    ``runner._play_deal`` are checked against it by ``tests/engine/test_engine_runner_paths.py``
+    ``playout._play_deal`` are checked against it by ``tests/engine/test_engine_playout_paths.py``
     and ``tests/engine/test_engine_properties.py``.
     """
     return hand & led_mask or hand
@@ -314,8 +314,8 @@ class Deal:
 
     def _close_trick(self, winner: int) -> Trick:
         """Score the complete trick on the table, taken by ``winner``, who leads next (also ends
-        the deal). ``runner._play_deal`` has a copy inlined for speed, checked against this one
-        by ``tests/engine/test_engine_runner_paths.py`` (every trick, hand, score and mask)."""
+        the deal). ``playout._play_deal`` has a copy inlined for speed, checked against this one
+        by ``tests/engine/test_engine_playout_paths.py`` (every trick, hand, score and mask)."""
         trick = self.trick
         a, b, c, d = trick
         pts = POINTS[a] + POINTS[b] + POINTS[c] + POINTS[d]

@@ -7,7 +7,7 @@ marks ``default_hook`` (the SDK's no-op defaults) are skipped. When no bot has a
 only bot code that runs is the ``play`` (or ``redeal``) of the seat to act, so the loop takes a
 fast path: the seat's view gets ``legal`` as a plain attribute just for that call, and the common
 case of :meth:`Deal.play` (a held card that follows suit) is inlined, a trick at a time; anything
-else goes through ``Deal.play`` itself. ``tests/engine/test_engine_runner_paths.py`` checks both
+else goes through ``Deal.play`` itself. ``tests/engine/test_engine_playout_paths.py`` checks both
 paths play alike (legal cards, tricks, hands, scores), and leave the same state behind when a
 bot raises.
 """

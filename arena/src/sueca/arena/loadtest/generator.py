@@ -14,7 +14,7 @@ How the target's latency is measured: the referee times every answered turn of e
 the turn request being queued for the bot to its valid answer being read: the same span as its
 ``sueca_referee_move_rtt_seconds`` histogram, which mixes all bots) and, when the RunMatch call
 asks for it (request metadata ``sueca-turn-times: 1``), sends them per seat in the call's
-trailing metadata (``sueca-turn-times-us``, see :meth:`MatchRunner.turn_times_metadata`). So
+trailing metadata (``sueca-turn-times-us``, see :meth:`ClockedMatch.turn_times_metadata`). So
 the figures are the referee's own: queueing the request and the batch it leaves in, the network
 both ways, the bot's thinking, the referee reading the answer. Each is placed in time at the
 arrival of the target's card event (RunMatch runs with card events on). A turn that timed out
