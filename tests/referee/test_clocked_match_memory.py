@@ -11,15 +11,15 @@ import weakref
 
 from sueca import codec as conv
 from sueca.engine.game import TIMEOUT
-from sueca.referee.clocked_match import MatchRunner
+from sueca.referee.clocked_match import ClockedMatch
 from sueca.referee.sessions import Session, SessionHub
 from sueca.v1 import sueca_pb2 as pb
 
 
-def _runner(hub: SessionHub, seed: int) -> MatchRunner:
+def _runner(hub: SessionHub, seed: int) -> ClockedMatch:
     plan = conv.check_spec(conv.spec_to_pb({"match_id": f"mem-{seed}", "bots": ["b"] * 4,
                                             "seed": seed, "quiet": True}))
-    return MatchRunner(plan, hub.reserve(plan.bots), hub, b"k" * 32)
+    return ClockedMatch(plan, hub.reserve(plan.bots), hub, b"k" * 32)
 
 
 def _answer_all(hub: SessionHub, session: Session, rng: random.Random) -> int:
@@ -42,7 +42,7 @@ def _answer_all(hub: SessionHub, session: Session, rng: random.Random) -> int:
 
 
 def test_finished_matches_free_without_the_cycle_collector() -> None:
-    async def scenario() -> tuple[list[weakref.ref[MatchRunner]], list[str]]:
+    async def scenario() -> tuple[list[weakref.ref[ClockedMatch]], list[str]]:
         hub = SessionHub()
         session = Session("b", 16)
         hub.add(session)
