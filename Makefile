@@ -19,7 +19,9 @@ $(PRODUCT): $(VENV)/bin/python pyproject.toml sdk/pyproject.toml referee/pyproje
 	$(PIP) install -e ./sdk -e ./referee -e ./arena
 	touch $@
 
+# --group (PEP 735 dependency groups) needs pip 25.1 or newer, also in a .venv made earlier.
 $(DEV): $(PRODUCT) pyproject.toml
+	$(PIP) install 'pip>=25.1'
 	$(PIP) install --group dev
 	touch $@
 
