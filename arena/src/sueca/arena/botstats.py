@@ -32,7 +32,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from sueca.arena.quantiles import nearest_rank
+from sueca.arena.quantiles import geometric_bucket_quantile, nearest_rank
 from sueca.arena.records import BotHealth, SeatStats
 
 __all__ = ["BOUNDS_US", "COUNTERS", "FAULT_KINDS", "TURN_TIMES_KEY", "parse_turn_times",
@@ -178,22 +178,10 @@ class Totals:
 
 
 def quantile(hist: Sequence[int], q: float, max_us: float) -> float | None:
-    """The ``q`` quantile (ms) of a bucket histogram, interpolated geometrically inside its
-    bucket and capped at the slowest turn; None without turns."""
-    total = sum(hist)
-    if not total:
-        return None
-    want = max(1.0, q * total)
-    seen = 0
-    for i, n in enumerate(hist):
-        if n and seen + n >= want:
-            lo = BOUNDS_US[i - 1] if i else 0
-            hi = BOUNDS_US[i] if i < len(BOUNDS_US) else max(max_us, lo)
-            frac = (want - seen) / n
-            us = lo * (hi / lo) ** frac if lo else hi * frac
-            return round(min(us, max_us or us) / 1000, 3)
-        seen += n
-    return round(max_us / 1000, 3)
+    """The ``q`` quantile (ms) of a turn-time histogram (:data:`BOUNDS_US` buckets), capped at
+    the slowest turn; None without turns."""
+    us = geometric_bucket_quantile(hist, BOUNDS_US, q, max_us)
+    return None if us is None else round(us / 1000, 3)
 
 
 def summary(raw: Mapping[Any, Any] | None) -> BotHealth:

@@ -1,6 +1,8 @@
-"""Quantiles of measured figures: nearest-rank over the values themselves, and PromQL's
-``histogram_quantile`` over cumulative histogram buckets (a Prometheus histogram scraped twice).
-The load tester, the benches and the per-bot health figures all read their percentiles here."""
+"""Quantiles of measured figures: nearest-rank over the values themselves, PromQL's
+``histogram_quantile`` over cumulative histogram buckets (a Prometheus histogram scraped twice),
+and :func:`geometric_bucket_quantile` over the per-bucket counts of a log-spaced histogram (the
+bots' turn times kept in Redis). The load tester, the benches and the per-bot health figures all
+read their percentiles here."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import TypeVar
 
-__all__ = ["histogram_quantile", "nearest_rank"]
+__all__ = ["geometric_bucket_quantile", "histogram_quantile", "nearest_rank"]
 
 Number = TypeVar("Number", int, float)
 
@@ -39,3 +41,24 @@ def histogram_quantile(buckets: Sequence[tuple[float, float]], q: float) -> floa
             return lower_bound + (le - lower_bound) * (rank - lower_count) / (count - lower_count)
         lower_bound, lower_count = le, count
     return buckets[-1][0]
+
+
+def geometric_bucket_quantile(counts: Sequence[int], bounds: Sequence[float], q: float,
+                              cap: float) -> float | None:
+    """The ``q`` quantile of a histogram of per-bucket ``counts`` whose upper ``bounds`` grow
+    geometrically (the last bucket is open and ends at ``cap``, the largest value seen),
+    interpolated geometrically inside its bucket and never above ``cap``; None when empty."""
+    total = sum(counts)
+    if not total:
+        return None
+    want = max(1.0, q * total)
+    seen = 0
+    for i, n in enumerate(counts):
+        if n and seen + n >= want:
+            lo = bounds[i - 1] if i else 0
+            hi = bounds[i] if i < len(bounds) else max(cap, lo)
+            frac = (want - seen) / n
+            value = lo * (hi / lo) ** frac if lo else hi * frac
+            return min(value, cap or value)
+        seen += n
+    return cap
