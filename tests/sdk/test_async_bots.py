@@ -48,7 +48,8 @@ class SyncPick(Bot):
 
 
 class AsyncPick(SyncPick):
-    """The same bot with ``async def`` play, redeal and hooks."""
+    """The same bot with ``async def`` play, redeal and hooks (each ``sleep(0)`` yields to the
+    event loop, as a real async bot does; no time passes)."""
 
     async def play(self, observation: Any) -> Any:  # type: ignore[override]
         await asyncio.sleep(0)
@@ -110,7 +111,7 @@ from sueca.sdk import Bot
 
 class Probe(Bot):
     async def play(self, observation):
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # a yield to the event loop, as a real async bot does
         return observation.legal[-1]
 '''
 

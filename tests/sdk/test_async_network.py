@@ -36,6 +36,7 @@ class SyncPick(Bot):
 
 
 class AsyncPick(SyncPick):
+    # each sleep(0) yields to the event loop, as a real async bot does; no time passes
     async def play(self, observation):
         await asyncio.sleep(0)
         return self.pick(observation)

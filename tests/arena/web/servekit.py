@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from arenakit import ROOT, SUECA_ARENA, children
+from waiting import wait_for
 
 from sueca.arena.processes import Child
 
@@ -55,28 +56,32 @@ class Serve:
 
     def wait_games(self, bots: int, games: int, timeout: float = 90.0) -> list[dict[str, Any]]:
         """Wait until ``bots`` bots on the leaderboard have ``games`` rated games each."""
-        deadline = time.monotonic() + timeout
-        rows: list[dict[str, Any]] = []
-        while time.monotonic() < deadline:
-            rows = self.get("/api/leaderboard")
-            if len([r for r in rows if r["games"] >= games]) >= bots:
-                return rows
-            time.sleep(0.5)
-        raise AssertionError(f"leaderboard after {timeout}s: {rows}\n{self.text()}")
+        def enough() -> list[dict[str, Any]] | None:
+            rows: list[dict[str, Any]] = self.get("/api/leaderboard")
+            return rows if len([r for r in rows if r["games"] >= games]) >= bots else None
+
+        def board() -> str:
+            try:
+                return f"leaderboard: {self.get('/api/leaderboard')}\n{self.text()}"
+            except OSError as err:
+                return f"leaderboard: {err}\n{self.text()}"
+
+        found: list[dict[str, Any]] = wait_for(
+            enough, timeout, f"{bots} bots with {games} rated games each", interval=0.25,
+            detail=board)
+        return found
 
     def metrics_text(self, offset: int, timeout: float = 30.0) -> str:
         """``/metrics`` on ``--metrics-port`` + ``offset`` (0 referee, 1 worker, 2 ratings,
         3 scheduler), once it answers."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                url = f"http://127.0.0.1:{self.metrics + offset}/metrics"
-                with urllib.request.urlopen(url, timeout=5) as r:
-                    return r.read().decode()
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        url = f"http://127.0.0.1:{self.metrics + offset}/metrics"
+
+        def read() -> str:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                return str(r.read().decode())
+
+        text: str = wait_for(read, timeout, f"{url} to answer", interval=0.2)
+        return text
 
     def descendants(self) -> list[int]:
         found, todo = [], [self.proc.pid]

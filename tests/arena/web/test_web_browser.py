@@ -223,12 +223,12 @@ def test_tournament_page_has_the_cross_table(arena: Serve, browser: Any, shoot: 
 def test_a_live_match_receives_cards_while_it_is_played(arena: Serve, browser: Any,
                                                         shoot: Any, tmp_path: Path) -> None:
     import re
-    import time
 
     from arenakit import SUECA_ARENA
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
+    from waiting import wait_for
     url = re.search(r"SUECA_REDIS_URL=(\S+)", arena.text()).group(1)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
     added = subprocess.run([SUECA_ARENA, "bots", "add", "ponder", "--redis", url],
@@ -254,14 +254,13 @@ def test_a_live_match_receives_cards_while_it_is_played(arena: Serve, browser: A
         wait = WebDriverWait(browser, 30, poll_frequency=0.1)
         watched = None
         for _ in range(3):  # a match caught near its end may finish before a second look
-            deadline = time.monotonic() + 60
-            running = None
-            while running is None and time.monotonic() < deadline:
+            def ponder_playing(watched: str | None = watched) -> dict[str, Any] | None:
                 rows = arena.get("/api/matches?tournament=ladder&per=30")["matches"]
-                running = next((m for m in rows if m["status"] == "running"
-                                and "ponder" in m["seats"] and m["id"] != watched), None)
-                time.sleep(0.3)
-            assert running, "the ladder never played the slow bot"
+                return next((m for m in rows if m["status"] == "running"
+                             and "ponder" in m["seats"] and m["id"] != watched), None)
+
+            running = wait_for(ponder_playing, 60, "the ladder playing the slow bot",
+                               interval=0.3)
             watched = running["id"]
             browser.get(f"{arena.web}/matches/{watched}")
             wait.until(lambda d: (count() or 0) > 0 or count() is None)

@@ -4,12 +4,12 @@ match really played on a real referee by bot processes (the session's ``referee_
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -38,14 +38,20 @@ def test_a_running_match_streams_its_public_play(referee_arena: Any) -> None:
                         raise_server_exceptions=False)
     with ThreadPoolExecutor(1) as pool:
         fut = pool.submit(control.run_match, referee_arena.referee, spec, 120)
-        deadline = time.monotonic() + 30
-        while True:  # until the referee has the match (the slow bot makes it last seconds)
+        refused: list[Any] = []
+
+        def live() -> Any:  # until the referee has the match (the slow bot makes it last seconds)
             r = client.get(f"/api/matches/{mid}/live")
-            if r.status_code == 200 or time.monotonic() > deadline or fut.done():
-                break
-            assert r.status_code == 404 and "not running on any known referee" in r.json()["error"]
-            time.sleep(0.05)
+            if r.status_code == 200 or fut.done():
+                return r
+            refused.append(r)
+            return None
+
+        r = wait_for(live, 30, "the live stream of the match")
         result = fut.result(120)
+    for early in refused:  # before the referee had it
+        assert early.status_code == 404 and "not running on any known referee" in \
+            early.json()["error"]
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
     events = _events(r.text)
     kinds = [e["event"] for e in events]
