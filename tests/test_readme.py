@@ -26,6 +26,7 @@ minute or two more, and it needs the package index).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -171,16 +172,23 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def _stop_group(pgid: int, grace: float = 15.0) -> None:
     """Whatever the block left in the background: SIGTERM, and SIGKILL after ``grace``."""
-    import time
+    from waiting import WaitTimedOut, wait_for
+
+    def gone() -> bool:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
     try:
         os.killpg(pgid, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            os.killpg(pgid, 0)
-            time.sleep(0.1)
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:  # all gone
+        wait_for(gone, grace, f"process group {pgid} to end", interval=0.1)
+    except ProcessLookupError:  # all gone already
         pass
+    except WaitTimedOut:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
 
 
 @pytest.mark.parametrize("block", RUN, ids=[b.where for b in RUN])
