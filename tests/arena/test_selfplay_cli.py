@@ -159,7 +159,7 @@ def test_arena_and_sdk_print_the_same_summary(capsys: pytest.CaptureFixture[str]
 
 def test_the_local_runner_loads_a_bot_file_like_selfplay(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """arena.runner.run_local uses the SDK's one loader: ./file.py:Class works there too."""
+    """sueca.arena.match_job.run_local uses the SDK's one loader: ./file.py:Class works there too."""
     from sueca.arena.match_job import Permanent, run_local
     (tmp_path / "lastcard.py").write_text(
         "from sueca.sdk import Bot\n\n\nclass Last(Bot):\n"

@@ -16,6 +16,8 @@ import pytest
 from arenakit import HERE, SUECA_ARENA, arena_env, children
 from waiting import wait_for
 
+from sueca.arena.promscrape import parse_samples, total
+
 BOTS = ["t1", "t2", "t3", "t4"]
 
 
@@ -89,8 +91,7 @@ def test_one_process_plays_a_tournament_in_threads(threads_arena):
     # the metrics of the one process: every match counted
     port = arena.ports["worker0_metrics"]
     body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-    counted = sum(float(line.rsplit(" ", 1)[1]) for line in body.splitlines()
-                  if line.startswith("sueca_worker_matches_recorded_total{"))
+    counted = total(parse_samples(body), "sueca_worker_matches_recorded_total")
     assert counted >= 16, body[-3000:]
     assert 'sueca_worker_retries_total{reason="redis"}' in body  # labels made at start
 

@@ -8,11 +8,11 @@ a renúncia (the reckless bot's in-game penalty) as ``game``, a message for an u
 
 from __future__ import annotations
 
-import urllib.request
-
 import pytest
 from netkit import BotProc, RawBot, RefereeProc, sessions_of, wait_for
 
+from sueca.arena import promscrape
+from sueca.arena.promscrape import Samples
 from sueca.referee import control
 from sueca.referee import metrics as referee_metrics
 from sueca.v1 import sueca_pb2 as pb
@@ -20,12 +20,8 @@ from sueca.v1 import sueca_pb2 as pb
 pytestmark = pytest.mark.slow
 
 
-def scrape(ref: RefereeProc) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    from prometheus_client.parser import text_string_to_metric_families
-    text = urllib.request.urlopen(f"http://127.0.0.1:{ref.metrics_port}/metrics",
-                                  timeout=5).read().decode()
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for f in text_string_to_metric_families(text) for s in f.samples}
+def scrape(ref: RefereeProc) -> Samples:
+    return promscrape.scrape(promscrape.metrics_url(ref.metrics_port))
 
 
 def faults(samples: dict) -> dict[tuple[str, str], float]:
