@@ -20,11 +20,3 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--regen-golden", action="store_true", default=False,
                      help="rewrite tests/referee/engine/golden/*.jsonl from the example bots "
                           "instead of checking them (review the diff before committing)")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files with multi-process (``slow``) tests first, each file's tests kept together and in
-    their order: spread over several pytest processes by file (``make test``), the long files
-    then start early instead of one of them running alone at the end."""
-    heavy = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in heavy)  # stable: the order within a file stays
