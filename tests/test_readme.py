@@ -39,6 +39,8 @@ from pathlib import Path
 
 import pytest
 
+from sueca.arena.redisproc import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", ROOT / "sdk" / "README.md", ROOT / "referee" / "README.md",
          ROOT / "arena" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -130,13 +132,6 @@ def test_pages_are_found() -> None:
         str(p.relative_to(ROOT)) for p in PAGES}
 
 
-def _free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def script(block: Block, ports: dict[str, str]) -> str:
     """The block as a bash script, as a user would paste it: only the ports replaced (the
     block waits for its own background servers, with ``sueca-arena wait``)."""
@@ -193,7 +188,7 @@ def _stop_group(pgid: int, grace: float = 15.0) -> None:
 
 @pytest.mark.parametrize("block", RUN, ids=[b.where for b in RUN])
 def test_doc_block_runs(block: Block, copy: Path) -> None:
-    ports = {p: str(_free_port()) for p in DEFAULT_PORTS}
+    ports = {p: str(free_port()) for p in DEFAULT_PORTS}
     home = copy.parent / f"home-{block.page.replace('/', '-')}-{block.line}"
     (home / "tmp").mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items()

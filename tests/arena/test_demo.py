@@ -8,7 +8,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -16,6 +15,8 @@ from pathlib import Path
 import pytest
 from arenakit import ROOT, SUECA_ARENA, children
 from waiting import wait_for
+
+from sueca.arena.processes import port_answers
 
 pytestmark = pytest.mark.slow
 
@@ -25,11 +26,7 @@ LOST_REDIS = re.compile(r"(?i)cannot (publish to|reach) redis|connection refused
 
 def _closed(address: str) -> bool:
     host, port = address.rsplit(":", 1)
-    try:
-        with socket.create_connection((host, int(port)), timeout=0.5):
-            return False
-    except OSError:
-        return True
+    return not port_answers(int(port), host)
 
 
 def _env(tmp: Path | None = None) -> dict[str, str]:

@@ -10,6 +10,8 @@ import threading
 import time
 from pathlib import Path
 
+from sueca.arena.redisproc import free_port
+
 SUECA_ARENA = str(Path(sys.executable).parent / "sueca-arena")
 
 
@@ -18,14 +20,8 @@ def _wait(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=60)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_waits_for_a_server_that_comes_up_late_and_names_one_that_never_does() -> None:
-    port = _free_port()
+    port = free_port()
     server = socket.socket()
 
     def listen_later() -> None:
@@ -43,7 +39,7 @@ def test_waits_for_a_server_that_comes_up_late_and_names_one_that_never_does() -
     finally:
         late.join()
         server.close()
-    gone = _free_port()
+    gone = free_port()
     out = _wait(f"127.0.0.1:{gone}", "--timeout", "0.5")
     assert out.returncode == 1
     assert out.stderr.startswith(f"127.0.0.1:{gone} did not accept a connection within 0.5s")
