@@ -25,6 +25,15 @@ Delivery guarantees (why each setting):
   ``--pool threads``), so a busy worker never sits on matches that an idle one could play.
 * Every broker and backend key lives under ``{prefix}celery:`` (kombu ``global_keyprefix``), next
   to the arena's own keys (:mod:`sueca.arena.keys`).
+* The broker's transport is kombu's Redis transport with one repair (:class:`RedisTransport`):
+  a channel remembers the Redis it was opened on. kombu's own reads the address from the
+  connection each time, and a worker whose broker connection drops while it holds
+  unacknowledged messages closes that connection (``Connection.collect``: the transport's
+  ``client`` becomes None) before every channel has put its messages back; the channel then
+  died with ``AttributeError: 'NoneType' object has no attribute 'hostname'``, which Celery
+  calls an unrecoverable error, and the worker stopped (celery/kombu#970, #582).
+* A worker that stops on an unrecoverable error exits non-zero (:func:`run_worker`), so that
+  whatever supervises it (``serve``, systemd, Kubernetes) starts it again.
 * The broker and backend get the URL in Celery's spelling (:func:`sueca.arena.redisurl.for_celery`:
   ``unix://`` becomes ``redis+socket://``); code of ours that talks to the same Redis through
   redis-py reads the URL as the user gave it from :func:`redis_url`.
@@ -42,15 +51,62 @@ import sys
 import tempfile
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from celery import Celery, signals
 from celery.exceptions import CPendingDeprecationWarning
+from kombu.transport import TRANSPORT_ALIASES
+from kombu.transport import redis as kombu_redis
 
 from sueca.arena.keys import default_keys
 from sueca.arena.redisurl import for_celery
 from sueca.arena.settings import current
 
 QUEUE = "sueca.matches"
+
+
+class _Address:
+    """What kombu's Redis channel reads from its transport to connect: the connection's
+    parameters (``client``) and the default port."""
+
+    def __init__(self, client: Any, default_port: int) -> None:
+        self.client = client
+        self.default_port = default_port
+
+
+class RedisChannel(kombu_redis.Channel):
+    """kombu's Redis channel that keeps the address it was opened with, so that putting
+    unacknowledged messages back after the connection was collected (its transport's
+    ``client`` then None) reconnects to the same Redis instead of raising AttributeError."""
+
+    def __init__(self, connection: Any, *args: Any, **kwargs: Any) -> None:
+        self._address = _Address(connection.client, connection.default_port)
+        super().__init__(connection, *args, **kwargs)
+
+    def _connparams(self, asynchronous: bool = False) -> dict[str, Any]:
+        transport = self.connection
+        if transport is not None and transport.client is not None:
+            params: dict[str, Any] = super()._connparams(  # type: ignore[misc]  # (no stub)
+                asynchronous=asynchronous)
+            return params
+        self.connection = self._address  # type: ignore[assignment]  # what it reads of one
+        try:
+            params = super()._connparams(asynchronous=asynchronous)  # type: ignore[misc]
+        finally:
+            self.connection = transport
+        return params
+
+
+class RedisTransport(kombu_redis.Transport):
+    """kombu's Redis transport with :class:`RedisChannel`."""
+
+    Channel = RedisChannel
+
+
+# every ``redis://``, ``rediss://`` and ``redis+socket://`` broker in our processes: the URL
+# chooses the transport by this table (a ``transport=`` argument loses to a ``+`` in the URL)
+for _scheme in ("redis", "rediss"):
+    TRANSPORT_ALIASES[_scheme] = f"{__name__}:RedisTransport"
 
 
 
@@ -149,6 +205,19 @@ def configure(url: str) -> Celery:
     conf["broker_transport_options"] = _transport_options()
     conf["result_backend_transport_options"] = {"global_keyprefix": default_keys().celery_prefix()}
     return app
+
+
+def run_worker(argv: Sequence[str]) -> int:
+    """Run ``celery ARGV`` (a ``worker`` command) on the app and return its exit code: 1 after
+    an unrecoverable error. (``app.worker_main`` and ``app.start`` drop it: click, run with
+    ``standalone_mode=False``, returns the code instead of raising, and they return None.)"""
+    from celery.bin.celery import celery as command
+    command.params[0].default = app  # --app, as app.start sets it
+    try:
+        code = command.main(args=list(argv), standalone_mode=False)
+    finally:
+        command.params[0].default = None
+    return code if isinstance(code, int) else 0
 
 
 def redis_url(celery_app: Celery | None = None) -> str:

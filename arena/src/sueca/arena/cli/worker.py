@@ -60,7 +60,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     if port is not None:  # served from a Celery signal handler, whose errors Celery only logs
         check_port_free("0.0.0.0", port, "worker metrics",
                         "another worker? give each its own --metrics-port")
-    from sueca.arena.celery_app import app, configure, prepare_metrics_env
+    from sueca.arena.celery_app import app, configure, prepare_metrics_env, run_worker
     prepare_metrics_env()
     configure(url)
     app.conf.worker_pool = args.pool  # read by the signal handlers (what runs per process)
@@ -73,7 +73,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
             "-Ofair"]
     if args.queues:
         argv += ["-Q", args.queues]
-    app.worker_main(argv)
-    return 0
+    return run_worker(argv)  # 1 after an unrecoverable error: a supervisor restarts it
 
 
