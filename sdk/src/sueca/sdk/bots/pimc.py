@@ -1,0 +1,135 @@
+"""PimcBot: perfect-information Monte Carlo, the strongest bundled bot (docs/strong-bot.md).
+
+For each move it deals the unseen cards at random, consistently with everything the
+observation shows (:mod:`.sampling`), and in each such deal plays every candidate card and the
+rest of the deal out with every hand visible: with the fast rollout policy
+(:func:`.solver.rollout`), or exactly (:func:`.solver.solve`) once few tricks are left. The card
+with the best total over the deals is played. The same deals serve every candidate card, so the
+comparison between cards is not blurred by the luck of the draw.
+
+Arguments (``pimc:samples=64:solve=4`` wherever a bot is named):
+
+* ``samples`` (32): deals per move. With a samples budget play is deterministic: the same
+  seed and observations give the same cards.
+* ``ms`` (0 = none): a time limit per move, checked between deals; play then depends on speed.
+* ``solve`` (3): tricks left (the one on the table included) at or below which the rest of the
+  deal is solved exactly in each sampled deal instead of played out by the rollout policy.
+* ``win`` (0): bonus points for a sampled outcome above 60 card points, so the bot leans
+  towards winning the deal over piling up points.
+
+Over the network the referee's clock always bounds the move: at most a quarter of
+``clock.left()`` (less a margin for the round trip) is spent, whatever the budget; when even
+that is too little for one deal, the bot plays the :class:`HeuristicBot` card.
+"""
+
+from __future__ import annotations
+
+import time
+
+from sueca.engine import Card, Observation
+
+from ..bot import Bot, MatchInfo
+from .heuristic import HeuristicBot
+from .sampling import knowledge, sample
+from .solver import close_trick, rollout, solve
+
+__all__ = ["PimcBot"]
+
+CLOCK_SHARE = 0.25  # the most of the referee's clock.left() one move may use
+CLOCK_MARGIN_S = 0.05  # kept back for the round trip to the referee
+
+_SUIT_OF = tuple(c // 10 for c in range(40))
+_POINTS_OF = tuple((0, 0, 0, 0, 0, 2, 3, 4, 10, 11)[c % 10] for c in range(40))
+
+
+class PimcBot(Bot):
+    """Perfect-information Monte Carlo over sampled deals, with an exact endgame."""
+
+    #: The arguments a spec may give (``pimc:samples=64``): name -> type.
+    ARGUMENTS: dict[str, type] = {"samples": int, "ms": float, "solve": int, "win": int}
+
+    def __init__(self, samples: int = 32, ms: float = 0.0, solve: int = 3, win: int = 0) -> None:
+        if samples < 1:
+            raise ValueError(f"bad samples={samples!r}: at least 1 deal per move")
+        if ms < 0:
+            raise ValueError(f"bad ms={ms!r}: a time limit is 0 (none) or more milliseconds")
+        if not 0 <= solve <= 10:
+            raise ValueError(f"bad solve={solve!r}: tricks left, 0 (never) to 10")
+        self.samples = samples
+        self.ms = ms
+        self.solve_tricks = solve
+        self.win = win
+
+    def on_match_start(self, info: MatchInfo) -> None:
+        self._fallback = HeuristicBot()
+        self._fallback.on_match_start(info)
+
+    def redeal(self, observation: Observation) -> bool:
+        return self._fallback.redeal(observation)
+
+    def play(self, observation: Observation) -> Card:
+        obs = observation
+        legal = obs.legal
+        if len(legal) == 1:
+            return legal[0]
+        start = time.monotonic()
+        deadline = start + self.ms / 1000 if self.ms else float("inf")
+        clock = self.clock
+        if clock is not None:
+            deadline = min(deadline, start + max(0.0, clock.left() * CLOCK_SHARE - CLOCK_MARGIN_S))
+        first = self._fallback.play(obs)  # the heuristic's card: tried first, kept on ties
+        if time.monotonic() >= deadline:
+            return first
+        k = knowledge(obs)
+        me = obs.seat
+        out = k.unseen | (k.hands[0] | k.hands[1] | k.hands[2] | k.hands[3]) & ~k.hands[me]
+        moves = _distinct(legal, out)
+        if len(moves) == 1:
+            return moves[0]
+        moves.sort(key=lambda c: c != first)
+        team = me & 1
+        trump = obs.trump_suit
+        trick = [int(c) for _, c in obs.trick]
+        leader = obs.leader
+        points = obs.points
+        have = points[team]
+        still_out = 120 - points[0] - points[1]  # in the hands and on the table
+        exact = len(obs.hand) <= self.solve_tricks  # tricks left, the one on the table included
+        win = self.win
+        totals = [0] * len(moves)
+        rng = self.rng
+        done = 0
+        while done < self.samples:
+            hands = sample(k, rng)
+            table: dict[tuple[int, ...], tuple[int, int]] = {}
+            for i, c in enumerate(moves):
+                h = hands[:]
+                h[me] ^= 1 << c
+                t = trick + [c]
+                lead, closed, mine = leader, 0, 0
+                if len(t) == 4:
+                    lead, closed = close_trick(trump, leader, t)
+                    mine = closed if (lead & 1) == team else 0
+                    t = []
+                team0 = solve(h, trump, lead, t, table) if exact else rollout(h, trump, lead, t)
+                total = have + mine + (team0 if not team else still_out - closed - team0)
+                totals[i] += total + win if total > 60 else total
+            done += 1
+            if time.monotonic() >= deadline:
+                break
+        best = max(range(len(moves)), key=lambda i: (totals[i], -i))
+        return moves[best]
+
+
+def _distinct(legal: tuple[Card, ...], out: int) -> list[Card]:
+    """The legal cards that play differently: of cards of one suit with the same points and
+    no card between them left in another hand, only the lowest (it keeps the others back)."""
+    moves: list[Card] = []
+    prev = -1
+    for c in legal:  # weakest first within a suit
+        if (prev >= 0 and _SUIT_OF[prev] == _SUIT_OF[c] and _POINTS_OF[prev] == _POINTS_OF[c]
+                and not out & ((1 << c) - (2 << prev))):
+            continue
+        moves.append(c)
+        prev = c
+    return moves
