@@ -44,6 +44,7 @@ COMMANDS = (
     ("sueca.arena.cli.demo", "demo"),
     ("sueca.arena.cli.serve", "serve"),
     ("sueca.arena.cli.loadtest", "loadtest"),
+    ("sueca.arena.cli.conformance", "conformance"),
 )
 
 
