@@ -56,6 +56,12 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SUECA_LOG_FORMAT", "text", "every command",
              "log lines as `text` or `json` (one object a line, with match, game and bot ids); "
              "`--log-format` wins", _log_format),
+    Variable("SUECA_EXEC_TIMEOUT", "10", "self-play",
+             "seconds an `exec:` bot's program may take per answer in self-play (over the "
+             "network the referee's clocks apply); `--exec-timeout` wins", config.seconds),
+    Variable("SUECA_EXEC_PROCESSES", "0", "every command that runs bots",
+             "most processes one `exec:` bot runs at once (0: no cap); `--exec-processes` wins",
+             config.whole),
 )
 
 
@@ -72,6 +78,8 @@ class Settings(BaseSettings):
     tls_server_name: str | None
     seed_key: str | None
     log_format: str
+    exec_timeout: float
+    exec_processes: int
 
 
 config.check_declared(Settings)

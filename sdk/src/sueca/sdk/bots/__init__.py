@@ -6,7 +6,9 @@ arena's in-process runner).
 random and sometimes ignores the led suit (so renúncias happen). Any other bot is named
 ``module:Class`` (e.g. ``mybots.smart:SmartBot``; a module in the current directory is found) or
 ``path/to/file.py:Class`` (``./mybot.py:Greedy``, ``mybot.py:Greedy``). ``Class`` may be a
-no-argument factory function instead.
+no-argument factory function instead. ``exec:COMMAND ARGS...`` is a program in any language
+speaking the line protocol of :mod:`sueca.sdk.execbot` (``exec:./mybot``,
+``exec:'node bot.js'``).
 """
 
 from __future__ import annotations
@@ -56,6 +58,12 @@ def load_bot(spec: str) -> Callable[[], Player]:
     if not isinstance(spec, str) or not spec.strip():
         raise BotLoadError(f"bad bot {_quote(spec)}: {_valid()}")
     spec = spec.strip()
+    if spec.startswith("exec:"):  # a program in any language (sueca.sdk.execbot)
+        from ..execbot import ExecSpecError, load_exec
+        try:
+            return load_exec(spec)
+        except ExecSpecError as err:
+            raise BotLoadError(str(err)) from None
     if spec in EXAMPLES:
         return EXAMPLES[spec]
     where, sep, attr = spec.rpartition(":")
@@ -151,4 +159,4 @@ def _quote(spec: Any) -> str:
 
 def _valid() -> str:
     return (f"valid bots are {', '.join(EXAMPLES)}, module:Class or file.py:Class "
-            "(e.g. ./mybot.py:Greedy)")
+            "(e.g. ./mybot.py:Greedy), or a program as exec:COMMAND (e.g. exec:./mybot)")

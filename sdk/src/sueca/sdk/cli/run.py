@@ -31,7 +31,8 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="connect a bot to referees and play until Ctrl-C",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("bot", metavar="BOT",
-                   help="an example (random, heuristic, reckless), module:Class or file.py:Class")
+                   help="an example (random, heuristic, reckless), module:Class, file.py:Class "
+                        "or exec:COMMAND (a program in any language)")
     p.add_argument("--server", default=settings().server,
                    help="referee host:port, a comma list, or a name resolving to several "
                         "(default $SUECA_SERVER)")
@@ -54,6 +55,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--drain-timeout", action=Bounded, kind=float, low=0, default=60.0,
                    help="on Ctrl-C, how long running games may take to finish (default 60)")
     add_tls_flags(p)
+    from sueca.sdk.execbot import add_flags
+    add_flags(p, timeout=False)
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.set_defaults(func=run)
 
@@ -114,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("no referee address: pass --server HOST:PORT or set SUECA_SERVER")
     token = token_from_args(args)
     tls = tls_from_args(args)
+    from sueca.sdk.execbot import use_flags
+    use_flags(args)
     factory = load_checked(args.bot)
     from sueca.sdk.client import resolve
     from sueca.sdk.client import run as run_client

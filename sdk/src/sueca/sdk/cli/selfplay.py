@@ -28,8 +28,8 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("selfplay", help="play two bots against each other in this process",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bots", required=True, metavar="A,B",
-                   help="two bots: example names (random, heuristic, reckless), module:Class or "
-                        "file.py:Class")
+                   help="two bots: example names (random, heuristic, reckless), module:Class, "
+                        "file.py:Class or exec:COMMAND")
     p.add_argument("--matches", action=Bounded, kind=int, low=1, default=100,
                    help="matches to play (100)")
     p.add_argument("--seed", default="0", metavar="S", help="seed of the whole run (0)")
@@ -39,6 +39,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--duplicate", action="store_true",
                    help="play pairs of matches with the same cards and the teams swapped")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    from sueca.sdk.execbot import add_flags
+    add_flags(p, timeout=True)
     p.set_defaults(func=run)
 
 
@@ -52,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
         variant = Variant.parse(args.variant)
     except VariantError as err:
         raise UserError(str(err)) from None
+    from sueca.sdk.execbot import use_flags
+    use_flags(args)
     specs = [s.strip() for s in args.bots.split(",")]
     if len(specs) != 2 or not all(specs):
         raise UserError(f"bad --bots {args.bots!r}: expected two bots A,B, e.g. heuristic,random")

@@ -1,0 +1,299 @@
+"""``exec:COMMAND ARGS...``: a program in any language as a bot, speaking ``sueca-exec/1``
+(:mod:`.protocol`; ``docs/any-language.md`` is the author's page) on its standard input and
+output.
+
+:func:`load_exec` turns a spec into a factory of :class:`ExecBot`, a :class:`~sueca.sdk.Bot`
+like any other: one instance plays one seat of one match, so self-play, ``sueca-bot run``, the
+load tester and the league's runners take it with no change. Its ``play`` and ``redeal`` are
+``async def``: over the network many games share one event loop, and a game waiting for its
+program must not hold up the others.
+
+Processes: a program plays one game per process unless its hello says ``"games": N``; then
+one process takes up to N games at once (every line carries a game id), and another starts only
+when all are full. ``--exec-processes`` (``SUECA_EXEC_PROCESSES``) caps the processes of one
+bot; a game that finds every process busy waits, within its move limit, for a free one.
+
+Limits: in self-play each answer must come within ``--exec-timeout`` seconds
+(``SUECA_EXEC_TIMEOUT``, default 10), the program's start-up and hello included in its first
+one; over the network the referee's clocks apply (the turn says how many milliseconds are
+left). A program that is late, exits, prints a line that is not JSON, over 64 KiB or answering
+no open turn, or plays a card that is not legal loses that game: :class:`ExecBotError` is raised
+from ``play`` (the runner's fault rules apply, as to any bot that raises), its process group is
+killed and reaped, and one log line gives the game id, the reason and the tail of its standard
+error, escaped and cut. A program taking many games loses only the game whose answer was bad
+when the answer was merely a bad card; anything that breaks the stream loses every game open on
+that process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import functools
+import logging
+import os
+import shlex
+import shutil
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from sueca.engine import Card, DealResult, End, Trick
+from sueca.engine.observation import Observation
+
+from ..bot import Bot, MatchInfo
+from ..logs import shown
+from ..settings import current
+from . import protocol
+from .program import Program, ProgramBroken
+
+__all__ = ["ExecBot", "ExecBotError", "ExecSpecError", "ExecCommand", "load_exec", "PREFIX"]
+
+log = logging.getLogger("sueca.exec")
+
+PREFIX = "exec:"
+NET_GRACE = 0.5   # seconds past the referee's clock before a silent program is given up
+PLACE_POLL = 0.01  # seconds between looks for a free process when every one is busy
+
+
+class ExecSpecError(ValueError):
+    """An ``exec:`` spec that names no program that can run; the message quotes it."""
+
+
+class ExecBotError(Exception):
+    """The program lost this game (late, exited, bad line, illegal card): the message names
+    the bot, the game and the reason, quoting what it printed (escaped and cut)."""
+
+
+class ExecCommand:
+    """The processes of one ``exec:`` command, shared by every :class:`ExecBot` it makes (and by
+    every event loop: self-play runs each match on a loop of its own)."""
+
+    def __init__(self, spec: str, argv: list[str]) -> None:
+        self.spec = spec
+        self.argv = argv
+        self.label = shown(spec, 80)
+        self.programs: list[Program] = []
+        self._lock = threading.Lock()
+        self._starting: Program | None = None  # a process whose hello is awaited
+
+    async def place(self, game: str, deadline: float) -> Program:
+        """A process for ``game``: one with room, else a new one (within the cap), else wait
+        for room until ``deadline`` (``time.monotonic()``)."""
+        while True:
+            start: Program | None = None
+            with self._lock:
+                self.programs = [p for p in self.programs if p.broken is None]
+                if self._starting is None or self._starting.broken is not None:
+                    self._starting = None
+                    for p in self.programs:
+                        if len(p.open_games) < p.games:
+                            p.open_games.add(game)
+                            return p
+                    cap = current().exec_processes
+                    if not cap or len(self.programs) < cap:
+                        start = self._starting = self._spawn(game)
+            if start is not None:
+                try:
+                    await start.ready(max(0.0, deadline - time.monotonic()))
+                finally:
+                    with self._lock:
+                        if self._starting is start:
+                            self._starting = None
+                return start
+            if time.monotonic() >= deadline:
+                cap = current().exec_processes
+                raise ProgramBroken(f"every one of its {cap} processes was busy "
+                                    "(--exec-processes, SUECA_EXEC_PROCESSES)")
+            await asyncio.sleep(PLACE_POLL)
+
+    def _spawn(self, game: str) -> Program:
+        try:
+            program = Program(self.argv, self.label)
+        except OSError as err:
+            raise ProgramBroken(f"could not start: {err.strerror or err}") from None
+        program.open_games.add(game)
+        self.programs.append(program)
+        _LIVE.add(program)
+        return program
+
+    def release(self, program: Program, game: str) -> None:
+        """``game`` is over on ``program``: a one-game process is closed, a many-games one
+        kept for the next game."""
+        with self._lock:
+            program.open_games.discard(game)
+            idle = program.games == 1 and not program.open_games
+        if idle:
+            program.close()
+
+
+class ExecBot(Bot):
+    """One seat of one match played by an ``exec:`` program (see the module's docstring)."""
+
+    def __init__(self, command: ExecCommand) -> None:
+        self.command = command
+        self.program: Program | None = None
+        self.game = ""
+        self.turns = 0
+        self.lost: str | None = None  # why this game is lost, once it is
+        self._early: list[bytes] = []  # lines for the program before it is placed
+
+    def on_match_start(self, info: MatchInfo) -> None:
+        # a game id unique among the games one process may hold: the match id names a match
+        # (in self-play both seats of a team share it), the seat makes it one seat's
+        self.game = f"{info.match_id}/{info.seat}"
+        self._early = [protocol.start(self.game, info)]
+
+    async def play(self, observation: Observation) -> Card:
+        answer = await self._ask("play", observation)
+        try:
+            return protocol.card_of(answer, observation.legal)
+        except protocol.ProtocolError as err:
+            raise await self._lose(str(err), whole=False) from None
+
+    async def redeal(self, observation: Observation) -> bool:
+        answer = await self._ask("redeal", observation)
+        try:
+            return protocol.redeal_of(answer)
+        except protocol.ProtocolError as err:
+            raise await self._lose(str(err), whole=False) from None
+
+    async def _ask(self, kind: str, obs: Observation) -> dict[str, Any]:
+        if self.lost is not None:
+            raise ExecBotError(self.lost)
+        clock = self.clock
+        if clock is None:
+            limit = current().exec_timeout
+            ms = int(limit * 1000)
+        else:
+            left = max(0.0, clock.left())
+            limit, ms = left + NET_GRACE, int(left * 1000)
+        deadline = time.monotonic() + limit
+        program = self.program
+        try:
+            if program is None:
+                program = self.program = await self.command.place(self.game, deadline)
+                for line in self._early:
+                    program.send(line)
+                self._early = []
+            self.turns += 1
+            answer = program.expect(self.game, self.turns)
+            program.send(protocol.turn(self.game, self.turns, kind, obs, ms))
+            try:
+                return await asyncio.wait_for(answer, max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                program.forget(self.game, self.turns)
+                raise ProgramBroken(f"late: no answer to turn {self.turns} within {ms} ms") \
+                    from None
+        except ProgramBroken as err:
+            raise await self._lose(str(err), whole=True) from None
+
+    async def _lose(self, reason: str, whole: bool) -> ExecBotError:
+        """This game is lost: end the program (all of it when ``whole``, or when it plays only
+        this game), log why with the tail of its stderr, and return the error to raise."""
+        program = self.program
+        self.lost = f"exec bot {self.command.label} lost game {self.game}: {reason}"
+        tail = "(not started)"
+        if program is not None:
+            if whole or program.games == 1:
+                program.fail(reason)
+                await asyncio.to_thread(program.wait_stderr, 0.5)
+            self.command.release(program, self.game)
+            tail = program.stderr_tail()
+        log.error("%s; its stderr ends: %s", self.lost, tail, extra={"game_id": self.game})
+        return ExecBotError(self.lost)
+
+    def _send(self, line: bytes) -> None:
+        if self.lost is not None:
+            return
+        if self.program is None:
+            self._early.append(line)
+        else:
+            self.program.send(line)
+
+    def on_trick_end(self, trick: Trick) -> None:
+        self._send(protocol.trick(self.game, trick))
+
+    def on_deal_end(self, result: DealResult) -> None:
+        self._send(protocol.deal(self.game, result))
+
+    def on_match_end(self, game_points: tuple[int, int], winner: int | None, end: End) -> None:
+        self._send(protocol.end(self.game, game_points, winner, end))
+        program = self.program
+        if program is not None and self.lost is None:
+            self.command.release(program, self.game)
+        self._early = []
+
+
+_COMMANDS: dict[tuple[str, ...], ExecCommand] = {}
+_COMMANDS_LOCK = threading.Lock()
+_LIVE: weakref.WeakSet[Program] = weakref.WeakSet()
+
+
+def load_exec(spec: str) -> Callable[[], ExecBot]:
+    """The factory of the ``exec:COMMAND ARGS...`` bot ``spec``: the command is split as a
+    POSIX shell splits words (quotes, backslashes), never run by a shell. The program must
+    exist now (a path, or a name on ``PATH``); :class:`ExecSpecError` otherwise. The same
+    command always gets the same :class:`ExecCommand`, so its processes are shared."""
+    command = spec.strip()[len(PREFIX):]
+    try:
+        argv = shlex.split(command)
+    except ValueError as err:
+        raise ExecSpecError(f"bad bot {shown(spec, 120)}: {err} (the command is split as a "
+                            "shell would split it)") from None
+    if not argv:
+        raise ExecSpecError(f"bad bot {shown(spec, 120)}: no command after 'exec:', e.g. "
+                            "exec:./mybot or exec:'node bot.js'")
+    program = argv[0]
+    if os.sep in program:
+        if not os.path.isfile(program):
+            raise ExecSpecError(f"bot {shown(spec, 120)}: no file {shown(program, 120)}")
+        if not os.access(program, os.X_OK):
+            raise ExecSpecError(f"bot {shown(spec, 120)}: {shown(program, 120)} is not "
+                                f"executable (chmod +x {shlex.quote(program)})")
+        argv[0] = os.path.abspath(program)  # the same file whatever the runner's directory
+    elif shutil.which(program) is None:
+        raise ExecSpecError(f"bot {shown(spec, 120)}: no program {shown(program, 120)} on "
+                            "PATH (install it, or give its path)")
+    key = tuple(argv)
+    with _COMMANDS_LOCK:
+        found = _COMMANDS.get(key)
+        if found is None:
+            found = _COMMANDS[key] = ExecCommand(spec.strip(), argv)
+    return functools.partial(ExecBot, found)
+
+
+@atexit.register
+def _kill_all() -> None:
+    """Leave no program running when this process ends."""
+    for program in list(_LIVE):
+        program.kill()
+
+
+def add_flags(parser: Any, timeout: bool) -> None:
+    """``--exec-processes`` (and, for self-play, ``--exec-timeout``) on a command that takes
+    bots; :func:`use_flags` applies them."""
+    from ..cli.common import Bounded
+    if timeout:
+        parser.add_argument("--exec-timeout", action=Bounded, kind=float, low=0, above=True,
+                            default=None, metavar="SECONDS",
+                            help="seconds an exec: bot's program may take per answer "
+                                 "(default $SUECA_EXEC_TIMEOUT, else 10)")
+    parser.add_argument("--exec-processes", action=Bounded, kind=int, low=0, default=None,
+                        help="most processes one exec: bot runs at once (default "
+                             "$SUECA_EXEC_PROCESSES, else 0: no cap)")
+
+
+def use_flags(args: Any) -> None:
+    """Pin the settings the flags of :func:`add_flags` gave (the flag wins over the variable),
+    for this process and the children it forks."""
+    from ..settings import replace, use
+    changes: dict[str, Any] = {}
+    if getattr(args, "exec_timeout", None) is not None:
+        changes["exec_timeout"] = args.exec_timeout
+    if getattr(args, "exec_processes", None) is not None:
+        changes["exec_processes"] = args.exec_processes
+    if changes:
+        use(replace(current(), **changes))
