@@ -103,7 +103,8 @@ def _check_bot(args: argparse.Namespace) -> tuple[list[Check], dict[str, object]
             raise UserError(str(err)) from None
     connect = args.timeout if listen is not None else 30.0
     timing = Timing(turn=args.turn_seconds, connect=connect,
-                    reconnect=max(15.0, args.turn_seconds), drain=max(15.0, args.turn_seconds))
+                    reconnect=max(5.0, 1.5 * args.turn_seconds),
+                    drain=max(5.0, 1.5 * args.turn_seconds))
     try:
         checks, extra = asyncio.run(check_bot(args.bot, listen, args.name, args.capacity,
                                               timing, args.token, _progress))

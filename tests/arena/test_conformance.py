@@ -1,0 +1,140 @@
+"""``sueca-arena conformance``: our SDK passes (an example bot in its own process), a broken
+raw client (brokenbot.py) fails exactly the checks it breaks, each named with what was wrong,
+and the referee direction passes against our real referee (a real Redis, a registered token).
+
+Every run is the command itself in a subprocess; the broken client's runs go in parallel
+(one kit and one client process each), so the file stays well under a minute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from sueca.arena.redisproc import free_port
+
+pytestmark = pytest.mark.slow
+
+HERE = Path(__file__).resolve().parent
+BIN = Path(sys.executable).parent
+TOKEN = "conformance.brokenbot-secret"
+# the check each misbehaviour breaks, and words its reason must hold
+BROKEN = {
+    "ok": (set(), ""),
+    "wrong-request-id": ({"request-ids"}, "the open request is"),
+    "duplicate": ({"stale-answers"}, "twice"),
+    "illegal-card": ({"legal-cards"}, "legal:"),
+    "no-reconnect": ({"reconnect"}, "did not connect again"),
+    "ignores-drain": ({"drain"}, "no drain message"),
+}
+
+
+def kit(*args: str, timeout: float = 120) -> tuple[int, dict, str]:
+    proc = subprocess.run([str(BIN / "sueca-arena"), "conformance", *args, "--json"],
+                          capture_output=True, text=True, timeout=timeout)
+    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else "{}"
+    return proc.returncode, json.loads(last), proc.stderr
+
+
+def statuses(report: dict) -> dict[str, str]:
+    return {c["name"]: c["status"] for c in report["checks"]}
+
+
+def test_the_sdk_example_bot_passes_every_check():
+    code, report, err = kit("heuristic")
+    assert code == 0, (report, err)
+    assert set(statuses(report).values()) == {"pass"}, report
+    assert report["bot_exit_code"] == 0  # it drained and exited by itself
+    assert "Traceback" not in err
+
+
+def _broken_run(mode: str) -> tuple[int, dict, str]:
+    """The kit listening, brokenbot.py in MODE pointed at it, stopped when the kit asks."""
+    port = free_port()
+    kit_proc = subprocess.Popen(
+        [str(BIN / "sueca-arena"), "conformance", "--listen", f"127.0.0.1:{port}",
+         "--token", TOKEN, "--turn-seconds", "2", "--timeout", "30", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    bot: subprocess.Popen[bytes] | None = None
+    lines: list[str] = []
+    assert kit_proc.stderr is not None and kit_proc.stdout is not None
+    try:
+        for line in kit_proc.stderr:
+            lines.append(line)
+            if "listening on" in line and bot is None:
+                bot = subprocess.Popen(
+                    [sys.executable, str(HERE / "brokenbot.py"), f"127.0.0.1:{port}", mode],
+                    env={**os.environ, "SUECA_TOKEN": TOKEN},
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if "stop your bot now" in line and bot is not None and bot.poll() is None:
+                bot.send_signal(signal.SIGTERM)
+        out = kit_proc.stdout.read()
+        code = kit_proc.wait(60)
+    finally:
+        for p in (kit_proc, bot):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+    return code, json.loads(out.strip().splitlines()[-1]), "".join(lines)
+
+
+@pytest.fixture(scope="module")
+def broken_runs() -> dict[str, tuple[int, dict, str]]:
+    with ThreadPoolExecutor(len(BROKEN)) as pool:
+        return dict(zip(BROKEN, pool.map(_broken_run, BROKEN), strict=True))
+
+
+@pytest.mark.parametrize("mode", list(BROKEN))
+def test_a_broken_client_fails_exactly_the_checks_it_breaks(broken_runs, mode):
+    code, report, err = broken_runs[mode]
+    broken, words = BROKEN[mode]
+    failed = {c["name"] for c in report["checks"] if c["status"] == "fail"}
+    assert failed == broken, (report, err)
+    assert code == (1 if broken else 0), report
+    assert report["failed"] == sorted(broken, key=list(statuses(report)).index)
+    for c in report["checks"]:
+        if c["status"] == "fail":
+            assert words in c["reason"], c
+            assert "\n" not in c["reason"] and len(c["reason"]) <= 300
+    # what the broken client did not break still passes (a check it made unreachable is
+    # skipped: a bot that never comes back cannot be asked to drain)
+    skipped = {n for n, s in statuses(report).items() if s == "skip"}
+    assert skipped <= ({"drain"} if mode == "no-reconnect" else set()), report
+
+
+def test_usage_errors_exit_2_quoting_the_bad_value():
+    for args, words in ((["no-such-bot-x"], "'no-such-bot-x'"),
+                        ([], "give a BOT"),
+                        (["--listen", "nowhere"], "'nowhere'"),
+                        (["heuristic", "--referee", "127.0.0.1:1"], "not both")):
+        proc = subprocess.run([str(BIN / "sueca-arena"), "conformance", *args],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert words in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)
+
+
+def test_the_referee_direction_passes_against_our_referee(redis_url, tmp_path):
+    from netkit import KEY_PREFIX, RefereeProc
+
+    from sueca.arena.keys import Keys
+    from sueca.arena.store import Store
+    token = Store.from_url(redis_url, Keys(KEY_PREFIX)).bots.add("conformance")
+    ref = RefereeProc(redis_url, log_path=tmp_path / "referee.log")
+    try:
+        env = {**os.environ, "SUECA_TOKEN": token}
+        proc = subprocess.run([str(BIN / "sueca-arena"), "conformance", "--referee",
+                               ref.address, "--turn-seconds", "5", "--json"],
+                              capture_output=True, text=True, timeout=120, env=env)
+    finally:
+        ref.stop()
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert proc.returncode == 0, (report, proc.stderr)
+    assert set(statuses(report).values()) == {"pass"}, report
+    assert token.rpartition(".")[2] not in proc.stdout + proc.stderr  # never shows the secret
