@@ -138,3 +138,25 @@ def test_the_referee_direction_passes_against_our_referee(redis_url, tmp_path):
     assert proc.returncode == 0, (report, proc.stderr)
     assert set(statuses(report).values()) == {"pass"}, report
     assert token.rpartition(".")[2] not in proc.stdout + proc.stderr  # never shows the secret
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "sdk" / "examples"
+
+
+@pytest.mark.parametrize("language", ["js", "c", "java"])
+def test_the_exec_examples_pass_every_check(language, tmp_path):
+    import shutil
+    if language == "js":
+        tool, spec = "node", f"exec:node {EXAMPLES / 'js' / 'bot.js'}"
+    elif language == "c":
+        tool, spec = "cc", f"exec:{tmp_path / 'bot'}"
+    else:
+        tool, spec = "java", f"exec:java {EXAMPLES / 'java' / 'Bot.java'}"
+    if shutil.which(tool) is None:
+        pytest.skip(f"no {tool} on this machine")
+    if language == "c":
+        subprocess.run(["cc", "-O2", "-o", str(tmp_path / "bot"), str(EXAMPLES / "c" / "bot.c")],
+                       check=True, timeout=120)
+    code, report, err = kit(spec)
+    assert code == 0, (report, err)
+    assert set(statuses(report).values()) == {"pass"}, report
