@@ -206,7 +206,7 @@ def _all_help(parser: argparse.ArgumentParser) -> list[str]:
 
 def test_help_is_plain_text_and_never_shows_a_token_on_a_command_line():
     texts = _all_help(build_parser())
-    assert len(texts) == 5  # sueca-bot, selfplay, replay, replay verify, run
+    assert len(texts) == 6  # sueca-bot, selfplay, duel, replay, replay verify, run
     for text in texts:
         assert "``" not in text and ":class:" not in text and ":func:" not in text, text
         assert "--token greedy" not in text and "--token alice" not in text

@@ -30,7 +30,7 @@ def candidates(line: str, tmp_path: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("line, expected", [
-    ("sueca-bot ", {"selfplay", "replay", "run"}),
+    ("sueca-bot ", {"selfplay", "duel", "replay", "run"}),
     ("sueca-bot sel", {"selfplay"}),
     ("sueca-bot selfplay --du", {"--duplicate"}),
     ("sueca-bot replay ", {"verify"}),

@@ -17,14 +17,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sueca.engine import SuecaError, Variant
+from sueca.engine import Match, SuecaError, Variant
 from sueca.engine import replay as replays
 from sueca.engine.game import REDEAL, RENUNCIA
 
 from .local import play_local
 from .logs import shown
 
-__all__ = ["MatchFailed", "bot_labels", "match_seed", "selfplay", "wilson"]
+__all__ = ["MatchFailed", "bot_labels", "match_seed", "play_numbered", "selfplay", "wilson"]
 
 
 class _Tally:
@@ -76,6 +76,28 @@ def bot_labels(specs: Sequence[str]) -> list[str]:
     return list(specs)
 
 
+def play_numbered(factories: Sequence[Callable[[], Any]], names: Sequence[str],
+                  variant: Variant, i: int, seed: int | str,
+                  duplicate: bool = False) -> tuple[Match, tuple[int, ...], list[str]]:
+    """Play match number ``i`` of a run: returns the match, the bot index (0 for A, 1 for B) of
+    each seat and the seat names. Bot A sits in seats 0, 2 in even matches and 1, 3 in odd
+    ones; in duplicate play matches 2k and 2k + 1 share a seed. A failure is
+    :class:`MatchFailed`."""
+    order = (0, 1, 0, 1) if i % 2 == 0 else (1, 0, 1, 0)  # bot index by seat
+    seats = [names[b] for b in order]
+    mseed = match_seed(seed, i // 2 if duplicate else i)
+    match_id = f"selfplay-{seed}-{i}"
+    try:
+        match = play_local([factories[b] for b in order], variant, mseed, match_id, seats)
+    except SuecaError as err:
+        raise MatchFailed(f"match {match_id} (seats {', '.join(seats)}): {err}") from None
+    except Exception as err:  # the bot's own bug: where it raised, not our traceback
+        raise MatchFailed(f"match {match_id} (seats {', '.join(seats)}, match seed "
+                          f"{mseed}): a bot raised {type(err).__name__}: "
+                          f"{shown(str(err), 200)}{_where(err)}") from None
+    return match, order, seats
+
+
 def selfplay(factories: Sequence[Callable[[], Any]], names: Sequence[str], variant: Variant,
              matches: int, seed: int | str, duplicate: bool = False,
              on_match: Callable[[Any, replays.ReplayRecord | None], None] | None = None,
@@ -88,19 +110,8 @@ def selfplay(factories: Sequence[Callable[[], Any]], names: Sequence[str], varia
     stats = [_Tally(names[0]), _Tally(names[1])]
     total_deals = 0
     for i in range(matches):
-        a_team = i % 2  # bot A sits in seats 0, 2 in even matches and 1, 3 in odd ones
-        order = (0, 1, 0, 1) if a_team == 0 else (1, 0, 1, 0)  # bot index by seat
-        seats = [names[b] for b in order]
-        mseed = match_seed(seed, i // 2 if duplicate else i)
-        match_id = f"selfplay-{seed}-{i}"
-        try:
-            match = play_local([factories[b] for b in order], variant, mseed, match_id, seats)
-        except SuecaError as err:
-            raise MatchFailed(f"match {match_id} (seats {', '.join(seats)}): {err}") from None
-        except Exception as err:  # the bot's own bug: where it raised, not our traceback
-            raise MatchFailed(f"match {match_id} (seats {', '.join(seats)}, match seed "
-                              f"{mseed}): a bot raised {type(err).__name__}: "
-                              f"{shown(str(err), 200)}{_where(err)}") from None
+        match, order, seats = play_numbered(factories, names, variant, i, seed, duplicate)
+        a_team = i % 2  # bot A's team (play_numbered seats it)
         team_of_bot = (a_team, 1 - a_team)
         for b in (0, 1):
             st = stats[b]
@@ -116,7 +127,8 @@ def selfplay(factories: Sequence[Callable[[], Any]], names: Sequence[str], varia
             if r.end == RENUNCIA and r.fault_seat is not None:
                 stats[order[r.fault_seat]].faults += 1
         if on_match is not None:
-            rec = replays.record(match, match_id, seats) if want_records else None
+            rec = (replays.record(match, f"selfplay-{seed}-{i}", seats) if want_records
+                   else None)
             on_match(match, rec)
     bots = []
     for st in stats:

@@ -3,6 +3,7 @@
 
   sueca-bot selfplay --bots mybot:Greedy,random --matches 200    # who wins, and how surely
   sueca-bot selfplay --bots ./mybot.py:Greedy,heuristic --replays games.jsonl
+  sueca-bot duel ./mybot.py:Greedy heuristic --sprt 0,20          # stronger, or not?
   sueca-bot replay verify games.jsonl                             # re-check every match
   SUECA_TOKEN=greedy.XXXX sueca-bot run mybot:Greedy --server 127.0.0.1:50051
 
@@ -25,7 +26,8 @@ __all__ = ["INT_LIMIT", "Bounded", "UserError", "add_tls_flags", "build_parser",
            "main", "tls_from_args"]
 
 # the command modules, in the order --help lists them; each has add_parser(subparsers)
-COMMANDS = ("sueca.sdk.cli.selfplay", "sueca.sdk.cli.replay", "sueca.sdk.cli.run")
+COMMANDS = ("sueca.sdk.cli.selfplay", "sueca.sdk.cli.duel", "sueca.sdk.cli.replay",
+            "sueca.sdk.cli.run")
 
 
 def _version() -> str:
