@@ -139,6 +139,7 @@ class ExecBot(Bot):
         self.turns = 0
         self.lost: str | None = None  # why this game is lost, once it is
         self._early: list[bytes] = []  # lines for the program before it is placed
+        self._release: Callable[[], object] = _nothing
 
     def on_match_start(self, info: MatchInfo) -> None:
         # a game id unique among the games one process may hold: the match id names a match
@@ -175,6 +176,9 @@ class ExecBot(Bot):
         try:
             if program is None:
                 program = self.program = await self.command.place(self.game, deadline)
+                # released at the match's end, or when this bot is dropped without one (a
+                # match another seat broke): a one-game process never outlives its game
+                self._release = weakref.finalize(self, self.command.release, program, self.game)
                 for line in self._early:
                     program.send(line)
                 self._early = []
@@ -200,7 +204,7 @@ class ExecBot(Bot):
             if whole or program.games == 1:
                 program.fail(reason)
                 await asyncio.to_thread(program.wait_stderr, 0.5)
-            self.command.release(program, self.game)
+            self._release()
             tail = program.stderr_tail()
         log.error("%s; its stderr ends: %s", self.lost, tail, extra={"game_id": self.game})
         return ExecBotError(self.lost)
@@ -221,10 +225,12 @@ class ExecBot(Bot):
 
     def on_match_end(self, game_points: tuple[int, int], winner: int | None, end: End) -> None:
         self._send(protocol.end(self.game, game_points, winner, end))
-        program = self.program
-        if program is not None and self.lost is None:
-            self.command.release(program, self.game)
+        self._release()
         self._early = []
+
+
+def _nothing() -> None:
+    pass
 
 
 _COMMANDS: dict[tuple[str, ...], ExecCommand] = {}

@@ -193,8 +193,9 @@ class Program:
         """End a program that has no game left: close its input, give it :data:`EXIT_GRACE`
         seconds, then kill its group (in a thread of its own: never blocks the caller)."""
         with self._lock:
-            if self.broken is None:
-                self.broken = "closed"
+            if self.broken is not None:
+                return
+            self.broken = "closed"
         self._out.put(None)
         threading.Thread(target=self._retire, name=f"exec-close-{self.pid}",
                          daemon=True).start()
