@@ -2,10 +2,11 @@
 
 Each row has the rating of record (:mod:`sueca.arena.ratings.fit`: an order-free fit over the
 whole results log) with its 95% interval, the matches it rests on and whether the bot is still
-provisional, then the *live* columns — incremental Elo and OpenSkill, which move after every
-game and depend on the order games finished (see :mod:`sueca.arena.ratings.live`) — and the bot's
-health (:mod:`sueca.arena.botstats`): ``faults`` by kind (``renuncia``, ``timeout``,
-``disconnect``) and its move latency ``p50_ms`` and ``p99_ms`` (None without timed turns).
+provisional (a provisional bot is ranked after every established one), then the *live*
+columns — incremental Elo and OpenSkill, which move after every game and depend on the order
+games finished (see :mod:`sueca.arena.ratings.live`) — and the bot's health
+(:mod:`sueca.arena.botstats`): ``faults`` by kind (``renuncia``, ``timeout``, ``disconnect``)
+and its move latency ``p50_ms`` and ``p99_ms`` (None without timed turns).
 
 This module owns the row: :func:`rating_columns`, :func:`health_columns` and :func:`rank` build
 it for the CLI here and for the web (:mod:`sueca.arena.web.data`, which reads a cached fit
@@ -14,8 +15,10 @@ instead of refitting), so that ``/api/leaderboard`` and ``leaderboard --json`` c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import NotRequired, TypedDict, cast
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NotRequired, TypedDict, cast
 
 from sueca.arena.ratings.fit import Fit
 from sueca.arena.ratings.live import Rating
@@ -23,7 +26,7 @@ from sueca.arena.records import BotHealth, HealthColumns, LeaderboardRow, Rating
 from sueca.arena.store import Store
 
 __all__ = ["leaderboard", "ORDERS", "ORDER_KEYS", "rating_columns", "health_columns", "rank",
-           "RankedColumns", "SortColumns"]
+           "RankedColumns", "SortColumns", "DECIMALS", "json_row", "iso_time"]
 
 #: ``--by``: the rating of record (default), live Elo, or OpenSkill's conservative mu - 3 sigma
 ORDERS = ("rating", "elo", "openskill")
@@ -72,8 +75,13 @@ def health_columns(h: BotHealth) -> HealthColumns:
 
 
 def rank(rows: Iterable[RankedColumns], by: str = "rating") -> list[RankedColumns]:
-    """The rows in ``by``'s order, best first, each with its ``rank`` (1 = best)."""
-    out = sorted(rows, key=ORDER_KEYS[by])
+    """The rows in ``by``'s order, best first, each with its ``rank`` (1 = best): the established
+    bots first, then the provisional ones (fewer than
+    :data:`~sueca.arena.ratings.fit.PROVISIONAL_GAMES` rated matches), each group in ``by``'s
+    order. A rating resting on a handful of matches is a guess; ranked among the others, a bot
+    with nine lucky matches would sit above one with two thousand."""
+    key = ORDER_KEYS[by]
+    out = sorted(rows, key=lambda r: (r["provisional"], key(r)))
     for n, row in enumerate(out, 1):
         row["rank"] = n
     return out
@@ -89,3 +97,30 @@ def leaderboard(store: Store, by: str = "rating") -> list[LeaderboardRow]:
     health = store.bot_stats(list(ratings))
     rows = rank((rating_columns(bot, of_record, r) for bot, r in ratings.items()), by)
     return [cast(LeaderboardRow, {**row, **health_columns(health[row["bot"]])}) for row in rows]
+
+
+#: Decimals each float column keeps in JSON (``/api/leaderboard``): ratings to a tenth of a
+#: point (their intervals are tens of points wide), OpenSkill to a hundredth (its μ is ~25),
+#: the score and move latencies to a hundredth.
+DECIMALS = {"rating": 1, "rating_pm": 1, "elo": 1, "elo_pm": 1, "mu": 2, "mu_pm": 2,
+            "sigma": 2, "ordinal": 2, "score": 2, "p50_ms": 2, "p99_ms": 2}
+
+
+def iso_time(ts: object) -> str | None:
+    """Unix seconds as ISO 8601 UTC to the second (``2026-12-01T17:24:59Z``); None stays None."""
+    if not isinstance(ts, int | float) or not math.isfinite(ts):
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+def json_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A leaderboard row for JSON readers: floats rounded to :data:`DECIMALS`, NaN and infinity
+    as None, ``last_seen`` (when the row has it) as :func:`iso_time`."""
+    out = dict(row)
+    for key, digits in DECIMALS.items():
+        value = out.get(key)
+        if isinstance(value, float):
+            out[key] = round(value, digits) if math.isfinite(value) else None
+    if "last_seen" in out:
+        out["last_seen"] = iso_time(out["last_seen"])
+    return out

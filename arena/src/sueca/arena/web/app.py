@@ -30,16 +30,19 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from sueca.arena.leaderboard import iso_time, json_row
 from sueca.arena.ratings.fit import PROVISIONAL_GAMES
 from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
-from sueca.arena.web.data import BadQuery, LeagueView, NotFound, check_page
+from sueca.arena.web.data import MATCH_ENDS, BadQuery, LeagueView, NotFound, check_page
 from sueca.arena.web.live import NotLive, Slots, TooMany, open_watch, sse
 from sueca.arena.web.plot import rating_plot
-from sueca.arena.web.viewer import parse_position, position, query
+from sueca.arena.web.viewer import parse_position, places, position, query
+from sueca.engine.game import FAULT_ENDS
 
 log = logging.getLogger("sueca.arena.web")
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_ID = 200  # longer ids are no id of ours: 404 without asking Redis
+FEATURED_MS = 1000  # the front page's featured match: milliseconds a card (a person's pace)
 
 
 def _clean(value: Any) -> Any:
@@ -108,19 +111,24 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
         p, per = check_page(_q(request, "page") or 1, _q(request, "per") or 50)
         total = len(rows)
         if api(request):
-            return JSONResponse(_clean(rows[(p - 1) * per: p * per]))
+            return JSONResponse(_clean([json_row(r) for r in rows[(p - 1) * per: p * per]]))
         return page(request, "leaderboard.html", rows=rows[(p - 1) * per: p * per],
+                    places=places(None), featured_ms=FEATURED_MS,
                     page_no=p, pages=max(1, -(-total // per)), total=total,
                     sort=_q(request, "sort") or "rating", trimmed=view.trimmed())
 
     def bot(request: Request) -> Response:
         data = view.bot(ident(request, "name"))
-        return answer(request, data, "bot.html", plot=rating_plot(data["history"]))
+        if api(request):
+            return JSONResponse(_clean({**data, "last_seen": iso_time(data["last_seen"])}))
+        kinds = list(dict.fromkeys([*data["faults"], *(str(e) for e in FAULT_ENDS)]))
+        return page(request, "bot.html", data=data, plot=rating_plot(data["history"]),
+                    fault_kinds=kinds)
 
     def matches(request: Request) -> Response:
         data = view.matches(_q(request, "page") or 1, _q(request, "per") or 50,
                             _q(request, "tournament"), _q(request, "bot"), _q(request, "end"))
-        return answer(request, data, "matches.html",
+        return answer(request, data, "matches.html", ends=MATCH_ENDS,
                       filters={k: _q(request, k) or "" for k in ("tournament", "bot", "end")})
 
     def match(request: Request) -> Response:
@@ -136,8 +144,10 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
                            f"({data['hidden'] or 'no replay recorded'})")
         status = data["match"].get("status")
         watchable = status not in ("done", "failed") and not data["match"].get("pair")
+        variant = data["match"]["spec"].get("variant") or {}
         return page(request, "match.html", data=data, pos=pos, watchable=watchable, query=query,
-                    seats=data["match"]["spec"].get("bots") or ["?"] * 4)
+                    seats=data["match"]["spec"].get("bots") or ["?"] * 4,
+                    places=places(variant.get("direction")))
 
     async def live(request: Request) -> Response:
         """``/api/matches/{id}/live``: the match's public events as server-sent events."""
@@ -168,6 +178,11 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
         return StreamingResponse(body(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
+    def featured(request: Request) -> Response:
+        """``/api/featured?skip=ID``: the match the front page replays next (not ``skip``)."""
+        skip = _q(request, "skip")
+        return JSONResponse(_clean(view.featured(None if skip is None else skip[:MAX_ID])))
+
     def tournaments(request: Request) -> Response:
         return answer(request, view.tournaments(), "tournaments.html")
 
@@ -175,8 +190,9 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
         return answer(request, view.tournament(ident(request, "tid")), "tournament.html")
 
     def health(request: Request) -> Response:
-        store.ping()
-        return JSONResponse({"ok": True})
+        from sueca.arena.retention import schedule_status
+        store.ping()  # retention: serve's hourly policy and last run (None: not scheduled)
+        return JSONResponse({"ok": True, "retention": schedule_status(store)})
 
     # -- errors -----------------------------------------------------------------------------
     def error(request: Request, status: int, message: str) -> Response:
@@ -219,6 +235,7 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
         api_path = "/api/leaderboard" if path == "/" else "/api" + path
         routes.append(Route(api_path, fn, methods=["GET", "HEAD"]))
     routes.append(Route("/api/health", health, methods=["GET", "HEAD"]))
+    routes.append(Route("/api/featured", featured, methods=["GET", "HEAD"]))
     routes.append(Route("/api/matches/{mid}/live", live, methods=["GET"]))
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:

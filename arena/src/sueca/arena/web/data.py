@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from sueca.arena.leaderboard import (
     ORDER_KEYS,
@@ -71,6 +71,13 @@ HEALTH_TTL = 10.0  # seconds the leaderboard's health columns may lag a rebuild 
 RECORD_TTL = 30.0
 #: the ends a recorded match can have (``/matches?end=``)
 MATCH_ENDS = (NORMAL, *FAULT_ENDS, ABORTED)
+FAULT_SCAN = 200  # a bot's latest matches read for its fault lines
+FAULT_LINES = 20  # fault lines a bot page shows
+MAX_DETAIL = 300  # characters of a fault's detail shown (the referee caps it too)
+FEATURED_SCAN = 30  # newest matches looked at for the front page's featured match
+#: seat-stats fields of each fault kind (records.SeatStats)
+_FAULT_COUNTS = (("renuncia", "renuncias"), ("timeout", "timeouts"),
+                 ("disconnect", "disconnects"))
 
 
 class LogColumns(TypedDict):
@@ -113,9 +120,25 @@ class Connection(TypedDict):
 
 
 class WebMatchRow(MatchRow):
-    """A match's row on the web: as the CLI lists it, and when its result was made."""
+    """A match's row on the web: as the CLI lists it, and when its result was made; on a bot's
+    page (and ``/matches?bot=``) ``outcome`` is the match from that bot's side: ``won``,
+    ``lost``, ``drawn``, or None (not finished, or the bot sat on both teams)."""
 
     time: float | None
+    outcome: NotRequired[str | None]
+
+
+class FaultLine(TypedDict):
+    """One of a bot's recent matches in which the referee faulted it: ``counts`` by kind
+    (renúncias, timeouts, disconnects, from its seats' stats), ``ended`` whether its fault ended
+    the match (as ``end``), ``detail`` what it reported (its exception's first line), if any."""
+
+    match: str
+    time: float | None
+    end: str
+    ended: bool
+    counts: dict[str, int]
+    detail: str | None
 
 
 class BotPage(TypedDict):
@@ -139,6 +162,9 @@ class BotPage(TypedDict):
     head_to_head: list[HeadToHead]
     trimmed: TrimPoint | None
     recent_matches: list[WebMatchRow]
+    ends: dict[str, int]
+    fault_ends: dict[str, int]
+    fault_lines: list[FaultLine]
 
 
 class MatchesPage(TypedDict):
@@ -189,7 +215,8 @@ class BadQuery(ValueError):
 
 
 class _BotStats:
-    __slots__ = ("matches", "won", "drawn", "lost", "last_seen", "recent", "versus")
+    __slots__ = ("matches", "won", "drawn", "lost", "last_seen", "recent", "versus", "ends",
+                 "fault_ends")
 
     def __init__(self) -> None:
         self.matches = 0
@@ -197,6 +224,8 @@ class _BotStats:
         self.last_seen: float | None = None
         self.recent: list[str] = []   # recorded match ids, in log order
         self.versus: dict[str, list[int]] = {}  # opponent -> [won, drawn, lost] (matches)
+        self.ends: dict[str, int] = {}  # matches by how they ended
+        self.fault_ends: dict[str, int] = {}  # matches its own fault ended, by end
 
     def log_columns(self) -> LogColumns:
         """The leaderboard's counts from the log fold: ``logged`` rather than ``matches``,
@@ -268,6 +297,9 @@ class LeagueView:
                 st = self._bots.setdefault(bot, _BotStats())
                 st.matches += 1
                 st.recent.append(mid)
+                st.ends[end] = st.ends.get(end, 0) + 1
+                if res.get("fault_bot") == bot:
+                    st.fault_ends[end] = st.fault_ends.get(end, 0) + 1
                 if isinstance(when, int | float):
                     st.last_seen = max(st.last_seen or 0.0, float(when))
                 outcome = 1 if winner is None else 0 if winner == team else 2
@@ -305,8 +337,11 @@ class LeagueView:
         health = self._health_of(list(by_bot))
         rows = [_web_row(r, (self._bots.get(r["bot"]) or _BotStats()).log_columns(),
                          health_columns(health[r["bot"]])) for r in by_bot.values()]
-        if sort != "rating":
+        if sort == "bot":
             rows.sort(key=SORTS[sort])
+        elif sort != "rating":  # established bots first in every order, as rank() does
+            key = SORTS[sort]
+            rows.sort(key=lambda r: (r["provisional"], key(r)))
         return rows
 
     def _health_of(self, names: list[str]) -> dict[str, BotHealth]:
@@ -399,7 +434,32 @@ class LeagueView:
                 "history": [{"time": t, "elo": e, "mu": mu, "sigma": sg}
                             for t, e, mu, sg in self._history.get(name, [])[-HISTORY:]],
                 "head_to_head": h2h, "trimmed": self.trimmed(),
-                "recent_matches": self.match_rows(list(reversed(stats.recent[-recent:])))}
+                "recent_matches": self.match_rows(list(reversed(stats.recent[-recent:])), name),
+                "ends": dict(stats.ends), "fault_ends": dict(stats.fault_ends),
+                "fault_lines": self._fault_lines(name, stats.recent[-FAULT_SCAN:])}
+
+    def _fault_lines(self, name: str, ids: list[str]) -> list[FaultLine]:
+        """What the referee held against ``name`` in its latest matches (``ids``, oldest
+        first): newest first, at most :data:`FAULT_LINES`."""
+        out: list[FaultLine] = []
+        for mid, res in zip(reversed(ids), self.store.results_of(list(reversed(ids)))):
+            if res is None:
+                continue
+            seats = [str(b) for b in res.get("seats") or ()]
+            stats = res.get("stats") or []
+            counts = {kind: sum(int(st.get(field, 0) or 0)  # type: ignore[call-overload]
+                                for i, st in enumerate(stats) if i < len(seats) and seats[i] == name)
+                      for kind, field in _FAULT_COUNTS}
+            ended = res.get("fault_bot") == name
+            if not ended and not any(counts.values()):
+                continue
+            detail = res.get("fault_detail") if ended else None
+            out.append({"match": mid, "time": res.get("time"), "end": str(res.get("end") or ""),
+                        "ended": ended, "counts": {k: v for k, v in counts.items() if v},
+                        "detail": None if not detail else str(detail)[:MAX_DETAIL]})
+            if len(out) >= FAULT_LINES:
+                break
+        return out
 
     def _connected(self, name: str) -> list[Connection]:
         """Referee replicas the bot is connected to now, with its free seats there (from the
@@ -468,14 +528,34 @@ class LeagueView:
                 tour = s.tournaments_of(chosen)
                 chosen = [m for m, t in zip(chosen, tour) if t == "ladder"]
         return {"page": page, "per": per, "total": total,
-                "pages": max(1, -(-total // per)), "matches": self.match_rows(chosen)}
+                "pages": max(1, -(-total // per)), "matches": self.match_rows(chosen, bot)}
 
-    def match_rows(self, ids: list[str]) -> list[WebMatchRow]:
-        """Summary rows of matches (as ``sueca-arena matches --json`` gives them)."""
+    def match_rows(self, ids: list[str], bot: str | None = None) -> list[WebMatchRow]:
+        """Summary rows of matches (as ``sueca-arena matches --json`` gives them); with ``bot``,
+        each row's ``outcome`` for that bot."""
         found = [m for m in self.store.matches_of(ids) if m is not None]
         done = [m["id"] for m in found if m["status"] == DONE]
         results = dict(zip(done, self.store.results_of(done)))
-        return [_match_row(m, results.get(m["id"])) for m in found]
+        rows = [_match_row(m, results.get(m["id"])) for m in found]
+        if bot is not None:
+            for row in rows:
+                row["outcome"] = outcome(row, bot)
+        return rows
+
+    def featured(self, skip: str | None = None) -> MatchDetail:
+        """The front page's featured match: the newest recorded match whose replay is public
+        (not ``skip``, the one just shown), one played to its end before one a fault cut
+        short; :class:`NotFound` when there is none yet."""
+        _, ids = self.store.match_page(0, FEATURED_SCAN)
+        found = [m for m in self.store.matches_of(ids)
+                 if m is not None and m["status"] == DONE and m["id"] != skip]
+        results = self.store.results_of([m["id"] for m in found])
+        normal = [m["id"] for m, r in zip(found, results) if r is not None and r["end"] == NORMAL]
+        for mid in normal + [m["id"] for m in found if m["id"] not in normal]:
+            detail = self.match(mid)
+            if detail["replay"] is not None:
+                return detail
+        raise NotFound("no finished match to show yet")
 
     def match(self, mid: str) -> MatchDetail:
         """``{"match", "result", "replay", "hidden"}``: as ``matches show ID --json``, with the
@@ -585,6 +665,17 @@ def _web_row(r: RankedColumns, log: LogColumns, health: HealthColumns) -> WebRow
             "faults": health["faults"], "p50_ms": health["p50_ms"], "p99_ms": health["p99_ms"]}
 
 
+def outcome(row: MatchRow, bot: str) -> str | None:
+    """The match from ``bot``'s side: ``won``, ``lost`` or ``drawn``; None when it is not
+    finished or ``bot`` sat on both teams (or on none)."""
+    teams = {i & 1 for i, b in enumerate(row["seats"] or ()) if b == bot}
+    if row["status"] != DONE or len(teams) != 1 or row["end"] is None:
+        return None
+    if row["winner"] is None:
+        return "drawn"
+    return "won" if row["winner"] in teams else "lost"
+
+
 def _bot_rating(r: RankedColumns) -> RatingColumns:
     return {"rating": r["rating"], "rating_pm": r["rating_pm"], "matches": r["matches"],
             "provisional": r["provisional"], "elo": r["elo"], "elo_pm": r["elo_pm"],
@@ -626,4 +717,4 @@ def check_page(page: object, per: object) -> tuple[int, int]:
 
 
 __all__ = ["LeagueView", "NotFound", "BadQuery", "SORTS", "MATCH_ENDS", "check_page",
-           "MAX_PAGE_SIZE"]
+           "MAX_PAGE_SIZE", "outcome"]

@@ -23,6 +23,17 @@ RANK_ORDER = "23456QJK7A"  # Sueca's order within a suit, low to high
 
 Step = tuple[int, int, int]  # (deal, trick, card)
 
+#: each seat's side of the drawn table by the variant's ``direction`` (docs/rules.md): seat 0 at
+#: the bottom, partners opposite, play going round the table the way the match says
+PLACES = {"counterclockwise": ("south", "east", "north", "west"),
+          "clockwise": ("south", "west", "north", "east")}
+
+
+def places(direction: object) -> tuple[str, ...]:
+    """The side of the table each seat (0 to 3) is drawn at (an unknown direction: Portugal's,
+    counter-clockwise)."""
+    return PLACES.get(str(direction), PLACES["counterclockwise"])
+
 
 def card_view(name: str) -> dict[str, Any]:
     rank, suit = name[:-1], name[-1:]
@@ -116,7 +127,8 @@ def position(record: Mapping[str, Any], deal: int, trick: int, card: int | None 
         "deals": n_deals, "tricks": len(tricks), "complete": complete,
         "dealer": d.get("dealer"), "trump": card_view(str(d.get("trump", "??"))),
         "hands": hands, "table": table, "leader": leader,
-        "to_play": None if leader is None or complete else (leader + card) & 3,
+        "to_play": (int(tricks[0].get("leader", 0)) if tricks else None) if leader is None
+        else None if complete else (leader + card) & 3,
         "winner": current.get("winner") if complete and current is not None else None,
         "trick_points": current.get("points") if complete and current is not None else None,
         "taken": taken, "points": points, "cross_before": cross, "cross_after": after,
@@ -156,4 +168,4 @@ def parse_position(deal: str | None, trick: str | None, card: str | None = None
     return d, t, c
 
 
-__all__ = ["position", "parse_position", "card_view", "steps", "query"]
+__all__ = ["position", "parse_position", "card_view", "steps", "query", "places", "PLACES"]
