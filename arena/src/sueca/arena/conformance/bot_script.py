@@ -253,6 +253,10 @@ class BotScript:
             turn = game.open
             which = action.WhichOneof("choice")
             value: bool | int
+            if which == "resign":  # a bot may give a game up (the match ends as its fault)
+                events += game.stop()
+                self._end(game)
+                continue
             if turn.redeal:
                 if which != "redeal":
                     checks["legal-cards"].failed(
