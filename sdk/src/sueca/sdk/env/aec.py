@@ -112,7 +112,7 @@ class SuecaEnv(AECEnv[str, Obs, "int | None"]):
     def observe(self, agent: str) -> Obs:
         seat = AGENTS.index(agent)
         game = self.game
-        return {"observation": game.encoders[seat].array.copy(),
+        return {"observation": game.encoder.arrays[seat].copy(),
                 "action_mask": game.action_mask(seat)}
 
     def step(self, action: int | None) -> None:

@@ -2,8 +2,9 @@
 vector, built event by event.
 
 One encoder serves both places an agent plays. The environments (:mod:`.aec`, :mod:`.single`)
-keep a :class:`SeatEncoder` per seat and tell it each event as it happens (a deal, a card, a
-trick), so a step writes a handful of numbers instead of rebuilding the array. :func:`encode`
+keep a :class:`SeatEncoder` of the four seats and tell it each event as it happens (a deal, a
+card, a trick), so a step writes a handful of numbers (one numpy assignment for all four
+arrays) instead of rebuilding them. :func:`encode`
 builds the same array from any :class:`sueca.engine.Observation` (self-play's view, a network
 observation) by replaying that observation's public events through a fresh :class:`SeatEncoder`:
 the same code writes every number, so a policy trained in the environment sees identical
@@ -21,13 +22,13 @@ block                     size  meaning
 ========================  ====  ==========================================================
 ``hand``                  40    1 for each card in the observer's hand
 ``table``                 160   the trick on the table: 40 per relative seat
+``led_suit``              4     the suit led, while a card is on the table
+``leader``                4     who led (leads) the current trick, relative seat
 ``played``                160   every card each relative seat played this deal (table too)
 ``trump_card``            40    the turned card
 ``trump_suit``            4     its suit
 ``trump_held``            1     1 while the dealer still holds the turned card
 ``dealer``                4     the dealer, relative seat
-``leader``                4     who led (leads) the current trick, relative seat
-``led_suit``              4     the suit led, while a card is on the table
 ``voids``                 16    4 suits per relative seat: 1 once it failed to follow that suit
 ``points``                2     card points this deal, own team then the other, / 120
 ``game_points``           2     game points, own team then the other, / the target, at most 1
@@ -39,6 +40,7 @@ block                     size  meaning
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -49,8 +51,9 @@ __all__ = ["LAYOUT", "OBS_SIZE", "SeatEncoder", "encode", "mask_array"]
 
 Array = npt.NDArray[np.float32]
 
-_SIZES = (("hand", 40), ("table", 160), ("played", 160), ("trump_card", 40), ("trump_suit", 4),
-          ("trump_held", 1), ("dealer", 4), ("leader", 4), ("led_suit", 4), ("voids", 16),
+# table, led_suit and leader side by side: taking a trick clears them in one assignment
+_SIZES = (("hand", 40), ("table", 160), ("led_suit", 4), ("leader", 4), ("played", 160),
+          ("trump_card", 40), ("trump_suit", 4), ("trump_held", 1), ("dealer", 4), ("voids", 16),
           ("points", 2), ("game_points", 2), ("held_over", 1), ("deal_number", 1))
 
 
@@ -82,95 +85,130 @@ _HELD = LAYOUT["held_over"][0]
 _DEAL_NUMBER = LAYOUT["deal_number"][0]
 
 
+class _Indices:
+    """Flat positions in the arrays of a given tuple of observing seats, worked out once per
+    tuple: what one event sets, for every observer at once, is one numpy assignment."""
+
+    def __init__(self, seats: tuple[int, ...]) -> None:
+        rows = [OBS_SIZE * i for i in range(len(seats))]
+        rel = [[(s - me) & 3 for me in seats] for s in range(4)]  # rel[seat][observer]
+
+        def at(offset: int, per_observer: Any) -> npt.NDArray[np.intp]:
+            return np.array([row + offset + per_observer(i) for i, row in enumerate(rows)],
+                            np.intp)
+
+        # a card put on the table by a seat: its table and played slots in every array
+        self.play = [[np.concatenate([
+            at(_TABLE + c, lambda i, s=s: 40 * rel[s][i]),
+            at(_PLAYED + c, lambda i, s=s: 40 * rel[s][i])]) for c in range(40)]
+            for s in range(4)]
+        # the flat position of the card in the hand of each observer that is that seat
+        self.own = [[rows[i] + _HAND + c for i, me in enumerate(seats) if me == s]
+                    for s in range(4) for c in range(40)]
+        self.lead = [[np.concatenate([at(_LED + suit, lambda i: 0),
+                                      at(_LEADER, lambda i, s=s: rel[s][i])])
+                      for suit in range(4)] for s in range(4)]
+        self.leader = [at(_LEADER, lambda i, s=s: rel[s][i]) for s in range(4)]
+        self.void = [[at(_VOIDS + suit, lambda i, s=s: 4 * rel[s][i]) for suit in range(4)]
+                     for s in range(4)]
+        self.dealer = [at(_DEALER, lambda i, s=s: rel[s][i]) for s in range(4)]
+        # a team's score in every array: the first slot of its own players, the second of the
+        # others' (points, then game points)
+        self.points = [at(_POINTS, lambda i, t=t: int(seats[i] & 1 != t)) for t in (0, 1)]
+        self.game_points = [at(_GAME_POINTS, lambda i, t=t: int(seats[i] & 1 != t))
+                            for t in (0, 1)]
+
+
+_INDICES: dict[tuple[int, ...], _Indices] = {}
+
+
 class SeatEncoder:
-    """One seat's observation array, kept up to date by the events of the match.
+    """The observation arrays of ``seats`` (one row each, in that order), kept up to date by
+    the events of the match.
 
     The caller tells it, in order: :meth:`deal` when a deal starts, :meth:`play` for every card
     put on the table (by any seat), :meth:`trick` when a trick is taken, and :meth:`scores` when
-    the match's game points change outside a deal start (its end). ``array`` is the live array:
-    copy it to keep it.
+    the match's game points change outside a deal start (its end). ``arrays`` are live: copy a
+    row to keep it. The environments keep one for the four seats, :func:`encode` one for the
+    observing seat alone; every number is written by the same lines either way.
     """
 
-    __slots__ = ("seat", "array", "_trump", "_dealer", "_led", "_on_table", "_team_points",
-                 "_target")
+    __slots__ = ("seats", "arrays", "_flat", "_at", "_trump", "_led", "_cards_on_table",
+                 "_team_points", "_target")
 
-    def __init__(self, seat: int) -> None:
-        self.seat = seat
-        self.array: Array = np.zeros(OBS_SIZE, np.float32)
+    def __init__(self, seats: Sequence[int] = (0, 1, 2, 3)) -> None:
+        self.seats = tuple(seats)
+        self.arrays: npt.NDArray[np.float32] = np.zeros((len(self.seats), OBS_SIZE), np.float32)
+        self._flat = self.arrays.reshape(-1)  # a view: writes land in ``arrays``
+        found = _INDICES.get(self.seats)
+        if found is None:
+            found = _INDICES[self.seats] = _Indices(self.seats)
+        self._at = found
         self._trump = -1
-        self._dealer = -1
         self._led = -1
-        self._on_table: list[int] = []  # table slots set, to clear them when the trick is taken
-        self._team_points = [0, 0]  # own team, other team
+        self._cards_on_table = 0
+        self._team_points = [0, 0]
         self._target = 4
 
-    def deal(self, hand: Iterable[int], trump: int, dealer: int, number: int,
+    def deal(self, hands: Sequence[Iterable[int]], trump: int, dealer: int, number: int,
              game_points: Sequence[int], held_over: int, target: int) -> None:
-        """A deal starts: ``hand`` is the observer's ten cards, ``trump`` the turned card."""
-        a = self.array
+        """A deal starts: ``hands[i]`` is the hand of ``seats[i]``, ``trump`` the turned card."""
+        a = self.arrays
         a.fill(0.0)
-        for c in hand:
-            a[_HAND + c] = 1.0
-        seat = self.seat
+        for row, hand in zip(a, hands, strict=True):
+            for c in hand:
+                row[_HAND + c] = 1.0
         self._trump = trump
-        self._dealer = dealer
         self._led = -1
-        self._on_table.clear()
+        self._cards_on_table = 0
         self._team_points = [0, 0]
         self._target = target
-        a[_TRUMP_CARD + trump] = 1.0
-        a[_TRUMP_SUIT + trump // 10] = 1.0
-        a[_TRUMP_HELD] = 1.0
-        a[_DEALER + ((dealer - seat) & 3)] = 1.0
-        a[_LEADER + ((dealer + 1 - seat) & 3)] = 1.0
-        a[_DEAL_NUMBER] = min(number, 32) / 32
+        a[:, _TRUMP_CARD + trump] = 1.0
+        a[:, _TRUMP_SUIT + trump // 10] = 1.0
+        a[:, _TRUMP_HELD] = 1.0
+        flat, at = self._flat, self._at
+        flat[at.dealer[dealer]] = 1.0
+        flat[at.leader[(dealer + 1) & 3]] = 1.0
+        a[:, _DEAL_NUMBER] = min(number, 32) / 32
         self.scores(game_points, held_over)
 
     def play(self, seat: int, card: int) -> None:
         """``seat`` put ``card`` on the table (a lead when the table is empty)."""
-        a = self.array
-        rel = (seat - self.seat) & 3
-        on_table = self._on_table
-        if not on_table:
+        flat, at = self._flat, self._at
+        if not self._cards_on_table:
             self._led = led = card // 10
-            a[_LED + led] = 1.0
-            a[_LEADER:_LEADER + 4] = 0.0
-            a[_LEADER + rel] = 1.0
+            self.arrays[:, _LEADER:_LEADER + 4] = 0.0
+            flat[at.lead[seat][led]] = 1.0
         elif card // 10 != self._led:  # did not follow: that seat has no card of the led suit
-            a[_VOIDS + 4 * rel + self._led] = 1.0
-        slot = _TABLE + 40 * rel + card
-        a[slot] = 1.0
-        on_table.append(slot)
-        a[_PLAYED + 40 * rel + card] = 1.0
-        if rel == 0:
-            a[_HAND + card] = 0.0
+            flat[at.void[seat][self._led]] = 1.0
+        self._cards_on_table += 1
+        flat[at.play[seat][card]] = 1.0
+        for i in at.own[40 * seat + card]:
+            flat[i] = 0.0
         if card == self._trump:
-            a[_TRUMP_HELD] = 0.0
+            self.arrays[:, _TRUMP_HELD] = 0.0
 
     def trick(self, winner: int | None, points: int) -> None:
         """The trick on the table was taken by ``winner`` (None: cut short by a renúncia)."""
-        a = self.array
-        for slot in self._on_table:
-            a[slot] = 0.0
-        self._on_table.clear()
-        a[_LED + self._led] = 0.0
+        self.arrays[:, _TABLE:_LEADER + 4] = 0.0  # table, led suit and leader
         self._led = -1
+        self._cards_on_table = 0
         if winner is None:
             return
-        team = (winner - self.seat) & 1
-        self._team_points[team] += points
-        a[_POINTS + team] = self._team_points[team] / 120
-        a[_LEADER:_LEADER + 4] = 0.0
-        a[_LEADER + ((winner - self.seat) & 3)] = 1.0
+        flat, at = self._flat, self._at
+        team = winner & 1
+        pts = self._team_points
+        pts[team] += points
+        flat[at.points[team]] = pts[team] / 120
+        flat[at.leader[winner]] = 1.0
 
     def scores(self, game_points: Sequence[int], held_over: int) -> None:
         """The match's game points (by team 0, 1) and tied deals held over."""
-        a = self.array
-        own = self.seat & 1
         target = self._target  # a match ends on reaching it: the last deal may overshoot
-        a[_GAME_POINTS] = min(game_points[own], target) / target
-        a[_GAME_POINTS + 1] = min(game_points[1 - own], target) / target
-        a[_HELD] = min(held_over, 4) / 4
+        flat, at = self._flat, self._at
+        for team in (0, 1):
+            flat[at.game_points[team]] = min(game_points[team], target) / target
+        self.arrays[:, _HELD] = min(held_over, 4) / 4
 
 
 def encode(observation: Observation) -> Array:
@@ -179,17 +217,18 @@ def encode(observation: Observation) -> Array:
     seat = observation.seat
     own_played = [c for t in observation.tricks for s, c in zip(t.seats(), t.cards) if s == seat]
     own_played += [c for s, c in observation.trick if s == seat]
-    enc = SeatEncoder(seat)
-    enc.deal([*observation.hand, *own_played], observation.trump, observation.dealer,
+    enc = SeatEncoder((seat,))
+    enc.deal([[*observation.hand, *own_played]], observation.trump, observation.dealer,
              observation.deal_number, observation.game_points, observation.held_over,
              observation.variant.target)
     for t in observation.tricks:
-        for s, c in zip(t.seats(), t.cards):
+        for s, c in zip(t.seats(), t.cards, strict=True):
             enc.play(s, c)
         enc.trick(t.winner, t.points)
     for s, c in observation.trick:
         enc.play(s, c)
-    return enc.array
+    row: Array = enc.arrays[0]
+    return row
 
 
 def mask_array(cards: Iterable[int]) -> npt.NDArray[np.int8]:

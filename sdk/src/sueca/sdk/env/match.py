@@ -55,19 +55,19 @@ def _quote(value: object) -> str:
 
 
 class EncodedMatch:
-    """A :class:`~sueca.engine.Match` plus one :class:`SeatEncoder` per seat.
+    """A :class:`~sueca.engine.Match` plus the :class:`SeatEncoder` of its four seats.
 
     :meth:`play` applies the card of the seat to play and returns the rewards it produced, by
     team. The weak-hand question (variant ``weak_hand_redeal``) is answered by the caller
     through :meth:`redeal` when :attr:`awaiting_redeal` is set.
     """
 
-    __slots__ = ("match", "encoders", "reward", "last", "_target")
+    __slots__ = ("match", "encoder", "reward", "last", "_target")
 
     def __init__(self, variant: Variant, seed: int, reward: str) -> None:
         self.match = Match(variant, seed)
         self.reward = check_reward(reward)
-        self.encoders = [SeatEncoder(s) for s in range(4)]
+        self.encoder = SeatEncoder()  # the four seats' arrays, row = seat
         self._target = variant.target
         self.last: Play | None = None  # the record of the last card played
         self._start_deal()
@@ -89,9 +89,8 @@ class EncodedMatch:
     def _start_deal(self) -> None:
         match = self.match
         deal = match.deal
-        for s, enc in enumerate(self.encoders):
-            enc.deal(cards_of(deal.hands[s]), deal.trump, deal.dealer, deal.number,
-                     match.game_points, match.held, self._target)
+        self.encoder.deal([cards_of(h) for h in deal.hands], deal.trump, deal.dealer,
+                          deal.number, match.game_points, match.held, self._target)
 
     def redeal(self, call: bool) -> DealResult | None:
         """Answer the weak-hand question: ``True`` throws the deal in (the same dealer deals
@@ -124,24 +123,20 @@ class EncodedMatch:
         return self._apply(seat, match.play(value))  # type: ignore[arg-type]  # raises when over
 
     def _apply(self, seat: int, p: Play) -> tuple[float, float]:
-        """Tell the encoders what card ``p`` did, and score it."""
+        """Tell the encoder what card ``p`` did, and score it."""
         self.last = p
         match = self.match
-        card = p.card
-        for enc in self.encoders:
-            enc.play(seat, card)
+        self.encoder.play(seat, p.card)
         trick = p.trick
         if trick is not None:
-            for enc in self.encoders:
-                enc.trick(trick.winner, trick.points)
+            self.encoder.trick(trick.winner, trick.points)
         result = p.deal
         if result is None:
             return _NO_REWARD
         if match.end is None:
             self._start_deal()
         else:
-            for enc in self.encoders:
-                enc.scores(match.game_points, match.held)
+            self.encoder.scores(match.game_points, match.held)
         reward = self.reward
         if reward == "deal":
             r = float(result.game_points[0] - result.game_points[1])

@@ -113,7 +113,7 @@ class SuecaGymEnv(gymnasium.Env[Obs, int]):
 
     def _observe(self) -> Obs:
         game = self.game
-        return {"observation": game.encoders[self.seat].array.copy(),
+        return {"observation": game.encoder.arrays[self.seat].copy(),
                 "action_mask": game.action_mask(self.seat)}
 
     def _advance(self) -> float:
