@@ -100,7 +100,8 @@ def test_old_entries_without_stats_read_and_the_totals_rebuild_identically(store
     live = _health(store, ["reckless", "random"])
     want = sum(_renuncias(store.replay(m), store.result_of(m)["seats"], "reckless")
                for m in ("new0", "new1", "new2", "old1"))
-    assert live["reckless"]["faults"] == {"renuncia": want, "timeout": 1, "disconnect": 0}
+    assert live["reckless"]["faults"] == {"renuncia": want, "timeout": 1, "disconnect": 0,
+                                         "bot_error": 0}
     assert live["reckless"]["games"] == 5
     exact = store.bot_stats(["reckless", "random"])
     assert exact["reckless"]["last"] == max(store.result_of(m)["time"]
@@ -230,7 +231,8 @@ def test_a_reckless_bot_on_a_real_referee(monkeypatch) -> None:
                     assert sum(st["hist"]) == st["turns"]
         assert renuncias >= 1
         h = _health(store, ["target"])["target"]
-        assert h["faults"] == {"renuncia": renuncias, "timeout": 0, "disconnect": 0}
+        assert h["faults"] == {"renuncia": renuncias, "timeout": 0, "disconnect": 0,
+                              "bot_error": 0}
         assert h["games"] == 3 and h["turns"] >= h["moves"] > 0
         assert 0 < h["p50_ms"] <= h["p99_ms"] <= h["max_ms"]
         assert _sample("sueca_bot_turn_seconds_count", bot="target") - turns0 == h["turns"]

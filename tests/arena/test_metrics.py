@@ -31,7 +31,8 @@ def test_worker_metrics_add_up_over_pool_processes(referee_arena):
     recorded = fams["sueca_worker_matches_recorded"]
     assert recorded.type == "counter"
     by_end = {s.labels["end"]: s.value for s in recorded.samples if s.name.endswith("_total")}
-    assert set(by_end) == {"normal", "renuncia", "timeout", "disconnect"}  # failed: own counter
+    assert set(by_end) == {"normal", "renuncia", "timeout", "disconnect",
+                           "bot_error"}  # failed: own counter
     failed = fams["sueca_worker_matches_failed"]
     assert failed.type == "counter" and [s.value for s in failed.samples
                                          if s.name.endswith("_total")] == [0]

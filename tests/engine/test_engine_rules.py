@@ -106,7 +106,7 @@ def test_play_of_an_illegal_held_card_is_a_renuncia():
 def test_end_values_are_the_recorded_words():
     """Replays, the wire and the league store these words: they must never change."""
     assert [e.value for e in End] == ["normal", "renuncia", "redeal", "timeout", "disconnect",
-                                      "aborted"]
+                                      "aborted", "bot_error"]
     assert all(isinstance(e, str) and e == e.value and str(e) == e.value for e in End)
 
 

@@ -35,7 +35,7 @@ class AsyncRandom(Bot):
 
 
 class Raiser(Bot):
-    """Raises in play: the SDK logs it and the referee's clock ends the match."""
+    """Raises in play: the SDK logs it and resigns the game (the match ends as bot_error)."""
 
     def play(self, observation: Any) -> Any:
         raise RuntimeError("boom: this bot is broken on purpose")

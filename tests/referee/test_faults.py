@@ -259,10 +259,10 @@ def test_timeout_uses_the_bank_then_ends_the_match(referee, random_bots, tokens)
     assert (result["fault_seat"], result["fault_bot"]) == (0, "mallory")
     assert result["replay"]["end"] == "timeout"
     assert result["replay"]["deals"][-1]["fault_seat"] == 0
-    # answering now is too late: the game is gone
+    # answering now is too late: the game is gone, and the refusal says it came late
     bot.play(turn)
     e = error_of(bot)
-    assert e.code == "unknown_game"
+    assert e.code == "late" and "ended as timeout" in e.message, e
     bot.close()
 
 

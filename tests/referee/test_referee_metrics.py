@@ -37,6 +37,7 @@ def test_fresh_referee_counts_every_fault_in_its_class(redis_url, tokens, tmp_pa
         # every known kind, in its class, at 0 before anything happened
         expected = {(k, "game") for k in referee_metrics.GAME_FAULTS} \
             | {(k, "protocol") for k in referee_metrics.PROTOCOL_FAULTS} \
+            | {(k, "late") for k in referee_metrics.LATE_FAULTS} \
             | {(k, "security") for k in referee_metrics.SECURITY_FAULTS}
         assert faults(before) == dict.fromkeys(expected, 0.0)
         ends = {dict(labels)["end"]: v for (name, labels), v in before.items()

@@ -110,15 +110,16 @@ def test_bad_token_exits_with_a_readable_error(referee):
     assert "Traceback" not in out.stderr
 
 
-def test_broken_bot_is_logged_and_the_clock_ends_its_match(referee, tokens, bot_proc):
+def test_broken_bot_is_logged_and_resigns_its_match(referee, tokens, bot_proc):
     broken = bot_proc(f"{BOTLIB}:Raiser", referee.address, tokens["broken"], capacity=2)
     bot_proc("random", referee.address, tokens["dave"], capacity=4)
     result = control.run_match(referee.address, {
         "bots": ["dave", "broken", "dave", "broken"], "seed": 1, "move_ms": 200, "bank_ms": 100})
-    assert result["end"] == "timeout" and result["fault_bot"] == "broken"
+    assert result["end"] == "bot_error" and result["fault_bot"] == "broken"
     assert result["winner"] == 0
+    assert result["fault_detail"] == "RuntimeError: boom: this bot is broken on purpose"
     wait_for(lambda: "raised in play" in broken.logs(), 5, "the log line")
-    assert "boom: this bot is broken on purpose" in broken.logs()
+    assert "Traceback" in broken.logs() and "resigning the game" in broken.logs()
 
 
 def test_a_bot_reads_its_turn_clock_over_the_network_and_none_in_self_play(

@@ -3,12 +3,12 @@
 One set of numbers in three places:
 
 * **the results log**: each entry carries ``stats``, one small dict per seat
-  (:func:`seat_stats`): ``moves`` (cards it played), ``renuncias``, ``timeouts`` and
-  ``disconnects`` (each only when not 0) and, when the referee sent its turn times, ``turns``,
-  ``p50_ms``, ``p99_ms``, ``max_ms`` and ``hist`` (the turns per latency bucket, trailing zeros
-  cut). About 80 bytes a seat; an entry without ``stats`` (written before they existed) still
-  reads: :func:`stats_of` derives what its replay tells (moves, renúncias) and its end tells
-  (timeout, disconnect).
+  (:func:`seat_stats`): ``moves`` (cards it played), ``renuncias``, ``timeouts``,
+  ``disconnects`` and ``bot_errors`` (each only when not 0) and, when the referee sent its
+  turn times, ``turns``, ``p50_ms``, ``p99_ms``, ``max_ms`` and ``hist`` (the turns per latency
+  bucket, trailing zeros cut). About 80 bytes a seat; an entry without ``stats`` (written
+  before they existed) still reads: :func:`stats_of` derives what its replay tells (moves,
+  renúncias) and its end tells (timeout, disconnect, bot error).
 * **Redis**: a hash per bot (``stats:bot:{name}``, :mod:`sueca.arena.keys`) with counters
   (:data:`COUNTERS`), ``max_us``, ``last`` and the latency buckets ``h0``.. ``h16``, added to by
   the very Lua script that appends the entry (:meth:`sueca.arena.store.Store.record_result`):
@@ -41,10 +41,12 @@ __all__ = ["BOUNDS_US", "COUNTERS", "FAULT_KINDS", "TURN_TIMES_KEY", "parse_turn
 #: Upper bounds (microseconds) of the latency buckets ``h0``..``h15``; ``h16`` counts the rest.
 BOUNDS_US = tuple(250 << k for k in range(16))
 #: Integer fields of a bot's hash, summed over its matches.
-COUNTERS = ("games", "moves", "renuncias", "timeouts", "disconnects", "turns")
+COUNTERS = ("games", "moves", "renuncias", "timeouts", "disconnects", "bot_errors", "turns")
 #: Fault kinds, as the leaderboard, the API and ``sueca_bot_faults_total{kind}`` name them.
-FAULT_KINDS = ("renuncia", "timeout", "disconnect")
-_FAULT_FIELDS = dict(zip(FAULT_KINDS, ("renuncias", "timeouts", "disconnects")))
+FAULT_KINDS = ("renuncia", "timeout", "disconnect", "bot_error")
+_FAULT_FIELDS = dict(zip(FAULT_KINDS, ("renuncias", "timeouts", "disconnects", "bot_errors")))
+#: The match ends charged to one seat (a renúncia is counted per deal, from the replay).
+_MATCH_FAULTS = ("timeout", "disconnect", "bot_error")
 #: The trailing metadata key of RunMatch's turn times (``sueca.referee.clocked_match``).
 TURN_TIMES_KEY = "sueca-turn-times-us"
 MAX_SEAT_TIMES = 10_000  # a seat's times read from the metadata at most (the referee sends 2,000)
@@ -111,8 +113,8 @@ def seat_stats(seats: int, end: str | None, fault_seat: int | None,
                 out[fs]["renuncias"] += 1
     elif end == "renuncia" and fault_seat is not None and 0 <= fault_seat < seats:
         out[fault_seat]["renuncias"] += 1
-    if end in ("timeout", "disconnect") and fault_seat is not None and 0 <= fault_seat < seats:
-        out[fault_seat][end + "s"] += 1
+    if end in _MATCH_FAULTS and fault_seat is not None and 0 <= fault_seat < seats:
+        out[fault_seat][_FAULT_FIELDS[end]] = 1
     for seat, mine in (times or {}).items():
         if not 0 <= seat < seats or not mine:
             continue
@@ -121,9 +123,9 @@ def seat_stats(seats: int, end: str | None, fault_seat: int | None,
                          p99_ms=round(_rank(ordered, 0.99) / 1000, 3),
                          max_ms=round(ordered[-1] / 1000, 3), hist=_histogram(ordered))
     for st in out:  # most seats commit no fault: ~45 bytes a seat of every entry saved
-        for f in ("renuncias", "timeouts", "disconnects"):
-            if not st[f]:
-                del st[f]
+        for f in ("renuncias", "timeouts", "disconnects", "bot_errors"):
+            if not st.get(f):
+                st.pop(f, None)
     return cast(list[SeatStats], out)
 
 

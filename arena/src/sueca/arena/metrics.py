@@ -96,13 +96,15 @@ BOT_TURN_SECONDS = Histogram("sueca_bot_turn_seconds",
                              "A bot's answered turns as the referee timed them (matches this "
                              "worker recorded); bots past SUECA_METRICS_MAX_BOTS are bot=_other",
                              ["bot"], buckets=(0.001, 0.005, 0.025, 0.1, 0.5, 2.5))
-BOT_FAULTS = Counter("sueca_bot_faults", "A bot's renúncias, timeouts and disconnects (matches "
-                     "this worker recorded); bots past SUECA_METRICS_MAX_BOTS are bot=_other",
+BOT_FAULTS = Counter("sueca_bot_faults", "A bot's renúncias, timeouts, disconnects and bot "
+                     "errors (matches this worker recorded); bots past SUECA_METRICS_MAX_BOTS "
+                     "are bot=_other",
                      ["bot", "kind"])
 OTHER_BOT = "_other"
-FAULT_KINDS = ("renuncia", "timeout", "disconnect")
+FAULT_KINDS = ("renuncia", "timeout", "disconnect", "bot_error")
+_FAULT_FIELDS = ("renuncias", "timeouts", "disconnects", "bot_errors")  # SeatStats, by kind
 
-ENDS = ("normal", "renuncia", "timeout", "disconnect")
+ENDS = ("normal", "renuncia", "timeout", "disconnect", "bot_error")
 RETRY_REASONS = ("referee", "capacity", "redis", "aborted")
 TASK_OUTCOMES = ("recorded", "duplicate", "skipped", "failed", "retry", "error")
 
@@ -168,7 +170,7 @@ def observe_bots(store: Store, seats: Sequence[str], stats: Sequence[SeatStats],
         hist = BOT_TURN_SECONDS.labels(label)
         for us in (turn_times or {}).get(seat) or ():
             hist.observe(us / 1e6)
-        for kind, field in zip(FAULT_KINDS, ("renuncias", "timeouts", "disconnects")):
+        for kind, field in zip(FAULT_KINDS, _FAULT_FIELDS):
             n = st.get(field)
             if isinstance(n, int) and n:
                 BOT_FAULTS.labels(label, kind).inc(n)

@@ -38,6 +38,7 @@ class SeatStats(TypedDict):
     renuncias: NotRequired[int]
     timeouts: NotRequired[int]
     disconnects: NotRequired[int]
+    bot_errors: NotRequired[int]
     turns: NotRequired[int]
     p50_ms: NotRequired[float]
     p99_ms: NotRequired[float]
@@ -60,6 +61,7 @@ class ResultEntry(TypedDict):
     game_points: list[int]
     fault_seat: int | None
     fault_bot: str | None
+    fault_detail: NotRequired[str | None]  # a bot_error: the bot's reason (codec.fault_detail)
     deals: int
     referee: str
     replicas: int

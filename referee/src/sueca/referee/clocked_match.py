@@ -10,7 +10,10 @@ twenty answers arrives, twenty matches move on and their next turns leave in the
 :meth:`ClockedMatch.run` is the coroutine a caller awaits for the result.
 
 Clocks: a turn may take ``move_ms``; beyond that it spends the seat's bank for the match. When
-both are gone the match ends as ``timeout``. A seat whose connection is lost has ``grace_ms`` to
+both are gone the match ends as ``timeout``. A bot that resigns a game (its code raised: the SDK
+sends ``Resign`` with the exception's first line) ends the match at once as ``bot_error``,
+charged to its seat, the reason kept printable and capped in the result's ``fault_detail``. A
+seat whose connection is lost has ``grace_ms`` to
 come back on a new stream of the same bot, or the match ends as ``disconnect``. The clock never
 stops: a seat still away when its time runs out also ends the match as ``disconnect``.
 """
@@ -26,7 +29,7 @@ from typing import Any, Protocol
 from sueca import codec as conv
 from sueca.engine import CARDS, Deal, Match, replay
 from sueca.engine.cards import cards_of
-from sueca.engine.game import ABORTED, DISCONNECT, RENUNCIA, TIMEOUT, End
+from sueca.engine.game import ABORTED, BOT_ERROR, DISCONNECT, RENUNCIA, TIMEOUT, End
 from sueca.referee import metrics
 from sueca.referee.faults import Fault
 from sueca.sdk.bot import bot_seeds
@@ -139,6 +142,10 @@ class Seat:
     def offer(self, action: pb.Action) -> tuple[Fault, str] | None:
         """Check an action against this seat: play it if valid, else (fault, message)."""
         rid = action.request_id
+        which = action.WhichOneof("choice")
+        if which == "resign":  # whenever the game runs, whatever the request: the bot gives up
+            self.runner.stop(BOT_ERROR, self.seat, conv.fault_detail(action.resign.reason))
+            return None
         if not self.open:
             if rid and rid <= self.request_id:
                 return Fault.STALE_REQUEST, (f"request {rid} of game {self.game_id!r} is no longer "
@@ -149,7 +156,6 @@ class Seat:
         if rid != self.request_id:
             return Fault.STALE_REQUEST, (f"request {rid} of game {self.game_id!r} is not the open one; "
                                    f"answer request {self.request_id}")
-        which = action.WhichOneof("choice")
         if self.redeal:
             if which != "redeal":
                 return Fault.MALFORMED, (f"request {rid} of game {self.game_id!r} asks whether to call "
@@ -256,6 +262,7 @@ class ClockedMatch:
         self.started = False
         self._finishing = False
         self.result: pb.MatchResult | None = None
+        self.fault_detail = ""  # a bot_error's reason (codec.fault_detail: printable, capped)
         self.done = asyncio.Event()
         self.timer: asyncio.TimerHandle | None = None
         self.timer_at = 0.0
@@ -482,12 +489,14 @@ class ClockedMatch:
             if self._want_cards:
                 self._publish(self._deal_start_event(), cards=True)
 
-    def stop(self, end: End, seat: int | None = None) -> None:
-        """End the match from outside the game (timeout, disconnect, aborted); the first reason
-        wins; a match that is over stays as it ended."""
+    def stop(self, end: End, seat: int | None = None, detail: str = "") -> None:
+        """End the match from outside the game (timeout, disconnect, bot error, aborted); the
+        first reason wins; a match that is over stays as it ended. ``detail``: a bot error's
+        reason, already printable and capped."""
         if self.match.end is not None or self.done.is_set():
             return
         self.match.stop(end, seat)
+        self.fault_detail = detail
         self._finish()
 
     def _finish(self) -> None:
@@ -502,7 +511,7 @@ class ClockedMatch:
         for seat in self.seats:
             seat.close()
         last = match.results[-1] if match.results else None
-        if last is not None and last.end in (TIMEOUT, DISCONNECT, ABORTED):
+        if last is not None and last.end in (TIMEOUT, DISCONNECT, BOT_ERROR, ABORTED):
             dpb = conv.deal_end_to_pb(last)
             self._tell("deal_end", dpb)
             self._publish(_MatchEvent(match_id=self.match_id, deal_end=dpb))
@@ -510,18 +519,21 @@ class ClockedMatch:
         self._tell("match_end", end_pb, now=True)
         for seat in self.seats:
             self.hub.unbind(seat)
-        if match.end in (TIMEOUT, DISCONNECT):
+        if match.end in (TIMEOUT, DISCONNECT, BOT_ERROR):
             metrics.FAULTS.labels(match.end).inc()
             seat_no = match.fault_seat
-            log.info("match %s ended by %s of seat %s (bot %r)", self.match_id, match.end,
+            log.info("match %s ended by %s of seat %s (bot %r)%s", self.match_id, match.end,
                      seat_no, bots[seat_no],  # type: ignore[index]
+                     f": {self.fault_detail}" if self.fault_detail else "",
                      extra={"match_id": self.match_id, "seat": seat_no,
                             "bot": bots[seat_no]})  # type: ignore[index]
         metrics.MATCHES.labels(match.end).inc()
         if self.started:
             metrics.ACTIVE_MATCHES.dec()
         rec = replay.record(match, self.match_id, bots)
-        self.result = conv.result_to_pb(self.match_id, match, bots, rec)
+        detail = self.fault_detail
+        self.result = conv.result_to_pb(self.match_id, match, bots, rec, detail)
+        # a spectator's result has no replay and no detail: a bot's reason may name its cards
         public = conv.result_to_pb(self.match_id, match, bots, None)
         full_event = _MatchEvent(match_id=self.match_id, result=self.result)
         public_event = _MatchEvent(match_id=self.match_id, result=public)

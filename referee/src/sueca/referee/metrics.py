@@ -75,10 +75,12 @@ MOVE_RTT = _Timings(
     (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.06,
      0.075, 0.1, 0.125, 0.15, 0.2, 0.3, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0))
 _FAULTS = Counter("sueca_referee_faults_total",
-                  "Faults by kind and class: game (renuncia, timeout, disconnect: the in-game "
-                  "penalties a bot brings on itself), protocol (unknown_game, not_your_seat, "
-                  "not_in_hand, out_of_turn, stale_request, malformed, renuncia_refused) and "
-                  "security (unauthenticated: refused connections and operator calls)",
+                  "Faults by kind and class: game (renuncia, timeout, disconnect, bot_error: the "
+                  "in-game penalties a bot brings on itself), protocol (unknown_game, "
+                  "not_your_seat, not_in_hand, out_of_turn, stale_request, malformed, "
+                  "renuncia_refused), late (an answer to a game of that bot that had already "
+                  "ended) and security (unauthenticated: refused connections and operator "
+                  "calls)",
                   ["kind", "class"])
 LIMIT_HITS = Counter(
     "sueca_referee_limit_hits_total",
@@ -97,17 +99,20 @@ BAD_HELLOS = Counter(
 MATCHES = Counter("sueca_referee_matches_total", "Finished matches by how they ended", ["end"])
 
 # The class of every fault kind the referee counts; a kind not listed is a protocol fault.
-GAME_FAULTS = FAULT_ENDS  # renuncia, timeout, disconnect: they end a deal or a match
-PROTOCOL_FAULTS = tuple(f.value for f in Fault)  # the ActionError codes
+GAME_FAULTS = FAULT_ENDS  # renuncia, timeout, disconnect, bot_error: they end a deal or a match
+LATE_FAULTS = (Fault.LATE.value,)  # an answer after its game ended
+PROTOCOL_FAULTS = tuple(f.value for f in Fault if f.value not in LATE_FAULTS)  # ActionError codes
 SECURITY_FAULTS = ("unauthenticated",)
 MATCH_ENDS = (NORMAL, *FAULT_ENDS, ABORTED)
 
 
 def fault_class(kind: str) -> str:
-    """game, protocol or security: alerts on a bot breaking the protocol must not fire on the
-    renúncias a reckless bot is entitled to commit."""
+    """game, protocol, late or security: alerts on a bot breaking the protocol must not fire on
+    the renúncias a reckless bot is entitled to commit, nor on a slow bot's late answers."""
     if kind in GAME_FAULTS:
         return "game"
+    if kind in LATE_FAULTS:
+        return "late"
     if kind in SECURITY_FAULTS:
         return "security"
     return "protocol"
@@ -133,7 +138,7 @@ LIMITS = ("out_queue", "errors", "read_throttle", "hello_deadline", "streams_per
 def init_labels() -> None:
     """Create every known label value at 0, so that ``increase()`` sees the first fault of a
     fresh replica (a series born at 4 has no earlier sample to increase from)."""
-    for kind in (*GAME_FAULTS, *PROTOCOL_FAULTS, *SECURITY_FAULTS):
+    for kind in (*GAME_FAULTS, *PROTOCOL_FAULTS, *LATE_FAULTS, *SECURITY_FAULTS):
         FAULTS.labels(kind)
     for end in MATCH_ENDS:
         MATCHES.labels(end)

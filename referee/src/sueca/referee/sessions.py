@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from sueca.referee.clocked_match import Seat
     from sueca.referee.clocked_match import Session as SeatSession
 
-MALFORMED, NOT_YOUR_SEAT, UNKNOWN_GAME = (
-    Fault.MALFORMED.value, Fault.NOT_YOUR_SEAT.value, Fault.UNKNOWN_GAME.value)
+MALFORMED, NOT_YOUR_SEAT, UNKNOWN_GAME, LATE = (
+    Fault.MALFORMED.value, Fault.NOT_YOUR_SEAT.value, Fault.UNKNOWN_GAME.value, Fault.LATE.value)
 
 log = logging.getLogger("sueca.referee.sessions")
 
@@ -51,6 +51,10 @@ BUSY_GAMES = 8
 # a turn that timed out): an honest bot never needs more, and the rest are not looked at.
 ANSWER_SLACK = 16
 GAME_ID_BYTES = 8  # 64 random bits per game id: unguessable, and never derived from the match
+# Ended games remembered (id -> its bot and how it ended), so that an answer arriving after its
+# game ended is refused as ``late`` rather than ``unknown_game``: a few seconds of games at the
+# busiest, ~150 bytes each.
+ENDED_GAMES = 20_000
 _ids = itertools.count(1)
 
 
@@ -239,6 +243,7 @@ class SessionHub:
         self.away: dict[str, dict[str, Seat]] = {}  # bot -> seats whose connection was lost
         self.house = HouseBots()  # seats the referee plays itself (sueca.referee.house)
         self.budgets: dict[str, tuple[Bucket, Bucket]] = {}  # bot -> its streams' read budgets
+        self.ended: dict[str, tuple[str, str]] = {}  # game id -> (bot, end), oldest first
 
     # -- sessions -------------------------------------------------------------------------------
     def add(self, session: Session, limit: int = 0) -> bool:
@@ -351,7 +356,11 @@ class SessionHub:
         self.games[seat.game_id] = seat
 
     def unbind(self, seat: Seat) -> None:
-        self.games.pop(seat.game_id, None)
+        if self.games.pop(seat.game_id, None) is not None:
+            ended = self.ended
+            ended[seat.game_id] = (seat.bot, str(seat.runner.match.end or "aborted"))
+            if len(ended) > ENDED_GAMES:
+                del ended[next(iter(ended))]
         if seat.session is not None:
             seat.session.games.pop(seat.game_id, None)
         away = self.away.get(seat.bot)
@@ -380,6 +389,13 @@ class SessionHub:
             gid = action.game_id
             seat = games.get(gid)
             if seat is None:
+                gone = self.ended.get(gid)
+                if gone is not None and gone[0] == bot:
+                    if session.may_answer():
+                        session.push_error(gid, action.request_id, LATE,
+                                           f"game {gid!r} is over (it ended as {gone[1]}): "
+                                           "this answer came after its end")
+                    continue
                 if session.may_answer():  # the id is the bot's own text: quoted cut, escaped
                     session.push_error(gid[:64], action.request_id, UNKNOWN_GAME,
                                        f"unknown game {shown(gid)}: no such game is running "

@@ -40,7 +40,8 @@ __all__ = [
     "match_end", "result_to_pb", "result_to_dict", "spec_to_pb", "spec_from_pb", "check_spec",
     "parse_seed", "event_to_dict", "varint", "field_bytes", "game_id_field", "trick_bytes",
     "observation_bytes", "turn_request_bytes", "trick_event_bytes", "event_bytes",
-    "error_bytes", "welcome_bytes", "action_bytes",
+    "error_bytes", "welcome_bytes", "action_bytes", "resign_bytes", "fault_detail",
+    "FAULT_DETAIL_CHARS",
 ]
 
 # Defaults for clocks a spec leaves at 0 (proto3 cannot tell 0 from absent).
@@ -49,6 +50,8 @@ DEFAULT_BANK_MS = 20000
 DEFAULT_GRACE_MS = 5000
 MAX_CLOCK_MS = 3_600_000
 MAX_DECKS = 1000
+FAULT_DETAIL_CHARS = 200  # a resigning bot's reason, as the match record keeps it
+RESIGN_REASON_CHARS = 1000  # what the SDK sends of it (the referee keeps less)
 
 
 class SpecError(ValueError):
@@ -165,14 +168,26 @@ def match_end(match: Match, seats: Sequence[str]) -> pb.MatchEnd:
 
 
 def result_to_pb(match_id: str, match: Match, seats: Sequence[str],
-                 replay: Mapping[str, Any] | None) -> pb.MatchResult:
-    """The final result; ``replay`` (the sueca-replay/1 record) only for RunMatch, never Watch."""
+                 replay: Mapping[str, Any] | None, fault_detail: str = "") -> pb.MatchResult:
+    """The final result; ``replay`` (the sueca-replay/1 record) only for RunMatch, never Watch;
+    ``fault_detail`` the reason a resigning bot gave (already made printable and capped:
+    :func:`fault_detail`)."""
     fault = match.fault_seat
     return pb.MatchResult(
         match_id=match_id, end=match.end or "", winner=-1 if match.winner is None else match.winner,
         game_points=match.game_points, fault_seat=-1 if fault is None else fault,
         fault_bot="" if fault is None else seats[fault],
-        replay_json=json.dumps(replay, separators=(",", ":")) if replay is not None else "")
+        replay_json=json.dumps(replay, separators=(",", ":")) if replay is not None else "",
+        fault_detail=fault_detail)
+
+
+def fault_detail(reason: str) -> str:
+    """A resigning bot's reason as the match record keeps it: one line of printable characters
+    (a control character or terminal escape is written as its Python escape), at most
+    FAULT_DETAIL_CHARS characters plus "...". The text is the bot's: never trusted."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1]
+                   for c in reason[:FAULT_DETAIL_CHARS + 1])
+    return text if len(text) <= FAULT_DETAIL_CHARS else text[:FAULT_DETAIL_CHARS] + "..."
 
 
 class ResultDict(TypedDict):
@@ -184,6 +199,7 @@ class ResultDict(TypedDict):
     game_points: list[int]
     fault_seat: int | None
     fault_bot: str | None
+    fault_detail: str | None  # a bot_error: the reason the bot resigned with (fault_detail())
     replay: dict[str, Any] | None  # the sueca-replay/1 record (RunMatch), None otherwise
 
 
@@ -194,6 +210,7 @@ def result_to_dict(m: pb.MatchResult) -> ResultDict:
         "game_points": list(m.game_points),
         "fault_seat": None if m.fault_seat < 0 else m.fault_seat,
         "fault_bot": m.fault_bot or None,
+        "fault_detail": fault_detail(m.fault_detail) if m.fault_detail else None,
         "replay": json.loads(m.replay_json) if m.replay_json else None,
     }
 
@@ -362,6 +379,13 @@ def action_bytes(game_id: bytes, request_id: int, card: int | None = None,
     else:
         choice = b"\x20\x01" if redeal else b"\x20\x00"
     return field_bytes(0x12, game_id + b"\x10" + varint(request_id) + choice)
+
+
+def resign_bytes(game_id: bytes, request_id: int, reason: str) -> bytes:
+    """An Action resigning a game (``reason``: cut to RESIGN_REASON_CHARS) as field 2 of
+    BotMessage: what the SDK sends when the bot's code raised."""
+    body = field_bytes(0x0A, reason[:RESIGN_REASON_CHARS].encode("utf-8", "replace"))
+    return field_bytes(0x12, game_id + b"\x10" + varint(request_id) + field_bytes(0x2A, body))
 
 
 # -- match specs --------------------------------------------------------------------------------

@@ -55,12 +55,14 @@ class End(StrEnum):
     TIMEOUT = "timeout"        # a seat ran out of clock
     DISCONNECT = "disconnect"  # a seat's connection was lost beyond its grace time
     ABORTED = "aborted"        # stopped by the system: no winner, never a result
+    BOT_ERROR = "bot_error"    # a seat's program failed and resigned the match (its code raised)
 
 
-NORMAL, RENUNCIA, REDEAL, TIMEOUT, DISCONNECT, ABORTED = End  # the hot paths use these names:
-# a module global is read ten times faster than End.NORMAL (an enum class attribute, Python 3.11)
-FAULT_ENDS = (End.RENUNCIA, End.TIMEOUT, End.DISCONNECT)
-_STOPS = (End.TIMEOUT, End.DISCONNECT, End.ABORTED)  # the ends Match.stop gives
+NORMAL, RENUNCIA, REDEAL, TIMEOUT, DISCONNECT, ABORTED, BOT_ERROR = End  # the hot paths use
+# these names: a module global is read ten times faster than End.NORMAL (an enum class
+# attribute, Python 3.11)
+FAULT_ENDS = (End.RENUNCIA, End.TIMEOUT, End.DISCONNECT, End.BOT_ERROR)
+_STOPS = (End.TIMEOUT, End.DISCONNECT, End.BOT_ERROR, End.ABORTED)  # the ends Match.stop gives
 WEAK_HAND_POINTS = 10  # docs/rules.md § Variants (002): a first hand of 10 points or less may redeal
 
 
@@ -342,7 +344,8 @@ class Deal:
         return Play(seat, c, t)
 
     def stop(self, end: End, seat: int | None) -> None:
-        """End the deal early for a reason outside the rules (timeout, disconnect, abort)."""
+        """End the deal early for a reason outside the rules (timeout, disconnect, bot error,
+        abort)."""
         if self.end is None:
             self.end = end
             self.fault_seat = seat
@@ -541,14 +544,14 @@ class Match:
         return result
 
     def stop(self, end: End | str, seat: int | None = None) -> DealResult:
-        """End the match outside the rules: ``timeout``/``disconnect`` by ``seat`` (its team
-        loses) or ``aborted`` by the system (no winner, never a result). ``end`` may be given
-        as its text (a replay's)."""
+        """End the match outside the rules: ``timeout``/``disconnect``/``bot_error`` by
+        ``seat`` (its team loses) or ``aborted`` by the system (no winner, never a result).
+        ``end`` may be given as its text (a replay's)."""
         if self.end is not None:
             raise GameOverError(f"the match is over ({self.end})")
         if end not in _STOPS:
-            raise IllegalPlayError(f"bad end {end!r}: a match is stopped by timeout, disconnect "
-                                   "or aborted")
+            raise IllegalPlayError(f"bad end {end!r}: a match is stopped by timeout, disconnect, "
+                                   "bot_error or aborted")
         end = End(end)
         if (end != ABORTED or seat is not None) and (
                 seat.__class__ is not int or seat not in (0, 1, 2, 3)):

@@ -9,6 +9,10 @@ Synchronous bots run in a thread pool (a batch of turns per pool job, so a fast 
 a thread hop per card); bots whose ``play`` is ``async def`` are awaited in the event loop.
 Answers leave in batches: everything ready in one event-loop tick goes in one message.
 
+A bot whose ``play`` or ``redeal`` raises (or returns something that is not a card) resigns that
+game: its traceback is logged here, and the referee is sent ``Resign`` with the exception's first
+line, so the match ends at once as ``bot_error`` instead of waiting out the seat's clock.
+
 A lost connection is retried with capped exponential back-off and jitter; games that were
 running resume if the referee still holds them (it re-sends their start and the open turn).
 SIGINT/SIGTERM drain: the referees are told to give no new games, running games finish, then
@@ -38,6 +42,7 @@ from sueca.codec import (
     deal_result_from_pb,
     end_from_pb,
     game_id_field,
+    resign_bytes,
     trick_from_pb,
     variant_from_pb,
 )
@@ -80,6 +85,7 @@ _DRAIN = pb.BotMessage(drain=True).SerializeToString()
 _OWN_FAULT = {
     "timeout": "no answer within the move limit plus the seat's time bank (see Bot.clock)",
     "disconnect": "its connection was gone for longer than the referee's grace period",
+    "bot_error": "its code raised (or returned no card) and this SDK resigned the game",
 }
 # Refusals after which the referee keeps the turn open: the bot was asked once and has
 # answered, so nothing more comes from it and the game runs out of time.
@@ -217,9 +223,8 @@ class Game:
             return None
         try:
             return self._answer(item, self._ask(item))
-        except Exception:
-            self._failed()
-            return None
+        except Exception as err:
+            return self._failed(item, err)
 
     async def apply_async(self, item: Any) -> bytes | None:
         """The same for a bot whose ``play`` (and maybe hooks) are coroutines."""
@@ -239,9 +244,8 @@ class Game:
             if inspect.isawaitable(answer):
                 answer = await answer
             return self._answer(item, answer)
-        except Exception:
-            self._failed()
-            return None
+        except Exception as err:
+            return self._failed(item, err)
 
     def _ask(self, turn: pb.TurnRequest) -> Any:
         """The bot's answer to a turn (a coroutine for an async bot)."""
@@ -251,7 +255,7 @@ class Game:
         return bot.redeal(obs) if turn.kind == _REDEAL else bot.play(obs)
 
     def _answer(self, turn: pb.TurnRequest, value: Any) -> bytes | None:
-        """The bot's answer as an encoded Action, or None (not a card: logged)."""
+        """The bot's answer as an encoded Action; not a card: logged, and the game resigned."""
         if turn.kind == _REDEAL:
             return action_bytes(self.gid, turn.request_id, redeal=bool(value))
         if value.__class__ is Card:
@@ -259,10 +263,11 @@ class Game:
         try:
             c = card(value)
         except CardError as err:
-            log.error("bot %s returned %r in game %s, which is not a card (%s); no answer sent",
-                      type(self.bot).__name__, value, self.game_id, err,
-                      extra={"game_id": self.game_id})
-            return None
+            why = f"play returned {value!r:.80}, which is not a card ({err})"
+            log.error("bot %s: %s; resigning game %s", type(self.bot).__name__, why,
+                      self.game_id, extra={"game_id": self.game_id})
+            self.ended = True
+            return resign_bytes(self.gid, turn.request_id, why)
         return action_bytes(self.gid, turn.request_id, c)
 
     def _hook(self, kind: str, value: Any) -> Any:
@@ -281,8 +286,8 @@ class Game:
         return None
 
     def _lost_by_fault(self, end: pb.MatchEnd) -> None:
-        """Say so when the match ended by this seat's timeout or disconnect: the referee's
-        last word on it (a late answer, if any, is refused as 'unknown game')."""
+        """Say so when the match ended by this seat's fault (timeout, disconnect, bot error): the
+        referee's last word on it (a late answer, if any, is refused as 'late')."""
         why = _OWN_FAULT.get(end.end)
         info = getattr(self.bot, "info", None)
         if why is None or info is None or end.fault_seat != info.seat:
@@ -294,10 +299,22 @@ class Game:
         log.exception("bot %s raised in its %s hook (game %s)", type(self.bot).__name__,
                       kind, self.game_id, extra={"game_id": self.game_id})
 
-    def _failed(self) -> None:
-        log.exception("bot %s raised in play (game %s); no answer sent: the referee's clock "
-                      "will end this match", type(self.bot).__name__, self.game_id,
-                      extra={"game_id": self.game_id})
+    def _failed(self, turn: pb.TurnRequest, err: Exception) -> bytes:
+        """The bot raised answering ``turn`` (called in the ``except`` block): log the traceback
+        here, and resign the game with the exception's first line, so the referee ends the
+        match at once as a bot error instead of waiting out the seat's clock."""
+        log.exception("bot %s raised in %s (game %s); resigning the game",
+                      type(self.bot).__name__, "redeal" if turn.kind == _REDEAL else "play",
+                      self.game_id, extra={"game_id": self.game_id})
+        self.ended = True
+        return resign_bytes(self.gid, turn.request_id, first_line(err))
+
+
+def first_line(err: BaseException) -> str:
+    """``ValueError: bad card`` for an exception: its type and the first line of its message
+    (what a resigning bot tells the referee; cut by :func:`sueca.codec.resign_bytes`)."""
+    text = str(err).strip().partition("\n")[0]
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 
 def _end_args(m: pb.MatchEnd) -> tuple[tuple[int, int], int | None, End]:

@@ -30,16 +30,24 @@ class BotMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., drain: _Optional[bool] = ...) -> None: ...
 
 class Action(_message.Message):
-    __slots__ = ("game_id", "request_id", "card", "redeal")
+    __slots__ = ("game_id", "request_id", "card", "redeal", "resign")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
     REDEAL_FIELD_NUMBER: _ClassVar[int]
+    RESIGN_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     request_id: int
     card: int
     redeal: bool
-    def __init__(self, game_id: _Optional[str] = ..., request_id: _Optional[int] = ..., card: _Optional[int] = ..., redeal: _Optional[bool] = ...) -> None: ...
+    resign: Resign
+    def __init__(self, game_id: _Optional[str] = ..., request_id: _Optional[int] = ..., card: _Optional[int] = ..., redeal: _Optional[bool] = ..., resign: _Optional[_Union[Resign, _Mapping]] = ...) -> None: ...
+
+class Resign(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class RefereeMessage(_message.Message):
     __slots__ = ("welcome", "turns", "events", "errors")
@@ -254,7 +262,7 @@ class MatchSpec(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., variant: _Optional[_Union[Variant, _Mapping]] = ..., seed: _Optional[str] = ..., decks: _Optional[_Iterable[_Union[Deck, _Mapping]]] = ..., first_dealer: _Optional[int] = ..., move_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., grace_ms: _Optional[int] = ..., lenient: _Optional[bool] = ..., quiet: _Optional[bool] = ...) -> None: ...
 
 class MatchResult(_message.Message):
-    __slots__ = ("match_id", "end", "winner", "game_points", "fault_seat", "fault_bot", "replay_json")
+    __slots__ = ("match_id", "end", "winner", "game_points", "fault_seat", "fault_bot", "replay_json", "fault_detail")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     END_FIELD_NUMBER: _ClassVar[int]
     WINNER_FIELD_NUMBER: _ClassVar[int]
@@ -262,6 +270,7 @@ class MatchResult(_message.Message):
     FAULT_SEAT_FIELD_NUMBER: _ClassVar[int]
     FAULT_BOT_FIELD_NUMBER: _ClassVar[int]
     REPLAY_JSON_FIELD_NUMBER: _ClassVar[int]
+    FAULT_DETAIL_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     end: str
     winner: int
@@ -269,7 +278,8 @@ class MatchResult(_message.Message):
     fault_seat: int
     fault_bot: str
     replay_json: str
-    def __init__(self, match_id: _Optional[str] = ..., end: _Optional[str] = ..., winner: _Optional[int] = ..., game_points: _Optional[_Iterable[int]] = ..., fault_seat: _Optional[int] = ..., fault_bot: _Optional[str] = ..., replay_json: _Optional[str] = ...) -> None: ...
+    fault_detail: str
+    def __init__(self, match_id: _Optional[str] = ..., end: _Optional[str] = ..., winner: _Optional[int] = ..., game_points: _Optional[_Iterable[int]] = ..., fault_seat: _Optional[int] = ..., fault_bot: _Optional[str] = ..., replay_json: _Optional[str] = ..., fault_detail: _Optional[str] = ...) -> None: ...
 
 class MatchEvent(_message.Message):
     __slots__ = ("match_id", "started", "card", "trick_end", "deal_end", "result", "deal_start")

@@ -30,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 # several lines are no wider than their numbers: all eight fit in 80 columns.
 _COLUMNS: tuple[Column, ...] = (
     ("#", None), ("bot", None), ("rating ±95%", None), ("games", 4), ("live\nElo", 2),
-    ("live\nOpenSkill\nμ ±2σ", 1), ("faults\nR/T/D", 3), ("p50\nms", 0))
+    ("live\nOpenSkill\nμ ±2σ", 1), ("faults\nR/T/D/E", 3), ("p50\nms", 0))
 
 
 def print_leaderboard(rows: Sequence[LeaderboardRow], out: Console | None = None) -> None:
@@ -39,7 +39,7 @@ def print_leaderboard(rows: Sequence[LeaderboardRow], out: Console | None = None
     out = out or console()
     caption = (f"rating: fit over every result, 95% interval · ? provisional (fewer than "
                f"{PROVISIONAL_GAMES} games) · live: incremental, depends on the order games "
-               "finished · faults: renúncias/timeouts/disconnects · p50: the bot's median "
+               "finished · faults: renúncias/timeouts/disconnects/bot errors · p50: the bot's median "
                "answer time")
     out.print(fitted_table("Leaderboard", caption, _COLUMNS, [_cells(r) for r in rows], out))
 
@@ -51,7 +51,8 @@ def _cells(r: LeaderboardRow) -> list[str]:
     return [str(r["rank"]), r["bot"] + (" ?" if r["provisional"] else ""),
             f"{r['rating']:.0f} ± {fmt(r['rating_pm'])}", str(r["matches"]), f"{r['elo']:.0f}",
             f"{r['mu']:.1f} ± {r['mu_pm']:.1f}",
-            "/".join(str(faults.get(k, 0)) for k in ("renuncia", "timeout", "disconnect")),
+            "/".join(str(faults.get(k, 0)) for k in ("renuncia", "timeout", "disconnect",
+                                                           "bot_error")),
             "—" if p50 is None else f"{p50:.1f}"]
 
 

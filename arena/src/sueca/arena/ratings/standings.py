@@ -91,7 +91,7 @@ def standings(results: Iterable[ResultEntry], elo_k: float = DEFAULT_ELO_K,
                 r["gp_for"] += res["game_points"][team]
                 r["gp_against"] += res["game_points"][1 - team]
         fault_bot = res.get("fault_bot")
-        if fault_bot and res.get("end") in ("timeout", "disconnect"):
+        if fault_bot and res.get("end") in ("timeout", "disconnect", "bot_error"):
             row(fault_bot)["faults"] += 1
         pair = res.get("pair") or ""
         if not pair:
