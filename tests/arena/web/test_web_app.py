@@ -287,7 +287,8 @@ def test_nothing_a_visitor_does_writes_to_redis(client: Any, seeded: dict[str, A
                  f"/matches/{mid}?deal=1&trick=2", f"/matches/{seeded['running']}", "/bots/random",
                  f"/tournaments/{seeded['tournament']}", "/tournaments", "/matches/nope",
                  "/api/leaderboard", "/api/matches", f"/api/matches/{mid}", "/api/bots/random",
-                 f"/api/tournaments/{seeded['tournament']}", "/api/health"):
+                 f"/api/tournaments/{seeded['tournament']}", "/api/health", "/api/featured",
+                 f"/api/featured?skip={mid}", "/matches?bot=reckless&end=renuncia"):
         assert client.get(path).status_code in (200, 404)
     for method in ("post", "put", "delete"):
         assert getattr(client, method)("/api/matches").status_code == 405
@@ -336,3 +337,166 @@ def test_the_leaderboard_follows_new_results_and_registrations(client: Any,
     assert "reckless" not in {r["bot"] for r in client.get("/api/leaderboard").json()}
     store.bots.add("reckless")
     assert "reckless" in {r["bot"] for r in client.get("/api/leaderboard").json()}
+
+
+def _outcome(m: dict[str, Any], bot: str) -> str:
+    team = m["seats"].index(bot) & 1
+    return "drawn" if m["winner"] is None else "won" if m["winner"] == team else "lost"
+
+
+def test_a_bots_matches_say_whether_it_won(client: Any, seeded: dict[str, Any]) -> None:
+    for bot in ("heuristic", "reckless"):
+        doc = client.get(f"/api/bots/{bot}").json()
+        assert doc["recent_matches"]
+        for m in doc["recent_matches"]:
+            assert m["outcome"] == _outcome(m, bot), m
+        html = client.get(f"/bots/{bot}").text
+        cells = re.findall(r'<td class="outcome ?(\w*)">(\w*)</td>', html)
+        assert cells == [(m["outcome"], m["outcome"]) for m in doc["recent_matches"]]
+        assert "winner" not in html.split('class="matches"')[1]  # no "team 0/1" column
+        assert f'<span class="won">{doc["won"]} won</span>' in html
+        listed = client.get(f"/api/matches?bot={bot}").json()["matches"]
+        assert [m["outcome"] for m in listed] == [_outcome(m, bot) for m in listed]
+    assert "outcome" not in client.get("/api/matches").json()["matches"][0]
+
+
+def test_a_bots_faults_link_to_its_matches_that_ended_so(client: Any,
+                                                         seeded: dict[str, Any]) -> None:
+    doc = client.get("/api/bots/reckless").json()
+    n = doc["ends"]["renuncia"]
+    assert n >= 1 and doc["fault_ends"]["renuncia"] >= 1
+    html = client.get("/bots/reckless").text
+    row = re.search(r'<tr data-kind="renuncia">(.*?)</tr>', html, re.S).group(1)
+    assert f'<a href="/matches?bot=reckless&amp;end=renuncia">{n}</a>' in row
+    listed = client.get("/api/matches?bot=reckless&end=renuncia&per=200").json()
+    assert listed["total"] == n and all(
+        m["end"] == "renuncia" and "reckless" in m["seats"] for m in listed["matches"])
+    # its fault lines: the matches its renúncias ended, newest first, linked
+    lines = doc["fault_lines"]
+    ended = [m["id"] for m in doc["recent_matches"] if m["fault_bot"] == "reckless"]
+    assert [f["match"] for f in lines if f["ended"]] == ended and ended
+    assert all(f["counts"].get("renuncia", 0) >= 1 for f in lines if f["end"] == "renuncia")
+    assert all(f'href="/matches/{f["match"]}"' in html for f in lines)
+    assert client.get("/api/bots/heuristic").json()["fault_lines"] == []
+    assert "No faults in its last matches" in client.get("/bots/heuristic").text
+
+
+def test_a_faults_detail_is_shown_escaped_and_capped(redis_url: str) -> None:
+    import time
+    import uuid
+
+    from starlette.testclient import TestClient
+
+    from sueca.arena.keys import Keys
+    from sueca.arena.store import Store, connect
+    from sueca.arena.web.app import create_app
+    from sueca.arena.web.data import MAX_DETAIL
+    store = Store(connect(redis_url), Keys(f"wf{uuid.uuid4().hex[:8]}:"))
+    seats = ["crashy", "random", "crashy", "random"]
+    detail = "<script>alert(1)</script> ValueError: " + "x" * 1000
+    for i, d in enumerate((detail, None)):
+        store.create_match(f"f{i}", {"bots": seats}, tournament="ladder")
+        store.record_result(f"f{i}", {
+            "match_id": f"f{i}", "tournament": "", "pair": "", "seats": seats,
+            "end": "bot_error", "winner": 1, "game_points": [0, 4], "fault_seat": 0,
+            "fault_bot": "crashy", "deals": 1, "referee": "r", "replicas": 1, "variant": {},
+            "time": time.time(), "rated": True, "fault_detail": d})
+    with TestClient(create_app(store), raise_server_exceptions=False) as c:
+        doc = c.get("/api/bots/crashy").json()
+        assert [f["match"] for f in doc["fault_lines"]] == ["f1", "f0"]
+        assert doc["fault_lines"][1]["detail"] == detail[:MAX_DETAIL]
+        assert doc["fault_lines"][0]["detail"] is None and doc["ends"] == {"bot_error": 2}
+        html = c.get("/bots/crashy").text
+        assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+        assert "x" * (MAX_DETAIL - 40) in html and "x" * MAX_DETAIL not in html
+        assert "the match ended: bot_error" in html
+        assert [m["outcome"] for m in doc["recent_matches"]] == ["lost", "lost"]
+
+
+def test_the_leaderboard_api_speaks_iso_times_and_rounded_numbers(client: Any) -> None:
+    from sueca.arena.leaderboard import DECIMALS
+    rows = client.get("/api/leaderboard").json()
+    assert rows
+    for r in rows:
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["last_seen"]), r["last_seen"]
+        for key, digits in DECIMALS.items():
+            if isinstance(r[key], float):
+                assert round(r[key], digits) == r[key], (key, r[key])
+    assert client.get("/api/bots/random").json()["last_seen"].endswith("Z")
+
+
+def test_provisional_bots_rank_after_the_established_ones(client: Any) -> None:
+    from sueca.arena.leaderboard import rank
+
+    def row(bot: str, rating: float, provisional: bool) -> Any:
+        return {"bot": bot, "rating": rating, "elo": rating, "ordinal": rating, "games": 1,
+                "provisional": provisional}
+    rows = [row("lucky", 1900, True), row("solid", 1600, False), row("new", 1500, True),
+            row("weak", 1400, False)]
+    for by in ("rating", "elo", "openskill"):
+        ranked = rank([dict(r) for r in rows], by)  # type: ignore[misc]
+        assert [r["bot"] for r in ranked] == ["solid", "weak", "lucky", "new"]
+        assert [r["rank"] for r in ranked] == [1, 2, 3, 4]
+    # the seeded bots are all provisional: one group, headed as such
+    html = client.get("/").text
+    assert html.count('id="provisional-group"') == 1
+    assert html.index('id="provisional-group"') < html.index('<tr data-bot=')
+
+
+def test_the_featured_match_is_a_public_replay(client: Any, seeded: dict[str, Any]) -> None:
+    from sueca.arena.match_job import play_and_record
+    from sueca.arena.tournaments import prepare_tournament
+    store = seeded["store"]
+    # the newest recorded match: a duplicate half whose twin is unplayed, never shown
+    tid, _ = prepare_tournament(store, ["random", "heuristic"], 2, True, [], "tfeatured")
+    half = store.tournament_matches(tid)[0]
+    play_and_record(store, half, mode="local")
+    assert client.get(f"/api/matches/{half}").json()["hidden"]
+    shown = []
+    skip = None
+    for _ in range(3):
+        doc = client.get("/api/featured" + (f"?skip={skip}" if skip else "")).json()
+        assert doc["replay"] is not None and doc["hidden"] is None
+        assert doc["match"]["status"] == "done" and doc["match"]["id"] not in (skip, half)
+        shown.append(skip := doc["match"]["id"])
+    assert len(set(shown[:2])) == 2
+    html = client.get("/").text
+    assert 'id="featured"' in html and 'id="tv-board"' in html and "/api/featured" in html
+
+
+def test_the_board_puts_partners_opposite(client: Any, seeded: dict[str, Any]) -> None:
+    from sueca.arena.web.viewer import places
+    assert places("counterclockwise") == ("south", "east", "north", "west")
+    assert places("clockwise") == ("south", "west", "north", "east")
+    assert places(None) == places("counterclockwise")
+    mid = seeded["matches"][0]
+    rec = seeded["store"].replay(mid)
+    html = client.get(f"/matches/{mid}?deal=1&trick=0").text
+    sides = dict(re.findall(r'class="seat pos-(\w+)[^"]*" id="seat-(\d)"', html))
+    assert {v: k for k, v in sides.items()} == {"0": "south", "1": "east", "2": "north",
+                                                 "3": "west"}
+    # as dealt, the seat that leads the first trick is the one to play
+    leader = rec["deals"][0]["tricks"][0]["leader"]
+    assert re.findall(r'class="seat pos-\w+ \w+ to-play" id="seat-(\d)"', html) == [str(leader)]
+    live = client.get(f"/matches/{seeded['running']}").text
+    assert live.count(">live<") == 0 and "<h2>Live</h2>" not in live
+    assert 'id="board"' in live and "toPlay" in live
+
+
+def test_the_rating_plot_has_labelled_axes() -> None:
+    from sueca.arena.web.plot import nice_ticks, rating_plot
+    assert nice_ticks(1487.3, 1533.1) == [1480, 1500, 1520, 1540]
+    start = 1_780_000_000.0  # 2026-05-28 20:26:40 UTC
+    history = [{"time": start + i * 3600, "elo": 1500 + 10 * i} for i in range(30)]
+    svg = str(rating_plot(history))
+    ys = [float(v) for v in re.findall(r'class="ytick"[^>]*>([^<]+)<', svg)]
+    assert ys == sorted(ys) and ys[0] <= 1500 and ys[-1] >= 1790 and len(ys) >= 3
+    xs = re.findall(r'class="xtick"[^>]*>([^<]+)<', svg)
+    assert len(xs) >= 3 and all(re.fullmatch(r"\d\d [A-Z][a-z]{2}( \d\d:\d\d)?", x) for x in xs), xs
+    assert "date (UTC)" in svg and "live Elo" in svg
+    # within a few minutes: the x axis counts the rated games
+    quick = [{"time": start + i, "elo": 1500.0 + i} for i in range(7)]
+    svg = str(rating_plot(quick))
+    assert "rated game" in svg and re.findall(r'class="xtick"[^>]*>([^<]+)<', svg) == [
+        "2", "4", "6"]
+    assert rating_plot(history[:1]) is None
