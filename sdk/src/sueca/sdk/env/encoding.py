@@ -152,7 +152,8 @@ class SeatEncoder:
 
     def deal(self, hands: Sequence[Iterable[int]], trump: int, dealer: int, number: int,
              game_points: Sequence[int], held_over: int, target: int) -> None:
-        """A deal starts: ``hands[i]`` is the hand of ``seats[i]``, ``trump`` the turned card."""
+        """A deal starts: ``hands[i]`` is the hand of ``seats[i]`` (the hand as it is now will
+        do too: a card played is cleared from it), ``trump`` the turned card."""
         a = self.arrays
         a.fill(0.0)
         for row, hand in zip(a, hands, strict=True):
@@ -215,10 +216,8 @@ def encode(observation: Observation) -> Array:
     """The observation array of ``observation``'s seat: what :class:`SeatEncoder` holds at the
     same point of the same match (its public events replayed through one)."""
     seat = observation.seat
-    own_played = [c for t in observation.tricks for s, c in zip(t.seats(), t.cards) if s == seat]
-    own_played += [c for s, c in observation.trick if s == seat]
     enc = SeatEncoder((seat,))
-    enc.deal([[*observation.hand, *own_played]], observation.trump, observation.dealer,
+    enc.deal([observation.hand], observation.trump, observation.dealer,
              observation.deal_number, observation.game_points, observation.held_over,
              observation.variant.target)
     for t in observation.tricks:
