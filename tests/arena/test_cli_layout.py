@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +80,34 @@ def test_every_commands_help_is_its_own(prog, path, capsys) -> None:
     assert done.value.code == 0
     usage = " ".join(capsys.readouterr().out.split("\n\n")[0].split())
     assert usage.startswith(" ".join(["usage:", prog, *path]) + " "), usage
+
+
+MARKUP = re.compile(r"``|:[a-z]+:`|\*\*\S|\S::$", re.M)
+
+
+@pytest.mark.parametrize("prog", ["sueca-arena", "sueca-bot"])
+def test_no_help_shows_doc_markup(prog, capsys) -> None:
+    """Every command's ``--help`` (descriptions are often docstrings) is plain text: no
+    ````literal````, ``:class:`...``` or ``**strong**``, whatever the terminal width."""
+    parser = dict(_parsers())[prog]
+    seen = 0
+    for path, _ in _commands(parser):
+        with pytest.raises(SystemExit):
+            parser.parse_args([*path, "--help"])
+        out = capsys.readouterr().out
+        found = MARKUP.search(out)
+        assert found is None, f"{prog} {' '.join(path)} --help: {found and found.group(0)!r}"
+        seen += 1
+    assert seen > 5
+
+
+def test_plain_strips_the_markup_docstrings_carry() -> None:
+    from sueca.sdk.cli.common import plain
+    assert plain("a :class:`~sueca.engine.Match`, :func:`sueca.sdk.run` and "
+                 ":ref:`the rules <rules>`") == "a Match, sueca.sdk.run and the rules"
+    assert plain("keep ``--data DIR`` **here**; for example::") == \
+        "keep --data DIR here; for example:"
+    assert plain("run `sueca-arena bots add NAME`") == "run `sueca-arena bots add NAME`"
 
 
 def test_no_command_word_is_parsed_by_hand() -> None:

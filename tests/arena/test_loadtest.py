@@ -74,9 +74,19 @@ def test_random_target_on_a_private_arena(tmp_path: Path) -> None:
     assert page.count("<polyline") >= 4 + 2 + 1  # p50/p95/p99/max, moves/s x2, in flight
     assert page.count("<rect") > 20  # histogram bars
     for text in ("Target latency over time", "Target latency histogram", "Throughput over time",
-                 "Faults", "Settings", "Machine", "every SLO given holds",
+                 "Faults", "Settings", "Machine",
+                 "passed: p99 at most 10000 ms, no timeouts, no faults",
                  f"{r['samples']} moves", str(r["p99_ms"]), "heuristic", "cpus"):
         assert text in page, text
+    assert_no_python_values(page)
+
+
+def assert_no_python_values(page: str) -> None:
+    """A report speaks to people: no None, no list or dict syntax in its cells."""
+    import re
+    cells = " ".join(re.findall(r"<td>(.*?)</td>", page))
+    for python in ("None", "[", "{", "&#x27;", "True", "False"):
+        assert python not in cells, (python, cells)
 
 
 def test_latency_is_the_targets_thinking_and_a_slow_target_breaks_the_p99_slo(
@@ -89,18 +99,45 @@ def test_latency_is_the_targets_thinking_and_a_slow_target_breaks_the_p99_slo(
     # every move of the target sleeps 30 ms: no percentile can be below that, and the house
     # bots' moves (in the referee) add next to nothing
     assert 30 <= r["p50_ms"] < 200, r
-    assert "SLO broken: p99 latency" in err and "--slo-p99-ms 10" in err
+    assert "failed: p99 latency" in err and "--slo-p99-ms 10" in err
     assert r["slo_broken"] and r["timeouts"] == 0
 
 
-def test_timeouts_break_max_timeouts(tmp_path: Path) -> None:
+def test_timeouts_fail_the_run_by_default_and_late_answers_are_not_protocol_faults(
+        tmp_path: Path) -> None:
     spec = thinker(tmp_path, 0.3)
     code, r, err = loadtest(spec, "--games", "2", "--duration", "2", "--move-ms", "50",
-                            "--bank-ms", "100", "--max-timeouts", "0", "--json", cwd=tmp_path)
+                            "--bank-ms", "100", "--json", cwd=tmp_path)
     assert code == 1, err
     assert r is not None and r["timeouts"] >= 1
     assert r["ends"].get("timeout", 0) == r["timeouts"]
-    assert "SLO broken" in err and "--max-timeouts 0" in err
+    assert "failed: " in err and "--max-timeouts 0" in err and "--allow-faults" in err
+    # each answer after its timeout is a late answer, and no protocol fault
+    assert r["late_answers"] >= 1 and r["protocol_faults"] == 0, r
+    assert "late answers" in err
+
+
+def test_a_raising_bot_is_a_bot_error_and_allow_faults_accepts_it(tmp_path: Path) -> None:
+    (tmp_path / "shaky.py").write_text(textwrap.dedent("""
+        from sueca.sdk.bots import RandomBot
+
+        class Shaky(RandomBot):
+            def play(self, observation):  # now and then a bug
+                if self.rng.random() < 0.05:
+                    raise RuntimeError("no such trick\\nsecond line")
+                return super().play(observation)
+    """))
+    report = tmp_path / "shaky.html"
+    code, r, err = loadtest("./shaky.py:Shaky", "--games", "4", "--duration", "2",
+                            "--allow-faults", "--json", "--report", str(report), cwd=tmp_path)
+    assert code == 0, err
+    assert r is not None and r["bot_errors"] >= 1 and r["timeouts"] == 0, r
+    assert r["ends"]["bot_error"] == r["bot_errors"] and r["faults"] >= r["bot_errors"]
+    assert r["first_bot_error"] == "RuntimeError: no such trick"  # the first line only
+    assert "bot errors" in err and "first bot error: RuntimeError" in err
+    page = report.read_text()
+    assert "no limits were set" in page and "bot errors" in page
+    assert_no_python_values(page)
 
 
 def test_a_bot_answering_instantly_from_100ms_away_never_times_out_under_default_clocks(
@@ -149,7 +186,7 @@ def test_protocol_faults_are_counted_from_the_referee(tmp_path: Path) -> None:
     assert r is not None and r["protocol_faults"] >= 1 and r["faults"] >= r["protocol_faults"]
     # the card was refused, the turn stayed open, the clock ended the match
     assert r["timeouts"] >= 1
-    assert "SLO broken" in err and "--max-faults 0" in err
+    assert "failed: " in err and "--max-faults 0" in err
 
 
 def test_a_target_that_dies_fails_the_run(tmp_path: Path) -> None:
@@ -172,7 +209,7 @@ def test_a_target_that_dies_fails_the_run(tmp_path: Path) -> None:
     assert r["disconnects"] >= 1 and r["faults"] >= r["disconnects"]
     # once no match can be placed any more, the run stops starting them
     assert r["failed"] >= 1 and r["stopped_early"] and "failed in a row" in r["stopped_early"]
-    assert "SLO broken: a target process exited" in err
+    assert "failed: a target process exited" in err
     assert "Traceback" not in err.split("exited with code 3")[0]
 
 

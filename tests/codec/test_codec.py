@@ -195,3 +195,17 @@ def test_end_reasons_cross_the_wire_as_their_words():
         assert back == r and back.end is end
     with pytest.raises(ValueError, match="unknown end 'resigned'"):
         conv.end_from_pb("resigned")
+
+
+def test_a_bank_of_0_is_no_bank_and_an_absent_bank_the_default():
+    base = {"match_id": "m", "bots": ["a", "b", "c", "d"], "seed": 1}
+    none = conv.spec_to_pb({**base, "bank_ms": 0})
+    assert none.HasField("bank_ms") and conv.check_spec(none).bank_ms == 0
+    assert conv.spec_from_pb(none)["bank_ms"] == 0
+    for absent in ({**base}, {**base, "bank_ms": None}):
+        m = conv.spec_to_pb(absent)
+        assert not m.HasField("bank_ms") and conv.check_spec(m).bank_ms == conv.DEFAULT_BANK_MS
+        assert "bank_ms" not in conv.spec_from_pb(m)
+    # a spec written before the field had presence (0 was never sent) still gets the default
+    old = pb.MatchSpec.FromString(pb.MatchSpec(match_id="m", bots=["a"] * 4).SerializeToString())
+    assert conv.check_spec(old).bank_ms == conv.DEFAULT_BANK_MS

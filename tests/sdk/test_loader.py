@@ -107,7 +107,10 @@ def test_a_bot_module_never_hides_an_installed_one(here: Path) -> None:
                         "named 'no_such_dependency_xyz'"),
     ("./nothere.py:Greedy", "bot './nothere.py:Greedy': no file './nothere.py'"),
     ("sub/:Greedy", "no file 'sub/' (it is a directory)"),
-    ("./{mod}.py:Nope", "file './{mod}.py' has no 'Nope'"),
+    ("./{mod}.py:Nope", "file './{mod}.py' has no 'Nope': its bot classes are Greedy"),
+    ("./{mod}.py", "bot './{mod}.py' names no class (give FILE:Class): its bot classes are "
+                   "Greedy"),
+    ("./{mod}_needs.py", "failed to import: ModuleNotFoundError"),
     ("./{mod}_broken.py:Bot", "'./{mod}_broken.py' failed to import: SyntaxError"),
     ("x" * 500 + ":Bot", "..."),
 ])
@@ -118,6 +121,31 @@ def test_a_bad_spec_is_one_precise_error(here: Path, form: str, says: str) -> No
     message = str(err.value)
     assert says.format(mod=_mod(here)) in message, message
     assert len(message) < 500 and "\n" not in message
+
+
+def test_a_bot_file_imports_its_neighbours_from_anywhere(tmp_path: Path) -> None:
+    """``sloth.py`` imports ``winner`` from its own folder, run from another folder; a file
+    with no class named lists its bot classes; a neighbour never shadows an installed module
+    (the file's folder goes at the end of sys.path)."""
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "winner.py").write_text(BOT_FILE.replace("Greedy", "Winner"))
+    (bots / "heapq.py").write_text("raise SystemExit('the stdlib heapq was shadowed')\n")
+    (bots / "sloth.py").write_text("import heapq\nfrom winner import Winner\n\n\n"
+                                   "class Sloth(Winner):\n    pass\n\n\n"
+                                   "class Lazy(Winner):\n    pass\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = subprocess.run([str(BIN / "sueca-bot"), "selfplay", "--bots",
+                          "../bots/sloth.py:Sloth,random", "--matches", "2", "--json"],
+                         capture_output=True, text=True, timeout=60, cwd=elsewhere)
+    assert out.returncode == 0, out.stderr
+    out = subprocess.run([str(BIN / "sueca-bot"), "selfplay", "--bots", "../bots/sloth.py,random",
+                          "--matches", "2"], capture_output=True, text=True, timeout=60,
+                         cwd=elsewhere)
+    assert out.returncode == 2
+    assert ("bot '../bots/sloth.py' names no class (give FILE:Class): its bot classes are "
+            "Lazy, Sloth") in out.stderr, out.stderr
 
 
 @pytest.mark.parametrize("command", ["sueca-bot", "sueca-arena"])

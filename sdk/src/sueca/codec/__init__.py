@@ -428,9 +428,11 @@ def spec_to_pb(spec: Mapping[str, Any]) -> pb.MatchSpec:
     m = pb.MatchSpec(
         match_id=str(spec.get("match_id") or ""), bots=list(spec.get("bots") or ()),
         variant=variant_to_pb(variant), seed="" if seed is None else str(seed), decks=decks,
-        move_ms=int(spec.get("move_ms") or 0), bank_ms=int(spec.get("bank_ms") or 0),
+        move_ms=int(spec.get("move_ms") or 0),
         grace_ms=int(spec.get("grace_ms") or 0), lenient=bool(spec.get("lenient")),
         quiet=bool(spec.get("quiet")))
+    if spec.get("bank_ms") is not None:  # 0 is sent: no bank (absent: the default)
+        m.bank_ms = int(spec["bank_ms"])
     fd = spec.get("first_dealer")
     if fd is not None:
         m.first_dealer = int(fd)
@@ -467,8 +469,9 @@ def spec_from_pb(m: pb.MatchSpec) -> SpecDict:
         "decks": [[str(CARDS[c]) if c < 40 else c for c in d.cards] for d in m.decks],
         "first_dealer": m.first_dealer if m.HasField("first_dealer") and m.first_dealer >= 0
         else None,
-        "move_ms": m.move_ms, "bank_ms": m.bank_ms, "grace_ms": m.grace_ms,
+        "move_ms": m.move_ms, "grace_ms": m.grace_ms,
         "lenient": m.lenient, "quiet": m.quiet,
+        **({"bank_ms": m.bank_ms} if m.HasField("bank_ms") else {}),
     }
 
 
@@ -515,7 +518,10 @@ def check_spec(m: pb.MatchSpec) -> MatchPlan:
     clocks = {}
     for key, default in (("move_ms", DEFAULT_MOVE_MS), ("bank_ms", DEFAULT_BANK_MS),
                          ("grace_ms", DEFAULT_GRACE_MS)):
-        value = getattr(m, key) or default
+        if key == "bank_ms":  # 0 given is no bank; only an absent bank gets the default
+            value = m.bank_ms if m.HasField("bank_ms") else default
+        else:
+            value = getattr(m, key) or default
         if value > MAX_CLOCK_MS:
             raise SpecError(f"bad {key} {value}: at most {MAX_CLOCK_MS} (one hour)")
         clocks[key] = value

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from sueca.arena.cli.common import Bounded, UserError
 from sueca.arena.settings import SettingsError, current
 from sueca.sdk.cli import complete
+from sueca.sdk.cli.common import plain_help
 from sueca.sdk.logs import add_flag, setup_from_args
 
 __all__ = ["UserError", "Bounded", "build_parser", "main"]
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         # a command module that fails to import is a broken install: say so, never hide it
         importlib.import_module(module_name).add_parser(sub)
     add_flag(parser)  # --log-format on every command, at every level
+    plain_help(parser)  # help texts are often docstrings: no reST markup in a terminal
     return parser
 
 

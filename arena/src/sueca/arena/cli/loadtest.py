@@ -12,9 +12,12 @@ matches at once, ramped up and down over ``--ramp`` seconds, for ``--duration`` 
 ``--rate`` new matches per second. While it runs, a live view; at the end a table (and with
 ``--json`` one JSON line last), and with ``--report FILE.html`` a self-contained HTML report.
 
-Exit status: 0 when every SLO given holds (``--slo-p99-ms``, ``--max-timeouts``,
-``--max-faults``), 1 when one is broken (each is named on stderr), 2 for a usage error. How the
-latency is measured: see :mod:`sueca.arena.loadtest.generator`.
+Exit status: 0 when the target did not fault and every SLO given holds; 1 when it faulted
+(a timeout, bot error, disconnect, protocol fault or failed match: ``--max-timeouts`` and
+``--max-faults`` default to 0, or to no limit with ``--allow-faults``) or an SLO is broken
+(``--slo-p99-ms``; each broken one is named on stderr); 2 for a usage error. Late answers (after
+their game ended) are counted apart and never fail the run. How the latency is measured: see
+sueca.arena.loadtest.generator.
 """
 
 from __future__ import annotations
@@ -57,7 +60,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--variant", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
                    help="rule variants, e.g. tie=double target=8")
     p.add_argument("--move-ms", action=Bounded, kind=int, low=1, help="per-move time limit")
-    p.add_argument("--bank-ms", action=Bounded, kind=int, low=1, help="per-seat time bank")
+    p.add_argument("--bank-ms", action=Bounded, kind=int, low=0,
+                   help="per-seat time bank (0: none, every move within --move-ms)")
     p.add_argument("--grace-ms", action=Bounded, kind=int, low=1,
                    help="time a lost connection has to come back")
     p.add_argument("--bot-processes", action=Bounded, kind=int, low=1, high=16, default=1,
@@ -71,9 +75,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--slo-p99-ms", action=Bounded, kind=float, low=0, above=True, default=None,
                    help="fail (exit 1) when the target's p99 latency is above this")
     p.add_argument("--max-timeouts", action=Bounded, kind=int, low=0, default=None,
-                   help="fail (exit 1) on more timeouts than this")
+                   help="fail (exit 1) on more timeouts than this (default 0, none with "
+                        "--allow-faults)")
     p.add_argument("--max-faults", action=Bounded, kind=int, low=0, default=None,
-                   help="fail (exit 1) on more faults (protocol, disconnects, failed matches)")
+                   help="fail (exit 1) on more faults: protocol faults, disconnects, bot "
+                        "errors, failed matches (default 0, none with --allow-faults)")
+    p.add_argument("--allow-faults", action="store_true",
+                   help="a target that faults does not fail the run: only the limits given "
+                        "(--max-timeouts, --max-faults, --slo-p99-ms) do")
     p.add_argument("--report", metavar="FILE.html", default=None,
                    help="write a self-contained HTML report (charts, settings, machine)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON line last")
@@ -182,13 +191,16 @@ def run(args: argparse.Namespace) -> int:
     result["bot_processes"] = args.bot_processes if args.target is not None else None
     result["net_rtt_ms"], result["net_jitter_ms"] = args.net_rtt_ms, args.net_jitter_ms
     result["machine"] = machine()
-    broken = check_slo(result, args.slo_p99_ms, args.max_timeouts, args.max_faults)
+    no_limit = None if args.allow_faults else 0
+    max_timeouts = no_limit if args.max_timeouts is None else args.max_timeouts
+    max_faults = no_limit if args.max_faults is None else args.max_faults
+    broken = check_slo(result, args.slo_p99_ms, max_timeouts, max_faults)
     result["target_exited"] = exited
     if exited is not None:
         broken.append("a target process exited during the run: " + exited.splitlines()[0])
         err_console.print(f"a target process exited during the run: {exited}", markup=False)
-    result["slo"] = {"p99_ms": args.slo_p99_ms, "max_timeouts": args.max_timeouts,
-                     "max_faults": args.max_faults}
+    result["slo"] = {"p99_ms": args.slo_p99_ms, "max_timeouts": max_timeouts,
+                     "max_faults": max_faults}
     result["slo_broken"] = broken
     print_result(result, make_console(stderr=args.json))
     if args.report:
@@ -209,7 +221,10 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"cannot write --report {args.report!r}: {err}") from None
         err_console.print(f"report written to {args.report}")
     for line in broken:
-        print(f"SLO broken: {line}", file=sys.stderr)
+        print(f"failed: {line}", file=sys.stderr)
+    if broken and not args.allow_faults and None in (args.max_timeouts, args.max_faults):
+        print("(--max-timeouts and --max-faults are 0 unless given; --allow-faults lifts "
+              "them)", file=sys.stderr)
     if args.json:
         from sueca.arena.cli.common import clean
         print(json.dumps(clean(result)), flush=True)
@@ -256,9 +271,9 @@ def _live_table(s: dict[str, Any]) -> Any:
     t.add_row("target p50/p95/p99/max, last 5 s",
               f"{_v(s.get('p50_ms'))} / {_v(s.get('p95_ms'))} / {_v(s.get('p99_ms'))} / "
               f"{_v(s.get('max_ms'))} ms")
-    t.add_row("timeouts/faults/renúncias/reconnects",
-              f"{_v(s.get('timeouts'))} / {_v(s.get('faults'))} / {_v(s.get('renuncias'))} / "
-              f"{_v(s.get('reconnects'))}")
+    t.add_row("timeouts/faults/late/renúncias",
+              f"{_v(s.get('timeouts'))} / {_v(s.get('faults'))} / {_v(s.get('late_answers'))} / "
+              f"{_v(s.get('renuncias'))}")
     return t
 
 
@@ -275,7 +290,9 @@ def print_result(r: dict[str, Any], out: Any) -> None:
                                                f"{_v(r['p99_ms'])} ms"),
             ("target latency max / mean", f"{_v(r['max_ms'])} / {_v(r['mean_ms'])} ms"),
             ("timeouts", _v(r["timeouts"])), ("disconnects", _v(r["disconnects"])),
+            ("bot errors", _v(r["bot_errors"])),
             ("renúncias", _v(r["renuncias"])), ("protocol faults", _v(r["protocol_faults"])),
+            ("late answers", _v(r["late_answers"])),
             ("failed matches", _v(r["failed"])), ("cut at the end", _v(r["cut"])),
             ("reconnects", _v(r["reconnects"])),
             ("match duration p50 / max", f"{_v(r['match_s_p50'])} / {_v(r['match_s_max'])} s"),
@@ -285,5 +302,7 @@ def print_result(r: dict[str, Any], out: Any) -> None:
     out.print(t)
     if r.get("stopped_early"):
         out.print(f"[yellow]{r['stopped_early']}[/]")
+    if r.get("first_bot_error"):
+        out.print(f"first bot error: {r['first_bot_error']}", markup=False)
     if r.get("first_error"):
         out.print(f"first error: {r['first_error']}", markup=False)

@@ -45,8 +45,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                           "tournament ID with the options it was created with")
     run.add_argument("--move-ms", action=Bounded, kind=int, low=1,
                      help="per-move time limit on the referee")
-    run.add_argument("--bank-ms", action=Bounded, kind=int, low=1,
-                     help="per-seat time bank on the referee")
+    run.add_argument("--bank-ms", action=Bounded, kind=int, low=0,
+                     help="per-seat time bank on the referee (0: none)")
     run.add_argument("--timeout", action=Bounded, kind=float, low=0, above=True, default=None,
                      help="give up waiting after this many seconds (the matches stay queued)")
     run.add_argument("--requeue-after", action=Bounded, kind=float, low=0, above=True,
@@ -79,7 +79,7 @@ def print_table(report: TournamentReport, out: Console | None = None) -> None:
     table = fitted_table(
         f"Tournament {report['tournament']} — {report['recorded']}/{report['matches']} matches"
         + (" (duplicate)" if dup else ""),
-        "forfeits: matches lost by a timeout or disconnect of the bot (renúncias are counted "
+        "forfeits: matches lost by a timeout, disconnect or bot error of the bot (renúncias are counted "
         "on the leaderboard)", columns, rows, out)
     out.print(table)
     if report.get("archived"):

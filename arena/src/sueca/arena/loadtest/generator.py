@@ -23,10 +23,13 @@ fallback is the gap in the event stream between the target's card and the event 
 (noisier: this process's own delays compress or stretch it); ``latency_source`` says which
 was used, per match.
 
-Faults: ``timeouts``, ``disconnects`` and ``renuncias`` are read from the match results and deal
-ends (only those charged to the target's seat); ``protocol_faults`` from the referee's
-``sueca_referee_faults_total{class="protocol"}`` when its metrics address is known (always on a
-private arena; on a shared referee they may be other bots'); ``failed`` counts matches whose
+Faults: ``timeouts``, ``disconnects``, ``bot_errors`` (the target's code raised and its SDK
+resigned the game; the first reason is kept in ``first_bot_error``) and ``renuncias`` are read
+from the match results and deal ends (only those charged to the target's seat);
+``protocol_faults`` and ``late_answers`` (answers that came after their game ended: a slow bot,
+not a broken one) from the referee's ``sueca_referee_faults_total`` of class ``protocol`` and
+``late`` when its metrics address is known (always on a private arena; on a shared referee they
+may be other bots'); ``failed`` counts matches whose
 RunMatch call failed; ``reconnects`` are new sessions of the target seen by polling ListBots
 every second (a reconnect faster than that may be missed).
 """
@@ -103,10 +106,13 @@ class Stats:
     ends: Counter[str] = field(default_factory=Counter)
     timeouts: int = 0
     disconnects: int = 0
+    bot_errors: int = 0
+    first_bot_error: str | None = None  # the reason of the first (codec.fault_detail: capped)
     renuncias: int = 0
     failed: int = 0
     cut: int = 0
     protocol_faults: int | None = None
+    late_answers: int | None = None
     reconnects: int | None = None
     first_error: str | None = None
     sources: Counter[str] = field(default_factory=Counter)  # matches by latency source
@@ -159,8 +165,8 @@ class Target:
         bots[seat] = self.bot
         spec: dict[str, Any] = {"match_id": f"load-{run_id}-{i}", "bots": bots, "quiet": False,
                                 "variant": list(self.variant)}
-        for key in ("move_ms", "bank_ms", "grace_ms"):
-            if getattr(self, key):
+        for key in ("move_ms", "bank_ms", "grace_ms"):  # a bank of 0 is sent: no bank
+            if getattr(self, key) is not None:
                 spec[key] = getattr(self, key)
         return spec
 
@@ -183,14 +189,16 @@ def live(stats: Stats, now: float) -> dict[str, Any]:
             "p50_ms": _ms(nearest_rank(recent, 0.5)), "p95_ms": _ms(nearest_rank(recent, 0.95)),
             "p99_ms": _ms(nearest_rank(recent, 0.99)), "max_ms": _ms(recent[-1] if recent else None),
             "timeouts": stats.timeouts, "faults": faults(stats), "renuncias": stats.renuncias,
-            "protocol_faults": stats.protocol_faults, "reconnects": stats.reconnects,
+            "protocol_faults": stats.protocol_faults, "late_answers": stats.late_answers,
+            "bot_errors": stats.bot_errors, "reconnects": stats.reconnects,
             "failed": stats.failed}
 
 
 def faults(stats: Stats) -> int:
-    """The target's faults: protocol faults (when known), disconnects and failed matches.
-    Timeouts are counted on their own; renúncias are a move of the game, not a fault here."""
-    return (stats.protocol_faults or 0) + stats.disconnects + stats.failed
+    """The target's faults: protocol faults (when known), disconnects, bot errors and failed
+    matches. Timeouts are counted on their own; late answers are a slow bot's, counted apart;
+    renúncias are a move of the game, not a fault here."""
+    return (stats.protocol_faults or 0) + stats.disconnects + stats.bot_errors + stats.failed
 
 
 def summary(stats: Stats, shape: Shape, target: Target) -> dict[str, Any]:
@@ -213,8 +221,9 @@ def summary(stats: Stats, shape: Shape, target: Target) -> dict[str, Any]:
         "p99_ms": _ms(nearest_rank(lat, 0.99)), "max_ms": _ms(lat[-1] if lat else None),
         "mean_ms": _ms(sum(lat) / len(lat)) if lat else None,
         "timeouts": stats.timeouts, "disconnects": stats.disconnects,
+        "bot_errors": stats.bot_errors, "first_bot_error": stats.first_bot_error,
         "renuncias": stats.renuncias, "protocol_faults": stats.protocol_faults,
-        "failed": stats.failed, "cut": stats.cut, "faults": faults(stats),
+        "late_answers": stats.late_answers, "failed": stats.failed, "cut": stats.cut, "faults": faults(stats),
         "reconnects": stats.reconnects, "first_error": stats.first_error,
         "stopped_early": stats.stopped_early,
         "match_s_p50": _round(nearest_rank(sorted(stats.match_seconds), 0.5)),
@@ -301,6 +310,11 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
                     elif r.end == "disconnect":
                         stats.disconnects += 1
                         stats.at(now).faults += 1
+                    elif r.end == "bot_error":
+                        stats.bot_errors += 1
+                        stats.at(now).faults += 1
+                        if stats.first_bot_error is None:
+                            stats.first_bot_error = conv.fault_detail(r.fault_detail)
             last = now
         times = parse_turn_times(await call.trailing_metadata(), seat)
     except grpc.aio.AioRpcError as err:
@@ -325,21 +339,23 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
 
 
 async def _poll(target: Target, stats: Stats, stop: asyncio.Event) -> None:
-    """Protocol faults (referee metrics) and target sessions (ListBots), once a second."""
+    """Protocol faults and late answers (referee metrics) and target sessions (ListBots), once
+    a second."""
     from sueca.referee import control
 
-    def faults_now() -> int | None:
+    def faults_now() -> tuple[int, int] | None:
         if not target.metrics_url:
             return None
         from sueca.arena.promscrape import scrape, total
-        return int(total(scrape(target.metrics_url, timeout=2), "sueca_referee_faults_total",
-                         {"class": "protocol"}))
+        families = scrape(target.metrics_url, timeout=2)
+        return (int(total(families, "sueca_referee_faults_total", {"class": "protocol"})),
+                int(total(families, "sueca_referee_faults_total", {"class": "late"})))
 
     def sessions_now() -> int:
         return sum(b["sessions"] for b in control.list_bots(target.address, timeout=2)
                    if b["bot"] == target.bot)
 
-    base: int | None = None
+    base: tuple[int, int] | None = None
     sessions: int | None = None
     reconnects = 0
     while True:
@@ -347,7 +363,8 @@ async def _poll(target: Target, stats: Stats, stop: asyncio.Event) -> None:
             f = await asyncio.to_thread(faults_now)
             if f is not None:
                 base = f if base is None else base
-                stats.protocol_faults = f - base
+                stats.protocol_faults = f[0] - base[0]
+                stats.late_answers = f[1] - base[1]
         except Exception:
             pass  # a missed scrape: the next one counts it
         try:

@@ -142,6 +142,45 @@ def histogram(latencies: Sequence[float], bins: int = 40) -> list[tuple[float, f
     return [(round(edges[k], 3), round(edges[k + 1], 3), counts[k]) for k in range(bins)]
 
 
+def text(value: Any) -> str:
+    """A value as a person reads it: no Python syntax (``None``, quotes, brackets, braces).
+    None is "—"; a list is its items joined by commas; a dict its "key value" pairs."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list | tuple):
+        return ", ".join(text(v) for v in value) or "—"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {text(v)}" for k, v in sorted(value.items())) or "—"
+    return str(value)
+
+
+def limits_text(slo: dict[str, Any]) -> str:
+    """The limits a run was held to (``result["slo"]``), in words; "none" when none."""
+    said = []
+    if slo.get("p99_ms") is not None:
+        said.append(f"p99 at most {slo['p99_ms']:g} ms")
+    for key, what in (("max_timeouts", "timeouts"), ("max_faults", "faults")):
+        if slo.get(key) is not None:
+            said.append(f"no {what}" if slo[key] == 0 else f"at most {slo[key]} {what}")
+    return ", ".join(said) or "none (--allow-faults and no --slo-p99-ms)"
+
+
+def verdict(result: dict[str, Any]) -> str:
+    """The report's first line: what failed, or which limits held (never a claim about
+    limits that were not set)."""
+    broken = result.get("slo_broken") or []
+    if broken:
+        return "<p class=bad>failed: " + "; ".join(_esc(b) for b in broken) + "</p>"
+    slo = result.get("slo") or {}
+    if all(v is None for v in slo.values()):
+        return "<p>no limits were set: the run cannot fail (--allow-faults)</p>"
+    return f"<p class=good>passed: {_esc(limits_text(slo))}</p>"
+
+
 def html_report(result: dict[str, Any], stats: Stats) -> str:
     """The run as one self-contained HTML page: charts, faults, settings and the machine."""
     secs = stats.seconds
@@ -173,30 +212,27 @@ def html_report(result: dict[str, Any], stats: Stats) -> str:
                          xmax, "per second")
 
     def table(rows: Sequence[tuple[str, Any]]) -> str:
-        return "<table>" + "".join(f"<tr><th>{_esc(k)}</th><td>{_esc('—' if v is None else v)}"
+        return "<table>" + "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(text(v))}"
                                    "</td></tr>" for k, v in rows) + "</table>"
 
     r = result
-    verdict = ("<p class=bad>SLO broken: " + "; ".join(_esc(b) for b in r.get("slo_broken", []))
-               + "</p>") if r.get("slo_broken") else "<p class=good>every SLO given holds</p>"
+    ms = " / ".join(text(r[k]) for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms"))
     headline = table([("moves/s (all seats)", r["moves_per_s"]),
                       ("target moves/s", r["target_moves_per_s"]),
-                      ("target latency p50 / p95 / p99 / max (ms)",
-                       f"{r['p50_ms']} / {r['p95_ms']} / {r['p99_ms']} / {r['max_ms']}"),
+                      ("target latency p50 / p95 / p99 / max (ms)", ms),
                       ("matches started / finished", f"{r['matches_started']} / "
                                                      f"{r['matches_finished']}"),
-                      ("match duration p50 / max (s)", f"{r['match_s_p50']} / "
-                                                       f"{r['match_s_max']}"),
-                      ("ends", ", ".join(f"{k} {v}" for k, v in sorted(r["ends"].items())))])
-    faults_t = table([(k, r.get(k)) for k in ("timeouts", "disconnects", "renuncias",
-                                              "protocol_faults", "failed", "cut", "faults",
-                                              "reconnects", "stopped_early", "target_exited",
-                                              "first_error")])
-    settings = table([(k, r.get(k)) for k in ("target", "mode", "referee", "house", "games",
-                                              "duration_s", "ramp_s", "rate", "variant",
-                                              "move_ms", "bank_ms", "bot_processes",
-                                              "net_rtt_ms", "net_jitter_ms", "slo",
-                                              "seconds", "latency_source")])
+                      ("match duration p50 / max (s)", f"{text(r['match_s_p50'])} / "
+                                                       f"{text(r['match_s_max'])}"),
+                      ("ends", r["ends"])])
+    faults_t = table([(k.replace("_", " "), r.get(k)) for k in (
+        "timeouts", "disconnects", "bot_errors", "first_bot_error", "renuncias",
+        "protocol_faults", "late_answers", "failed", "cut", "faults", "reconnects",
+        "stopped_early", "target_exited", "first_error")])
+    settings = table([(k.replace("_", " "), r.get(k)) for k in (
+        "target", "mode", "referee", "house", "games", "duration_s", "ramp_s", "rate",
+        "variant", "move_ms", "bank_ms", "bot_processes", "net_rtt_ms", "net_jitter_ms",
+        "seconds", "latency_source")] + [("limits", limits_text(r.get("slo") or {}))])
     machine_t = table(sorted((r.get("machine") or {}).items()))
     style = ("body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:820px}"
              "table{border-collapse:collapse;margin:8px 0 18px}th,td{border:1px solid #ddd;"
@@ -205,7 +241,7 @@ def html_report(result: dict[str, Any], stats: Stats) -> str:
              "h2{font-size:17px;margin-top:26px}")
     return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>Load test of "
             f"{_esc(r['target'])}</title><style>{style}</style></head><body>"
-            f"<h1>Load test of {_esc(r['target'])}</h1>{verdict}{headline}"
+            f"<h1>Load test of {_esc(r['target'])}</h1>{verdict(r)}{headline}"
             f"<h2>Target latency over time (per second: p50, p95, p99, max)</h2>{lat_chart}"
             f"<h2>Target latency histogram ({r['samples']} moves)</h2>{hist_chart}"
             f"<h2>Throughput over time</h2>{thr_chart}{flight_chart}"

@@ -67,6 +67,9 @@ def load_bot(spec: str) -> Callable[[], Player]:
     if spec in EXAMPLES:
         return EXAMPLES[spec]
     where, sep, attr = spec.rpartition(":")
+    if not sep and spec.endswith(".py"):  # a file, but which of its bots?
+        raise BotLoadError(f"bot {_quote(spec)} names no class (give FILE:Class)"
+                           f"{_classes_in(_import_file(spec, spec))}")
     if not sep:
         raise BotLoadError(f"unknown bot {_quote(spec)}: {_valid()}")
     if not where or not attr:
@@ -80,7 +83,8 @@ def load_bot(spec: str) -> Callable[[], Player]:
     for part in attr.split("."):
         found = getattr(found, part, None)
         if found is None:
-            raise BotLoadError(f"bot {_quote(spec)}: {what} has no {_quote(attr)}")
+            raise BotLoadError(f"bot {_quote(spec)}: {what} has no {_quote(attr)}"
+                               + (_classes_in(module) if what.startswith("file") else ""))
     if not callable(found):
         raise BotLoadError(f"bot {_quote(spec)}: {_quote(attr)} in {what} is a "
                            f"{type(found).__name__}, not a class or factory")
@@ -126,9 +130,29 @@ def _import_module(spec: str, name: str) -> Any:
                            f"{type(err).__name__}: {err}") from None
 
 
+def _classes_in(module: Any) -> str:
+    """``: its bot classes are A, B`` (the Bot subclasses a bot file defines, else those it
+    imports), or ``: it defines no Bot subclass``."""
+    from sueca.sdk.bot import Bot
+    bots = [v for v in vars(module).values()
+            if isinstance(v, type) and issubclass(v, Bot) and v is not Bot]
+    own = [b for b in bots if b.__module__ == module.__name__] or bots
+    names = sorted(b.__name__ for b in own)
+    if not names:
+        return ": it defines no Bot subclass (class MyBot(sueca.sdk.Bot) with a play method)"
+    shown = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+    return f": its bot classes are {shown}"
+
+
 def _import_file(spec: str, path: str) -> Any:
     """The module of a bot file, imported once per process (by absolute path): the arena's
-    runner loads its bots for every match."""
+    runner loads its bots for every match.
+
+    The file's folder is added to the end of ``sys.path`` (and stays there, for imports a bot
+    makes later, in play), so a bot file imports its neighbours (``from winner import
+    Winner``) from wherever the command runs. At the end, not the front: a neighbour never
+    shadows an installed module (a ``random.py`` beside the bot does not replace Python's
+    ``random``), as for ``module:Class`` and the current directory."""
     if not os.path.isfile(path):
         raise BotLoadError(f"bot {_quote(spec)}: no file {_quote(path)}"
                            + (" (it is a directory)" if os.path.isdir(path) else ""))
@@ -142,6 +166,9 @@ def _import_file(spec: str, path: str) -> Any:
     if module_spec is None or module_spec.loader is None:
         raise BotLoadError(f"bot {_quote(spec)}: cannot load {_quote(path)} as Python")
     module = importlib.util.module_from_spec(module_spec)
+    folder = os.path.dirname(full)
+    if folder not in sys.path:
+        sys.path.append(folder)
     sys.modules[name] = module  # dataclasses, pickle and typing look their module up by name
     try:
         module_spec.loader.exec_module(module)

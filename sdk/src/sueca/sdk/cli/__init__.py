@@ -19,7 +19,15 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from sueca.sdk.cli.common import INT_LIMIT, Bounded, UserError, add_tls_flags, settings, tls_from_args
+from sueca.sdk.cli.common import (
+    INT_LIMIT,
+    Bounded,
+    UserError,
+    add_tls_flags,
+    plain_help,
+    settings,
+    tls_from_args,
+)
 from sueca.sdk.logs import add_flag, setup_from_args
 
 __all__ = ["INT_LIMIT", "Bounded", "UserError", "add_tls_flags", "build_parser", "complete",
@@ -46,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         importlib.import_module(name).add_parser(sub)
     add_flag(parser)  # --log-format on every command, at every level
+    plain_help(parser)  # help texts are often docstrings: no reST markup in a terminal
     return parser
 
 

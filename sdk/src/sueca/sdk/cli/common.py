@@ -1,18 +1,21 @@
 """What the ``sueca-bot`` commands (and ``sueca-arena``, which builds on them) share: the user
-error, checked number options, the TLS flags, and loading a bot named on the command line.
+error, checked number options, the TLS flags, loading a bot named on the command line, and
+help texts without the markup of the docstrings they come from.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sueca.sdk.settings import Settings
 
-__all__ = ["INT_LIMIT", "Bounded", "UserError", "add_tls_flags", "load_checked", "tls_from_args"]
+__all__ = ["INT_LIMIT", "Bounded", "UserError", "add_tls_flags", "load_checked", "plain",
+           "plain_help", "tls_from_args"]
 
 
 class UserError(Exception):
@@ -116,3 +119,55 @@ def load_checked(spec: str) -> Callable[[], Any]:
     except BotLoadError as err:
         raise UserError(str(err)) from None
     return factory
+
+
+# reST that docstrings carry into help texts: :role:`text <target>`, :role:`~a.b.Name`,
+# :role:`name`, ``literal``, **strong**, and "::" ending a paragraph (a literal block follows)
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`(?:([^`<]*?)\s*<[^`>]*>|~?([^`]*))`")
+_LITERAL = re.compile(r"``(.+?)``", re.S)
+_STRONG = re.compile(r"\*\*(.+?)\*\*", re.S)
+_LITERAL_BLOCK = re.compile(r"(\S)::$", re.M)
+
+
+def _role(m: re.Match[str]) -> str:
+    if m.group(1) is not None:  # :role:`text <target>`: the text
+        return m.group(1)
+    name = m.group(2)
+    return name.rsplit(".", 1)[-1] if m.group(0).split("`", 1)[1].startswith("~") else name
+
+
+def plain(text: str) -> str:
+    """``text`` without reST markup, as a terminal shows it: ``:class:`~a.b.Match``` is
+    ``Match``, ````--data DIR```` is ``--data DIR``, ``**x**`` is ``x``, a paragraph's "::" is
+    ":". Single backquotes stay: in plain text they quote a command."""
+    text = _ROLE.sub(_role, text)
+    text = _LITERAL.sub(r"\1", text)
+    text = _STRONG.sub(r"\1", text)
+    return _LITERAL_BLOCK.sub(r"\1:", text)
+
+
+def plain_help(parser: argparse.ArgumentParser) -> None:
+    """Strip markup (:func:`plain`) from the description, epilog and option helps of
+    ``parser`` and of every sub-command under it: help texts are often docstrings, written for
+    the API reference, and ``--help`` shows them to people in a terminal."""
+    seen: set[int] = set()
+
+    def walk(p: argparse.ArgumentParser) -> None:
+        if id(p) in seen:
+            return
+        seen.add(id(p))
+        if p.description:
+            p.description = plain(p.description)
+        if p.epilog:
+            p.epilog = plain(p.epilog)
+        for action in p._actions:
+            if isinstance(action.help, str):
+                action.help = plain(action.help)
+            if isinstance(action, argparse._SubParsersAction):
+                for choice in action._choices_actions:
+                    if isinstance(choice.help, str):
+                        choice.help = plain(choice.help)
+                for sub in action.choices.values():
+                    walk(sub)
+
+    walk(parser)
