@@ -18,7 +18,6 @@ import pytest
 
 from sueca.engine import Variant
 from sueca.sdk.bots import BotLoadError, load_bot
-from sueca.sdk.execbot import ExecBotError
 from sueca.sdk.local import play_local
 from sueca.sdk.selfplay import selfplay
 from sueca.sdk.settings import current, replace, use
@@ -104,13 +103,8 @@ def test_a_hostile_program_loses_its_game_and_leaves_nothing_running(
         kind: str, says: str, quick: None, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.ERROR, "sueca.exec")
     bots = [load_bot(spec(kind)), load_bot("random")] * 2
-    try:
-        play_local(bots, seed=1, match_id="m-1")
-    except ExecBotError as err:
-        message = str(err)
-    else:
-        pytest.fail("the hostile program did not lose")
-    assert "lost game" in message and says in message
+    match = play_local(bots, seed=1, match_id="m-1")
+    assert match.end == "bot_error" and match.fault_seat in (0, 2) and match.winner == 1
     [line] = [r.getMessage() for r in caplog.records]
     game = getattr(caplog.records[0], "game_id", "")
     assert game.startswith("m-1/") and f"lost game {game}: " in line and says in line
@@ -120,6 +114,14 @@ def test_a_hostile_program_loses_its_game_and_leaves_nothing_running(
     # the next match is played by a fresh process
     bots = [load_bot(spec("plain")), load_bot("random")] * 2
     assert play_local(bots, seed=2).end == "normal"
+    none_left()
+
+
+def test_self_play_counts_the_lost_game_as_a_fault_and_goes_on(quick: None) -> None:
+    summary = selfplay([load_bot(spec("illegal")), load_bot("random")], ["illegal", "random"],
+                       Variant(), 4, seed=0)
+    bad, good = summary["bots"]
+    assert (bad["faults"], bad["wins"], good["faults"], good["wins"]) == (4, 0, 0, 4)
     none_left()
 
 

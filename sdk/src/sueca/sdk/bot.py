@@ -57,6 +57,13 @@ class Clock(NamedTuple):
         return self.received + self.move_s + self.bank_s - time.monotonic()
 
 
+class Forfeit(Exception):
+    """Raised from a bot's ``play`` or ``redeal`` to give up the match: self-play ends it as a
+    ``bot_error`` charged to that seat (counted in the faults column) and goes on with the next
+    match; over the network the client resigns the game with the message, as for any exception.
+    An ``exec:`` bot raises it when its program fails (late, crashed, bad line)."""
+
+
 _sha256 = hashlib.sha256
 _from_bytes = int.from_bytes
 

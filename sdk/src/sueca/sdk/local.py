@@ -21,9 +21,9 @@ import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from sueca.engine import DEFAULT, Match, Player, Variant, play_match
+from sueca.engine import DEFAULT, End, Match, Player, Variant, play_match
 
-from .bot import MatchInfo, bot_seeds
+from .bot import Forfeit, MatchInfo, bot_seeds
 from .settings import current
 
 __all__ = ["play_local", "play_duplicate", "swap_teams"]
@@ -62,10 +62,25 @@ def play_local(bots: Sequence[Callable[[], Player]], variant: Variant = DEFAULT,
             start = getattr(bot, "start", None)
             if start is not None:
                 start(_new(MatchInfo, (match_id, seat, names, variant, seeds[seat])))
-        return play_match(match, players)
+        try:
+            return play_match(match, players)
+        except Forfeit:  # the seat asked gave up: its team loses the match, as a bot error
+            _forfeit(match, players)
+            return match
     finally:
         if loop is not None:
             loop.close()
+
+
+def _forfeit(match: Match, players: Sequence[Any]) -> None:
+    """End ``match`` as a ``bot_error`` of the seat that was asked (a bot raised
+    :class:`~sueca.sdk.bot.Forfeit`), and tell every bot that it ended."""
+    seat = match.turn
+    match.stop(End.BOT_ERROR, seat)
+    for bot in players:
+        hook = getattr(bot, "on_match_end", None)
+        if hook is not None and not getattr(hook, "default_hook", False):
+            hook((match.game_points[0], match.game_points[1]), match.winner, match.end)
 
 
 class _Awaited:

@@ -19,7 +19,7 @@ from typing import Any
 
 from sueca.engine import Match, SuecaError, Variant
 from sueca.engine import replay as replays
-from sueca.engine.game import REDEAL, RENUNCIA
+from sueca.engine.game import FAULT_ENDS, REDEAL
 
 from .local import play_local
 from .logs import shown
@@ -124,7 +124,7 @@ def selfplay(factories: Sequence[Callable[[], Any]], names: Sequence[str], varia
             for b in (0, 1):
                 stats[b].deals += 1
                 stats[b].points += r.points[team_of_bot[b]]
-            if r.end == RENUNCIA and r.fault_seat is not None:
+            if r.end in FAULT_ENDS and r.fault_seat is not None:  # renúncia, bot error
                 stats[order[r.fault_seat]].faults += 1
         if on_match is not None:
             rec = (replays.record(match, f"selfplay-{seed}-{i}", seats) if want_records

@@ -55,7 +55,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--drain-timeout", action=Bounded, kind=float, low=0, default=60.0,
                    help="on Ctrl-C, how long running games may take to finish (default 60)")
     add_tls_flags(p)
-    from sueca.sdk.execbot import add_flags
+    from sueca.sdk.cli.execflags import add_flags
     add_flags(p, timeout=False)
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.set_defaults(func=run)
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("no referee address: pass --server HOST:PORT or set SUECA_SERVER")
     token = token_from_args(args)
     tls = tls_from_args(args)
-    from sueca.sdk.execbot import use_flags
+    from sueca.sdk.cli.execflags import use_flags
     use_flags(args)
     factory = load_checked(args.bot)
     from sueca.sdk.client import resolve

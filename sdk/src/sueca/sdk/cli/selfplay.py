@@ -39,7 +39,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--duplicate", action="store_true",
                    help="play pairs of matches with the same cards and the teams swapped")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    from sueca.sdk.execbot import add_flags
+    from sueca.sdk.cli.execflags import add_flags
     add_flags(p, timeout=True)
     p.set_defaults(func=run)
 
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         variant = Variant.parse(args.variant)
     except VariantError as err:
         raise UserError(str(err)) from None
-    from sueca.sdk.execbot import use_flags
+    from sueca.sdk.cli.execflags import use_flags
     use_flags(args)
     specs = [s.strip() for s in args.bots.split(",")]
     if len(specs) != 2 or not all(specs):

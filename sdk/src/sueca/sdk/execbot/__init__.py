@@ -43,7 +43,7 @@ from typing import Any
 from sueca.engine import Card, DealResult, End, Trick
 from sueca.engine.observation import Observation
 
-from ..bot import Bot, MatchInfo
+from ..bot import Bot, Forfeit, MatchInfo
 from ..logs import shown
 from ..settings import current
 from . import protocol
@@ -62,9 +62,10 @@ class ExecSpecError(ValueError):
     """An ``exec:`` spec that names no program that can run; the message quotes it."""
 
 
-class ExecBotError(Exception):
+class ExecBotError(Forfeit):
     """The program lost this game (late, exited, bad line, illegal card): the message names
-    the bot, the game and the reason, quoting what it printed (escaped and cut)."""
+    the bot, the game and the reason, quoting what it printed (escaped and cut). A
+    :class:`~sueca.sdk.bot.Forfeit`: self-play counts it as that seat's bot error."""
 
 
 class ExecCommand:
@@ -277,29 +278,3 @@ def _kill_all() -> None:
     for program in list(_LIVE):
         program.kill()
 
-
-def add_flags(parser: Any, timeout: bool) -> None:
-    """``--exec-processes`` (and, for self-play, ``--exec-timeout``) on a command that takes
-    bots; :func:`use_flags` applies them."""
-    from ..cli.common import Bounded
-    if timeout:
-        parser.add_argument("--exec-timeout", action=Bounded, kind=float, low=0, above=True,
-                            default=None, metavar="SECONDS",
-                            help="seconds an exec: bot's program may take per answer "
-                                 "(default $SUECA_EXEC_TIMEOUT, else 10)")
-    parser.add_argument("--exec-processes", action=Bounded, kind=int, low=0, default=None,
-                        help="most processes one exec: bot runs at once (default "
-                             "$SUECA_EXEC_PROCESSES, else 0: no cap)")
-
-
-def use_flags(args: Any) -> None:
-    """Pin the settings the flags of :func:`add_flags` gave (the flag wins over the variable),
-    for this process and the children it forks."""
-    from ..settings import replace, use
-    changes: dict[str, Any] = {}
-    if getattr(args, "exec_timeout", None) is not None:
-        changes["exec_timeout"] = args.exec_timeout
-    if getattr(args, "exec_processes", None) is not None:
-        changes["exec_processes"] = args.exec_processes
-    if changes:
-        use(replace(current(), **changes))
