@@ -31,6 +31,7 @@ from .match import EncodedMatch, check_reward
 __all__ = ["AGENTS", "SuecaEnv", "env", "observation_space", "raw_env", "to_variant"]
 
 AGENTS = ("seat_0", "seat_1", "seat_2", "seat_3")
+_SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
 
 Obs = dict[str, npt.NDArray[Any]]
 
@@ -110,7 +111,7 @@ class SuecaEnv(AECEnv[str, Obs, "int | None"]):
             game.redeal(False)  # the documented default: a weak hand is played
 
     def observe(self, agent: str) -> Obs:
-        seat = AGENTS.index(agent)
+        seat = _SEAT[agent]
         game = self.game
         return {"observation": game.encoder.arrays[seat].copy(),
                 "action_mask": game.action_mask(seat)}
@@ -132,7 +133,8 @@ class SuecaEnv(AECEnv[str, Obs, "int | None"]):
         if match.end is not None:
             self.terminations = dict.fromkeys(self.agents, True)
             return
-        self._answer_redeal()
+        if match.awaiting_redeal:
+            self._answer_redeal()
         self.agent_selection = AGENTS[match.turn]  # type: ignore[index]  # not over
 
     def render(self) -> str | None:
