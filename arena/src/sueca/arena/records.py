@@ -97,13 +97,15 @@ class TournamentSpec(TypedDict):
     """What a tournament is (:func:`sueca.arena.schedule.tournament_spec`), stored as its
     ``spec``: its schedule is a pure function of it, the ``secret`` fixing the seeds."""
 
-    kind: str  # "round-robin"
+    kind: str  # "round-robin", "gauntlet" or "swiss" (sueca.arena.tournaments.FORMATS)
     bots: list[str]
     matches_per_pair: int
     duplicate: bool
     variant: dict[str, Any]  # a Variant's to_dict()
     limits: dict[str, int]  # the referee's per-match limits set for it (move_ms, ...)
     secret: str
+    challenger: NotRequired[str]  # a gauntlet's: the bot that meets every other
+    rounds: NotRequired[int]  # a Swiss tournament's
 
 
 class ScheduledMatch(TypedDict):

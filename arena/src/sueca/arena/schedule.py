@@ -91,34 +91,41 @@ def same_tournament(stored: TournamentSpec, asked: TournamentSpec) -> bool:
             == {k: v for k, v in asked.items() if k != "secret"})
 
 
-def round_robin(tid: str, spec: TournamentSpec) -> list[ScheduledMatch]:
+def round_robin(tid: str, spec: TournamentSpec, pairs: Sequence[tuple[str, str]] | None = None,
+                first: int = 0, salt: Sequence[str] = ()) -> list[ScheduledMatch]:
     """The matches of a round-robin, ``[{"id", "spec", "pair"}]``, in the order they are queued:
-    round by round over all pairs, so partial progress covers every pair evenly."""
+    round by round over all pairs, so partial progress covers every pair evenly.
+
+    ``pairs`` (default: every pair of the spec's bots) lets the other formats of
+    :mod:`sueca.arena.tournaments` schedule their pairs the same way: match ids count from
+    ``first``, and ``salt`` (a Swiss round) goes into the seeds and pair ids."""
     bots = list(spec["bots"])
     k = int(spec["matches_per_pair"])
     duplicate = bool(spec["duplicate"])
     secret = spec["secret"]
     variant = spec["variant"]
     limits = spec.get("limits") or {}
-    pairs = [(bots[i], bots[j]) for i in range(len(bots)) for j in range(i + 1, len(bots))]
+    if pairs is None:
+        pairs = [(bots[i], bots[j]) for i in range(len(bots)) for j in range(i + 1, len(bots))]
     out: list[ScheduledMatch] = []
 
     def add(seats: list[str], seed: str, dealer: int, pair: str) -> None:
-        mid = f"{tid}-{len(out):04d}"
+        mid = f"{tid}-{first + len(out):04d}"
         out.append({"id": mid, "pair": pair,
                     "spec": match_spec(mid, seats, seed, dealer, variant, limits)})
 
     if duplicate:
         for p in range(k // 2):
             for a, b in pairs:  # both halves: one seed, one first dealer, teams swapped
-                seed = derive_seed(secret, a, b, p)
-                add([a, b, a, b], seed, p % 4, f"{tid}/{a}/{b}/{p}")
-                add([b, a, b, a], seed, p % 4, f"{tid}/{a}/{b}/{p}")
+                seed = derive_seed(secret, a, b, *salt, p)
+                pair = "/".join([tid, a, b, *salt, str(p)])
+                add([a, b, a, b], seed, p % 4, pair)
+                add([b, a, b, a], seed, p % 4, pair)
     else:
         for j in range(k):
             for a, b in pairs:  # the dealing bot alternates, the dealing seat rotates
-                add([a, b, a, b] if j % 2 == 0 else [b, a, b, a], derive_seed(secret, a, b, j),
-                    (j // 2) % 4, "")
+                add([a, b, a, b] if j % 2 == 0 else [b, a, b, a],
+                    derive_seed(secret, a, b, *salt, j), (j // 2) % 4, "")
     return out
 
 

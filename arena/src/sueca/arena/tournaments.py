@@ -1,17 +1,24 @@
-"""Round-robin tournaments: validate and store one, queue what is missing, wait for it, and
-report its table. The league logic behind ``sueca-arena tournament`` (and the demo and the
-tournament benchmark); it raises :class:`TournamentError` for a user's mistake.
+"""Tournaments: validate and store one, queue what is missing, wait for it, and report its
+table. The league logic behind ``sueca-arena tournament`` (and the demo and the tournament
+benchmark); it raises :class:`TournamentError` for a user's mistake.
+
+Three formats (:data:`FORMATS`; who meets whom is :mod:`sueca.arena.pairing`'s): a round robin
+and a gauntlet are scheduled whole when created; a Swiss tournament one round at a time, round
+r + 1 paired from the recorded results of rounds 1..r once they are all recorded. Every
+schedule is a function of the stored spec and the stored results (:func:`format_schedule`), so
+re-running a tournament's id rebuilds the same matches, and resuming a Swiss one pairs its
+rounds as the first run did.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 if TYPE_CHECKING:
     from sueca.arena.ratings.standings import StandingsRow
-    from sueca.arena.records import Progress, TournamentSpec
+    from sueca.arena.records import Progress, ResultEntry, ScheduledMatch, TournamentSpec
     from sueca.arena.recovery import Sweep
     from sueca.arena.store import Store
 
@@ -21,16 +28,39 @@ class FailedMatch(TypedDict):
     error: str
 
 
+class SwissRound(TypedDict):
+    """One Swiss round as paired: ``pairs`` are [higher-ranked bot, other, matches the first
+    won, matches the second won] (the wins so far while the round plays)."""
+
+    round: int
+    pairs: list[tuple[str, str, int, int]]
+    bye: str | None
+    recorded: bool  # every match of the round recorded
+
+
+class SwissScore(TypedDict):
+    bot: str
+    score: float  # matches won, plus half a round's matches per bye
+    byes: int
+    opponents: list[str]  # in round order
+
+
 class TournamentReport(TypedDict):
     """A tournament's table and what became of its matches (``tournament --json``)."""
 
     tournament: str
+    format: str  # one of FORMATS
     spec: dict[str, object]  # as stored, without its secret
     matches: int
     recorded: int
     archived: int  # recorded results retention trimmed from the log (not in the standings)
     failed: list[FailedMatch]
     standings: list[StandingsRow]
+    rounds: NotRequired[list[SwissRound]]  # a Swiss tournament's rounds so far
+    swiss: NotRequired[list[SwissScore]]  # a Swiss tournament's scores, best first
+
+
+FORMATS = ("round-robin", "gauntlet", "swiss")
 
 
 class TournamentError(ValueError):
@@ -45,12 +75,16 @@ def new_tid() -> str:
 
 def prepare_tournament(store: Store, bots: Sequence[str] | None, k: int, duplicate: bool,
                        variant_words: Sequence[str], tid: str | None,
-                       limits: Mapping[str, int | None] | None = None) -> tuple[str, TournamentSpec]:
+                       limits: Mapping[str, int | None] | None = None,
+                       fmt: str = "round-robin", challenger: str | None = None,
+                       rounds: int | None = None) -> tuple[str, TournamentSpec]:
     """Validate and store a tournament (or find the one with that id); returns (id, spec).
     ``bots=None`` resumes the stored tournament ``tid`` from its stored spec (``k``,
-    ``duplicate``, ``variant_words`` and ``limits`` are then ignored), so that finishing an
-    interrupted tournament needs its id only, not every option it was started with."""
-    from sueca.arena.schedule import round_robin, same_tournament, tournament_spec
+    ``duplicate``, ``variant_words``, ``limits`` and the format's options are then ignored), so
+    that finishing an interrupted tournament needs its id only, not every option it was started
+    with. ``fmt`` is one of :data:`FORMATS`: a gauntlet needs its ``challenger`` (one of
+    ``bots``), a Swiss tournament its number of ``rounds``."""
+    from sueca.arena.schedule import same_tournament, tournament_spec
     from sueca.arena.store import TournamentConflict
     from sueca.engine import Variant, VariantError
     if bots is None:
@@ -70,20 +104,126 @@ def prepare_tournament(store: Store, bots: Sequence[str] | None, k: int, duplica
         spec = tournament_spec(bots, k, duplicate, variant.to_dict(), limits)
     except ValueError as err:
         raise TournamentError(str(err)) from None
+    _shape(spec, fmt, challenger, rounds)
     tid = tid or new_tid()
     if not tid.replace("-", "").replace("_", "").replace(".", "").isalnum() or len(tid) > 80:
         raise TournamentError(f"bad tournament id {tid!r}: letters, digits, '-', '_', '.'; at most 80")
     try:
-        _, stored = store.create_tournament(tid, spec, round_robin, same_tournament)
+        _, stored = store.create_tournament(tid, spec, schedule_of(store), same_tournament)
     except TournamentConflict as err:
         raise TournamentError(str(err)) from None
     return tid, stored
 
 
+def _shape(spec: TournamentSpec, fmt: str, challenger: str | None, rounds: int | None) -> None:
+    """Make ``spec`` (a round robin's) the format asked for, or raise TournamentError."""
+    from sueca.arena.pairing import PairingError, gauntlet_pairs, swiss_rounds_allowed
+    if fmt not in FORMATS:
+        raise TournamentError(f"bad format {fmt[:40]!r}: one of {', '.join(FORMATS)}")
+    if fmt != "gauntlet" and challenger is not None:
+        raise TournamentError(f"--challenger {challenger[:80]!r} is for a gauntlet: add "
+                              "--format gauntlet, or leave it out")
+    if fmt != "swiss" and rounds is not None:
+        raise TournamentError(f"--rounds {rounds} is for a Swiss tournament: add --format "
+                              "swiss, or leave it out")
+    spec["kind"] = fmt
+    if fmt == "gauntlet":
+        if challenger is None:
+            raise TournamentError("a gauntlet needs its challenger: --challenger NAME, one of "
+                                  f"the bots ({', '.join(spec['bots'])})")
+        try:
+            gauntlet_pairs(spec["bots"], challenger)
+        except PairingError as err:
+            raise TournamentError(str(err)) from None
+        spec["challenger"] = challenger
+    elif fmt == "swiss":
+        most = swiss_rounds_allowed(len(spec["bots"]))
+        if rounds is None or not 1 <= rounds <= most:
+            raise TournamentError(
+                f"bad --rounds {rounds}: a Swiss tournament of {len(spec['bots'])} bots plays "
+                f"1 to {most} rounds (at most half the field, so that no pair meets twice)")
+        spec["rounds"] = rounds
+
+
+def schedule_of(store: Store) -> Callable[[str, TournamentSpec], list[ScheduledMatch]]:
+    """The tournament schedule for :meth:`Store.create_tournament`: :func:`format_schedule`
+    with the tournament's recorded results read from ``store``."""
+    def schedule(tid: str, spec: TournamentSpec) -> list[ScheduledMatch]:
+        results = store.tournament_results(tid) if spec.get("kind") == "swiss" else []
+        return format_schedule(tid, spec, results)
+    return schedule
+
+
+def format_schedule(tid: str, spec: TournamentSpec,
+                    results: Sequence[ResultEntry] = ()) -> list[ScheduledMatch]:
+    """A tournament's matches so far, from its spec and (Swiss) its recorded results."""
+    from sueca.arena.pairing import gauntlet_pairs
+    from sueca.arena.schedule import round_robin
+    kind = spec.get("kind", "round-robin")
+    if kind == "gauntlet":
+        return round_robin(tid, spec, gauntlet_pairs(spec["bots"], spec["challenger"]))
+    if kind == "swiss":
+        return swiss_schedule(tid, spec, results)[0]
+    return round_robin(tid, spec)
+
+
+def swiss_schedule(tid: str, spec: TournamentSpec, results: Sequence[ResultEntry]
+                   ) -> tuple[list[ScheduledMatch], list[SwissRound], list[SwissScore]]:
+    """A Swiss tournament's matches, rounds and scores so far: each round is paired
+    (:func:`sueca.arena.pairing.swiss_pairs`) from the scores of the rounds before it, and
+    only once every match of those is recorded. A bot's score is its matches won, plus half
+    the round's matches for a bye."""
+    from sueca.arena.pairing import swiss_pairs
+    from sueca.arena.schedule import round_robin
+    bots = list(spec["bots"])
+    k = int(spec["matches_per_pair"])
+    winner_of = {r["match_id"]: (r["seats"][r["winner"]] if r["winner"] is not None else None)
+                 for r in results}
+    scores = dict.fromkeys(bots, 0.0)
+    byes: dict[str, int] = dict.fromkeys(bots, 0)
+    opponents: dict[str, list[str]] = {b: [] for b in bots}
+    met: set[frozenset[str]] = set()
+    matches: list[ScheduledMatch] = []
+    rounds: list[SwissRound] = []
+    for r in range(int(spec["rounds"])):
+        pairs, bye = swiss_pairs(bots, scores, met, {b for b, n in byes.items() if n})
+        scheduled = round_robin(tid, spec, pairs, first=len(matches), salt=(f"r{r + 1}",))
+        matches += scheduled
+        wins: dict[tuple[str, str], list[int]] = {p: [0, 0] for p in pairs}
+        recorded = True
+        for m in scheduled:
+            if m["id"] not in winner_of:
+                recorded = False
+                continue
+            won = winner_of[m["id"]]
+            seats = m["spec"]["bots"]
+            pair = (seats[0], seats[1]) if (seats[0], seats[1]) in wins else (seats[1], seats[0])
+            if won is not None:
+                wins[pair][pair.index(won)] += 1
+        rounds.append({"round": r + 1, "bye": bye, "recorded": recorded,
+                       "pairs": [(a, b, wins[(a, b)][0], wins[(a, b)][1]) for a, b in pairs]})
+        for a, b in pairs:
+            met.add(frozenset((a, b)))
+            opponents[a].append(b)
+            opponents[b].append(a)
+            scores[a] += wins[(a, b)][0]
+            scores[b] += wins[(a, b)][1]
+        if bye is not None:
+            byes[bye] += 1
+            scores[bye] += k / 2 if recorded else 0  # scored with its round
+        if not recorded:
+            break
+    place = {b: i for i, b in enumerate(bots)}
+    table: list[SwissScore] = [
+        {"bot": b, "score": scores[b], "byes": byes[b], "opponents": opponents[b]}
+        for b in sorted(bots, key=lambda b: (-scores[b], place[b]))]
+    return matches, rounds, table
+
+
 def _resume(store: Store, tid: str | None) -> tuple[str, TournamentSpec]:
     """The stored tournament ``tid`` and its spec, its schedule rebuilt (idempotent), once its
     bots are connected: what re-running it with the options it was created with would do."""
-    from sueca.arena.schedule import round_robin, same_tournament
+    from sueca.arena.schedule import same_tournament
     if not tid:
         raise TournamentError("no tournament to resume: give --id ID (or --bots to create one)")
     t = store.tournament(tid)
@@ -92,7 +232,7 @@ def _resume(store: Store, tid: str | None) -> tuple[str, TournamentSpec]:
                               f"other options) to create it")
     spec = t["spec"]
     _require_connected(store, spec["bots"])
-    _, stored = store.create_tournament(tid, spec, round_robin, same_tournament)
+    _, stored = store.create_tournament(tid, spec, schedule_of(store), same_tournament)
     return tid, stored
 
 
@@ -325,32 +465,76 @@ def tournament_report(store: Store, tid: str) -> TournamentReport:
     failed: list[FailedMatch] = [{"match_id": m["id"], "error": m.get("error", "")}
               for m in store.recent_matches(tournament=tid) if m["status"] == "failed"]
     spec = {k: v for k, v in t["spec"].items() if k != "secret"}
-    return {"tournament": tid, "spec": spec, "matches": t["total"], "recorded": len(results),
-            "archived": store.tournament_archived(tid),
-            "failed": failed, "standings": standings(results, elo_k, elo_initial)}
+    report: TournamentReport = {
+        "tournament": tid, "format": t["spec"].get("kind", "round-robin"), "spec": spec,
+        "matches": t["total"], "recorded": len(results),
+        "archived": store.tournament_archived(tid),
+        "failed": failed, "standings": standings(results, elo_k, elo_initial)}
+    if report["format"] == "swiss":
+        _, report["rounds"], report["swiss"] = swiss_schedule(tid, t["spec"], results)
+    return report
 
 
 def run_tournament(store: Store, bots: Sequence[str] | None, k: int, duplicate: bool,
                    variant_words: Sequence[str] = (), tid: str | None = None,
                    limits: Mapping[str, Any] | None = None, timeout: float | None = None,
                    requeue_after: float = 900.0, quiet: bool = False,
-                   resumable: bool = True) -> TournamentReport:
+                   resumable: bool = True, fmt: str = "round-robin",
+                   challenger: str | None = None, rounds: int | None = None) -> TournamentReport:
     """Create (or find), queue and wait for a tournament; ``bots=None`` resumes the stored
     ``tid`` (see :func:`prepare_tournament`); ``resumable=False`` leaves out the hint to re-run
-    its id, for a tournament that ends with its Redis (the demo's)."""
-    tid, _ = prepare_tournament(store, bots, k, duplicate, variant_words, tid, limits)
-    queued = enqueue_missing(store, tid, requeue_after)
-    if not quiet:
+    its id, for a tournament that ends with its Redis (the demo's). A Swiss tournament is
+    waited for round by round: when a round is recorded the next is paired and queued."""
+    tid, spec = prepare_tournament(store, bots, k, duplicate, variant_words, tid, limits, fmt,
+                                   challenger, rounds)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    label = None
+    while True:
+        queued = enqueue_missing(store, tid, requeue_after)
         stored = store.tournament(tid)
         total = 0 if stored is None else stored["total"]
-        hint = (f" (if interrupted, `sueca-arena tournament run --id {tid}` finishes it)"
-                if resumable else "")
-        _stderr_console().print(f"tournament [bold]{tid}[/]: {total} matches, {queued} queued "
-                                f"now{hint}")
-    store.set_tournament_status(tid, "running")
-    progress = wait_for(store, tid, timeout, quiet)
+        if not quiet:
+            hint = (f" (if interrupted, `sueca-arena tournament run --id {tid}` finishes it)"
+                    if resumable else "")
+            _stderr_console().print(f"tournament [bold]{tid}[/]: {total} matches, {queued} "
+                                    f"queued now{hint}")
+        store.set_tournament_status(tid, "running")
+        if spec.get("kind") == "swiss":
+            label = f"tournament {tid} round {_rounds_paired(store, tid, spec)}/{spec['rounds']}"
+        left = None if deadline is None else max(0.001, deadline - time.monotonic())
+        progress = wait_for(store, tid, left, quiet, label)
+        if progress["failed"] or spec.get("kind") != "swiss":
+            break
+        store.create_tournament(tid, spec, schedule_of(store))  # pairs the next round, if any
+        if store.tournament(tid)["total"] == total:  # type: ignore[index]
+            break
     store.set_tournament_status(tid, "failed" if progress["failed"] else "done")
     return tournament_report(store, tid)
+
+
+class FormatView(TypedDict):
+    """What a tournament's page shows of its format (:func:`format_view`)."""
+
+    format: str  # one of FORMATS
+    challenger: str | None  # a gauntlet's
+    rounds: list[SwissRound]  # a Swiss tournament's rounds so far (else empty)
+    swiss: list[SwissScore]  # a Swiss tournament's scores, best first (else empty)
+    planned: int | None  # a Swiss tournament's number of rounds
+
+
+def format_view(tid: str, spec: Mapping[str, Any], results: Sequence[ResultEntry]) -> FormatView:
+    """The web page's view of a tournament's format, from its stored spec and results."""
+    kind = str(spec.get("kind") or "round-robin")
+    view: FormatView = {"format": kind, "challenger": spec.get("challenger"), "rounds": [],
+                        "swiss": [], "planned": spec.get("rounds")}
+    if kind == "swiss":
+        _, view["rounds"], view["swiss"] = swiss_schedule(
+            tid, cast("TournamentSpec", spec), results)
+    return view
+
+
+def _rounds_paired(store: Store, tid: str, spec: TournamentSpec) -> int:
+    return len(swiss_schedule(tid, spec, store.tournament_results(tid))[1])
 
 
 def _stderr_console() -> Any:
@@ -360,6 +544,8 @@ def _stderr_console() -> Any:
     return out if out.is_terminal else Console(stderr=True, highlight=False, width=120)
 
 
-__all__ = ["TournamentError", "new_tid", "prepare_tournament", "enqueue_missing", "wait_for",
-           "ResultsFeed", "TournamentReport", "tournament_report", "run_tournament",
-           "missing_bots", "WorkerWatch"]
+__all__ = ["FORMATS", "SwissRound", "SwissScore", "TournamentError", "new_tid",
+           "prepare_tournament", "enqueue_missing", "wait_for", "ResultsFeed",
+           "TournamentReport", "tournament_report", "run_tournament", "missing_bots",
+           "WorkerWatch", "FormatView", "format_schedule", "format_view", "schedule_of",
+           "swiss_schedule"]

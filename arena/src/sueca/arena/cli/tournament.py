@@ -1,4 +1,5 @@
-"""``sueca-arena tournament run|show|list``: round-robin tournaments through the workers."""
+"""``sueca-arena tournament run|show|list``: round-robin, gauntlet and Swiss tournaments
+through the workers (the formats: :mod:`sueca.arena.pairing`, docs/strength.md)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("tournament", help="run a round-robin tournament through the workers")
+    p = sub.add_parser("tournament", help="run a tournament (round robin, gauntlet, Swiss) "
+                                          "through the workers")
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     run = acts.add_parser("run", help="schedule what is missing, show progress, print the table")
     add_redis(run)
@@ -38,6 +40,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                      help="matches each pair of bots plays (even with --duplicate; default 2)")
     run.add_argument("--duplicate", action="store_true",
                      help="play matches in pairs with the same decks and the teams swapped")
+    run.add_argument("--format", choices=("round-robin", "gauntlet", "swiss"), default=None,
+                     help="round-robin (every pair; the default), gauntlet (--challenger "
+                          "against each other bot) or swiss (--rounds N, paired by score)")
+    run.add_argument("--challenger", metavar="NAME",
+                     help="a gauntlet's bot, one of --bots, that meets every other")
+    run.add_argument("--rounds", action=Bounded, kind=int, low=1, default=None, metavar="N",
+                     help="a Swiss tournament's rounds (at most half the number of bots)")
     run.add_argument("--variant", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
                      help="rule variants, e.g. tie=double target=8")
     run.add_argument("--id", dest="tid",
@@ -86,8 +95,33 @@ def print_table(report: TournamentReport, out: Console | None = None) -> None:
         out.print(f"[yellow]note[/]: {report['archived']} more results of this tournament were "
                   f"archived by retention (trimmed from the results log): this table counts "
                   f"the {report['recorded']} still in Redis; the league's ratings include all")
+    if "rounds" in report:
+        print_rounds(report, out)
     for f in report["failed"]:
         out.print(f"[red]failed[/] {f['match_id']}: {f['error']}")
+
+
+def print_rounds(report: TournamentReport, out: Console) -> None:
+    """A Swiss tournament's scores (byes counted) and its rounds, pair by pair."""
+    from rich.markup import escape
+    from rich.table import Table
+    k = report["spec"].get("matches_per_pair")
+    scores = Table(title=f"Swiss scores (matches won; a bye counts {k}/2)", title_justify="left")
+    for col in ("bot", "score", "byes", "opponents"):
+        scores.add_column(col, justify="right" if col in ("score", "byes") else "left",
+                          overflow="fold")
+    for s in report.get("swiss", []):
+        scores.add_row(escape(s["bot"]), f"{s['score']:g}", str(s["byes"]),
+                       escape(", ".join(s["opponents"])))
+    out.print(scores)
+    rounds = Table(title="Swiss rounds", title_justify="left")
+    for col in ("round", "pairs (matches won)", "bye"):
+        rounds.add_column(col, overflow="fold")
+    for r in report.get("rounds", []):
+        pairs = "\n".join(f"{escape(a)} {wa}–{wb} {escape(b)}" for a, b, wa, wb in r["pairs"])
+        rounds.add_row(f"{r['round']}" + ("" if r["recorded"] else " (playing)"), pairs,
+                       escape(r["bye"] or "–"))
+    out.print(rounds)
 
 
 def cmd_tournament_run(args: argparse.Namespace) -> int:
@@ -100,7 +134,8 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
     try:
         report = run_tournament(store, bots, args.matches_per_pair or 2, args.duplicate,
                                 args.variant, args.tid, limits, args.timeout, args.requeue_after,
-                                quiet=False)
+                                quiet=False, fmt=args.format or "round-robin",
+                                challenger=args.challenger, rounds=args.rounds)
     except TournamentError as err:
         raise UserError(str(err)) from None
     emit(args, report, print_table)
@@ -113,7 +148,9 @@ def _bots_to_create(args: argparse.Namespace) -> list[str] | None:
     shaping = [flag for flag, given in (
         ("--matches-per-pair", args.matches_per_pair is not None),
         ("--duplicate", args.duplicate), ("--variant", bool(args.variant)),
-        ("--move-ms", args.move_ms is not None), ("--bank-ms", args.bank_ms is not None)) if given]
+        ("--move-ms", args.move_ms is not None), ("--bank-ms", args.bank_ms is not None),
+        ("--format", args.format is not None), ("--challenger", args.challenger is not None),
+        ("--rounds", args.rounds is not None)) if given]
     if args.bots is not None:
         return [b.strip() for b in args.bots.split(",") if b.strip()]
     if shaping:
@@ -146,14 +183,13 @@ def cmd_tournament_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    from rich.table import Table
-    table = Table(title="Tournaments")
-    for col in ("id", "bots", "status", "done", "failed", "total"):
-        table.add_column(col)
-    for r in rows:
-        table.add_row(r["id"], ",".join(r["bots"] or ()), str(r["status"]), str(r["done"]),
-                      str(r["failed"]), str(r["total"]))
-    console().print(table)
+    out = console()  # ids whole, bots' names folded, counts dropped first when narrow
+    cells = [[r["id"], ", ".join(r["bots"] or ()), str(r["status"]), str(r["done"]),
+              str(r["failed"]), str(r["total"])] for r in rows]
+    columns: tuple[Column, ...] = (("id", None), ("bots", None), ("status", 3), ("done", 2),
+                                   ("failed", 1), ("total", 0))
+    out.print(fitted_table("Tournaments", f"{len(rows)} most recent", columns, cells, out,
+                           name=1, whole=(0,)))
     return 0
 
 

@@ -57,6 +57,7 @@ from sueca.arena.store.ratings import (
     stored_config,
     trim_point,
 )
+from sueca.arena.tournaments import FormatView, format_view
 from sueca.engine.game import ABORTED, FAULT_ENDS, NORMAL
 from sueca.engine.replay import ReplayRecord
 
@@ -204,6 +205,7 @@ class TournamentPage(TypedDict):
     standings: list[StandingsRow]
     bots: list[str]
     cross: dict[str, dict[str, list[int]]]
+    format: FormatView  # the format, and a Swiss tournament's rounds (sueca.arena.tournaments)
 
 
 class NotFound(LookupError):
@@ -652,7 +654,8 @@ class LeagueView:
         return {"tournament": tid, "status": t.get("status"), "created": t.get("created"),
                 "spec": spec, "progress": self.store.progress(tid), "recorded": len(results),
                 "archived": self.store.tournament_archived(tid),
-                "standings": standings(results, elo_k), "bots": bots, "cross": cross}
+                "standings": standings(results, elo_k), "bots": bots, "cross": cross,
+                "format": format_view(tid, t["spec"], results)}
 
 
 def _web_row(r: RankedColumns, log: LogColumns, health: HealthColumns) -> WebRow:

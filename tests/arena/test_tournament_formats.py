@@ -1,0 +1,216 @@
+"""Tournament formats: the pairing rules (pure: sueca.arena.pairing and the Swiss schedule of
+sueca.arena.tournaments), and each format run, killed and resumed through the command line with
+a real Redis, referee, worker and bots (the session's ``referee_arena``)."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+from collections import Counter
+
+import pytest
+from arenakit import SUECA_ARENA, cli
+from waiting import wait_for
+
+from sueca.arena.pairing import (
+    PairingError,
+    gauntlet_pairs,
+    round_robin_pairs,
+    swiss_pairs,
+    swiss_rounds_allowed,
+)
+from sueca.arena.tournaments import TournamentError, format_schedule, swiss_schedule
+
+
+def _play_swiss(bots, rounds, rng):
+    """A Swiss run on random outcomes; returns [(pairs, bye)] by round."""
+    scores = dict.fromkeys(bots, 0.0)
+    met, byes, out = set(), set(), []
+    for _ in range(rounds):
+        pairs, bye = swiss_pairs(bots, scores, met, byes)
+        out.append((pairs, bye))
+        for a, b in pairs:
+            met.add(frozenset((a, b)))
+            scores[rng.choice((a, b))] += 1
+        if bye is not None:
+            byes.add(bye)
+            scores[bye] += 0.5
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16])
+def test_swiss_never_repeats_a_pairing_and_seats_everyone_once_a_round(n):
+    bots = [f"b{i}" for i in range(n)]
+    for seed in range(60):
+        seen = set()
+        rounds = _play_swiss(bots, swiss_rounds_allowed(n), random.Random(seed))
+        for pairs, bye in rounds:
+            seated = [b for p in pairs for b in p] + ([bye] if bye else [])
+            assert sorted(seated) == sorted(bots)
+            assert (bye is None) == (n % 2 == 0)
+            for p in pairs:
+                assert frozenset(p) not in seen, (seed, rounds)
+                seen.add(frozenset(p))
+
+
+def test_swiss_pairs_within_score_groups_top_down():
+    bots = ["a", "b", "c", "d", "e", "f"]
+    scores = {"a": 0, "b": 2, "c": 0, "d": 2, "e": 1, "f": 1}
+    pairs, bye = swiss_pairs(bots, scores, set(), set())
+    assert pairs == [("b", "d"), ("e", "f"), ("a", "c")] and bye is None
+    # b and d have met: each takes the next-ranked bot it has not met instead
+    pairs, _ = swiss_pairs(bots, scores, {frozenset("bd")}, set())
+    assert pairs == [("b", "e"), ("d", "f"), ("a", "c")]
+
+
+def test_swiss_backtracks_rather_than_strand_the_last_pair():
+    bots = ["a", "b", "c", "d"]
+    # a-b and c-d met; a-c would leave b-d, which also met: a must meet d
+    met = {frozenset("ab"), frozenset("cd"), frozenset("bd")}
+    pairs, _ = swiss_pairs(bots, {}, met, set())
+    assert pairs == [("a", "d"), ("b", "c")]
+
+
+def test_byes_go_to_the_lowest_ranked_and_rotate():
+    bots = ["a", "b", "c", "d", "e"]
+    scores = {"a": 3, "b": 2, "c": 1, "d": 0, "e": 0}
+    assert swiss_pairs(bots, scores, set(), set())[1] == "e"
+    assert swiss_pairs(bots, scores, set(), {"e"})[1] == "d"
+    assert swiss_pairs(bots, scores, set(), {"e", "d", "c", "b", "a"})[1] == "e"
+    bots = [f"b{i}" for i in range(11)]
+    for seed in range(20):
+        byes = [bye for _, bye in _play_swiss(bots, swiss_rounds_allowed(11),
+                                              random.Random(seed))]
+        assert len(set(byes)) == len(byes) == 5  # five rounds: five different bots sit out
+
+
+def test_the_rounds_allowed_are_half_the_field():
+    assert [swiss_rounds_allowed(n) for n in (2, 3, 4, 5, 8, 9)] == [1, 1, 2, 2, 4, 4]
+
+
+def test_repeats_only_when_no_other_pairing_exists():
+    bots = ["a", "b"]
+    pairs, _ = swiss_pairs(bots, {}, {frozenset("ab")}, set())
+    assert pairs == [("a", "b")]
+
+
+def test_gauntlet_and_round_robin_pairs():
+    assert gauntlet_pairs(["x", "c", "y"], "c") == [("c", "x"), ("c", "y")]
+    assert round_robin_pairs(["a", "b", "c"]) == [("a", "b"), ("a", "c"), ("b", "c")]
+    with pytest.raises(PairingError, match="challenger 'zz' is not among the bots"):
+        gauntlet_pairs(["a", "b"], "zz")
+    with pytest.raises(PairingError, match="has no opponent"):
+        gauntlet_pairs(["a"], "a")
+
+
+SPEC = {"kind": "swiss", "bots": ["a", "b", "c", "d", "e"], "matches_per_pair": 2,
+        "duplicate": False, "variant": {}, "limits": {}, "secret": "s", "rounds": 2}
+
+
+def _result(match, winner_bot):
+    seats = match["spec"]["bots"]
+    return {"match_id": match["id"], "seats": seats, "winner": seats.index(winner_bot) % 2}
+
+
+def test_swiss_schedule_pairs_a_round_only_once_the_last_is_recorded():
+    first = format_schedule("t", SPEC)
+    assert len(first) == 4  # round 1 only: two pairs of two matches, one bye
+    results = [_result(m, m["spec"]["bots"][0]) for m in first[:3]]
+    assert format_schedule("t", SPEC, results) == first  # one match of round 1 still to play
+    results.append(_result(first[3], first[3]["spec"]["bots"][1]))
+    second = format_schedule("t", SPEC, results)
+    assert second[:4] == first and len(second) == 8
+    assert len({m["id"] for m in second}) == 8
+    assert len({m["spec"]["seed"] for m in second}) == 8
+    # the same results in another order pair the same way (a resumed run)
+    assert format_schedule("t", SPEC, results[::-1]) == second
+    _, rounds, table = swiss_schedule("t", SPEC, results)
+    assert [r["recorded"] for r in rounds] == [True, False]
+    assert sum(s["score"] for s in table) == 4 + 1  # four matches won, a bye of 2 matches / 2
+
+
+def test_a_bad_format_request_is_refused():
+    from sueca.arena.tournaments import _shape
+    spec = dict(SPEC, kind="round-robin")
+    for kwargs, says in (({"fmt": "knockout"}, "bad format 'knockout'"),
+                         ({"fmt": "gauntlet"}, "needs its challenger"),
+                         ({"fmt": "gauntlet", "challenger": "q"}, "challenger 'q'"),
+                         ({"fmt": "swiss", "rounds": 3}, "bad --rounds 3"),
+                         ({"fmt": "swiss"}, "bad --rounds None"),
+                         ({"fmt": "round-robin", "rounds": 2}, "--rounds 2 is for a Swiss")):
+        with pytest.raises(TournamentError, match=says.replace("(", r"\(")):
+            _shape(dict(spec), kwargs.pop("fmt"), kwargs.get("challenger"), kwargs.get("rounds"))
+
+
+# -- through the command line, with a real arena ---------------------------------------------
+def _kill_after_first_result(env, store, tid, *args):
+    """Start `tournament run`, SIGKILL it once a result of ``tid`` is recorded."""
+    run = subprocess.Popen([SUECA_ARENA, "tournament", "run", "--id", tid, *args], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: any(store.is_recorded(m) for m in store.tournament_matches(tid)), 60,
+                 f"a first result of {tid}", interval=0.05)
+    finally:
+        run.send_signal(signal.SIGKILL)
+        run.wait(10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt, args, total", [
+    ("round-robin", ["--bots", "random,heuristic,reckless", "-k", "1"], 3),
+    ("gauntlet", ["--bots", "heuristic,random,reckless", "-k", "2", "--format", "gauntlet",
+                  "--challenger", "heuristic"], 4),
+    ("swiss", ["--bots", "random,heuristic,reckless,slow,slow2", "-k", "1", "--format",
+               "swiss", "--rounds", "2"], 4),
+])
+def test_a_killed_run_is_resumed_by_its_id_and_every_match_plays_once(referee_arena, fmt, args,
+                                                                      total):
+    env, store = referee_arena.cli_env, referee_arena.store
+    tid = f"fmt-{fmt}"
+    _kill_after_first_result(env, store, tid, *args)
+    report = json.loads(cli("tournament", "run", "--id", tid, "--json", env=env).stdout)
+    assert report["format"] == fmt and report["failed"] == []
+    assert report["matches"] == report["recorded"] == total
+    mids = store.tournament_matches(tid)
+    assert len(mids) == total
+    logged = Counter(r["match_id"] for _, r in store.results() if r.get("tournament") == tid)
+    assert logged == Counter(mids)  # each match recorded exactly once
+    assert all(store.match(m)["attempts"] == 1 for m in mids)
+    # the cross table adds up: every recorded match counted once for each of its two bots
+    assert sum(r["matches"] for r in report["standings"]) == 2 * total
+    if fmt == "gauntlet":
+        assert all("heuristic" in store.match(m)["spec"]["bots"] for m in mids)
+    if fmt == "swiss":
+        rounds = report["rounds"]
+        assert [r["recorded"] for r in rounds] == [True] * 2
+        pairs = [frozenset(p[:2]) for r in rounds for p in r["pairs"]]
+        assert len(set(pairs)) == len(pairs) == 4  # no pair meets twice
+        assert len({r["bye"] for r in rounds}) == 2  # the bye rotates
+        results = [r for _, r in store.results() if r.get("tournament") == tid]
+        spec = store.tournament(tid)["spec"]
+        assert [m["id"] for m in format_schedule(tid, spec, results)] == mids
+        table = cli("tournament", "show", tid, env=env).stdout
+        assert "Swiss rounds" in table and "Swiss scores" in table
+    _web_page_shows_the_format(store, tid, fmt, report)
+
+
+def _web_page_shows_the_format(store, tid, fmt, report):
+    from starlette.testclient import TestClient
+
+    from sueca.arena.web.app import create_app
+    with TestClient(create_app(store), raise_server_exceptions=False) as client:
+        doc = client.get(f"/api/tournaments/{tid}").json()
+        html = client.get(f"/tournaments/{tid}").text
+    assert doc["format"]["format"] == fmt and 'id="format"' in html
+    if fmt == "swiss":
+        assert doc["format"]["rounds"] == json.loads(json.dumps(report["rounds"]))
+        assert 'id="rounds"' in html and 'id="swiss"' in html
+        for r in report["rounds"]:
+            a, b, wa, wb = r["pairs"][0]
+            assert f"{a} {wa}–{wb} {b}" in html
+    else:
+        assert 'id="rounds"' not in html
+    if fmt == "gauntlet":
+        assert "heuristic</a> against each other bot" in html
