@@ -9,6 +9,7 @@ fails with the command that installs it."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -107,3 +108,15 @@ def test_an_example_plays_a_real_referee_through_sueca_bot_run(
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_bench_exec_measures_the_c_bot_beside_its_python_twin() -> None:
+    need("cc")
+    cli = Path(sys.executable).with_name("sueca-arena")
+    done = subprocess.run([str(cli), "bench", "exec", "--matches", "4", "--no-network"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    sp = result["selfplay"]
+    assert sp["same_play"] is True  # the Python baseline plays the C bot's very cards
+    assert sp["exec"]["moves_per_s"] > 0 and sp["python"]["moves_per_s"] > 0

@@ -12,6 +12,7 @@ import importlib
 # kind -> module; each module has add_arguments(parser) and run(args) -> int
 KINDS = {
     "engine": "sueca.arena.bench.engine",
+    "exec": "sueca.arena.bench.exec",
     "env": "sueca.arena.bench.env",
     "ladder": "sueca.arena.bench.ladder",
     "ladder-live": "sueca.arena.bench.ladder_live",

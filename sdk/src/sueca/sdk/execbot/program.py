@@ -22,7 +22,7 @@ import asyncio
 import collections
 import logging
 import os
-import queue
+import select
 import signal
 import subprocess
 import threading
@@ -92,14 +92,20 @@ class Program:
         self._said_hello = False
         self._stderr: collections.deque[bytes] = collections.deque()
         self._stderr_size = 0
-        self._out: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._reaped = False
+        # its standard input: written at once by send() when nothing is pending, else the
+        # writer thread flushes the backlog, in order, as the pipe makes room
+        self._wake = threading.Condition(threading.Lock())
+        self._backlog: list[bytes] = []
+        self._closing = False
+        self._stdin = -1
         self.returncode: int | None = None
         self.proc = subprocess.Popen(
             self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True, bufsize=0, close_fds=True)
         self.pid = self.proc.pid
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
+        self._stdin = self.proc.stdin.fileno()
+        os.set_blocking(self._stdin, False)
         threads = []
         for target, name, arg in ((self._write, "writer", self.proc.stdin),
                                   (self._read, "reader", self.proc.stdout),
@@ -131,9 +137,23 @@ class Program:
         return self.games
 
     def send(self, line: bytes) -> None:
-        """Queue one line for the program's standard input (never blocks)."""
-        if self.broken is None:
-            self._out.put(line)
+        """Write one line to the program's standard input, or queue what the pipe has no room
+        for (never blocks)."""
+        with self._wake:
+            if self.broken is not None or self._closing:
+                return
+            if not self._backlog:
+                try:
+                    written = os.write(self._stdin, line)
+                except BlockingIOError:
+                    written = 0
+                except OSError:
+                    return  # it closed its input or exited: the reader says why
+                if written == len(line):
+                    return
+                line = line[written:]
+            self._backlog.append(line)
+            self._wake.notify()
 
     def expect(self, game: str, turn_id: int) -> asyncio.Future[dict[str, Any]]:
         """A future for the answer to turn ``turn_id`` of ``game`` (register before sending the
@@ -186,7 +206,7 @@ class Program:
                 waiters.append(self._hello)
         for w in waiters:
             w.settle(None, reason)
-        self._out.put(None)
+        self._close_input(flush=False)
         self._kill()
 
     def close(self) -> None:
@@ -196,26 +216,40 @@ class Program:
             if self.broken is not None:
                 return
             self.broken = "closed"
-        self._out.put(None)
+        self._close_input(flush=True)
         threading.Thread(target=self._retire, name=f"exec-close-{self.pid}",
                          daemon=True).start()
 
     # -- threads ------------------------------------------------------------------------------
+    def _close_input(self, flush: bool) -> None:
+        """Close its standard input: now, or once the backlog is written (``flush``)."""
+        with self._wake:
+            self._closing = True
+            if not flush:
+                self._backlog.clear()
+            self._wake.notify()
+
     def _write(self, pipe: IO[bytes]) -> None:
-        out = self._out
+        """Flush the backlog as the pipe makes room; close the pipe when asked to."""
+        fd, wake = self._stdin, self._wake
         try:
             while True:
-                line = out.get()
-                batch = [line]
-                while line is not None and not out.empty():
-                    line = out.get_nowait()
-                    batch.append(line)
-                data = b"".join(x for x in batch if x is not None)
-                if data:
-                    pipe.write(data)
-                if batch[-1] is None:
-                    break
-        except (BrokenPipeError, OSError, ValueError):
+                with wake:
+                    while not self._backlog and not self._closing:
+                        wake.wait()
+                    if not self._backlog:
+                        return  # closing, nothing left to write
+                select.select([], [fd], [], 1.0)  # room in the pipe (or a second passed)
+                with wake:
+                    if not self._backlog:
+                        continue
+                    data = b"".join(self._backlog)
+                    try:
+                        written = os.write(fd, data)
+                    except BlockingIOError:
+                        written = 0
+                    self._backlog[:] = [data[written:]] if written < len(data) else []
+        except OSError:
             pass  # it closed its input or exited: the reader sees the end and says why
         finally:
             try:

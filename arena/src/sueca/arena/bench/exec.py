@@ -1,0 +1,201 @@
+"""exec: bots' speed: the C example bot through ``exec:`` beside the same strategy in Python.
+
+What an ``exec:`` bot costs is the line protocol: a JSON line out, a pipe, the program, a JSON
+line back, two threads handing it on. The C example (``sdk/examples/c/bot.c``, compiled here
+with ``cc -O2``) is about the fastest program that can sit behind it, so its figure is the
+protocol's ceiling; :class:`CheapestWinner` is its strategy card for card in Python, the
+baseline measured in the same run (the two play the same cards: the run checks that they end
+every match with the same score).
+
+- ``selfplay``: matches in this process, the bot in seats 0 and 2 against ``random``, C and
+  Python in alternating blocks of the same seeds; ``moves_per_s`` counts the bot's own moves.
+- ``network`` (unless ``--no-network``): a private Redis and referee, the C bot and the Python
+  bot each a ``sueca-bot run`` process, ``random`` in a third; ``--concurrency`` matches at once
+  through the referee, each side in turn; ``moves_per_s`` counts every seat's moves (the
+  referee's throughput with that bot in two seats).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from sueca.sdk import Bot
+from sueca.sdk.cli import Bounded, UserError
+
+BLOCKS = 4
+POINTS = (0, 0, 0, 0, 0, 2, 3, 4, 10, 11)
+
+
+class CheapestWinner(Bot):
+    """``sdk/examples/c/bot.c``'s strategy: take the trick with the cheapest card that can
+    (plain cards before trumps), feed points to a partner who is winning, else throw the
+    cheapest card; lead the strongest plain card, else the weakest trump. Never redeals."""
+
+    def play(self, observation: Any) -> Any:
+        legal = observation.legal
+        trump = observation.trump_suit
+        trick = [c for _, c in observation.trick]
+        best = None
+        if not trick:
+            for c in legal:
+                if c // 10 != trump and (best is None or c % 10 > best % 10):
+                    best = c
+            if best is not None:
+                return best
+            for c in legal:
+                if best is None or c % 10 < best % 10:
+                    best = c
+            return best
+        led, win = trick[0] // 10, 0
+        for i in range(1, len(trick)):
+            if _beats(trick[i], trick[win], led, trump):
+                win = i
+        partner_wins = len(trick) - win == 2
+        if not partner_wins:
+            for c in legal:
+                if _beats(c, trick[win], led, trump) and (best is None or (
+                        (c // 10 == trump, c % 10) < (best // 10 == trump, best % 10))):
+                    best = c
+            if best is not None:
+                return best
+        sign = -1 if partner_wins else 1
+        best_key = 1 << 30
+        for c in legal:
+            key = (c // 10 == trump) * 100 + sign * POINTS[c % 10] * 10 + c % 10
+            if key < best_key:
+                best, best_key = c, key
+        return best
+
+
+def _beats(a: int, b: int, led: int, trump: int) -> bool:
+    if a // 10 == b // 10:
+        return a % 10 > b % 10
+    return a // 10 == trump or (a // 10 == led and b // 10 != trump)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--matches", action=Bounded, kind=int, low=BLOCKS, default=200,
+                        help="self-play matches on each side (200)")
+    parser.add_argument("--net-matches", action=Bounded, kind=int, low=1, default=100,
+                        help="matches through the referee on each side (100)")
+    parser.add_argument("--concurrency", action=Bounded, kind=int, low=1, default=8,
+                        help="matches at once through the referee (8)")
+    parser.add_argument("--no-network", action="store_true",
+                        help="self-play only: no Redis, referee or bot processes")
+
+
+def compile_c(out_dir: Path) -> Path:
+    """The C example, compiled into ``out_dir``; a UserError naming what is missing."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        raise UserError("no C compiler (cc): install one, e.g. apt-get install gcc")
+    source = _examples() / "c" / "bot.c"
+    if not source.is_file():
+        raise UserError(f"no {source}: bench exec runs from a source tree of the project")
+    out = out_dir / "bot"
+    done = subprocess.run([cc, "-O2", "-o", str(out), str(source)], capture_output=True,
+                          text=True, timeout=120)
+    if done.returncode != 0:
+        raise UserError(f"cc could not build {source}: {done.stderr.strip()[:300]}")
+    return out
+
+
+def _examples() -> Path:
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "sdk" / "examples").is_dir():
+            return parent / "sdk" / "examples"
+    return Path("sdk/examples").resolve()
+
+
+def selfplay(exec_spec: str, matches: int) -> dict[str, Any]:
+    """Both sides on the same seeds, in alternating blocks."""
+    from sueca.engine import DEFAULT
+    from sueca.sdk.bots import RandomBot, load_bot
+    from sueca.sdk.local import play_local
+
+    sides = {"exec": load_bot(exec_spec), "python": CheapestWinner}
+    deals = dict.fromkeys(sides, 0)
+    seconds = dict.fromkeys(sides, 0.0)
+    scores: dict[str, list[tuple[int, int]]] = {k: [] for k in sides}
+    per_block = matches // BLOCKS
+    for block in range(BLOCKS):
+        for name, factory in sides.items():
+            t = time.perf_counter()
+            for i in range(block * per_block, (block + 1) * per_block):
+                match = play_local([factory, RandomBot, factory, RandomBot], DEFAULT, i,
+                                   f"bench-{i}", [name, "random", name, "random"])
+                deals[name] += len(match.deals)
+                scores[name].append(tuple(match.game_points))  # type: ignore[arg-type]
+            seconds[name] += time.perf_counter() - t
+    out: dict[str, Any] = {"matches": per_block * BLOCKS, "same_play": scores["exec"] == scores["python"]}
+    for name in sides:
+        moves = deals[name] * 20  # the bot's two seats play half of each deal's 40 cards
+        out[name] = {"deals": deals[name], "seconds": round(seconds[name], 3),
+                     "moves_per_s": round(moves / seconds[name])}
+    out["ratio"] = round(out["exec"]["moves_per_s"] / out["python"]["moves_per_s"], 3)
+    out["us_per_exec_move"] = round(
+        (seconds["exec"] / (deals["exec"] * 20) - seconds["python"] / (deals["python"] * 20))
+        * 1e6, 1)
+    return out
+
+
+def network(exec_spec: str, matches: int, concurrency: int) -> dict[str, Any]:
+    """Matches through a private referee, each side in turn with the same seeds."""
+    from sueca.arena.local_arena import LocalArena
+    from sueca.referee import control
+
+    bots = {"exec-c": exec_spec, "python-twin": f"{__name__}:CheapestWinner",
+            "random": "random"}
+    out: dict[str, Any] = {"matches": matches, "concurrency": concurrency}
+    with LocalArena(bots=bots, capacity=2 * concurrency, workers=0) as arena:
+        with control.channel(arena.referee) as channel:
+            for name, side in (("exec", "exec-c"), ("python", "python-twin")):
+                seats = [side, "random", side, "random"]
+
+                def one(i: int, seats: list[str] = seats) -> int:
+                    result = control.run_match(arena.referee, {"bots": seats, "seed": i},
+                                               channel=channel)
+                    replay: Any = result["replay"]
+                    return sum(len(d["tricks"]) * 4 for d in replay["deals"])
+
+                t = time.perf_counter()
+                with ThreadPoolExecutor(concurrency) as pool:
+                    moves = sum(pool.map(one, range(matches)))
+                seconds = time.perf_counter() - t
+                out[name] = {"moves": moves, "seconds": round(seconds, 3),
+                             "moves_per_s": round(moves / seconds)}
+    out["ratio"] = round(out["exec"]["moves_per_s"] / out["python"]["moves_per_s"], 3)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="sueca-bench-exec-") as tmp:
+        spec = f"exec:{compile_c(Path(tmp))}"
+        print(f"self-play: {args.matches} matches on each side...", file=sys.stderr, flush=True)
+        result: dict[str, Any] = {"bench": "exec", "cpus": os.cpu_count(),
+                                  "selfplay": selfplay(spec, args.matches)}
+        if not args.no_network:
+            print(f"network: {args.net_matches} matches on each side, {args.concurrency} at "
+                  "once...", file=sys.stderr, flush=True)
+            result["network"] = network(spec, args.net_matches, args.concurrency)
+    sp = result["selfplay"]
+    print(f"self-play  C via exec {sp['exec']['moves_per_s']:>8,} moves/s   Python "
+          f"{sp['python']['moves_per_s']:>8,} moves/s   ratio {sp['ratio']}   "
+          f"+{sp['us_per_exec_move']} us/move")
+    if "network" in result:
+        net = result["network"]
+        print(f"network    C via exec {net['exec']['moves_per_s']:>8,} moves/s   Python "
+              f"{net['python']['moves_per_s']:>8,} moves/s   ratio {net['ratio']}")
+    print(json.dumps(result))
+    return 0
