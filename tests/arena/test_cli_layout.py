@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import re
 import subprocess
 import sys
@@ -135,3 +136,61 @@ def test_matches_show_is_a_command(capsys) -> None:
     assert (args.redis, args.json, args.func.__name__) == (None, False, "cmd_matches_show")
     args = parser.parse_args(["matches", "--limit", "3"])
     assert (args.limit, args.func.__name__) == (3, "cmd_matches")
+
+
+LONG_IDS = [f"ladder-20261201-1724{k:02d}-{'0123456789abcdef' * 2}" for k in range(3)]
+
+
+@pytest.fixture
+def recorded(store, prefix, redis_url):
+    """Three recorded matches with long ids (the last ended by a bot error of 'shaky')."""
+    from sueca.arena.match_job import outcome_to_result
+    for k, mid in enumerate(LONG_IDS):
+        seats = ["a-bot-with-a-long-name", "shaky", "a-bot-with-a-long-name", "shaky"]
+        store.create_match(mid, {"bots": seats, "seed": str(k)})
+        end = "bot_error" if k == 2 else "normal"
+        out = {"end": end, "winner": 0, "game_points": [4, 1], "replay": None,
+               "fault_seat": 1 if k == 2 else None, "fault_bot": "shaky" if k == 2 else None}
+        store.record_result(mid, outcome_to_result(store.match(mid), out))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
+    return {**env, "SUECA_REDIS_URL": redis_url, "SUECA_KEY_PREFIX": prefix}
+
+
+def _arena(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).parent / "sueca-arena"
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_piped_matches_show_whole_ids_and_filter_as_the_web(recorded) -> None:
+    """``sueca-arena matches | cat``: a pipe is never cut; --bot/--end are the web's filters."""
+    out = _arena(recorded, "matches")
+    assert out.returncode == 0, out.stderr
+    for mid in LONG_IDS:
+        assert mid in out.stdout, out.stdout
+    assert "…" not in out.stdout and "bot_error by shaky" in out.stdout
+    only = _arena(recorded, "matches", "--bot", "shaky", "--end", "bot_error")
+    assert only.returncode == 0, only.stderr
+    assert LONG_IDS[2] in only.stdout and LONG_IDS[0] not in only.stdout
+    bad = _arena(recorded, "matches", "--end", "boom")
+    assert bad.returncode == 2 and "invalid choice: 'boom'" in bad.stderr
+    nobody = _arena(recorded, "matches", "--bot", "nobody")
+    assert nobody.returncode == 2 and "unknown bot 'nobody'" in nobody.stderr
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_at_a_narrow_terminal_ids_stay_whole(recorded, store, width) -> None:
+    """Other columns are left out (the caption says which) before an id is cut or folded."""
+    from rich.console import Console
+
+    from sueca.arena.cli.matches import print_matches
+    from sueca.arena.web.data import LeagueView
+    rows = LeagueView(store).matches(1, 20)["matches"]
+    screen = Console(width=width, force_terminal=True, record=True, color_system=None)
+    print_matches(rows, len(rows), screen)  # type: ignore[arg-type]
+    text = screen.export_text()
+    assert max(len(line) for line in text.splitlines()) <= width
+    for mid in LONG_IDS:
+        assert mid in text, text
+    assert "…" not in text and "too narrow to show" in text
+    rows_drawn = [line.rstrip() for line in text.splitlines() if line[:1] in "┏┃┡│└"]
+    assert rows_drawn and all(line[-1] in "┓┃┩│┘" for line in rows_drawn), text  # not cropped

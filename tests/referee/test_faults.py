@@ -68,9 +68,10 @@ def action(turn: pb.TurnRequest, **kw: Any) -> pb.BotMessage:
 
 @pytest.mark.parametrize("bot,token_of,code,words", [
     ("alice", lambda t: "alice.wrong", grpc.StatusCode.UNAUTHENTICATED,
-     "wrong token for bot 'alice'"),
+     "wrong token for bot 'alice': a token plays"),
     ("alice", lambda t: "", grpc.StatusCode.UNAUTHENTICATED, "no token"),
-    ("bob", lambda t: t["alice"], grpc.StatusCode.UNAUTHENTICATED, "only as the bot"),
+    ("bob", lambda t: t["alice"], grpc.StatusCode.UNAUTHENTICATED,
+     "wrong token for bot 'bob': this token was issued to another bot"),
     ("nobody", lambda t: "nobody.x", grpc.StatusCode.UNAUTHENTICATED, "'nobody'"),
 ])
 def test_authentication_failures(referee, tokens, bot, token_of, code, words):

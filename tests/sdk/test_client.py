@@ -4,6 +4,7 @@ referees, a broken bot, a killed bot)."""
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import signal
@@ -108,6 +109,16 @@ def test_bad_token_exits_with_a_readable_error(referee):
     assert out.returncode == 2
     assert "refused bot 'alice'" in out.stderr and "wrong token" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_name_that_is_not_the_tokens_is_refused_before_connecting() -> None:
+    """``--name bob`` with alice's token: said at once, naming only what was typed."""
+    out = subprocess.run([str(BIN / "sueca-bot"), "run", "random", "--server", "127.0.0.1:1",
+                          "--name", "bob"], capture_output=True, text=True, timeout=60,
+                         cwd=ROOT, env={**os.environ, "SUECA_TOKEN": "alice.s3cret"})
+    assert out.returncode == 2, out.stderr
+    assert ("--name 'bob' does not match the token, which was issued to bot 'alice'"
+            in out.stderr) and "s3cret" not in out.stderr and "Traceback" not in out.stderr
 
 
 def test_broken_bot_is_logged_and_resigns_its_match(referee, tokens, bot_proc):

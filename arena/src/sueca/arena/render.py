@@ -21,12 +21,25 @@ SUIT_WORDS = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
 RED = {"D", "H"}
 
 
+#: the width of a console that is not a terminal: unbounded in practice, so a table into a pipe
+#: or file is as wide as its content and never cuts or wraps an id or a name
+PIPE_WIDTH = 10_000
+
+
+def console(stderr: bool = False) -> Console:
+    """A rich console: fitted to a terminal; into a pipe or file, as wide as what it prints."""
+    out = Console(stderr=stderr, highlight=False)
+    if not out.is_terminal:
+        out = Console(stderr=stderr, highlight=False, width=PIPE_WIDTH)
+    return out
+
+
 def stdout() -> Console:
-    return Console(highlight=False)
+    return console()
 
 
 def stderr() -> Console:
-    return Console(stderr=True, highlight=False)
+    return console(stderr=True)
 
 
 @contextmanager
@@ -58,11 +71,12 @@ def progress(total: int, label: str) -> Iterator[Callable[[int], None]]:
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]],
           right: Sequence[str] = ()) -> Table:
     """A plain result table; columns named in ``right`` are right-aligned (numbers). Only the
-    first column (names) and the last (free text) wrap on a narrow terminal."""
+    first column (names) and the last (free text) wrap on a narrow terminal, and a cell is
+    never cut: what does not fit folds onto another line."""
     t = Table(title=title, title_justify="left", header_style="bold")
     for i, name in enumerate(columns):
         t.add_column(name, justify="right" if name in right else "left",
-                     no_wrap=0 < i < len(columns) - 1)
+                     no_wrap=0 < i < len(columns) - 1, overflow="fold")
     for row in rows:
         t.add_row(*(x if isinstance(x, Text) else str(x) for x in row))
     return t

@@ -344,9 +344,14 @@ class Referee:
             # hellos pass it meanwhile; the bot is told the same either way
             self.refusals.spend(address, debt=True)
             unknown = await self.auth.known(hello.bot) is False
+            # a token NAME.SECRET of another name: say so (the caller sent both names; whether
+            # that other bot exists, or the secret is right, is not said)
+            other = hello.token.rpartition(".")[0] != hello.bot
             await self._refuse(context, address, "wrong_token", grpc.StatusCode.UNAUTHENTICATED,
-                               f"wrong token for bot {hello.bot!r}: a token plays only as the "
-                               "bot it was issued to", hello.bot,
+                               f"wrong token for bot {hello.bot!r}: "
+                               + ("this token was issued to another bot (a token starts with "
+                                  "its bot's name); " if other else "")
+                               + "a token plays only as the bot it was issued to", hello.bot,
                                "unknown_bot" if unknown else None, spent=True)
         return None
 

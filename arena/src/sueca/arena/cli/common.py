@@ -25,9 +25,15 @@ __all__ = ["Bounded", "UserError", "add_redis", "add_port", "redis_url", "add_re
            "check_port_free", "Column", "fitted_table"]
 
 
-def add_redis(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--redis", metavar="URL", default=None,
+def add_redis(parser: argparse.ArgumentParser, default: Any = None) -> None:
+    """``--redis URL`` and ``--data DIR`` (the arena that ``sueca-arena serve --data DIR``
+    keeps there); ``default=argparse.SUPPRESS`` for a sub-command that must not reset what its
+    parent command was given."""
+    parser.add_argument("--redis", metavar="URL", default=default,
                         help="Redis URL (default: $SUECA_REDIS_URL)")
+    parser.add_argument("--data", metavar="DIR", default=default,
+                        help="the arena that `sueca-arena serve --data DIR` runs from DIR, "
+                             "instead of --redis")
 
 
 def add_port(parser: argparse.ArgumentParser, flag: str, **kwargs: Any) -> None:
@@ -36,6 +42,13 @@ def add_port(parser: argparse.ArgumentParser, flag: str, **kwargs: Any) -> None:
 
 
 def redis_url(args: argparse.Namespace) -> str:
+    data = getattr(args, "data", None)
+    if data is not None:
+        if getattr(args, "redis", None):
+            raise UserError(f"--redis {args.redis!r} and --data {data!r} name two arenas: "
+                            "give one")
+        from sueca.arena.local_arena import arena_url
+        return arena_url(data)
     url = getattr(args, "redis", None) or current().redis_url
     if not url:
         from sueca.arena.store import REDIS_HINT
@@ -64,6 +77,10 @@ def open_store(args: argparse.Namespace) -> Store:
     try:
         return Store.from_url(redis_url(args))
     except StoreUnavailable as err:
+        data = getattr(args, "data", None)
+        if data is not None:
+            from sueca.arena.local_arena import not_running
+            raise not_running(data) from None
         raise UserError(str(err)) from None
 
 
@@ -91,12 +108,10 @@ def emit(args: argparse.Namespace, data: _Data, show: Callable[[_Data], object])
 
 
 def console(stderr: bool = False) -> Console:
-    """A rich console; piped output gets 120 columns so tables never wrap a bot's name."""
-    from rich.console import Console
-    out = Console(stderr=stderr, highlight=False)
-    if not out.is_terminal:
-        out = Console(stderr=stderr, highlight=False, width=120)
-    return out
+    """A rich console (:func:`sueca.arena.render.console`): fitted to a terminal, unbounded
+    into a pipe or file, so piped output never cuts or wraps an id or a name."""
+    from sueca.arena.render import console as make
+    return make(stderr)
 
 
 #: a column: (header, drop rank: None never dropped, else lower ranks go first when narrow)
@@ -105,38 +120,54 @@ _NAME_MIN = 8  # a bot's name folds onto more lines rather than shrink below thi
 
 
 def fitted_table(title: str, caption: str, columns: Sequence[Column],
-                 rows: Sequence[Sequence[str]], out: Console, name: int = 1) -> Table:
-    """A rich Table fitted to ``out``'s width: a number is never cut (rich cut an 80-column
-    leaderboard's rank to nothing and ratings to ``1940 ± 3…``); column ``name`` (a bot's
-    name) folds instead, and when even that is not enough the columns with a drop rank are
-    left out, lowest first, which the caption then says. Headers may hold newlines."""
+                 rows: Sequence[Sequence[str]], out: Console,
+                 name: int | Sequence[int] = 1, whole: Sequence[int] = ()) -> Table:
+    """A rich Table fitted to ``out``'s width, cutting nothing: the columns in ``whole`` (ids)
+    are always shown on one line; the ``name`` column(s) (bots' names) fold onto more lines
+    rather than be cut; every other cell keeps its full width. When the table is too wide the
+    columns with a drop rank are left out, lowest first, which the caption then says. Headers
+    may hold newlines. Into a pipe or file (:func:`console`) the width is unbounded, so
+    nothing is dropped or folded."""
     from rich.cells import cell_len
     from rich.table import Table
+    names = {name} if isinstance(name, int) else set(name)
     need = [max([cell_len(line) for line in head.split("\n")] + [cell_len(r[i]) for r in rows])
             for i, (head, _) in enumerate(columns)]
     keep = list(range(len(columns)))
 
-    def width(cols: list[int]) -> int:  # content + one space each side + the rules
-        return sum(min(need[i], _NAME_MIN) if i == name else need[i] for i in cols) \
-            + 3 * len(cols) + 1
+    def width(cols: list[int], name_min: int = _NAME_MIN) -> int:  # content, a space each
+        return sum(min(need[i], name_min) if i in names else need[i] for i in cols) \
+            + 3 * len(cols) + 1                                          # side, the rules
 
     dropped = []
     for i in sorted((i for i, (_, d) in enumerate(columns) if d is not None),
                     key=lambda i: columns[i][1] or 0):
-        if width(keep) <= out.width:
+        # a droppable name column goes only when even 3 characters of each name do not fit
+        if width(keep, 3 if i in names else _NAME_MIN) <= out.width:
             break
         keep.remove(i)
         dropped.append(columns[i][0].replace("\n", " "))
     if dropped:
         caption += f" · too narrow to show: {', '.join(dropped)} (--json has every column)"
+    # still too wide with every droppable column gone: the names fold narrower than _NAME_MIN
+    # (never below 3), so that the table fits and rich cuts nothing at the screen's edge
+    shown_names = [i for i in keep if i in names]
+    name_min = _NAME_MIN
+    if shown_names and width(keep) > out.width:
+        rest = width(keep, 0)
+        name_min = max(3, (out.width - rest) // len(shown_names))
     table = Table(title=title, caption=caption)
     for i in keep:
         head = columns[i][0]
-        if i == name:
+        if i in names:
             table.add_column(head, justify="left", overflow="fold",
-                             min_width=min(need[i], _NAME_MIN))
+                             min_width=min(need[i], name_min))
+        elif i in whole:
+            table.add_column(head, justify="left", no_wrap=True, overflow="fold",
+                             min_width=need[i])
         else:
-            table.add_column(head, justify="right", no_wrap=True, min_width=need[i])
+            table.add_column(head, justify="right", no_wrap=True, overflow="fold",
+                             min_width=need[i])
     for r in rows:
         table.add_row(*(r[i] for i in keep))
     return table

@@ -1,24 +1,44 @@
-"""``sueca-arena matches [show ID]``: recent matches, or one match trick by trick."""
+"""``sueca-arena matches [show ID]``: recent matches (filtered by tournament, bot and end as
+the web's match list is), or one match trick by trick."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
-from sueca.arena.cli.common import Bounded, UserError, add_redis, console, open_store
+from sueca.arena.cli.common import (
+    Bounded,
+    Column,
+    UserError,
+    add_redis,
+    console,
+    fitted_table,
+    open_store,
+)
 from sueca.arena.records import MatchRow
+from sueca.engine.game import ABORTED, FAULT_ENDS, NORMAL
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from sueca.arena.store import Store
+
+# what --end takes: the web's filter values (sueca.arena.web.data.MATCH_ENDS), without importing
+# the web's queries (half a second) to build the parser
+MATCH_ENDS = (NORMAL, *FAULT_ENDS, ABORTED)
+MAX_PAGE_SIZE = 200  # --limit at most: the web's page size bound (web.data.MAX_PAGE_SIZE)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("matches", help="recent matches, or `matches show ID` for one replay")
     add_redis(p)
-    p.add_argument("--tournament", metavar="ID", help="only this tournament's matches")
-    p.add_argument("--limit", action=Bounded, kind=int, low=1, default=20)
+    p.add_argument("--tournament", metavar="ID", help="only this tournament's matches "
+                   "(ladder: the ladder's)")
+    p.add_argument("--bot", metavar="NAME", help="only the recorded matches this bot played")
+    p.add_argument("--end", metavar="KIND", choices=MATCH_ENDS,
+                   help=f"only the recorded matches that ended so: {', '.join(MATCH_ENDS)}")
+    p.add_argument("--limit", action=Bounded, kind=int, low=1, high=MAX_PAGE_SIZE, default=20)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_matches)
     # a real sub-command, so that `matches show --help` prints the help of `show` (a positional
@@ -40,38 +60,53 @@ def cmd_matches_show(args: argparse.Namespace) -> int:
 
 
 def cmd_matches(args: argparse.Namespace) -> int:
+    """The newest matches, filtered as the web's ``/matches?bot=&end=&tournament=`` (the same
+    query: :meth:`sueca.arena.web.data.LeagueView.matches`)."""
+    from sueca.arena.web.data import BadQuery, LeagueView, NotFound
     store = open_store(args)
-    rows = store.recent_matches(args.limit, tournament=args.tournament)
-    if args.tournament is not None and not rows and store.tournament(args.tournament) is None:
-        raise UserError(f"unknown tournament {args.tournament!r}")
-    out: list[MatchRow] = []
-    for m in rows:
-        # its result entry, or nothing yet (older entries may lack a key: .get)
-        res: Mapping[str, Any] = (store.result_of(m["id"]) if m["status"] == "done"
-                                  else None) or {}
-        out.append({"id": m["id"], "status": m["status"], "seats": m["spec"].get("bots"),
-                    "tournament": m.get("tournament", ""), "attempts": m["attempts"],
-                    "end": res.get("end"), "winner": res.get("winner"),
-                    "game_points": res.get("game_points"),
-                    "fault_bot": res.get("fault_bot"),
-                    "referee": res.get("referee") or m.get("referee"),
-                    "error": m.get("error") or None})
+    try:
+        page = LeagueView(store).matches(1, args.limit, args.tournament, args.bot, args.end)
+    except NotFound:
+        raise UserError(f"unknown tournament {args.tournament!r}") from None
+    except BadQuery as err:
+        raise UserError(str(err)) from None
+    # a bot may have matches without being registered (removed, or a local bot): only a name
+    # with neither is a mistake worth saying so
+    if args.bot is not None and not page["total"] and not store.bots.exists(args.bot):
+        raise UserError(f"unknown bot {args.bot[:64]!r}: no recorded match and not registered "
+                        "(`sueca-arena bots list` names the registered bots)")
+    keys = MatchRow.__annotations__  # the CLI's row: the web's, without its extra keys
+    out = [cast(MatchRow, {k: v for k, v in r.items() if k in keys}) for r in page["matches"]]
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    from rich.table import Table
-    table = Table(title="Matches")
-    for col in ("id", "status", "team 0", "team 1", "end", "winner", "score", "tries", "note"):
-        table.add_column(col)
-    for r in out:
+    print_matches(out, page["total"], console())
+    return 0
+
+
+# The columns and the order in which a narrow terminal leaves them out (0 first): the id is
+# never left out nor cut; the teams (bots' names) fold rather than be cut, and go last.
+_COLUMNS: tuple[Column, ...] = (
+    ("id", None), ("status", 3), ("team 0", 7), ("team 1", 6), ("score", 4),
+    ("winner", 5), ("end", 2), ("tries", 1), ("note", 0))
+
+
+def print_matches(rows: list[MatchRow], total: int, out: Console) -> None:
+    """The matches as a table fitted to ``out`` (:func:`fitted_table`): ids always whole."""
+    cells = []
+    for r in rows:
         seats = r["seats"] or ["?"] * 4
         gp = r["game_points"]
-        table.add_row(r["id"], r["status"], f"{seats[0]}+{seats[2]}", f"{seats[1]}+{seats[3]}",
-                      r["end"] or "", "" if r["winner"] is None else f"team {r['winner']}",
-                      f"{gp[0]}-{gp[1]}" if gp else "", str(r["attempts"]),
-                      r["error"] or (f"{r['end']} by {r['fault_bot']}" if r["fault_bot"] else ""))
-    console().print(table)
-    return 0
+        end = r["end"] or ""
+        if r["fault_bot"]:
+            end += f" by {r['fault_bot']}"
+        cells.append([r["id"], r["status"], f"{seats[0]}+{seats[2]}", f"{seats[1]}+{seats[3]}",
+                      f"{gp[0]}-{gp[1]}" if gp else "",
+                      "" if r["winner"] is None else f"team {r['winner']}", end,
+                      str(r["attempts"]), r["error"] or ""])
+    caption = f"{len(rows)} of {total} (newest first; --limit N for more)" if total > len(rows) \
+        else f"{total} match{'es' if total != 1 else ''}"
+    out.print(fitted_table("Matches", caption, _COLUMNS, cells, out, name=(2, 3), whole=(0,)))
 
 
 def show_match(store: Store, mid: str, as_json: bool, replay_only: bool = False) -> int:

@@ -116,6 +116,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.server:
         raise UserError("no referee address: pass --server HOST:PORT or set SUECA_SERVER")
     token = token_from_args(args)
+    issued_to = token.rpartition(".")[0]
+    if args.name is not None and args.name != issued_to:  # the referee would say "wrong token"
+        raise UserError(f"--name {args.name[:64]!r} does not match the token, which was issued "
+                        f"to bot {issued_to[:64]!r} (a token starts with its bot's name): drop "
+                        "--name, or use that bot's token")
     tls = tls_from_args(args)
     from sueca.sdk.cli.execflags import use_flags
     use_flags(args)
