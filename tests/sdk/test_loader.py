@@ -91,8 +91,8 @@ def test_a_bot_module_never_hides_an_installed_one(here: Path) -> None:
 
 
 @pytest.mark.parametrize("form, says", [
-    ("genius", "unknown bot 'genius': valid bots are random, heuristic, reckless, module:Class "
-               "or file.py:Class"),
+    ("genius", "unknown bot 'genius': valid bots are random, heuristic, reckless, pimc, "
+               "module:Class or file.py:Class"),
     ("", "bad bot ''"),
     ("   ", "bad bot '   '"),
     (":Greedy", "bad bot ':Greedy': expected module:Class or file.py:Class"),

@@ -13,6 +13,7 @@ speaking the line protocol of :mod:`sueca.sdk.execbot` (``exec:./mybot``,
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -25,16 +26,18 @@ from sueca.engine import Player
 
 from ..bot import Bot
 from .heuristic import HeuristicBot
+from .pimc import PimcBot
 from .random_bot import RandomBot
 from .reckless import RecklessBot
 
-__all__ = ["EXAMPLES", "BotLoadError", "HeuristicBot", "RandomBot", "RecklessBot", "check_bot",
-           "load_bot"]
+__all__ = ["EXAMPLES", "BotLoadError", "HeuristicBot", "PimcBot", "RandomBot", "RecklessBot",
+           "check_bot", "load_bot"]
 
 EXAMPLES: dict[str, type[Bot]] = {
     "random": RandomBot,
     "heuristic": HeuristicBot,
     "reckless": RecklessBot,
+    "pimc": PimcBot,
 }
 
 SPEC_SHOWN = 120  # characters of a bad spec quoted in an error (a spec may come from anywhere)
@@ -66,6 +69,8 @@ def load_bot(spec: str) -> Callable[[], Player]:
             raise BotLoadError(str(err)) from None
     if spec in EXAMPLES:
         return EXAMPLES[spec]
+    if spec.partition(":")[0] in EXAMPLES and "=" in spec:  # pimc:samples=64 (no module:Class has =)
+        return _example_with_arguments(spec)
     where, sep, attr = spec.rpartition(":")
     if not sep and spec.endswith(".py"):  # a file, but which of its bots?
         raise BotLoadError(f"bot {_quote(spec)} names no class (give FILE:Class)"
@@ -177,6 +182,34 @@ def _import_file(spec: str, path: str) -> Any:
         raise BotLoadError(f"bot {_quote(spec)}: {_quote(path)} failed to import: "
                            f"{type(err).__name__}: {err}") from None
     return module
+
+
+def _example_with_arguments(spec: str) -> Callable[[], Player]:
+    """An example bot with arguments, ``NAME:key=value[:key=value...]`` (``pimc:samples=64``):
+    a factory of the bot made with those keyword arguments. The bot class lists what it takes
+    in ``ARGUMENTS`` (name -> type); an unknown name, a bad value or a value the bot refuses is
+    a :class:`BotLoadError` quoting it and listing the bot's arguments."""
+    name, _, rest = spec.partition(":")
+    cls = EXAMPLES[name]
+    takes: dict[str, type] = getattr(cls, "ARGUMENTS", {})
+    listed = (f"{name} takes {', '.join(f'{k}=<{t.__name__}>' for k, t in takes.items())}"
+              if takes else f"{name} takes no arguments")
+    kwargs: dict[str, Any] = {}
+    for part in rest.split(":"):
+        key, eq, text = part.partition("=")
+        key = key.strip()
+        if not eq or key not in takes:
+            raise BotLoadError(f"bot {_quote(spec)}: unknown argument {_quote(part)}: {listed}")
+        try:
+            kwargs[key] = takes[key](text.strip())
+        except ValueError:
+            raise BotLoadError(f"bot {_quote(spec)}: bad value {_quote(text)} for {key}: "
+                               f"{listed}") from None
+    try:
+        cls(**kwargs)
+    except ValueError as err:
+        raise BotLoadError(f"bot {_quote(spec)}: {err}: {listed}") from None
+    return cast(Callable[[], Player], functools.partial(cls, **kwargs))
 
 
 def _quote(spec: Any) -> str:
