@@ -50,6 +50,16 @@ def test_only_grpcio_and_protobuf_come_along(sdk_venv: tuple[Path, dict[str, str
                  venv, env)
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.strip() == "[]"
+    # the rl extra is not installed: its package says so in one line, and nothing else pulls
+    # numpy, PettingZoo or Gymnasium in
+    rl = run([str(venv / "bin" / "python"), "-c",
+              "import sys, sueca.sdk, sueca.sdk.bots, sueca.sdk.local, sueca.sdk.cli\n"
+              "print(sorted({'numpy', 'pettingzoo', 'gymnasium'} & set(sys.modules)))\n"
+              "import sueca.sdk.env"], venv, env)
+    assert rl.stdout.strip() == "[]"
+    assert rl.returncode == 1
+    assert ("ModuleNotFoundError: sueca.sdk.env needs numpy, pettingzoo, gymnasium, which the "
+            "plain SDK does not install: pip install 'sueca-sdk[rl]'") in rl.stderr
 
 
 def test_the_bot_author_loop(sdk_venv: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
