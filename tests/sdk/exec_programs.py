@@ -5,6 +5,7 @@ command between the bot and the test, writing every line both ways to a file."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -24,7 +25,10 @@ def answer(msg: dict, card: str | None = None) -> str:
     return json.dumps({"game": msg["game"], "id": msg["id"], "card": card or msg["legal"][0]})
 
 
-def play(kind: str) -> None:
+def play(kind: str, marker: str = "") -> None:
+    if kind == "crash-once":  # crashes in the first game it plays, then plays fair
+        kind = "plain" if os.path.exists(marker) else "crash"
+        open(marker, "a").close()
     out(HELLO if kind != "multi" else HELLO[:-1] + ',"games":64}')
     turns = 0
     for line in sys.stdin:
@@ -88,4 +92,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "record":
         record(sys.argv[2], sys.argv[3:])
     else:
-        play(sys.argv[1])
+        play(*sys.argv[1:3])

@@ -15,6 +15,8 @@ from pathlib import Path
 import jsonschema
 import psutil
 import pytest
+from netfixtures import random_bots as random_bots  # alice and bob, example random bots
+from waiting import wait_for
 
 from sueca.engine import Variant
 from sueca.sdk.bots import BotLoadError, load_bot
@@ -67,8 +69,9 @@ def test_every_line_both_ways_matches_the_schema(tmp_path: Path) -> None:
     log = tmp_path / "lines.jsonl"
     rec = f"exec:{sys.executable} {PROGRAMS} record {log} {sys.executable} {PROGRAMS}"
     variant = Variant(weak_hand_redeal=True, trump_card="first")
-    factories = [load_bot(f"{rec} plain"), load_bot(f"{rec} multi")]
-    summary = selfplay(factories, ["plain", "multi"], variant, 4, seed=3)
+    # one recorder and one program serve every game ("games": 64): two processes in all
+    factories = [load_bot(f"{rec} multi"), load_bot("random")]
+    summary = selfplay(factories, ["multi", "random"], variant, 6, seed=3)
     assert sum(b["faults"] for b in summary["bots"]) == 0
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     into, out = validator("to_program"), validator("from_program")
@@ -78,8 +81,8 @@ def test_every_line_both_ways_matches_the_schema(tmp_path: Path) -> None:
         (into if direction == "in" else out).validate(msg)
         kinds.add((direction, msg.get("type") or ("redeal" if "redeal" in msg else "card")))
     assert {("in", k) for k in ("hello", "start", "turn", "trick", "deal", "end")} <= kinds
-    assert {("out", "hello"), ("out", "card")} <= kinds
-    for p in factories[1].args[0].programs:  # type: ignore[attr-defined]
+    assert {("out", "hello"), ("out", "card"), ("out", "redeal")} <= kinds
+    for p in factories[0].args[0].programs:  # type: ignore[attr-defined]
         p.fail("test over")  # the many-games one stays for the next game otherwise
     none_left()
     # the schema can fail: a card out of the notation, a turn without its id
@@ -166,3 +169,30 @@ def test_flags_reach_the_settings(tmp_path: Path) -> None:
     bad = subprocess.run([str(cli), "selfplay", "--bots", "random,random",
                           "--exec-processes", "-1"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "bad --exec-processes '-1'" in bad.stderr
+
+
+def test_over_the_network_a_crash_loses_that_game_and_the_session_goes_on(
+        referee, redis_url: str, random_bots, bot_proc, tmp_path: Path) -> None:
+    import redis
+    from netkit import KEY_PREFIX
+
+    from sueca.arena.keys import Keys
+    from sueca.arena.store.bots import BotRegistry
+    from sueca.referee import control
+    registry = BotRegistry(redis.Redis.from_url(redis_url), Keys(KEY_PREFIX))
+    token = registry.add("exec-crash-once")
+    bot = bot_proc(f"{spec('crash-once')} {tmp_path / 'crashed'}", referee.address, token,
+                   capacity=2)
+    seats = ["exec-crash-once", "alice", "exec-crash-once", "bob"]
+    first = control.run_match(referee.address, {"bots": seats, "seed": 1})
+    assert first["end"] == "bot_error" and first["fault_bot"] == "exec-crash-once", first
+    assert "exited with code 3" in first.get("fault_detail", ""), first
+    second = control.run_match(referee.address, {"bots": seats, "seed": 2})
+    assert second["end"] == "normal", second
+    logs = bot.logs()
+    assert "lost game" in logs and "exited with code 3" in logs and "crash: misbehaving" in logs
+
+    def running() -> str:
+        return " ".join(" ".join(p.cmdline()) for p in
+                        psutil.Process(bot.proc.pid).children(recursive=True))
+    wait_for(lambda: str(PROGRAMS) not in running(), 10, "the programs to be ended")
