@@ -6,7 +6,7 @@ and the cards already on it. With every hand known, a question such as "can the 
 still beat this card" is one mask test, which is what makes thousands of rollouts a second
 possible in Python.
 
-* :func:`rollout` plays a deal to its end with :func:`policy`: the habits of
+* :func:`rollout` plays a deal to its end, each seat playing with the habits of
   :class:`~sueca.sdk.bots.heuristic.HeuristicBot` (cash sure winners, smear the partner's safe
   tricks, take an opponent's trick with the cheapest card that cannot be beaten, trump only
   tricks worth it, lead to a partner who holds the master) made exact by seeing every hand.
@@ -24,7 +24,7 @@ from __future__ import annotations
 from sueca.engine import trick_keys
 from sueca.engine.cards import POINTS, SUIT_MASKS
 
-__all__ = ["close_trick", "policy", "rollout", "solve"]
+__all__ = ["close_trick", "rollout", "solve"]
 
 TRUMP_WORTH = 4  # card points a trick must carry before a side card is trumped (as heuristic)
 
@@ -56,15 +56,6 @@ def close_trick(trump: int, leader: int, trick: list[int]) -> tuple[int, int]:
     return (leader + pos) & 3, POINTS[trick[0]] + POINTS[trick[1]] + POINTS[trick[2]] + POINTS[trick[3]]
 
 
-def _top_key(hand: int, led_mask: int, trump_mask: int, keys: tuple[int, ...]) -> int:
-    """The best trick key a seat holding ``hand`` can reach on a trick led in ``led_mask``."""
-    follow = hand & led_mask
-    if follow:
-        return keys[follow.bit_length() - 1]
-    trumps = hand & trump_mask
-    return keys[trumps.bit_length() - 1] if trumps else -1
-
-
 def _cheapest(hand: int, trump: int) -> int:
     """The card of ``hand`` that hurts least to give away (see ``_COST``)."""
     cost = _COST[trump]
@@ -78,30 +69,22 @@ def _cheapest(hand: int, trump: int) -> int:
     return best
 
 
-def policy(hands: list[int], trump: int, leader: int, trick: list[int]) -> int:
-    """The card the seat to play chooses, seeing every hand (the rollout policy)."""
-    n = len(trick)
-    seat = (leader + n) & 3
-    hand = hands[seat]
+def _follow(hand: int, follow: int, next_hand: int, trump: int, led: int, win_key: int,
+            partner_wins: bool, pts: int, n: int) -> int:
+    """The card a follower chooses, seeing every hand: ``n`` cards are on the trick (worth
+    ``pts``), the best with key ``win_key``; ``next_hand`` is the next seat's, the only
+    opponent still to play when ``n`` < 3. ``hand`` holds more than one legal card."""
     trump_mask = SUIT_MASKS[trump]
-    if not n:
-        return _lead(hands, seat, trump, hand, trump_mask)
-    led = _SUIT_OF[trick[0]]
-    led_mask = SUIT_MASKS[led]
-    follow = hand & led_mask
-    legal = follow or hand
-    if not legal & (legal - 1):
-        return legal.bit_length() - 1
-    keys = _KEYS[trump][led]
-    win_key, win_pos = -1, 0
-    pts = 0
-    for i, c in enumerate(trick):
-        pts += POINTS[c]
-        if keys[c] > win_key:
-            win_key, win_pos = keys[c], i
-    # followers: the only opponent still to play is the next seat (when fewer than 3 played)
-    opp_key = _top_key(hands[(seat + 1) & 3], led_mask, trump_mask, keys) if n < 3 else -1
-    partner_wins = (leader + win_pos) & 3 == seat ^ 2
+    opp_key = -1
+    if n < 3:
+        keys = _KEYS[trump][led]
+        f = next_hand & SUIT_MASKS[led]
+        if f:
+            opp_key = keys[f.bit_length() - 1]
+        else:
+            t = next_hand & trump_mask
+            if t:
+                opp_key = keys[t.bit_length() - 1]
     if partner_wins and opp_key < win_key:  # the partner's trick is safe: give it points
         give = follow or (hand & ~trump_mask)
         if give:
@@ -115,12 +98,10 @@ def policy(hands: list[int], trump: int, leader: int, trick: list[int]) -> int:
             if POINTS[top] > 0:
                 return top
         return (follow & -follow).bit_length() - 1 if follow else _cheapest(hand, trump)
-    threshold = win_key if win_key > opp_key else opp_key
-    winners = legal & _ABOVE[trump][led][threshold + 1]
+    winners = (follow or hand) & _ABOVE[trump][led][(win_key if win_key > opp_key else opp_key) + 1]
     if winners:
         c = (winners & -winners).bit_length() - 1
-        ruff = _SUIT_OF[c] == trump and led != trump
-        if not ruff or pts >= TRUMP_WORTH or n == 1:
+        if led == trump or _SUIT_OF[c] != trump or pts >= TRUMP_WORTH or n == 1:
             return c
     return (follow & -follow).bit_length() - 1 if follow else _cheapest(hand, trump)
 
@@ -159,22 +140,51 @@ def _lead(hands: list[int], seat: int, trump: int, hand: int, trump_mask: int) -
 
 
 def rollout(hands: list[int], trump: int, leader: int, trick: list[int]) -> int:
-    """Play to the end of the deal with :func:`policy`; the card points team 0 takes from
-    here on (the cards on ``trick`` included). ``hands`` and ``trick`` are used up."""
+    """Play to the end of the deal, every seat choosing as described above (cash sure winners,
+    smear, take tricks cheaply); the card points team 0 takes from here on (the cards on
+    ``trick`` included). ``hands`` is used up."""
     gained = 0
+    keys_by_led = _KEYS[trump]
+    trump_mask = SUIT_MASKS[trump]
+    n = len(trick)
+    led = win_key = win_seat = pts = 0
+    keys = keys_by_led[0]
+    if n:
+        led = _SUIT_OF[trick[0]]
+        keys = keys_by_led[led]
+        win_key = -1
+        for i, c in enumerate(trick):
+            pts += POINTS[c]
+            if keys[c] > win_key:
+                win_key, win_seat = keys[c], (leader + i) & 3
     while True:
-        if len(trick) == 4:
-            winner, pts = close_trick(trump, leader, trick)
-            if not winner & 1:
-                gained += pts
-            leader = winner
-            trick = []
-            if not hands[leader]:
+        if not n:
+            hand = hands[leader]
+            if not hand:
                 return gained
-        seat = (leader + len(trick)) & 3
-        c = policy(hands, trump, leader, trick)
-        hands[seat] ^= 1 << c
-        trick.append(c)
+            c = _lead(hands, leader, trump, hand, trump_mask)
+            hands[leader] = hand ^ (1 << c)
+            led = _SUIT_OF[c]
+            keys = keys_by_led[led]
+            win_key, win_seat, pts, n = keys[c], leader, POINTS[c], 1
+        seat = (leader + n) & 3
+        hand = hands[seat]
+        follow = hand & SUIT_MASKS[led]
+        legal = follow or hand
+        if legal & (legal - 1):
+            c = _follow(hand, follow, hands[(seat + 1) & 3], trump, led, win_key,
+                        win_seat == seat ^ 2, pts, n)
+        else:
+            c = legal.bit_length() - 1
+        hands[seat] = hand ^ (1 << c)
+        pts += POINTS[c]
+        if keys[c] > win_key:
+            win_key, win_seat = keys[c], seat
+        n += 1
+        if n == 4:
+            if not win_seat & 1:
+                gained += pts
+            leader, n = win_seat, 0
 
 
 def _moves(hands: list[int], seat: int, legal: int) -> list[int]:
