@@ -18,9 +18,14 @@ from waiting import wait_for
 
 from sueca.arena.processes import Child
 
+#: the ladder's pace in the tests (matches a minute): games within seconds, without the
+#: flat-out pace of --pace 0 on a machine the tests share
+TEST_PACE = 120
+
 
 class Serve:
-    def __init__(self, data: Path, log: Path, *extra: str, **env_extra: str) -> None:
+    def __init__(self, data: Path, log: Path, *extra: str, cwd: Path | None = None,
+                 **env_extra: str) -> None:
         from sueca.arena.redisproc import free_port
         self.port, self.web_port = free_port(), free_port()
         self.metrics = _free_run(4, avoid=(self.port, self.web_port))  # referee..scheduler
@@ -30,14 +35,26 @@ class Serve:
         for name in ("SUECA_REDIS_URL", "SUECA_KEY_PREFIX", "PROMETHEUS_MULTIPROC_DIR"):
             env.pop(name, None)
         env.update(env_extra)
+        self.data = data
+        pace = [] if "--pace" in extra else ["--pace", str(TEST_PACE)]
         self.child = Child("serve", [
             SUECA_ARENA, "serve", "--data", str(data), "--port", str(self.port),
-            "--metrics-port", str(self.metrics), "--web-port", str(self.web_port), *extra],
-            env, log, cwd=ROOT)
+            "--metrics-port", str(self.metrics), "--web-port", str(self.web_port), *pace,
+            *extra], env, log, cwd=cwd or ROOT)
         self.proc = self.child.popen
 
     def text(self) -> str:
         return self.child.text()
+
+    def url(self) -> str:
+        """The Redis URL of the arena it keeps in its data folder."""
+        from sueca.arena.local_arena import arena_url
+        return arena_url(self.data)
+
+    def printed_commands(self) -> list[str]:
+        """The command lines serve printed to copy (indented four spaces), in order."""
+        return [line[4:] for line in self.text().splitlines()
+                if line.startswith("    ") and not line.startswith("     ")]
 
     def wait_up(self, timeout: float = 90.0) -> Serve:
         self.child.wait_ready(lambda: "Sueca Arena is up" in self.text(), timeout, "serve")

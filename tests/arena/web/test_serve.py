@@ -135,7 +135,6 @@ def test_serve_over_tls(tmp_path: Path) -> None:
     """With a certificate the bots' port speaks TLS only: the example bots and a bot of ours
     connect over TLS and play; a plaintext client is refused."""
     import os
-    import re
 
     from arenakit import SUECA_ARENA
     cert, key = _self_signed(tmp_path)
@@ -146,8 +145,8 @@ def test_serve_over_tls(tmp_path: Path) -> None:
         out = serve.text()
         assert f"127.0.0.1:{serve.port} over TLS" in out and f"--tls-ca {cert}" in out
         env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
-        url = re.search(r"SUECA_REDIS_URL=(\S+)", out).group(1)
-        added = subprocess.run([SUECA_ARENA, "bots", "add", "mine", "--redis", url], env=env,
+        added = subprocess.run([SUECA_ARENA, "bots", "add", "mine", "--data", str(serve.data)],
+                               env=env,
                                capture_output=True, text=True, timeout=60)
         assert added.returncode == 0, added.stderr
         log = open(tmp_path / "mine.log", "wb")
@@ -174,15 +173,11 @@ def test_serve_over_tls(tmp_path: Path) -> None:
 
 
 def _registry(serve: Serve) -> Any:
-    """The bot registry of the Redis that ``serve`` printed."""
-    import re
-
+    """The bot registry of the arena ``serve`` keeps in its data folder."""
     from sueca.arena.keys import Keys
     from sueca.arena.store import connect
     from sueca.arena.store.bots import BotRegistry
-    url = re.search(r"SUECA_REDIS_URL=(\S+)", serve.text())
-    assert url, serve.text()
-    return BotRegistry(connect(url.group(1)), Keys())
+    return BotRegistry(connect(serve.url()), Keys())
 
 
 def _bot_logs(data: Path) -> list[str]:

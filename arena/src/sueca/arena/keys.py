@@ -146,6 +146,9 @@ class Keys:
     def ratings_checkpoint(self) -> str:
         return self.prefix + "ratings:checkpoint"
 
+    def retention_schedule(self) -> str:
+        return self.prefix + "retention:schedule"
+
     def ladder_recent(self) -> str:
         return self.prefix + "ladder:recent"
 

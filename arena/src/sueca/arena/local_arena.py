@@ -24,6 +24,33 @@ from sueca.sdk.cli import UserError
 
 EXAMPLE_BOTS = ("random", "heuristic", "reckless")
 
+#: the socket of the Redis that ``serve --data DIR`` keeps in DIR
+SOCKET_NAME = "redis.sock"
+
+
+def arena_socket(data: str | os.PathLike[str]) -> Path:
+    """Where ``serve --data DIR`` has its Redis listen: a unix socket in DIR (the same at
+    every start; only this user can reach it)."""
+    return Path(os.path.abspath(data)) / SOCKET_NAME
+
+
+def arena_url(data: str | os.PathLike[str]) -> str:
+    """The Redis URL of the arena ``serve --data DIR`` runs from DIR; a UserError saying to
+    start it when DIR holds none."""
+    sock = arena_socket(data)
+    if not sock.is_socket():
+        raise not_running(data)
+    return f"unix://{sock}?db=0"
+
+
+def not_running(data: str | os.PathLike[str]) -> UserError:
+    """The error for a folder whose arena is not running."""
+    from sueca.sdk.logs import printable
+    shown = printable(os.fspath(data), 200)
+    return UserError(f"no arena is running in {shown!r} (no Redis answers on "
+                     f"{printable(str(arena_socket(data)), 300)}): start it with "
+                     f"`sueca-arena serve --data {shown}`")
+
 
 def _bin(name: str) -> str:
     here = Path(sys.executable).parent / name

@@ -19,6 +19,9 @@ kits all start their children here.
 * A :class:`Supervisor` holds the children of one command: :meth:`Supervisor.check` names one
   that died while we wait for the others, :meth:`Supervisor.stop` stops them wave by wave
   (every child of a wave gets SIGTERM at once, then the wave shares one grace period).
+  :meth:`Supervisor.revive` starts again, after a backoff, a child that died once the command
+  was up (a long-running arena: ``serve``), and gives up on one that dies at start
+  :data:`QUICK_DEATHS` times in a row (a broken install must not loop for ever).
 * A :class:`Janitor` -- a tiny stdlib-only Python process reading a pipe from us -- sees the pipe
   close when we die however we die (the kernel closes it), terminates the processes and removes
   the directories it was told about. This also covers systems without prctl, and folders that
@@ -44,6 +47,13 @@ __all__ = ["Child", "ChildExited", "Janitor", "Supervisor", "child_argv", "port_
 
 #: How many log lines a :class:`ChildExited` quotes when the child said no ``error:`` line.
 TAIL_LINES = 25
+#: A child that exits within this many seconds of its start "died at start".
+QUICK_SECONDS = 10.0
+#: :meth:`Supervisor.revive` gives up on a child that died at start this many times in a row.
+QUICK_DEATHS = 5
+#: The first restart waits this long; each death at start doubles it, up to BACKOFF_MAX.
+BACKOFF_FIRST = 1.0
+BACKOFF_MAX = 30.0
 
 
 class ChildExited(RuntimeError):
@@ -89,6 +99,7 @@ class Child:
                  stderr: int | IO[Any] | None = None) -> None:
         self.name = name
         self.log = log
+        self.started = time.monotonic()
         self.out: IO[bytes] | None = None
         self.finished = False  # stopped, reaped, its log closed
         if log is not None:
@@ -216,6 +227,10 @@ class Supervisor:
         self.janitor = janitor
         self.env = dict(env or {})
         self.children: dict[str, Child] = {}
+        # what started each child (argv, environment, log), to start it again
+        self.specs: dict[str, tuple[list[str], dict[str, str], Path]] = {}
+        self.quick_deaths: dict[str, int] = {}  # name -> deaths at start in a row
+        self.due: dict[str, float] = {}  # name -> when (monotonic) to start it again
 
     def start(self, name: str, argv: Sequence[str], env: Mapping[str, str] | None = None,
               log: Path | None = None, append: bool = True,
@@ -226,7 +241,43 @@ class Supervisor:
         environment.update(extra or {})
         if log is None:
             log = self.logs / (name.replace(" ", "-") + ".log")
+        self.specs[name] = (list(argv), environment, log)
         return self.add(Child(name, argv, environment, log, append=append))
+
+    def revive(self, say: Callable[[str], None]) -> None:
+        """Start again each child that has exited, after its backoff, telling ``say`` what
+        happened (its exit code, its last error line, the wait, its log).
+
+        The wait starts at :data:`BACKOFF_FIRST` seconds and doubles with each death at start
+        (within :data:`QUICK_SECONDS`), up to :data:`BACKOFF_MAX`; a child that ran longer
+        starts over. After :data:`QUICK_DEATHS` deaths at start in a row it is not started
+        again: :class:`ChildExited` says so, with its reason."""
+        now = time.monotonic()
+        for child in self:
+            if child.alive() or child.name not in self.specs:
+                continue
+            name = child.name
+            if name not in self.due:  # just found dead
+                quick = now - child.started < QUICK_SECONDS
+                deaths = self.quick_deaths.get(name, 0) + 1 if quick else 0
+                self.quick_deaths[name] = deaths
+                if deaths >= QUICK_DEATHS:
+                    child.finish(now)
+                    err = ChildExited(child)
+                    err.args = (f"{err} -- it died within {QUICK_SECONDS:g}s of its start "
+                                f"{deaths} times in a row: not restarting it",)
+                    raise err
+                wait = min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** max(0, deaths - 1))
+                self.due[name] = now + wait
+                why = child.error_line()
+                say(f"{name} exited with code {child.returncode}"
+                    f"{': ' + why if why else ''}; restarting it in {wait:g}s (log: {child.log})")
+            elif now >= self.due[name]:
+                del self.due[name]
+                child.finish(now)  # reaped, its log closed
+                argv, env, log = self.specs[name]
+                self.add(Child(name, argv, env, log))
+                say(f"{name} restarted")
 
     def add(self, child: Child) -> Child:
         self.children[child.name] = child
@@ -261,6 +312,8 @@ class Supervisor:
             for child in chosen:
                 child.finish(deadline)
                 del self.children[child.name]
+                self.specs.pop(child.name, None)
+                self.due.pop(child.name, None)
 
     def __enter__(self) -> Supervisor:
         return self

@@ -24,7 +24,10 @@ import time
 from sueca.arena.processes import Child, Janitor
 from sueca.arena.settings import current
 
-__all__ = ["RedisServer", "redis_binary", "free_port", "default_url"]
+__all__ = ["RedisServer", "redis_binary", "free_port", "default_url", "SOCKET_PATH_MAX"]
+
+#: the longest path a unix socket may have on Linux (sun_path is 108 bytes, with its NUL)
+SOCKET_PATH_MAX = 107
 
 
 def redis_binary() -> str:
@@ -109,6 +112,10 @@ class RedisServer:
         return None if self.child is None else self.child.popen
 
     def start(self, timeout: float = 10.0) -> RedisServer:
+        if self.socket is not None and len(os.fsencode(self.socket)) > SOCKET_PATH_MAX:
+            raise RuntimeError(f"the socket path {self.socket!r} is {len(os.fsencode(self.socket))}"
+                               f" bytes, more than a unix socket may have ({SOCKET_PATH_MAX}): "
+                               "use a folder with a shorter path")
         if self.socket is None:
             try:
                 self._check_port_free()
@@ -203,6 +210,20 @@ class RedisServer:
                         and b"\r\nloading:0\r\n" in got)
         except OSError:
             return False
+
+    def alive(self) -> bool:
+        """Is the server process running?"""
+        return self.child is not None and self.child.alive()
+
+    def restart(self, timeout: float = 60.0) -> RedisServer:
+        """Start again a server that died, on the same port or socket (a persistent one
+        reloads its append-only file): what ``serve`` does when its Redis exits."""
+        if self.child is not None:
+            self.child.finish(time.monotonic())  # reaped
+        if self.janitor is not None:
+            self.janitor.stand_down()
+            self.janitor = None
+        return self.start(timeout)
 
     def kill(self) -> None:
         """SIGKILL the server (a crash): its directory, and any append-only file, stay."""

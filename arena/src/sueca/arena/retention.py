@@ -25,6 +25,11 @@ exists is merged (records already in it are not written twice), so a run that di
 rename and the deletion, or a second run, archives nothing twice and loses nothing. Without an
 archive directory, records are dropped only when the caller says so (``--drop``).
 
+On a schedule: ``sueca-arena serve`` runs it every hour (:class:`Schedule`, its policy and last
+run kept in Redis for the web's ``/api/health``), archiving into ``DIR/archive`` and removing
+archive files older than their own limit (:func:`prune_archive`), so that a club's arena stays
+bounded with nobody running retention by hand.
+
 Views that read the trimmed history lose it (the ratings do not, they start from the
 checkpoint): a tournament's table and cross table count only its retained results (the
 report's ``archived`` says how many are missing), ``matches show`` of an archived match finds
@@ -50,7 +55,8 @@ from sueca.arena.store import Store
 from sueca.arena.store.client import entry_key
 from sueca.arena.store.ratings import CheckpointReport, checkpoint
 
-__all__ = ["RetentionError", "run", "memory", "archived_results", "DAY"]
+__all__ = ["RetentionError", "run", "memory", "archived_results", "DAY", "Schedule",
+           "prune_archive", "schedule_status"]
 
 DAY = 86_400.0
 _BATCH = 1000
@@ -332,3 +338,72 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
 
 def _after(a: str, b: str) -> bool:
     return entry_key(a) > entry_key(b)
+
+
+# -- on a schedule (serve) ------------------------------------------------------------------------
+def prune_archive(archive: Path, keep_days: float, now: float | None = None) -> list[str]:
+    """Remove the archive's day files (``*/YYYY-MM-DD.jsonl.gz``) of days that ended more than
+    ``keep_days`` ago; returns the files removed."""
+    cutoff = (time.time() if now is None else now) - keep_days * DAY
+    gone = []
+    for f in sorted(archive.glob("*/*.jsonl.gz")):
+        try:
+            day = datetime.strptime(f.name.removesuffix(".jsonl.gz"), "%Y-%m-%d").replace(
+                tzinfo=UTC).timestamp()
+        except ValueError:
+            continue  # not one of ours
+        if day + DAY < cutoff:
+            with contextlib.suppress(OSError):
+                f.unlink()
+                gone.append(str(f))
+    return gone
+
+
+def schedule_status(store: Store) -> dict[str, Any] | None:
+    """The policy of the scheduled retention and what its last run did (None when no
+    scheduled retention runs on this arena): the web's health shows it."""
+    raw = store.retention_schedule()
+    if raw is None:
+        return None
+    got: dict[str, Any] = json.loads(raw)
+    return got
+
+
+class Schedule:
+    """Retention every ``every`` seconds (the first run ``first`` seconds from now): records
+    older than ``retain_days`` archived into ``archive``, whose files older than
+    ``archive_days`` are removed. :meth:`due` says when to call :meth:`run_once`."""
+
+    def __init__(self, store: Store, retain_days: float, archive: Path, archive_days: float,
+                 every: float = 3600.0, first: float = 60.0) -> None:
+        self.store, self.retain_days, self.archive = store, retain_days, archive
+        self.archive_days, self.every = archive_days, every
+        self.next = time.monotonic() + first
+        self.policy = {"retain_days": retain_days, "archive": str(archive),
+                       "archive_days": archive_days, "every_seconds": every}
+        self._save(None)
+
+    def due(self) -> bool:
+        return time.monotonic() >= self.next
+
+    def run_once(self) -> dict[str, Any]:
+        """One run; returns (and records) its summary, an ``error`` in it if it failed."""
+        self.next = time.monotonic() + self.every
+        started = time.time()
+        summary: dict[str, Any] = {"at": datetime.fromtimestamp(started, UTC).isoformat(
+            timespec="seconds")}
+        try:
+            report = run(self.store, self.retain_days, archive=str(self.archive))
+            summary.update(matches_archived=report["archived_matches"],
+                           results_trimmed=report["trimmed_results"],
+                           memory_after=report["memory_after"],
+                           seconds=round(report["seconds"], 2))
+        except Exception as err:  # a bad moment (Redis restarting, the lock held): next time
+            summary["error"] = str(err)[:300]
+        summary["archive_files_removed"] = len(prune_archive(self.archive, self.archive_days))
+        with contextlib.suppress(Exception):
+            self._save(summary)
+        return summary
+
+    def _save(self, last: dict[str, Any] | None) -> None:
+        self.store.set_retention_schedule(json.dumps({**self.policy, "last_run": last}))

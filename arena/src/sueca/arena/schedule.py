@@ -246,13 +246,19 @@ class Ladder:
     sends the match's task. One :meth:`tick` runs under the ``ladder`` lock, so two schedulers
     (say, one per host for availability) never exceed ``target`` nor pick the same slot twice.
     Between ticks :meth:`wait` blocks on the results log: a recorded result wakes it at once.
+    ``pace`` (matches a minute, 0 for no limit) caps how many it starts: an allowance that grows
+    by one match every 60/``pace`` seconds, up to ``target`` (a short burst after a pause).
     """
 
     def __init__(self, store: Store, target: int, connected: Callable[[], Mapping[str, int]],
                  enqueue: Callable[[str], None], variant: Mapping[str, Any] | None = None,
-                 limits: Mapping[str, Any] | None = None, rng: random.Random | None = None) -> None:
+                 limits: Mapping[str, Any] | None = None, rng: random.Random | None = None,
+                 pace: float = 0.0) -> None:
         self.store = store
         self.target = target
+        self.pace = pace
+        self._allowance = float(target)  # matches it may start now (with a pace)
+        self._counted = time.monotonic()
         self.connected = connected
         self.enqueue = enqueue
         self.variant = dict(variant or {})
@@ -282,7 +288,7 @@ class Ladder:
         try:
             self._mark_seen()  # a result from now on wakes :meth:`wait`
             running = self.running()
-            need = self.target - len(running)
+            need = min(self.target - len(running), self._paced())
             if need <= 0:
                 return []
             free = dict(self.connected())
@@ -311,9 +317,20 @@ class Ladder:
                     self.store.add_ladder_match(mid, a, b, RECENT)
                     self.enqueue(mid)
                     new.append(mid)
+            self._allowance -= len(new)
             return new
         finally:
             self.store.unlock("ladder", token)
+
+    def _paced(self) -> int:
+        """How many matches the pace lets it start now (``target`` without one)."""
+        if self.pace <= 0:
+            return self.target
+        now = time.monotonic()
+        self._allowance = min(float(self.target),
+                              self._allowance + (now - self._counted) * self.pace / 60.0)
+        self._counted = now
+        return int(self._allowance)
 
     def _mark_seen(self) -> None:
         self._seen = self.store.last_result() or "0-0"

@@ -33,6 +33,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_redis(p)
     p.add_argument("--target", action=Bounded, kind=int, low=1, default=4,
                    help="matches to keep in flight (default 4)")
+    p.add_argument("--pace", action=Bounded, kind=float, low=0, default=0.0,
+                   help="start at most this many matches a minute (default 0: as many as "
+                        "--target allows)")
     p.add_argument("--interval", action=Bounded, kind=float, low=0, above=True, default=1.0,
                    help="seconds between checks when no result comes in (a recorded result "
                         "wakes the scheduler at once)")
@@ -63,7 +66,7 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
         raise UserError(str(err)) from None
     static = [b.strip() for b in args.bots.split(",")] if args.bots else None
     ladder = Ladder(store, args.target, lambda: connected_bots(store, static),
-                    lambda mid: enqueue([mid]), variant)
+                    lambda mid: enqueue([mid]), variant, pace=args.pace)
     health = None
     if args.metrics_port is not None:
         from sueca.arena.celery_app import QUEUE
@@ -114,7 +117,8 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
             err_out.print(f"ladder: {since} match(es) queued in the last "
                           f"{now - last_summary:.0f} s ({total} since start)")
             since, last_summary = 0, now
-        if not new and time.monotonic() - last_note > 30 and len(ladder.running()) < args.target:
+        if (not new and time.monotonic() - last_note > 30 and not args.pace
+                and len(ladder.running()) < args.target):
             err_out.print("ladder: below target and nothing scheduled: fewer than 2 registered "
                           "bots with free seats on the known referees (or another scheduler "
                           "holds the ladder lock); waiting")

@@ -1,26 +1,30 @@
-"""``sueca-arena serve``: a persistent arena on one machine, until Ctrl-C.
+"""sueca-arena serve: a persistent arena on one machine, until Ctrl-C.
 
-It starts, as separate processes: a private Redis keeping its data in ``--data DIR`` (an
-append-only file, so a second ``serve`` on the same directory resumes the same ladder, ratings
-and history), a referee for bots (``--host``, ``--port``), a Celery worker, the ladder scheduler,
-the ratings exporter (``--metrics-port``) and the web front end (``--web-port``); with
-``--example-bots`` also the bundled bots, as ``sueca-bot`` processes, so a fresh arena has games
-to show. ``--redis URL`` (or ``SUECA_REDIS_URL``) uses that Redis instead of a private one.
-``--tls-cert``/``--tls-key`` (or ``SUECA_TLS_CERT``/``SUECA_TLS_KEY``) serve TLS to bots, as
-``sueca-arena referee`` does; a plaintext connection is then refused.
+It starts, as separate processes: a private Redis keeping the arena in the data folder (--data
+DIR: an append-only file, and a unix socket, DIR/redis.sock, the same at every start), a
+referee for bots (--host, --port), a Celery worker, the ladder scheduler, the ratings exporter
+(--metrics-port) and the web pages (--web-port); with --example-bots also the bundled bots, so
+a fresh arena has games to show. Every league command reaches this arena with --data DIR;
+--redis URL (or SUECA_REDIS_URL) makes serve use that Redis instead of a private one.
+--tls-cert and --tls-key (or SUECA_TLS_CERT and SUECA_TLS_KEY) serve TLS to bots, as
+sueca-arena referee does; a plaintext connection is then refused.
 
-Metrics (Prometheus ``/metrics``): the referee on ``--metrics-port``, the worker on the next
-port, the ratings exporter on the one after and the scheduler after that (the deploys' ports).
+The ladder starts at most --pace matches a minute (default 12, one every 5 seconds, which
+leaves the machine usable; 0 for as many as --target keeps in flight), and every hour records
+older than --retain-days (default 1) are archived into DIR/archive, whose files are removed
+after --archive-days (default 7): the arena stays bounded by itself.
 
-Ctrl-C or SIGTERM stops everything in order — the scheduler and the web first, then the worker
-(it finishes the match in hand; an unfinished one is re-queued by the broker), the bots, the
-referee, and Redis last, which writes its file out (:class:`sueca.arena.redisproc.RedisServer`
-with a data directory: one module owns starting Redis). Logs are in ``DIR/logs``. One ``serve`` per
-data directory: a second one on a directory in use is refused.
+A process that exits (worker, scheduler, exporter, web, referee, an example bot, Redis) is
+started again after a wait that doubles while it keeps dying at start; one that dies within
+10 seconds of its start 5 times in a row stops the arena with its error.
 
-The arena's processes are started and stopped by :class:`sueca.arena.local_arena.LocalArena`, which
-the demo uses too; the scheduler, the exporter and the web by a
-:class:`sueca.arena.processes.Supervisor` of their own, stopped first.
+Metrics (Prometheus /metrics): the referee on --metrics-port, the worker on the next port,
+the ratings exporter on the one after and the scheduler after that (the deploys' ports).
+
+Ctrl-C or SIGTERM stops everything in order: the scheduler and the web first, then the worker
+(it finishes the match in hand; an unfinished one is re-queued), the bots, the referee, and
+Redis last, which writes its file out. Logs are in DIR/logs (the previous run's in
+DIR/logs.prev). One serve per data folder: a second one on a folder in use is refused.
 """
 
 from __future__ import annotations
@@ -34,18 +38,34 @@ from pathlib import Path
 from typing import IO, Any
 
 from sueca.arena.cli.common import Bounded, UserError, add_port
-from sueca.arena.local_arena import EXAMPLE_BOTS, LocalArena
-from sueca.arena.processes import Child, ChildExited, Supervisor, wait_until
+from sueca.arena.local_arena import EXAMPLE_BOTS, LocalArena, arena_socket
+from sueca.arena.processes import (
+    BACKOFF_FIRST,
+    BACKOFF_MAX,
+    QUICK_DEATHS,
+    Child,
+    ChildExited,
+    Supervisor,
+    wait_until,
+)
 from sueca.arena.redisproc import RedisServer
 from sueca.arena.settings import current, replace, use
+
+#: the ladder's default pace (matches a minute) and retention (days), documented in
+#: docs/operating.md with what they cost
+PACE = 12.0
+RETAIN_DAYS = 1.0
+ARCHIVE_DAYS = 7.0
+RETENTION_EVERY = 3600.0  # seconds between scheduled retention runs
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("serve", help="run a persistent arena on this machine (Redis, referee, "
                                      "worker, ladder, web pages) until Ctrl-C",
                        description=(__doc__ or "").split("\n\n", 1)[-1])
-    p.add_argument("--data", metavar="DIR", default="./sueca-data",
-                   help="where the private Redis keeps the arena (default ./sueca-data)")
+    p.add_argument("--data", metavar="DIR", default="sueca-data",
+                   help="the folder the private Redis keeps the arena in, and its socket "
+                        "(default sueca-data); league commands reach it with --data DIR")
     p.add_argument("--redis", metavar="URL", default=None,
                    help="use this Redis instead of a private one (default $SUECA_REDIS_URL)")
     p.add_argument("--host", default="127.0.0.1",
@@ -68,7 +88,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help=f"also run the bundled bots ({', '.join(EXAMPLE_BOTS)}; example-NAME "
                         "with --redis) as sueca-bot processes, so the ladder has games to play")
     p.add_argument("--target", action=Bounded, kind=int, low=1, default=2,
-                   help="ladder matches to keep in flight (default 2)")
+                   help="ladder matches to keep in flight at most (default 2)")
+    p.add_argument("--pace", action=Bounded, kind=float, low=0, default=PACE,
+                   help=f"ladder matches to start a minute at most (default {PACE:g}; 0: as "
+                        "many as --target keeps in flight, which keeps the machine busy)")
+    p.add_argument("--retain-days", metavar="DAYS", action=Bounded, kind=float, low=0,
+                   default=RETAIN_DAYS,
+                   help=f"every hour, archive records older than this into DIR/archive "
+                        f"(default {RETAIN_DAYS:g}; 0 keeps everything in Redis)")
+    p.add_argument("--archive-days", metavar="DAYS", action=Bounded, kind=float, low=0,
+                   above=True, default=ARCHIVE_DAYS,
+                   help=f"remove archive files older than this (default {ARCHIVE_DAYS:g})")
     p.add_argument("--concurrency", action=Bounded, kind=int, low=1, default=2,
                    help="worker pool processes (default 2)")
     p.set_defaults(func=cmd_serve)
@@ -125,6 +155,30 @@ def _bin(name: str) -> str:
     return str(here) if here.exists() else name
 
 
+def _shown_path(path: str | Path) -> str:
+    """``path`` as a shell word for commands printed to run from the current folder: relative
+    when under it, else absolute; quoted when it needs it."""
+    import shlex
+    full = os.path.abspath(path)
+    rel = os.path.relpath(full)
+    return shlex.quote(full if rel == ".." or rel.startswith("../") else rel)
+
+
+def shown_bin(name: str) -> str:
+    """How to run our command ``name`` as printed from the current folder: the bare name when
+    the shell finds this very program on PATH, else its path (``.venv/bin/sueca-arena`` after
+    ``make demo``, whose virtual environment is not activated)."""
+    import shutil
+    here = Path(sys.executable).parent / name
+    if not here.exists():
+        return name
+    found = shutil.which(name)
+    if found and Path(found).resolve() == here.resolve():
+        return name
+    shown = _shown_path(here)
+    return shown if "/" in shown else "./" + shown
+
+
 def _wait_web(url: str, proc: Child, timeout: float = 30.0) -> None:
     import urllib.request
 
@@ -149,8 +203,9 @@ def _shown_host(host: str) -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
     from sueca.arena.cli.common import console as make_console
-    from sueca.arena.redisurl import masked
     from sueca.arena.store import StoreUnavailable, connect
     console = make_console(stderr=True)
     if args.metrics_port + len(METRICS) - 1 > 65535:
@@ -159,6 +214,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         f"at most {65536 - len(METRICS)}")
     tls_client, tls_env = _tls(args)
     data = Path(args.data)
+    external = args.redis or current().redis_url
+    if not external:
+        from sueca.arena.redisproc import SOCKET_PATH_MAX
+        sock = os.fsencode(arena_socket(data))
+        if len(sock) > SOCKET_PATH_MAX:
+            raise UserError(f"data directory {args.data!r} has too long a path for the socket "
+                            f"of its Redis ({len(sock)} bytes, at most {SOCKET_PATH_MAX}): "
+                            "use a folder with a shorter path")
     try:
         data.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -169,13 +232,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         shutil.rmtree(data / "logs.prev", ignore_errors=True)
         (data / "logs").rename(data / "logs.prev")
     (data / "logs").mkdir()
-    external = args.redis or current().redis_url
     redis_server: RedisServer | None = None
     arena: LocalArena | None = None
     extra: Supervisor | None = None
 
     def terminate(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
+
+    def note(message: str) -> None:
+        """A line about the arena's processes, with the time, on our stderr."""
+        console.print(f"[yellow]{time.strftime('%H:%M:%S')} {escape(message)}[/]",
+                      soft_wrap=True)
 
     old = signal.signal(signal.SIGTERM, terminate)
     try:
@@ -187,7 +254,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     raise UserError(str(err)) from None
                 url = external
             else:
-                redis_server = RedisServer(data_dir=data, log_file=data / "logs" / "redis.log")
+                redis_server = RedisServer(data_dir=data, unix_socket=True,
+                                           log_file=data / "logs" / "redis.log")
                 try:  # a long append-only file takes a while to load
                     redis_server.start(timeout=60)
                 except RuntimeError as err:
@@ -221,7 +289,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 "--drain-seconds", "5", "--log-level", "warning", *tls], arena.env())
             arena.start(timeout=60)
             spawn("scheduler", [_bin("sueca-arena"), "scheduler", "--referee", arena.referee,
-                                "--target", str(args.target),
+                                "--target", str(args.target), "--pace", str(args.pace),
                                 "--metrics-port", str(port_of["scheduler"])])
             spawn("exporter", [_bin("sueca-arena"), "ratings", "exporter",
                                "--metrics-port", str(port_of["ratings"]),
@@ -233,34 +301,29 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         SUECA_REFEREES=arena.referee)  # spectators: where matches run
             web_url = f"http://{_shown_host(args.web_host)}:{args.web_port}"
             _wait_web(web_url, web)
+            retention = _retention(args, arena.store, data)
         from sueca.arena.cli.referee import is_loopback
         if not is_loopback(args.host) and current().operator_token is None:
             console.print(f"[yellow]the referee listens on {args.host} without an operator "
                           "token: anyone who reaches its port can run matches and list bots; "
                           "set SUECA_OPERATOR_TOKEN[/]")
-        where = f"Redis {masked(url)}" + ("" if external else f" (data in {data}/)")
-        bot_addr = f"{_shown_host(args.host)}:{args.port}"
-        security = " over TLS" if tls_client else " (plaintext)"
-        console.print(
-            f"[bold]Sueca Arena is up.[/] {where}; logs in {arena.log_dir}/\n"
-            f"  web pages     {web_url}/  (JSON under {web_url}/api/)\n"
-            f"  bots connect  {bot_addr}{security}\n"
-            f"  metrics       {', '.join(f'{k} :{v}' for k, v in port_of.items())}"
-            f"  (Prometheus, /metrics)\n"
-            f"  register a bot (its token is shown once):\n"
-            f"    SUECA_REDIS_URL={masked(url)} sueca-arena bots add MYBOT\n"
-            f"  connect it:\n"
-            f"    SUECA_TOKEN=<token> sueca-bot run mybot.py:MyBot --server {bot_addr} "
-            f"--name MYBOT{' ' + tls_client if tls_client else ''}\n"
-            f"  Ctrl-C stops everything; `sueca-arena serve --data {data}` resumes.",
-            soft_wrap=True)  # commands to copy: never broken across lines
+        console.print(escape(_banner(args, url, external, data, arena.log_dir, web_url,
+                                     port_of, tls_client)),
+                      soft_wrap=True)  # commands to copy: never broken across lines
+        redis_down = 0
         while True:
             time.sleep(1.0)
+            if redis_server is not None and not redis_server.alive():
+                redis_down = _revive_redis(redis_server, redis_down, note)
+                continue
+            redis_down = 0
             try:
-                extra.check()
+                extra.revive(note)
+                arena.procs.revive(note)
             except ChildExited as err:
                 raise UserError(str(err)) from None
-            arena.check()
+            if retention is not None and retention.due():
+                _run_retention(retention, note)
     except KeyboardInterrupt:
         console.print("stopping...")
         return 0
@@ -278,3 +341,73 @@ def cmd_serve(args: argparse.Namespace) -> int:
             signal.signal(signal.SIGTERM, old)
             signal.signal(signal.SIGINT, signal.default_int_handler)
             lock.close()
+
+
+def _banner(args: argparse.Namespace, url: str, external: str | None, data: Path,
+            logs: Path, web_url: str, port_of: dict[str, int], tls_client: str) -> str:
+    """What serve prints once it is up: where everything is, and commands that run as printed
+    from the folder serve was started in."""
+    from sueca.arena.redisurl import masked
+    arena_cmd, bot_cmd = shown_bin("sueca-arena"), shown_bin("sueca-bot")
+    where = (f"--redis {masked(url)}" if external else f"--data {_shown_path(data)}")
+    bot_addr = f"{_shown_host(args.host)}:{args.port}"
+    security = " over TLS" if tls_client else " (plaintext)"
+    ladder = (f"at most {args.pace:g} matches a minute (--pace)" if args.pace
+              else "as fast as it can (--pace 0)")
+    kept = (f"records older than {args.retain_days:g} days archived hourly into "
+            f"{_shown_path(data / 'archive')}/ (--retain-days)" if args.retain_days and not external
+            else "every record kept (no scheduled retention)")
+    return (
+        f"Sueca Arena is up. Redis {masked(url)}"
+        + ("" if external else f" (data in {_shown_path(data)}/)")
+        + f"; logs in {_shown_path(logs)}/\n"
+        f"  web pages     {web_url}/  (JSON under {web_url}/api/)\n"
+        f"  bots connect  {bot_addr}{security}\n"
+        f"  metrics       {', '.join(f'{k} :{v}' for k, v in port_of.items())}"
+        f"  (Prometheus, /metrics)\n"
+        f"  ladder        {ladder}, {args.target} in flight at most; {kept}\n"
+        f"  register a bot and connect it (its token, shown once, is kept in $SUECA_TOKEN;\n"
+        f"  for a bot of your own put FILE.py:CLASS in place of heuristic):\n"
+        f"    export SUECA_TOKEN=$({arena_cmd} bots add MYBOT {where})\n"
+        f"    {bot_cmd} run heuristic --server {bot_addr} --name MYBOT"
+        f"{' ' + tls_client if tls_client else ''}\n"
+        f"  the league from this folder:\n"
+        f"    {arena_cmd} leaderboard {where}\n"
+        f"  Ctrl-C stops everything; `{arena_cmd} serve --data {_shown_path(data)}` resumes.")
+
+
+def _revive_redis(server: RedisServer, failures: int, note: Any) -> int:
+    """Start serve's Redis again (same socket, its data reloaded); returns the failures in a
+    row, and stops the arena after :data:`QUICK_DEATHS` of them."""
+    code = server.proc.returncode if server.proc is not None else None
+    wait = min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** failures)
+    note(f"redis exited with code {code}; restarting it in {wait:g}s")
+    time.sleep(wait)
+    try:
+        server.restart(timeout=60)
+    except RuntimeError as err:
+        failures += 1
+        if failures >= QUICK_DEATHS:
+            raise UserError(f"Redis would not start again ({failures} tries): {err}") from None
+        note(f"redis did not start: {err}")
+        return failures
+    note("redis restarted")
+    return 0
+
+
+def _retention(args: argparse.Namespace, store: Any, data: Path) -> Any:
+    """The hourly retention of serve's own Redis (None with --retain-days 0 or --redis)."""
+    if not args.retain_days or args.redis or current().redis_url:
+        return None
+    from sueca.arena.retention import Schedule
+    return Schedule(store, args.retain_days, (data / "archive").resolve(), args.archive_days,
+                    every=RETENTION_EVERY)
+
+
+def _run_retention(schedule: Any, note: Any) -> None:
+    summary = schedule.run_once()
+    if "error" in summary:
+        note(f"retention: {summary['error']}; again in {RETENTION_EVERY / 60:g} minutes")
+    elif summary.get("matches_archived") or summary.get("archive_files_removed"):
+        note(f"retention: {summary['matches_archived']} matches archived, "
+             f"{summary['archive_files_removed']} old archive files removed")

@@ -31,6 +31,14 @@ return 1
 class RetentionStore(StoreBase):
     """Old recorded matches: found, read whole for the archive, forgotten."""
 
+    def retention_schedule(self) -> str | None:
+        """The scheduled retention's policy and last run, as :meth:`set_retention_schedule`
+        stored it (JSON), or None."""
+        return text(self.r.get(self.keys.retention_schedule()))
+
+    def set_retention_schedule(self, value: str) -> None:
+        self.r.set(self.keys.retention_schedule(), value)
+
     def recorded_before(self, ms: int, batch: int = 5000) -> list[tuple[str, str]]:
         """``(match id, results entry id)`` of every match still stored whose result was
         recorded before unix time ``ms`` (milliseconds), oldest created first. A match cannot
