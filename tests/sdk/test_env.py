@@ -136,6 +136,8 @@ def test_bad_arguments_are_refused_with_the_value_quoted() -> None:
         raw_env(render_mode="human")
     with pytest.raises(ValueError, match="unknown bot 'nobody'"):
         SuecaGymEnv(partner="nobody")
+    with pytest.raises(ValueError, match=r"bot 'json:dumps': dumps\(\) cannot make a bot"):
+        SuecaGymEnv(opponents="json:dumps")
     with pytest.raises(ValueError, match="bad seat 4"):
         SuecaGymEnv(seat=4)
 

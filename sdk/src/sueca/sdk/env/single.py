@@ -26,7 +26,7 @@ from sueca.engine import Play, SeatView, Variant
 from sueca.engine.cards import cards_of
 
 from ..bot import MatchInfo, bot_seeds
-from ..bots import load_bot
+from ..bots import check_bot, load_bot
 from .aec import Obs, observation_space, to_variant
 from .match import EncodedMatch, IllegalActionError, check_reward
 
@@ -62,6 +62,8 @@ class SuecaGymEnv(gymnasium.Env[Obs, int]):
         self.render_mode = render_mode
         self.specs = {(seat + 2) & 3: partner, (seat + 1) & 3: opponents, (seat + 3) & 3: opponents}
         self._makers = {s: load_bot(spec) for s, spec in self.specs.items()}  # BotLoadError
+        for s, make in self._makers.items():
+            check_bot(self.specs[s], make)  # a spec naming no Bot fails here, not mid-episode
         self.observation_space = observation_space()  # type: ignore[assignment]  # a Dict space
         self.action_space = spaces.Discrete(40)  # type: ignore[assignment]  # of numpy ints
         self._game: EncodedMatch | None = None
