@@ -124,3 +124,15 @@ def test_move_clock_median_and_mean():
     assert clock.mean_ms() == pytest.approx(21.6)
     assert clock.median_ms() == pytest.approx(2, rel=0.03)
     assert MoveClock().median_ms() is None and MoveClock().mean_ms() is None
+
+
+def test_an_exec_bot_plays_in_the_workers_and_its_crash_is_its_fault():
+    program = Path(__file__).with_name("exec_programs.py")
+    crash = f"exec:{sys.executable} {program} crash"  # a program that dies at its first card
+    out = _duel(crash, "random", "--matches", "4", "--workers", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    s = json.loads(out.stdout.splitlines()[-1])
+    assert s["workers"] == 2 and s["matches"] == 4
+    assert s["faults"][crash] == 4 and s["match_wins"] == 0  # each match forfeited
+    assert s["fault_deals"] == 4 and s["deal_wins"] + s["deal_losses"] == s["deals"] - 4 - \
+        s["deal_ties"]

@@ -10,7 +10,8 @@ change its outcome: the test stops at the same pair.
 What is measured, for bot A against bot B:
 
 - a deal is *won* by the team with more than 60 points; the deal win rate leaves out 60-60 deals
-  and deals ended by a renúncia (as the strength target of docs/strength.md does);
+  and deals ended by a fault (a renúncia, or a bot that raised Forfeit: an ``exec:`` program
+  that failed), which the faulting bot's side loses everywhere else;
 - deal pairs (deal k of both matches of a duplicate pair, the same cards) are scored in the five
   pentanomial classes; the Elo and its interval, and the SPRT, come from those classes;
 - each bot's time per move is measured around its ``play`` call in the worker.
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sueca.engine import Variant
-from sueca.engine.game import REDEAL, RENUNCIA
+from sueca.engine.game import FAULT_ENDS, REDEAL
 
 from .selfplay import bot_labels, play_numbered, wilson
 from .sprt import Sprt, elo_interval, pair_class
@@ -153,12 +154,13 @@ def play_pair(specs: Sequence[str], variant: Variant, seed: int | str,
             if r.end == REDEAL:
                 continue
             a_points, b_points = r.points[a_team], r.points[1 - a_team]
-            score = _deal_score(a_points)
+            fault = (order[r.fault_seat] if r.end in FAULT_ENDS and r.fault_seat is not None
+                     else None)
+            score = _deal_score(a_points) if fault is None else float(fault == 1)
             scores[r.number] = score
             result.deal_scores.append(score)
             result.points.append((a_points, b_points))
-            faulted = r.end == RENUNCIA and r.fault_seat is not None
-            result.deal_faults.append(order[r.fault_seat] if faulted else None)  # type: ignore[index]
+            result.deal_faults.append(fault)
         by_number.append(scores)
     first, second = by_number
     result.classes = [pair_class(first[k], second[k]) for k in sorted(first) if k in second]

@@ -50,11 +50,14 @@ def add_parser(sub: Any) -> None:
                    help="rule variants, e.g. tie=double target=8")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (last line) instead of the table")
+    from sueca.sdk.cli.execflags import add_flags
+    add_flags(p, timeout=True)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from sueca.engine import Variant, VariantError
+    from sueca.sdk.cli.execflags import use_flags
     from sueca.sdk.duel import DuelTally, duel
     from sueca.sdk.selfplay import MatchFailed
     from sueca.sdk.sprt import Sprt, SprtError, parse_elos
@@ -73,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
             sprt = Sprt(*parse_elos(args.sprt), alpha=args.alpha, beta=args.beta)
         except SprtError as err:
             raise UserError(str(err)) from None
+    use_flags(args)  # the exec: bots' settings, for this process and the workers it forks
     specs = [args.a.strip(), args.b.strip()]
     for spec in specs:
         load_checked(spec)  # a bad spec is quoted here, before any worker starts
@@ -142,13 +146,15 @@ def duel_table(s: dict[str, Any]) -> str:
     ]
     text += "\n\n" + table(None, ["measure", "of", "value", "95% interval"], measures,
                            right=["of", "value"])
-    text += (f"\n(deals: {s['deal_ties']} at 60-60 and {s['fault_deals']} ended by a "
-             "renúncia are not counted as won or lost)")
+    text += (f"\n(deals: {s['deal_ties']} at 60-60 and {s['fault_deals']} ended by a fault are "
+             "not counted as won or lost)")
     if "verdict" in s:
         low, high = s["bounds"]
         t = s["sprt"]
-        said = {"H1": f"H1 accepted: {a} is {t['elo1']:g} Elo stronger or more",
-                "H0": f"H0 accepted: {a} is {t['elo0']:g} Elo stronger or less",
+        said = {"H1": f"H1 accepted (Elo {t['elo1']:g} rather than {t['elo0']:g}): {a} is the "
+                      "stronger",
+                "H0": f"H0 accepted (Elo {t['elo0']:g} rather than {t['elo1']:g}): {a} is not "
+                      f"{t['elo1']:g} Elo stronger",
                 None: "undecided: the match limit came first"}[s["verdict"]]
         text += (f"\nSPRT elo0 {t['elo0']:g}, elo1 {t['elo1']:g} (alpha {t['alpha']:g}, beta "
                  f"{t['beta']:g}): LLR {s['llr']:.2f} in [{low:.2f}, {high:.2f}]\n{said}")
