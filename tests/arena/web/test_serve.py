@@ -22,6 +22,9 @@ def test_serve_plays_stops_and_resumes(tmp_path: Path) -> None:
     assert first.web in out and f"127.0.0.1:{first.port}" in out and "sueca-arena bots add" in out
     rows = first.wait_games(bots=3, games=3)
     assert {r["bot"] for r in rows} == {"random", "heuristic", "reckless"}
+    retention = first.get("/api/health")["retention"]  # serve's hourly retention, by default
+    assert retention["retain_days"] == 1 and retention["archive_days"] == 7
+    assert retention["archive"] == str((data / "archive").resolve())
     # every process's metrics, on the ports serve printed (--metrics-port and the next three)
     assert (f"referee :{first.metrics}, worker :{first.metrics + 1}, ratings "
             f":{first.metrics + 2}, scheduler :{first.metrics + 3}") in out
