@@ -1,8 +1,11 @@
 """The web front end: a Starlette (ASGI) app over :class:`~sueca.arena.web.data.LeagueView`.
 
-Pages: ``/`` (leaderboard), ``/bots/{name}``, ``/matches``, ``/matches/{id}`` (the replay viewer),
+Pages: ``/`` (a featured match replayed at a person's pace, and the leaderboard),
+``/bots/{name}``, ``/matches``, ``/matches/{id}`` (the replay viewer, or the live board),
 ``/tournaments``, ``/tournaments/{id}``. JSON: the same under ``/api/`` (``/api/leaderboard``,
-``/api/matches``, ``/api/matches/{id}``, ``/api/bots/{name}``, ``/api/tournaments/{id}``).
+``/api/matches``, ``/api/matches/{id}``, ``/api/bots/{name}``, ``/api/tournaments/{id}``), and
+``/api/featured`` (the front page's next match). Times for people are ISO 8601 UTC, and the
+leaderboard's floats are rounded (:func:`sueca.arena.leaderboard.json_row`).
 Only GET and HEAD exist, and no handler writes to Redis. An unknown id is a 404 and a bad query
 parameter a 400, each as a page (or a JSON ``{"error"}`` under ``/api/``) quoting the bad value;
 Redis out of reach is a 503; anything else a bare 500 — never a traceback.
