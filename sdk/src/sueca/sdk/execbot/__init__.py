@@ -139,14 +139,16 @@ class ExecBot(Bot):
         self.game = ""
         self.turns = 0
         self.lost: str | None = None  # why this game is lost, once it is
-        self._early: list[bytes] = []  # lines for the program before it is placed
+        # lines not yet written: the start, tricks and deals go with the next turn (one write,
+        # one wake-up of the program per turn), the rest with the match's end
+        self._pending: list[bytes] = []
         self._release: Callable[[], object] = _nothing
 
     def on_match_start(self, info: MatchInfo) -> None:
         # a game id unique among the games one process may hold: the match id names a match
         # (in self-play both seats of a team share it), the seat makes it one seat's
         self.game = f"{info.match_id}/{info.seat}"
-        self._early = [protocol.start(self.game, info)]
+        self._pending = [protocol.start(self.game, info)]
 
     async def play(self, observation: Observation) -> Card:
         answer = await self._ask("play", observation)
@@ -180,12 +182,11 @@ class ExecBot(Bot):
                 # released at the match's end, or when this bot is dropped without one (a
                 # match another seat broke): a one-game process never outlives its game
                 self._release = weakref.finalize(self, self.command.release, program, self.game)
-                for line in self._early:
-                    program.send(line)
-                self._early = []
             self.turns += 1
             answer = program.expect(self.game, self.turns)
-            program.send(protocol.turn(self.game, self.turns, kind, obs, ms))
+            self._pending.append(protocol.turn(self.game, self.turns, kind, obs, ms))
+            program.send(b"".join(self._pending))
+            self._pending = []
             try:
                 return await asyncio.wait_for(answer, max(0.0, deadline - time.monotonic()))
             except TimeoutError:
@@ -210,24 +211,21 @@ class ExecBot(Bot):
         log.error("%s; its stderr ends: %s", self.lost, tail, extra={"game_id": self.game})
         return ExecBotError(self.lost)
 
-    def _send(self, line: bytes) -> None:
-        if self.lost is not None:
-            return
-        if self.program is None:
-            self._early.append(line)
-        else:
-            self.program.send(line)
-
     def on_trick_end(self, trick: Trick) -> None:
-        self._send(protocol.trick(self.game, trick))
+        if self.lost is None:
+            self._pending.append(protocol.trick(self.game, trick))
 
     def on_deal_end(self, result: DealResult) -> None:
-        self._send(protocol.deal(self.game, result))
+        if self.lost is None:
+            self._pending.append(protocol.deal(self.game, result))
 
     def on_match_end(self, game_points: tuple[int, int], winner: int | None, end: End) -> None:
-        self._send(protocol.end(self.game, game_points, winner, end))
+        program = self.program
+        if program is not None and self.lost is None:
+            self._pending.append(protocol.end(self.game, game_points, winner, end))
+            program.send(b"".join(self._pending))
+        self._pending = []
         self._release()
-        self._early = []
 
 
 def _nothing() -> None:
