@@ -2,15 +2,21 @@
 ``chromium-driver`` packages, driven by Selenium; nothing is downloaded) against a real
 ``sueca-arena serve`` whose example bots play the ladder.
 
-Every page visited is saved as a screenshot under the test's temporary folder (and, with
-``SUECA_SCREENSHOTS=DIR``, also in DIR: that is how ``docs/screenshots`` is refreshed).
+Every page is visited at 1280 px and at 390 px (a phone: DevTools' device-metrics override, as
+a headless window is at least 500 px wide) and must not scroll sideways: the page is no wider than
+the window, and no element reaches past it unless it is inside a box that scrolls itself. Pages
+are saved as full-page screenshots under the test's temporary folder (NAME.png at 1280,
+NAME-390.png at 390; with ``SUECA_SCREENSHOTS=DIR`` also in DIR: that is how
+``docs/screenshots`` is refreshed).
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -61,12 +67,58 @@ def browser() -> Iterator[Any]:
         driver.quit()
 
 
+PHONE = 390  # px: the width of a common phone's screen
+#: what is wider than the window and not inside a box that scrolls (or clips) it
+OVERFLOW_JS = """
+const W = document.documentElement.clientWidth, bad = [];
+if (document.documentElement.scrollWidth > W)
+  bad.push('the page: ' + document.documentElement.scrollWidth + ' px wide');
+for (const e of document.querySelectorAll('body *')) {
+  const r = e.getBoundingClientRect();
+  if (r.width === 0 || (r.right <= W + 1 && r.left >= -1)) continue;
+  let p = e.parentElement, boxed = false;
+  for (; p && p !== document.body; p = p.parentElement) {
+    const o = getComputedStyle(p).overflowX;
+    if (o === 'auto' || o === 'scroll' || o === 'hidden') { boxed = true; break; }
+  }
+  if (!boxed) bad.push(e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + ' ' +
+                       Math.round(r.left) + '..' + Math.round(r.right) + ' px');
+}
+return [W, bad.slice(0, 8)];
+"""
+
+
+def width(browser: Any, px: int) -> None:
+    """Lay pages out ``px`` wide: 1280 is the window itself, narrower is a phone's screen."""
+    if px == 1280:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    else:
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": px, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+
+
+def fits(browser: Any, what: str) -> None:
+    """The page on screen does not scroll sideways."""
+    w, bad = browser.execute_script(OVERFLOW_JS)
+    assert not bad, f"{what} at {w} px is wider than the screen: {bad}"
+
+
 @pytest.fixture
 def shoot(browser: Any, tmp_path: Path):
-    """``shoot(name)`` saves the page as NAME.png in tmp_path (and in $SUECA_SCREENSHOTS)."""
+    """``shoot(name)`` saves the whole page as NAME.png in tmp_path (and in $SUECA_SCREENSHOTS)."""
     def save(name: str) -> Path:
         path = tmp_path / f"{name}.png"
-        assert browser.save_screenshot(str(path))
+        # a window as tall as the page (Chromium's captureBeyondViewport leaves the inside of
+        # scrolling boxes below the window blank), then the window as it was
+        px = browser.execute_script("return window.innerWidth")
+        tall = browser.execute_script("return document.documentElement.scrollHeight")
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": px, "height": min(tall, 6000), "deviceScaleFactor": 1, "mobile": px < 1280})
+        try:
+            shot = browser.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+        finally:
+            width(browser, px)
+        path.write_bytes(base64.b64decode(shot["data"]))
         assert path.stat().st_size > 1000
         extra = os.environ.get("SUECA_SCREENSHOTS")
         if extra:
@@ -97,7 +149,6 @@ def test_leaderboard_shows_the_bots_with_their_ratings(arena: Serve, browser: An
         renuncias = int(e.find_element(By.CSS_SELECTOR, ".renuncias").text)
         assert renuncias >= rows[bot]["faults"]["renuncia"]
     assert rows["reckless"]["faults"]["renuncia"] >= 1
-    shoot("leaderboard")
     e = browser.find_element(By.LINK_TEXT, "heuristic")
     e.click()
     assert browser.find_element(By.TAG_NAME, "h1").text == "heuristic"
@@ -107,7 +158,7 @@ def test_leaderboard_shows_the_bots_with_their_ratings(arena: Serve, browser: An
     connected = browser.find_element(By.ID, "connected").text
     assert "free seat" in connected and "1 session" in connected, connected
     assert "timed turns" in browser.find_element(By.ID, "latency").text
-    shoot("bot")
+    assert browser.find_element(By.CSS_SELECTOR, "#rating-plot svg .ytick")
 
 
 def test_replay_viewer_steps_card_by_card(arena: Serve, browser: Any, shoot: Any) -> None:
@@ -125,6 +176,17 @@ def test_replay_viewer_steps_card_by_card(arena: Serve, browser: Any, shoot: Any
     browser.get(f"{arena.web}/matches/{mid}?deal={k}&trick=0")
     for seat in range(4):
         assert sorted(_cards(browser, f"#hand-{seat} .card")) == sorted(deal["hands"][seat])
+        # at 1280 px each hand of ten is one row of cards
+        tops = browser.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map(e => e.offsetTop)",
+            f"#hand-{seat} .card")
+        assert len(tops) == 10 and len(set(tops)) == 1, (seat, tops)
+    # the seat that leads is marked; partners sit opposite, seat 0 at the bottom
+    assert [e.get_attribute("id") for e in browser.find_elements(
+        By.CSS_SELECTOR, "#board .seat.to-play")] == [f"seat-{deal['tricks'][0]['leader']}"]
+    box = {seat: browser.find_element(By.ID, f"seat-{seat}").rect for seat in range(4)}
+    assert box[0]["y"] > box[1]["y"] > box[2]["y"] and box[0]["y"] > box[3]["y"] > box[2]["y"]
+    assert box[1]["x"] > box[0]["x"] > box[3]["x"] and box[1]["x"] > box[2]["x"] > box[3]["x"]
     assert _cards(browser, "#trump .card") == [deal["trump"]]
 
     def press(key: str) -> None:
@@ -180,7 +242,6 @@ def test_replay_viewer_steps_card_by_card(arena: Serve, browser: Any, shoot: Any
     check(5, 3)
     press(Keys.ARROW_RIGHT)
     check(5, 4)
-    shoot("replay")
     # a URL without a card: the trick complete
     browser.get(f"{arena.web}/matches/{mid}?deal={k}&trick=7")
     assert "trick 7 of 10, card 4 of 4" in browser.find_element(By.ID, "position").text
@@ -193,18 +254,17 @@ def test_lists_and_a_missing_match(arena: Serve, browser: Any, shoot: Any) -> No
     browser.get(arena.web + "/matches?bot=reckless")
     rows = browser.find_elements(By.CSS_SELECTOR, "table.matches tbody tr")
     assert rows and all("reckless" in r.text for r in rows)
-    shoot("matches")
+    outcomes = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "table.matches td.outcome")]
+    assert len(outcomes) == len(rows) and set(outcomes) <= {"won", "lost", "drawn"}, outcomes
     browser.get(arena.web + "/matches/no-such-match")
     assert browser.find_element(By.ID, "error-title").text == "404 Not found"
     assert "no-such-match" in browser.find_element(By.ID, "error-message").text
-    shoot("not-found")
 
 
 def test_tournament_page_has_the_cross_table(arena: Serve, browser: Any, shoot: Any) -> None:
-    import re
 
     from selenium.webdriver.common.by import By
-    url = re.search(r"SUECA_REDIS_URL=(\S+)", arena.text()).group(1)  # as serve printed it
+    url = arena.url()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
     env["SUECA_REDIS_URL"] = url
     from arenakit import SUECA_ARENA
@@ -217,19 +277,17 @@ def test_tournament_page_has_the_cross_table(arena: Serve, browser: Any, shoot: 
     cells = browser.find_elements(By.CSS_SELECTOR, "#cross tbody td")
     assert len(cells) == 9 and sum(c.text.count("–") == 2 for c in cells) == 6
     assert len(browser.find_elements(By.CSS_SELECTOR, "#standings tbody tr")) == 3
-    shoot("tournament")
 
 
 def test_a_live_match_receives_cards_while_it_is_played(arena: Serve, browser: Any,
                                                         shoot: Any, tmp_path: Path) -> None:
-    import re
 
     from arenakit import SUECA_ARENA
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
     from waiting import wait_for
-    url = re.search(r"SUECA_REDIS_URL=(\S+)", arena.text()).group(1)
+    url = arena.url()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
     added = subprocess.run([SUECA_ARENA, "bots", "add", "ponder", "--redis", url],
                            env=env, capture_output=True, text=True, timeout=60)
@@ -279,7 +337,18 @@ def test_a_live_match_receives_cards_while_it_is_played(arena: Serve, browser: A
         if status == "live":
             assert browser.find_element(By.CSS_SELECTOR, "#live-trump .card").get_attribute(
                 "data-card")
+            # the seat to play is marked as play goes round (none between tricks)
+            marked = WebDriverWait(browser, 10, poll_frequency=0.05).until(
+                lambda d: d.find_elements(By.CSS_SELECTOR, "#board .seat.to-play"))
+            assert len(marked) == 1
+            fits(browser, "the live page")
             shoot("live")
+            width(browser, PHONE)
+            try:
+                fits(browser, "the live page")
+                shoot("live-390")
+            finally:
+                width(browser, 1280)
         # when it ends, the page turns into the replay
         WebDriverWait(browser, 90, poll_frequency=0.5).until(
             lambda d: d.find_elements(By.ID, "position"))
@@ -292,3 +361,53 @@ def test_a_live_match_receives_cards_while_it_is_played(arena: Serve, browser: A
             bot.kill()
             bot.wait(5)
         log.close()
+
+
+def test_the_front_page_replays_a_match_at_a_persons_pace(arena: Serve, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    browser.get(arena.web + "/")
+
+    def shown() -> int:
+        return int(browser.find_element(By.ID, "tv-count").get_attribute("textContent"))
+
+    WebDriverWait(browser, 15, poll_frequency=0.1).until(lambda d: shown() > 0)
+    mid = browser.find_element(By.ID, "tv-link").text
+    assert arena.get(f"/api/matches/{mid}")["replay"]  # a recorded match with a public replay
+    first, t0 = shown(), time.monotonic()
+    WebDriverWait(browser, 10, poll_frequency=0.1).until(lambda d: shown() >= first + 2)
+    assert time.monotonic() - t0 > 1.2  # about a card a second: a person can follow it
+    names = [browser.find_element(By.ID, f"tv-name-{s}").text for s in range(4)]
+    assert names == arena.get(f"/api/matches/{mid}")["match"]["spec"]["bots"]
+    marked = WebDriverWait(browser, 10, poll_frequency=0.05).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#tv-board .seat.to-play"))
+    assert len(marked) == 1
+
+
+def test_every_page_fits_a_desktop_and_a_phone(arena: Serve, browser: Any, shoot: Any) -> None:
+    """Runs after the tournament test (its cup is on the tournament page)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    done = arena.get("/api/matches?end=normal&per=20")["matches"]
+    mid = next(m["id"] for m in done if arena.get(f"/api/matches/{m['id']}")["replay"])
+    pages = {"leaderboard": "/", "bot": "/bots/reckless", "matches": "/matches",
+             "replay": f"/matches/{mid}?deal=1&trick=5&card=3",
+             "tournaments": "/tournaments", "tournament": "/tournaments/browser-cup",
+             "not-found": "/matches/no-such-match"}
+    try:
+        for px in (1280, PHONE):
+            width(browser, px)
+            for name, path in pages.items():
+                browser.get(arena.web + path)
+                if name == "leaderboard":  # the featured match has begun
+                    WebDriverWait(browser, 15, poll_frequency=0.1).until(
+                        lambda d: d.find_elements(By.CSS_SELECTOR, "#tv-board .felt .card"))
+                assert browser.execute_script("return window.innerWidth") == px
+                fits(browser, path)
+                shoot(name if px == 1280 else f"{name}-{px}")
+            # the menu wraps rather than being cut: every link is on screen
+            for link in browser.find_elements(By.CSS_SELECTOR, "header a"):
+                r = link.rect
+                assert r["x"] >= 0 and r["x"] + r["width"] <= px, (link.text, r)
+    finally:
+        width(browser, 1280)
