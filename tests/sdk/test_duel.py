@@ -136,3 +136,11 @@ def test_an_exec_bot_plays_in_the_workers_and_its_crash_is_its_fault():
     assert s["faults"][crash] == 4 and s["match_wins"] == 0  # each match forfeited
     assert s["fault_deals"] == 4 and s["deal_wins"] + s["deal_losses"] == s["deals"] - 4 - \
         s["deal_ties"]
+
+
+def test_the_limit_reached_undecided_exits_3():
+    out = _duel("heuristic", "random", "--sprt", "0,5", "--matches", "2", "--json")
+    assert out.returncode == 3, out.stderr
+    s = json.loads(out.stdout.splitlines()[-1])
+    assert s["verdict"] is None and s["bounds"][0] < s["llr"] < s["bounds"][1]
+    assert s["matches"] == 2
