@@ -11,19 +11,27 @@ PIP := $(VENV)/bin/pip --quiet --disable-pip-version-check
 .PHONY: install demo test check provision bench clean
 
 $(VENV)/bin/python:
-	$(PY) -m venv $(VENV)
-	$(PIP) install --upgrade pip
+	@echo "making the virtual environment $(VENV) with $(PY)"
+	@$(PY) -m venv $(VENV)
 
-# Editable, so that a change under any src/ is live without a reinstall.
+# Editable, so that a change under any src/ is live without a reinstall (a new module too).
+# setuptools' editable mode for src layouts tells every install that a folder named like the
+# package in the working directory could shadow it ("Editable installation."): an information
+# notice, not a problem here (the packages live under */src, and no sueca/ folder is at the
+# root), so it is filtered by its message; its other modes are worse (strict needs a reinstall
+# for every new module, compat is deprecated and says so).
 $(PRODUCT): $(VENV)/bin/python pyproject.toml sdk/pyproject.toml referee/pyproject.toml arena/pyproject.toml
-	$(PIP) install -e ./sdk -e ./referee -e ./arena
-	touch $@
+	@echo "installing sueca-sdk, sueca-referee and sueca-arena into $(VENV) (editable)..."
+	@PYTHONWARNINGS="ignore:Editable installation" $(PIP) install -e ./sdk -e ./referee -e ./arena
+	@touch $@
+	@echo "installed: $(VENV)/bin/sueca-arena and $(VENV)/bin/sueca-bot ($$(du -sm $(VENV) | cut -f1) MB)"
 
 # --group (PEP 735 dependency groups) needs pip 25.1 or newer, also in a .venv made earlier.
 $(DEV): $(PRODUCT) pyproject.toml
-	$(PIP) install 'pip>=25.1'
-	$(PIP) install --group dev
-	touch $@
+	@echo "installing the dev tools (pytest, ruff, mypy, import-linter...) into $(VENV)..."
+	@$(PIP) install 'pip>=25.1'
+	@$(PIP) install --group dev
+	@touch $@
 
 install: $(PRODUCT)
 

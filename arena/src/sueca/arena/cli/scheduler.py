@@ -33,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_redis(p)
     p.add_argument("--target", action=Bounded, kind=int, low=1, default=4,
                    help="matches to keep in flight (default 4)")
-    p.add_argument("--pace", action=Bounded, kind=float, low=0, default=0.0,
+    p.add_argument("--pace", metavar="N", action=Bounded, kind=float, low=0, default=0.0,
                    help="start at most this many matches a minute (default 0: as many as "
                         "--target allows)")
     p.add_argument("--interval", action=Bounded, kind=float, low=0, above=True, default=1.0,

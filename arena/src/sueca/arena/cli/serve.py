@@ -89,7 +89,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         "with --redis) as sueca-bot processes, so the ladder has games to play")
     p.add_argument("--target", action=Bounded, kind=int, low=1, default=2,
                    help="ladder matches to keep in flight at most (default 2)")
-    p.add_argument("--pace", action=Bounded, kind=float, low=0, default=PACE,
+    p.add_argument("--pace", metavar="N", action=Bounded, kind=float, low=0, default=PACE,
                    help=f"ladder matches to start a minute at most (default {PACE:g}; 0: as "
                         "many as --target keeps in flight, which keeps the machine busy)")
     p.add_argument("--retain-days", metavar="DAYS", action=Bounded, kind=float, low=0,
