@@ -91,7 +91,9 @@ def test_a_bot_module_never_hides_an_installed_one(here: Path) -> None:
 
 
 @pytest.mark.parametrize("form, says", [
-    ("genius", "unknown bot 'genius': valid bots are random, heuristic, reckless, pimc, "
+    # every example bot, in EXAMPLES' order: derived, so a new example needs no edit here,
+    # yet the test fails if the message drops one or stops listing the other forms
+    ("genius", f"unknown bot 'genius': valid bots are {', '.join(EXAMPLES)}, "
                "module:Class or file.py:Class"),
     ("", "bad bot ''"),
     ("   ", "bad bot '   '"),
