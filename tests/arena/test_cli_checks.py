@@ -98,7 +98,7 @@ def test_redis_lost_in_mid_command_is_one_line_not_a_traceback(store, redis_url,
     def gone(*args: object, **kwargs: object) -> None:
         raise redis.TimeoutError("Timeout reading from socket")
 
-    monkeypatch.setattr(Store, "recent_matches", gone)
+    monkeypatch.setattr(Store, "match_page", gone)  # what `matches` reads first
     assert main(["matches", "--redis", redis_url]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: Redis stopped answering: Timeout reading from socket")
