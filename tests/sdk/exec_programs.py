@@ -29,6 +29,17 @@ def play(kind: str, marker: str = "") -> None:
     if kind == "crash-once":  # crashes in the first game it plays, then plays fair
         kind = "plain" if os.path.exists(marker) else "crash"
         open(marker, "a").close()
+    if kind in ("silent", "oldproto"):  # no hello, or one of another protocol
+        sys.stderr.write(f"{kind}: misbehaving now\n\x1b[31mred\n")
+        sys.stderr.flush()
+        if kind == "oldproto":
+            out('{"type":"hello","protocol":"sueca-exec/0"}')
+        time.sleep(3600)
+    if kind == "stderrflood":  # 8 MB of noise on stderr, then fair play
+        for _ in range(8 * 1024):
+            sys.stderr.write("x" * 1023 + "\n")
+        sys.stderr.flush()
+        kind = "plain"
     out(HELLO if kind != "multi" else HELLO[:-1] + ',"games":64}')
     turns = 0
     for line in sys.stdin:

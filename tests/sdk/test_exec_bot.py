@@ -101,6 +101,8 @@ def test_every_line_both_ways_matches_the_schema(tmp_path: Path) -> None:
     ("flood", "answered game"),
     ("unknown", "turn 1003, which is not a turn it was asked"),
     ("illegal", "which is not legal here (legal:"),
+    ("silent", "no hello within "),
+    ("oldproto", "speaks protocol 'sueca-exec/0', not 'sueca-exec/1'"),
 ])
 def test_a_hostile_program_loses_its_game_and_leaves_nothing_running(
         kind: str, says: str, quick: None, caplog: pytest.LogCaptureFixture) -> None:
@@ -117,6 +119,12 @@ def test_a_hostile_program_loses_its_game_and_leaves_nothing_running(
     # the next match is played by a fresh process
     bots = [load_bot(spec("plain")), load_bot("random")] * 2
     assert play_local(bots, seed=2).end == "normal"
+    none_left()
+
+
+def test_a_flood_on_stderr_is_read_and_dropped(quick: None) -> None:
+    factory = load_bot(spec("stderrflood"))
+    assert play_local([factory, load_bot("random")] * 2, seed=4).end == "normal"
     none_left()
 
 

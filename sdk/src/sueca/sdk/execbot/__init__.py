@@ -99,6 +99,9 @@ class ExecCommand:
             if start is not None:
                 try:
                     await start.ready(max(0.0, deadline - time.monotonic()))
+                except ProgramBroken as err:
+                    err.program = start  # its stderr explains, in the log line
+                    raise
                 finally:
                     with self._lock:
                         if self._starting is start:
@@ -194,12 +197,14 @@ class ExecBot(Bot):
                 raise ProgramBroken(f"late: no answer to turn {self.turns} within {ms} ms") \
                     from None
         except ProgramBroken as err:
-            raise await self._lose(str(err), whole=True) from None
+            raise await self._lose(str(err), whole=True, program=err.program) from None
 
-    async def _lose(self, reason: str, whole: bool) -> ExecBotError:
+    async def _lose(self, reason: str, whole: bool,
+                    program: Program | None = None) -> ExecBotError:
         """This game is lost: end the program (all of it when ``whole``, or when it plays only
-        this game), log why with the tail of its stderr, and return the error to raise."""
-        program = self.program
+        this game), log why with the tail of its stderr, and return the error to raise.
+        ``program``: the one that failed before it was this game's (no hello)."""
+        program = self.program or program
         self.lost = f"exec bot {self.command.label} lost game {self.game}: {reason}"
         tail = "(not started)"
         if program is not None:

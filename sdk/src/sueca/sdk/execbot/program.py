@@ -45,7 +45,9 @@ _READ = 65536
 
 class ProgramBroken(Exception):
     """The program can no longer play: the message says why, quoting what it printed (escaped
-    and cut)."""
+    and cut). ``program``: the one that broke, when the raiser knows it."""
+
+    program: Program | None = None
 
 
 class _Waiter:
@@ -130,7 +132,7 @@ class Program:
             try:
                 await asyncio.wait_for(waiter.future, timeout)
             except TimeoutError:
-                self.fail(f"no hello within {timeout:g} s of starting")
+                self.fail(f"no hello within {round(timeout * 1000)} ms of starting")
                 raise ProgramBroken(self.broken or "no hello") from None
         if self.broken is not None:
             raise ProgramBroken(self.broken)
