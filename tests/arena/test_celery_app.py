@@ -60,6 +60,7 @@ def test_kombus_own_channel_fails_there(redis_url: str, prefix: str) -> None:
         channel.close()
 
 
+@pytest.mark.filterwarnings("ignore::celery.exceptions.SecurityWarning")  # tests run as root
 def test_a_worker_stopped_by_an_unrecoverable_error_exits_non_zero(monkeypatch: Any) -> None:
     from celery.worker import worker
 
