@@ -79,6 +79,9 @@ class ExecCommand:
         self.programs: list[Program] = []
         self._lock = threading.Lock()
         self._starting: Program | None = None  # a process whose hello is awaited
+        # its hello said one game a process: processes start side by side, none waits for the
+        # hello of another to learn whether it could take the game
+        self._one_game = False
 
     async def place(self, game: str, deadline: float) -> Program:
         """A process for ``game``: one with room, else a new one (within the cap), else wait
@@ -87,7 +90,7 @@ class ExecCommand:
             start: Program | None = None
             with self._lock:
                 self.programs = [p for p in self.programs if p.broken is None]
-                if self._starting is None or self._starting.broken is not None:
+                if self._one_game or self._starting is None or self._starting.broken is not None:
                     self._starting = None
                     for p in self.programs:
                         if len(p.open_games) < p.games:
@@ -98,7 +101,7 @@ class ExecCommand:
                         start = self._starting = self._spawn(game)
             if start is not None:
                 try:
-                    await start.ready(max(0.0, deadline - time.monotonic()))
+                    self._one_game = await start.ready(max(0.0, deadline - time.monotonic())) == 1
                 except ProgramBroken as err:
                     err.program = start  # its stderr explains, in the log line
                     raise
