@@ -55,7 +55,7 @@ class ClockReader(Bot):
 
 
 class NotHeld(Bot):
-    """Answers with a card it does not hold: the referee refuses it and keeps the turn open."""
+    """Answers with a card it does not hold: the SDK resigns the game instead of sending it."""
 
     def play(self, observation: Any) -> Any:
         from sueca.engine import CARDS

@@ -159,20 +159,24 @@ def test_a_bot_reads_its_turn_clock_over_the_network_and_none_in_self_play(
     assert seen and set(seen) == {None}
 
 
-def test_a_refused_answer_says_the_turn_stays_open(referee, tokens, bot_proc):
-    """A card the bot does not hold is refused and its turn stays open: the bot's log says
-    the game will be lost on time, not only that an answer was refused."""
+def test_a_card_not_held_resigns_the_game_quoting_it(referee, tokens, bot_proc):
+    """A bot returning a card it does not hold would be refused by the referee, its turn kept
+    open until its clock ran out; the SDK checks the answer against the observation first and
+    resigns, so the match ends at once as bot_error with the card quoted (the bot's log says
+    so too). The clock is long: a timeout here would take 30 s and fail the end's check."""
     wrong = bot_proc(f"{BOTLIB}:NotHeld", referee.address, tokens["broken"], capacity=2)
     bot_proc("random", referee.address, tokens["dave"], capacity=4)
+    t0 = time.monotonic()
     result = control.run_match(referee.address, {
-        "bots": ["dave", "broken", "dave", "broken"], "seed": 2, "move_ms": 200, "bank_ms": 100})
-    assert result["end"] == "timeout" and result["fault_bot"] == "broken"
-    wait_for(lambda: "turn stays open" in wrong.logs(), 5, "the log line")
-    line = next(x for x in wrong.logs().splitlines() if "turn stays open" in x)
-    assert "not_in_hand" in line and "lost on time" in line, line
-    wait_for(lambda: "ended by timeout of this bot" in wrong.logs(), 5, "the end's log line")
-    assert (f"this bot (seat {result['fault_seat']}): no answer within the move limit"
-            in wrong.logs()), wrong.logs()
+        "bots": ["dave", "broken", "dave", "broken"], "seed": 2, "move_ms": 20000,
+        "bank_ms": 10000})
+    assert result["end"] == "bot_error" and result["fault_bot"] == "broken", result
+    assert time.monotonic() - t0 < 15
+    detail = result["fault_detail"]
+    assert re.fullmatch(r"play returned \w{2,3}, which is not in its hand", detail), detail
+    wait_for(lambda: detail in wrong.logs(), 5, "the log line")
+    assert "resigning game" in wrong.logs(), wrong.logs()
+    assert "turn stays open" not in wrong.logs()
 
 
 def test_reconnects_with_backoff_until_the_referee_is_up(redis_url, tokens, tmp_path):

@@ -9,9 +9,10 @@ Synchronous bots run in a thread pool (a batch of turns per pool job, so a fast 
 a thread hop per card); bots whose ``play`` is ``async def`` are awaited in the event loop.
 Answers leave in batches: everything ready in one event-loop tick goes in one message.
 
-A bot whose ``play`` or ``redeal`` raises (or returns something that is not a card) resigns that
-game: its traceback is logged here, and the referee is sent ``Resign`` with the exception's first
-line, so the match ends at once as ``bot_error`` instead of waiting out the seat's clock.
+A bot whose ``play`` or ``redeal`` raises (or returns something that is not a card, or a card it
+does not hold) resigns that game: its traceback (or the bad answer) is logged here, and the
+referee is sent ``Resign`` with the exception's first line (or the answer quoted), so the match
+ends at once as ``bot_error`` instead of waiting out the seat's clock.
 
 A lost connection is retried with capped exponential back-off and jitter; games that were
 running resume if the referee still holds them (it re-sends their start and the open turn).
@@ -85,7 +86,7 @@ _DRAIN = pb.BotMessage(drain=True).SerializeToString()
 _OWN_FAULT = {
     "timeout": "no answer within the move limit plus the seat's time bank (see Bot.clock)",
     "disconnect": "its connection was gone for longer than the referee's grace period",
-    "bot_error": "its code raised (or returned no card) and this SDK resigned the game",
+    "bot_error": "its code raised (or returned no card it holds) and this SDK resigned the game",
 }
 # Refusals after which the referee keeps the turn open: the bot was asked once and has
 # answered, so nothing more comes from it and the game runs out of time.
@@ -222,7 +223,8 @@ class Game:
         if self.ended:
             return None
         try:
-            return self._answer(item, self._ask(item))
+            obs = Observation(item.observation, self.variant)
+            return self._answer(item, obs, self._ask(item, obs))
         except Exception as err:
             return self._failed(item, err)
 
@@ -240,35 +242,47 @@ class Game:
         if self.ended:
             return None
         try:
-            answer = self._ask(item)
+            obs = Observation(item.observation, self.variant)
+            answer = self._ask(item, obs)
             if inspect.isawaitable(answer):
                 answer = await answer
-            return self._answer(item, answer)
+            return self._answer(item, obs, answer)
         except Exception as err:
             return self._failed(item, err)
 
-    def _ask(self, turn: pb.TurnRequest) -> Any:
+    def _ask(self, turn: pb.TurnRequest, obs: Observation) -> Any:
         """The bot's answer to a turn (a coroutine for an async bot)."""
-        obs = Observation(turn.observation, self.variant)
         bot = self.bot  # last_seen: when the message carrying this turn arrived (dispatch)
         bot.clock = Clock(turn.move_ms / 1000, turn.bank_ms / 1000, self.last_seen)
         return bot.redeal(obs) if turn.kind == _REDEAL else bot.play(obs)
 
-    def _answer(self, turn: pb.TurnRequest, value: Any) -> bytes | None:
-        """The bot's answer as an encoded Action; not a card: logged, and the game resigned."""
+    def _answer(self, turn: pb.TurnRequest, obs: Observation, value: Any) -> bytes | None:
+        """The bot's answer as an encoded Action. Not a card, or a card not in the bot's hand:
+        logged, and the game resigned. The referee would refuse such a card and keep the turn
+        open, and the bot, having answered, would lose the game on time; resigning ends it
+        within a round trip, with the card quoted as the reason. A held card that breaks suit
+        goes out: it is a renúncia by the rules (or asked again in a lenient match), exactly as
+        in self-play."""
         if turn.kind == _REDEAL:
             return action_bytes(self.gid, turn.request_id, redeal=bool(value))
         if value.__class__ is Card:
-            return action_bytes(self.gid, turn.request_id, value)
-        try:
-            c = card(value)
-        except CardError as err:
-            why = f"play returned {value!r:.80}, which is not a card ({err})"
-            log.error("bot %s: %s; resigning game %s", type(self.bot).__name__, why,
-                      self.game_id, extra={"game_id": self.game_id})
-            self.ended = True
-            return resign_bytes(self.gid, turn.request_id, why)
+            c = value
+        else:
+            try:
+                c = card(value)
+            except CardError as err:
+                return self._resign(turn, f"play returned {value!r:.80}, which is not a card "
+                                          f"({err})")
+        if c not in obs.legal and c not in obs.hand:
+            return self._resign(turn, f"play returned {c}, which is not in its hand")
         return action_bytes(self.gid, turn.request_id, c)
+
+    def _resign(self, turn: pb.TurnRequest, why: str) -> bytes:
+        """Log why the bot's answer cannot go out, and resign the game with that reason."""
+        log.error("bot %s: %s; resigning game %s", type(self.bot).__name__, why,
+                  self.game_id, extra={"game_id": self.game_id})
+        self.ended = True
+        return resign_bytes(self.gid, turn.request_id, why)
 
     def _hook(self, kind: str, value: Any) -> Any:
         """Call the bot's hook for one event item; returns what it returned (a coroutine for
