@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import random
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -22,6 +23,7 @@ from sueca.sdk.bots.solver import close_trick, rollout, solve
 from sueca.sdk.local import play_duplicate, play_local
 
 FAST = functools.partial(PimcBot, samples=6)
+FAST_INFER = functools.partial(PimcBot, samples=6, infer=1)
 
 
 def _position(seed: int) -> Match:
@@ -70,6 +72,47 @@ def test_samples_honour_every_constraint(seed: int) -> None:
         assert hands[0] | hands[1] | hands[2] | hands[3] == FULL_DECK & ~played
         if deal.trump_held:
             assert hands[deal.dealer] >> deal.trump & 1  # the turned trump stays with the dealer
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_inferences_hold_for_heuristic_players_and_samples_honour_them(seed: int) -> None:
+    # four heuristic players to a random point: what infer bars is never in a real hand
+    rng = random.Random(seed)
+    match = Match(DEFAULT, seed)
+    bots = [HeuristicBot() for _ in range(4)]
+    for s, bot in enumerate(bots):
+        bot.start(MatchInfo("m", s, ("h",) * 4, DEFAULT, s))
+    for _ in range(rng.randrange(12, 39)):
+        seat = match.deal.turn
+        match.play(bots[seat].play(SeatView(match, seat)), seat)
+    seat = seed % 4
+    k = knowledge(SeatView(match, seat).snapshot(), infer=True)
+    for s in range(4):
+        assert not k.barred[s] & match.deal.hands[s]
+    assert k.barred[seat] == 0
+    for _ in range(20):
+        hands = sample(k, rng)
+        for s in range(4):
+            assert not hands[s] & k.barred[s] & k.unseen
+
+
+def test_a_seat_that_did_not_beat_an_opponent_last_in_suit_is_barred_above_it() -> None:
+    from sueca.engine import Trick, card
+    from sueca.sdk.bots.sampling import _inferred
+
+    def trick(leader: int, cards: str) -> Trick:
+        return Trick(leader, tuple(card(c) for c in cards.split()), None, 0)
+
+    obs = SimpleNamespace(trump_suit=2, seat=0, tricks=(
+        trick(0, "KS 2S QS 3S"),  # seat 3 last, opponent seat 0 wins with KS: no 7S, AS
+        trick(1, "KD 7D 2D 3D"),  # seat 0 last: the bot itself, nothing
+        trick(2, "2C QC 4C 3C"),  # seat 1 last, its partner seat 3 wins: nothing
+        trick(3, "AD 2H 4D 5D"),  # seat 2 last, opponent seat 0 wins with a trump: nothing
+        trick(2, "QC 2C JC 3C"),  # seat 1 last, opponent seat 0 wins with JC: no KC, 7C, AC
+    ))
+    barred = _inferred(obs)
+    assert barred == (0, sum(1 << card(c) for c in ("KC", "7C", "AC")), 0,
+                      sum(1 << card(c) for c in ("7S", "AS")))
 
 
 def test_sampling_with_heavy_voids_never_fails_and_covers_every_seat() -> None:
@@ -188,7 +231,7 @@ VARIANTS = [DEFAULT, Variant(trump_card="first"), Variant(weak_hand_redeal=True)
 def test_pimc_plays_only_legal_cards_under_every_variant(variant: Variant) -> None:
     # a card the seat does not hold raises; a renúncia would end a deal as such
     for seed in range(2):
-        match = play_local([FAST, HeuristicBot, FAST, HeuristicBot], variant, seed)
+        match = play_local([FAST, HeuristicBot, FAST_INFER, HeuristicBot], variant, seed)
         assert match.end == End.NORMAL
         assert all(r.end in (End.NORMAL, End.REDEAL) for r in match.results)
 

@@ -16,6 +16,8 @@ Arguments (``pimc:samples=64:solve=4`` wherever a bot is named):
   deal is solved exactly in each sampled deal instead of played out by the rollout policy.
 * ``win`` (0): bonus points for a sampled outcome above 60 card points, so the bot leans
   towards winning the deal over piling up points.
+* ``infer`` (0): 1 deals the unseen cards also under what the other seats' play suggests
+  (:func:`.sampling.knowledge` with ``infer``); dropped for a move where it contradicts itself.
 
 Over the network the referee's clock always bounds the move: at most a quarter of
 ``clock.left()`` (less a margin for the round trip) is spent, whatever the budget; when even
@@ -30,7 +32,7 @@ from sueca.engine import Card, Observation
 
 from ..bot import Bot, MatchInfo
 from .heuristic import HeuristicBot
-from .sampling import knowledge, sample
+from .sampling import SamplingError, knowledge, sample
 from .solver import close_trick, rollout, solve
 
 __all__ = ["PimcBot"]
@@ -46,9 +48,11 @@ class PimcBot(Bot):
     """Perfect-information Monte Carlo over sampled deals, with an exact endgame."""
 
     #: The arguments a spec may give (``pimc:samples=64``): name -> type.
-    ARGUMENTS: dict[str, type] = {"samples": int, "ms": float, "solve": int, "win": int}
+    ARGUMENTS: dict[str, type] = {"samples": int, "ms": float, "solve": int, "win": int,
+                                  "infer": int}
 
-    def __init__(self, samples: int = 32, ms: float = 0.0, solve: int = 3, win: int = 0) -> None:
+    def __init__(self, samples: int = 32, ms: float = 0.0, solve: int = 3, win: int = 0,
+                 infer: int = 0) -> None:
         if samples < 1:
             raise ValueError(f"bad samples={samples!r}: at least 1 deal per move")
         if ms < 0:
@@ -59,6 +63,7 @@ class PimcBot(Bot):
         self.ms = ms
         self.solve_tricks = solve
         self.win = win
+        self.infer = bool(infer)
 
     def on_match_start(self, info: MatchInfo) -> None:
         self._fallback = HeuristicBot()
@@ -80,7 +85,13 @@ class PimcBot(Bot):
         first = self._fallback.play(obs)  # the heuristic's card: tried first, kept on ties
         if time.monotonic() >= deadline:
             return first
-        k = knowledge(obs)
+        k = knowledge(obs, self.infer)
+        rng = self.rng
+        try:
+            hands = sample(k, rng)
+        except SamplingError:  # the inferences contradict each other: drop them
+            k = knowledge(obs)
+            hands = sample(k, rng)
         me = obs.seat
         out = k.unseen | (k.hands[0] | k.hands[1] | k.hands[2] | k.hands[3]) & ~k.hands[me]
         moves = _distinct(legal, out)
@@ -97,10 +108,8 @@ class PimcBot(Bot):
         exact = len(obs.hand) <= self.solve_tricks  # tricks left, the one on the table included
         win = self.win
         totals = [0] * len(moves)
-        rng = self.rng
         done = 0
-        while done < self.samples:
-            hands = sample(k, rng)
+        while True:
             table: dict[tuple[int, ...], tuple[int, int]] = {}
             for i, c in enumerate(moves):
                 h = hands[:]
@@ -115,8 +124,9 @@ class PimcBot(Bot):
                 total = have + mine + (team0 if not team else still_out - closed - team0)
                 totals[i] += total + win if total > 60 else total
             done += 1
-            if time.monotonic() >= deadline:
+            if done >= self.samples or time.monotonic() >= deadline:
                 break
+            hands = sample(k, rng)
         best = max(range(len(moves)), key=lambda i: (totals[i], -i))
         return moves[best]
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import random
 from typing import NamedTuple
 
-from sueca.engine import Observation
-from sueca.engine.cards import FULL_DECK
+from sueca.engine import Observation, trick_keys
+from sueca.engine.cards import FULL_DECK, SUIT_MASKS
 
 __all__ = ["Knowledge", "SamplingError", "knowledge", "sample"]
 
@@ -39,10 +39,12 @@ class Knowledge(NamedTuple):
     unseen: int                       # cards not seen anywhere: to be dealt
     need: tuple[int, int, int, int]   # cards still to deal to each seat
     void: tuple[int, int, int, int]   # per seat, a bit per suit it has shown out of
+    barred: tuple[int, int, int, int] = (0, 0, 0, 0)  # per seat, cards inferred not held
 
 
-def knowledge(obs: Observation) -> Knowledge:
-    """The constraints the observation carries on the other seats' hands."""
+def knowledge(obs: Observation, infer: bool = False) -> Knowledge:
+    """The constraints the observation carries on the other seats' hands; with ``infer``,
+    also what their play suggests (:func:`_inferred`)."""
     me = obs.seat
     played = 0
     count = [0, 0, 0, 0]
@@ -80,8 +82,31 @@ def knowledge(obs: Observation) -> Knowledge:
     if sum(need) != unseen.bit_count() or min(need) < 0:
         raise SamplingError(f"inconsistent observation for seat {me}: {unseen.bit_count()} unseen "
                             f"cards for hand sizes {need}")
+    barred = _inferred(obs) if infer else (0, 0, 0, 0)
     return Knowledge(me, (hands[0], hands[1], hands[2], hands[3]), unseen,
-                     (need[0], need[1], need[2], need[3]), (void[0], void[1], void[2], void[3]))
+                     (need[0], need[1], need[2], need[3]), (void[0], void[1], void[2], void[3]),
+                     barred)
+
+
+def _inferred(obs: Observation) -> tuple[int, int, int, int]:
+    """Cards a seat is taken not to hold because of how it played: a seat that played last to
+    a trick an opponent was winning with a card of the led suit, and followed suit without
+    beating it, holds no card of that suit above the winning one (a player who can take the
+    trick for sure, in suit, does; ``heuristic`` always does)."""
+    barred = [0, 0, 0, 0]
+    for t in obs.tricks:
+        cards = t.cards
+        if len(cards) != 4:
+            continue
+        led = _SUIT_OF[cards[0]]
+        keys = trick_keys(obs.trump_suit, led)
+        best = max((0, 1, 2), key=lambda i: keys[cards[i]])
+        last = cards[3]
+        win = cards[best]
+        if best != 1 and _SUIT_OF[win] == led and _SUIT_OF[last] == led and last < win:
+            barred[(t.leader + 3) & 3] |= SUIT_MASKS[led] & ~((2 << win) - 1)
+    barred[obs.seat] = 0
+    return barred[0], barred[1], barred[2], barred[3]
 
 
 def sample(k: Knowledge, rng: random.Random) -> list[int]:
@@ -90,9 +115,12 @@ def sample(k: Knowledge, rng: random.Random) -> list[int]:
     others = [s for s in (0, 1, 2, 3) if s != k.seat]
     free = [k.need[s] for s in others]
     hands = [k.hands[0], k.hands[1], k.hands[2], k.hands[3]]
-    # the seats (as a 3-bit set over ``others``) that may hold each suit
+    # the seats (as a 3-bit set over ``others``) that may hold each suit, and those barred
+    # from each card by inference
     allowed = [sum(1 << j for j in range(3) if not k.void[others[j]] >> s & 1 and free[j])
                for s in range(4)]
+    barred = [k.barred[s] for s in others]
+    inferred = barred[0] | barred[1] | barred[2]
     anyone: list[int] = []
     two: list[tuple[int, int]] = []
     pair_count = [0] * 8  # cards still to deal, by pair of seats that may hold them
@@ -102,6 +130,8 @@ def sample(k: Knowledge, rng: random.Random) -> list[int]:
         c = low.bit_length() - 1
         m ^= low
         who = allowed[_SUIT_OF[c]]
+        if inferred & low:
+            who &= ~((barred[0] & low and 1) | (barred[1] & low and 2) | (barred[2] & low and 4))
         if who == 7:
             anyone.append(c)
         elif who in (3, 5, 6):
@@ -112,7 +142,8 @@ def sample(k: Knowledge, rng: random.Random) -> list[int]:
             hands[others[j]] |= low
             free[j] -= 1
         else:
-            raise SamplingError(f"no seat may hold card {c}: every other seat is void in its suit")
+            raise SamplingError(f"no seat may hold card {c}: every other seat is void in its "
+                                "suit or barred from it")
     if min(free) < 0 or pair_count[3] > free[0] + free[1] or pair_count[5] > free[0] + free[2] \
             or pair_count[6] > free[1] + free[2]:
         raise SamplingError(f"no deal fits the shown voids and hand sizes for seat {k.seat}")
