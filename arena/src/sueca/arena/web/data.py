@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import NotRequired, TypedDict
 
@@ -72,8 +73,7 @@ HEALTH_TTL = 10.0  # seconds the leaderboard's health columns may lag a rebuild 
 RECORD_TTL = 30.0
 #: the ends a recorded match can have (``/matches?end=``)
 MATCH_ENDS = (NORMAL, *FAULT_ENDS, ABORTED)
-FAULT_SCAN = 200  # a bot's latest matches read for its fault lines
-FAULT_LINES = 20  # fault lines a bot page shows
+FAULT_LINES = 20  # fault lines a bot page shows (its latest faulted matches)
 MAX_DETAIL = 300  # characters of a fault's detail shown (the referee caps it too)
 FEATURED_SCAN = 30  # newest matches looked at for the front page's featured match
 #: seat-stats fields of each fault kind (records.SeatStats)
@@ -218,7 +218,7 @@ class BadQuery(ValueError):
 
 class _BotStats:
     __slots__ = ("matches", "won", "drawn", "lost", "last_seen", "recent", "versus", "ends",
-                 "fault_ends")
+                 "fault_ends", "fault_lines")
 
     def __init__(self) -> None:
         self.matches = 0
@@ -228,6 +228,7 @@ class _BotStats:
         self.versus: dict[str, list[int]] = {}  # opponent -> [won, drawn, lost] (matches)
         self.ends: dict[str, int] = {}  # matches by how they ended
         self.fault_ends: dict[str, int] = {}  # matches its own fault ended, by end
+        self.fault_lines: deque[FaultLine] = deque(maxlen=FAULT_LINES)  # oldest first
 
     def log_columns(self) -> LogColumns:
         """The leaderboard's counts from the log fold: ``logged`` rather than ``matches``,
@@ -313,6 +314,10 @@ class LeagueView:
                     st.lost += 1
                 for opp in theirs - mine:
                     st.versus.setdefault(opp, [0, 0, 0])[outcome] += 1
+        for bot in set(seats):
+            line = _fault_line(res, bot, seats)
+            if line is not None:
+                self._bots.setdefault(bot, _BotStats()).fault_lines.append(line)
         # the league's own rating fold, in log order: each bot's rating after each rated game
         fold = self._fold_ratings
         fold.apply(res)
@@ -438,30 +443,7 @@ class LeagueView:
                 "head_to_head": h2h, "trimmed": self.trimmed(),
                 "recent_matches": self.match_rows(list(reversed(stats.recent[-recent:])), name),
                 "ends": dict(stats.ends), "fault_ends": dict(stats.fault_ends),
-                "fault_lines": self._fault_lines(name, stats.recent[-FAULT_SCAN:])}
-
-    def _fault_lines(self, name: str, ids: list[str]) -> list[FaultLine]:
-        """What the referee held against ``name`` in its latest matches (``ids``, oldest
-        first): newest first, at most :data:`FAULT_LINES`."""
-        out: list[FaultLine] = []
-        for mid, res in zip(reversed(ids), self.store.results_of(list(reversed(ids)))):
-            if res is None:
-                continue
-            seats = [str(b) for b in res.get("seats") or ()]
-            stats = res.get("stats") or []
-            counts = {kind: sum(int(st.get(field, 0) or 0)  # type: ignore[call-overload]
-                                for i, st in enumerate(stats) if i < len(seats) and seats[i] == name)
-                      for kind, field in _FAULT_COUNTS}
-            ended = res.get("fault_bot") == name
-            if not ended and not any(counts.values()):
-                continue
-            detail = res.get("fault_detail") if ended else None
-            out.append({"match": mid, "time": res.get("time"), "end": str(res.get("end") or ""),
-                        "ended": ended, "counts": {k: v for k, v in counts.items() if v},
-                        "detail": None if not detail else str(detail)[:MAX_DETAIL]})
-            if len(out) >= FAULT_LINES:
-                break
-        return out
+                "fault_lines": list(reversed(stats.fault_lines))}
 
     def _connected(self, name: str) -> list[Connection]:
         """Referee replicas the bot is connected to now, with its free seats there (from the
@@ -666,6 +648,22 @@ def _web_row(r: RankedColumns, log: LogColumns, health: HealthColumns) -> WebRow
             "score": r["score"], "logged": log["logged"], "won": log["won"],
             "drawn": log["drawn"], "lost": log["lost"], "last_seen": log["last_seen"],
             "faults": health["faults"], "p50_ms": health["p50_ms"], "p99_ms": health["p99_ms"]}
+
+
+def _fault_line(res: ResultEntry, bot: str, seats: list[str]) -> FaultLine | None:
+    """What the referee held against ``bot`` in this result (its seats' fault counts, whether
+    its fault ended the match, its report of the failure), or None: nothing."""
+    stats = res.get("stats") or []
+    counts = {kind: n for kind, field in _FAULT_COUNTS
+              if (n := sum(int(st.get(field, 0) or 0)  # type: ignore[call-overload]
+                           for i, st in enumerate(stats) if i < len(seats) and seats[i] == bot))}
+    ended = res.get("fault_bot") == bot
+    if not ended and not counts:
+        return None
+    detail = res.get("fault_detail") if ended else None
+    return {"match": str(res.get("match_id", "")), "time": res.get("time"),
+            "end": str(res.get("end") or ""), "ended": ended, "counts": counts,
+            "detail": None if not detail else str(detail)[:MAX_DETAIL]}
 
 
 def outcome(row: MatchRow, bot: str) -> str | None:
