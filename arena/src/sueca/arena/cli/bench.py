@@ -19,6 +19,7 @@ KINDS = {
     "grpc-pingpong": "sueca.arena.bench.pingpong",
     "ratings": "sueca.arena.bench.ratings",
     "retention": "sueca.arena.bench.retention",
+    "serve": "sueca.arena.bench.serve",
     "strength": "sueca.arena.bench.strength",
     "hostile": "sueca.arena.bench.hostile",
     "redis-writes": "sueca.arena.bench.redis_writes",
