@@ -61,6 +61,20 @@ def test_a_running_match_streams_its_public_play(referee_arena: Any) -> None:
     trumps = [d["trump"] for d in result["replay"]["deals"] if d["end"] != "redeal"]
     assert [e["trump"] for e in events if e["event"] == "deal_start"][:len(trumps)] == trumps
     assert not any("hands" in e or "deck" in e or e.get("replay") for e in events)
+    # the seat to play, as the live page marks it from these events alone (a deal's first
+    # card: the dealer's next seat; then the next seat round the table; a trick's winner leads
+    # the next), is the seat of every card that follows
+    to_play, in_trick, checked = None, 0, 0
+    for e in events:
+        if e["event"] == "deal_start":
+            to_play, in_trick = (e["dealer"] + 1) % 4, 0
+        elif e["event"] == "card":
+            assert e["seat"] == to_play, (checked, e)
+            in_trick, checked = in_trick + 1, checked + 1
+            to_play = (e["seat"] + 1) % 4 if in_trick < 4 else None
+        elif e["event"] == "trick_end":
+            to_play, in_trick = e["winner"], 0
+    assert checked == len(played)
     # the page of a running match carries the live board, never a hand
     store.set_status(mid, "running")
     page = client.get(f"/matches/{mid}").text
