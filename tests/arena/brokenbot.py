@@ -6,7 +6,9 @@ exactly what it breaks.
 
 MODE: ``ok`` (conforming), ``wrong-request-id``, ``duplicate`` (every answer sent twice),
 ``illegal-card`` (the first card of every game is not a legal one), ``no-reconnect`` (exits
-when its stream drops), ``ignores-drain`` (on SIGTERM exits at once, its game running).
+when its stream drops), ``ignores-drain`` (on SIGTERM exits at once, its game running),
+``old-answer-after-reconnect`` (a turn sent again on a new stream is answered twice: once with
+the answer it had for the dropped stream, then afresh, as an SDK that kept the old answer).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import grpc
 from sueca.v1 import sueca_pb2 as pb
 
 MODES = ("ok", "wrong-request-id", "duplicate", "illegal-card", "no-reconnect",
-         "ignores-drain")
+         "ignores-drain", "old-answer-after-reconnect")
 
 
 class Broken:
@@ -32,6 +34,8 @@ class Broken:
         self.running: set[str] = set()   # games started and not ended
         self.played: set[str] = set()    # games in which a card was played
         self.draining = False
+        self.streams = 0                 # streams opened so far
+        self.asked: dict[tuple[str, int], int] = {}  # (game, request) -> the stream it came on
         self.out: queue.Queue[bytes | None] = queue.Queue()
         self.lock = threading.Lock()
 
@@ -46,6 +50,8 @@ class Broken:
 
     def answer(self, turn: pb.TurnRequest) -> list[pb.Action]:
         rid = turn.request_id + (1000 if self.mode == "wrong-request-id" else 0)
+        again = self.asked.setdefault((turn.game_id, turn.request_id), self.streams) \
+            != self.streams and self.mode == "old-answer-after-reconnect"
         if turn.kind == pb.TurnRequest.REDEAL:
             action = pb.Action(game_id=turn.game_id, request_id=rid, redeal=False)
         else:
@@ -55,11 +61,12 @@ class Broken:
                 card = next(c for c in range(40) if c not in obs.legal)
             self.played.add(turn.game_id)
             action = pb.Action(game_id=turn.game_id, request_id=rid, card=card)
-        return [action, action] if self.mode == "duplicate" else [action]
+        return [action, action] if self.mode == "duplicate" or again else [action]
 
     def session(self) -> bool:
         """One stream; True if it ended by our own close (drained)."""
         self.out = queue.Queue()
+        self.streams += 1
         self.out.put(pb.BotMessage(hello=pb.Hello(
             bot=self.token.rpartition(".")[0], token=self.token, capacity=4,
             sdk_version="brokenbot")).SerializeToString())

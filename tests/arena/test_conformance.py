@@ -33,6 +33,7 @@ BROKEN = {
     "illegal-card": ({"legal-cards"}, "legal:"),
     "no-reconnect": ({"reconnect"}, "did not connect again"),
     "ignores-drain": ({"drain"}, "no drain message"),
+    "old-answer-after-reconnect": ({"reconnect"}, "answered twice after coming back"),
 }
 
 
@@ -53,6 +54,17 @@ def test_the_sdk_example_bot_passes_every_check():
     assert set(statuses(report).values()) == {"pass"}, report
     assert report["bot_exit_code"] == 0  # it drained and exited by itself
     assert "Traceback" not in err
+
+
+def test_an_answer_in_flight_when_the_stream_drops_is_not_sent_on_the_next():
+    """The reconnect check drops the stream right after a turn; this SDK bot is still thinking
+    (1.5 s on a deal's first card) when its SDK has reconnected and been sent the turn again.
+    The SDK drops the answer computed for the old stream and answers the re-sent turn once
+    (an SDK that kept it answers twice: brokenbot's old-answer-after-reconnect mode)."""
+    code, report, err = kit(f"{HERE / 'faulty_bots.py'}:SlowFirstCard")
+    assert code == 0, (report, err)
+    assert statuses(report)["reconnect"] == "pass", report
+    assert "once" in next(c["reason"] for c in report["checks"] if c["name"] == "reconnect")
 
 
 def _broken_run(mode: str) -> tuple[int, dict, str]:

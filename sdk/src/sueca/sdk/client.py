@@ -346,6 +346,7 @@ class Connection:
         self.outbox: list[bytes] = []  # encoded BotMessage.actions fields
         self.wake = asyncio.Event()
         self.call: Any = None
+        self.stream = 0  # which stream this is (counts streams opened): answers belong to one
         self.referee_id = ""
         self.task: asyncio.Task[None] | None = None
         self.drain_acked = asyncio.Event()  # the referee will place no new game here
@@ -412,6 +413,7 @@ class Connection:
                 _CONNECT, request_serializer=_identity,
                 response_deserializer=pb.RefereeMessage.FromString)()
             self.call = call
+            self._new_stream()
             self.drain_acked.clear()
             try:  # a referee (or a port) that never answers must not hold the bot for ever
                 first = await asyncio.wait_for(self._hello(call), WELCOME_SECONDS)
@@ -461,8 +463,22 @@ class Connection:
         except Exception as err:  # the stream broke; the reader sees it too and reconnects
             log.debug("write to %s failed: %s", self.address, err)
 
-    def send(self, actions: Sequence[bytes]) -> None:
-        if actions and self.call is not None:  # answers for a dead stream are pointless
+    def _new_stream(self) -> None:
+        """Forget every answer of the streams before: an answer belongs to the stream its turn
+        came on. The referee re-sends each open turn on the new stream (same request id), so an
+        old answer sent there as well would answer that turn twice, or answer one that is no
+        longer open. Jobs still running for an old stream are dropped when they finish
+        (:meth:`send` compares stream numbers); turns of an old stream waiting in a game's
+        backlog are dropped now, its events (hooks) kept."""
+        self.stream += 1
+        self.outbox.clear()
+        for game in self.games.values():
+            if game.backlog:
+                game.backlog = [item for item in game.backlog if item.__class__ is tuple]
+
+    def send(self, actions: Sequence[bytes], stream: int) -> None:
+        """Queue answers computed for turns of ``stream``: dropped if that stream is gone."""
+        if actions and self.call is not None and stream == self.stream:
             self.outbox.extend(actions)
             self.wake.set()
 
@@ -587,7 +603,9 @@ class Client:
 
     # -- running work -------------------------------------------------------------------------
     def dispatch(self, conn: Connection, work: dict[str, list[Any]]) -> None:
+        """Run ``work`` (items by game id, all of the connection's current stream)."""
         games = conn.games
+        stream = conn.stream
         sync_jobs: list[tuple[Game, list[Any]]] = []
         for gid, items in work.items():
             game = games[gid]
@@ -597,13 +615,14 @@ class Client:
                 continue
             game.busy = True
             if game.is_async:
-                asyncio.get_running_loop().create_task(self._run_async(conn, game, items))
+                asyncio.get_running_loop().create_task(self._run_async(conn, stream, game,
+                                                                       items))
             else:
                 sync_jobs.append((game, items))
         if not sync_jobs:
             return
         if self.pool is None or (self.adaptive and self._inline()):
-            self._done(conn, sync_jobs, self._run_group(sync_jobs, measure=True))
+            self._done(conn, stream, sync_jobs, self._run_group(sync_jobs, measure=True))
             return
         n_turns = sum(len(items) for _, items in sync_jobs)
         groups = max(1, min(self.threads, len(sync_jobs),
@@ -612,11 +631,11 @@ class Client:
         for k in range(groups):
             part = sync_jobs[k::groups]
             fut = loop.run_in_executor(self.pool, self._run_group, part)
-            fut.add_done_callback(functools.partial(self._group_done, conn, part))
+            fut.add_done_callback(functools.partial(self._group_done, conn, stream, part))
 
-    def _group_done(self, conn: Connection, jobs: list[tuple[Game, list[Any]]],
+    def _group_done(self, conn: Connection, stream: int, jobs: list[tuple[Game, list[Any]]],
                     fut: asyncio.Future[list[bytes]]) -> None:
-        self._done(conn, jobs, fut.result())
+        self._done(conn, stream, jobs, fut.result())
 
     def _inline(self) -> bool:
         """Run this batch in the event loop? Yes while the bot is fast; a pooled bot is
@@ -654,9 +673,9 @@ class Client:
                           self.avg_turn * 1e6, self.strikes)
         return out
 
-    def _done(self, conn: Connection, jobs: list[tuple[Game, list[Any]]],
+    def _done(self, conn: Connection, stream: int, jobs: list[tuple[Game, list[Any]]],
               actions: list[bytes]) -> None:
-        conn.send(actions)
+        conn.send(actions, stream)
         again: dict[str, list[Any]] = {}
         for game, _ in jobs:
             game.busy = False
@@ -668,13 +687,14 @@ class Client:
         if again:
             self.dispatch(conn, again)
 
-    async def _run_async(self, conn: Connection, game: Game, items: list[Any]) -> None:
+    async def _run_async(self, conn: Connection, stream: int, game: Game,
+                         items: list[Any]) -> None:
         out = []
         for item in items:
             action = await game.apply_async(item)
             if action is not None:
                 out.append(action)
-        self._done(conn, [(game, items)], out)
+        self._done(conn, stream, [(game, items)], out)
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def run(self) -> None:
