@@ -15,7 +15,7 @@ INTENDED = {
     "NotYourTurnError", "RedealError", "RenunciaError", "ReplayError", "SuecaError",
     "VariantError", "Deal", "DealResult", "Match", "Play", "Trick", "deal_game_points",
     "shuffled_deck", "team_of", "Observation", "SeatView", "Snapshot", "play_match", "DEFAULT",
-    "Variant", "End", "legal_mask", "trick_keys", "Player",
+    "Variant", "End", "legal_mask", "trick_keys", "Player", "BotFailed",
 }
 FORBIDDEN = ("grpc", "redis", "celery", "prometheus_client", "google.protobuf")
 

@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from sueca.engine import CARDS, DEFAULT, Match, SeatView, Variant, play_match
+from sueca.engine import CARDS, DEFAULT, BotFailed, Match, SeatView, Variant, play_match
 from sueca.engine.errors import CardNotInHandError
 from sueca.engine.replay import record
 
@@ -68,20 +68,23 @@ def _after_a_bot_raises(seed: int, cls: type) -> object | None:
     """Bots that raise on the match's n-th card (a lead or a follow); then the match is played
     on through Match.play, as a caller that catches a bot's error might."""
     calls = [0]
+    raised_by: list[int] = []
     limit = 2 + seed * 2
 
     class Raising(cls):  # type: ignore[valid-type, misc]
         def play(self, obs):
             calls[0] += 1
             if calls[0] == limit:
+                raised_by.append(obs.seat)
                 raise Boom
             return super().play(obs)
 
     match = Match(DEFAULT, seed)
     try:
         play_match(match, [Raising(seed * 4 + s) for s in range(4)])
-    except Boom:
-        pass
+    except BotFailed as err:
+        assert type(err.error) is Boom and err.__cause__ is err.error
+        assert err.seat == raised_by[0] == match.deal.turn and err.detail == "Boom"
     else:
         return None  # the match ended first (a renúncia can end it within a few cards)
     views = [SeatView(match, s) for s in range(4)]
@@ -110,8 +113,10 @@ def test_fast_path_raises_as_deal_play() -> None:
             held = set(obs.hand)
             return next(c for c in CARDS if c not in held)
 
-    with pytest.raises(CardNotInHandError):
+    with pytest.raises(BotFailed) as err:
         play_match(Match(DEFAULT, 1), [Cheat() for _ in range(4)])
+    assert type(err.value.error) is CardNotInHandError
+    assert err.value.detail.startswith("CardNotInHandError: ")
 
 
 def test_turn_view_legal_only_for_the_seat_to_play() -> None:

@@ -73,8 +73,8 @@ def _local_bots() -> dict[str, str]:
 def run_local(spec: Mapping[str, Any]) -> dict[str, Any]:
     """Play ``spec`` in-process (:func:`sueca.sdk.local.play_local`); returns the outcome (see
     :func:`run_match`)."""
-    from sueca.codec import parse_seed
-    from sueca.engine import Variant, replay
+    from sueca.codec import fault_detail, parse_seed
+    from sueca.engine import BotFailed, End, Variant, replay
     from sueca.engine.errors import SuecaError
     from sueca.sdk.bots import BotLoadError, load_bot
     from sueca.sdk.local import play_local
@@ -90,13 +90,21 @@ def run_local(spec: Mapping[str, Any]) -> dict[str, Any]:
         variant = Variant.from_dict(spec.get("variant") or {})
         match = play_local(factories, variant, seed, mid, seats,
                            spec.get("decks") or (), None if fd is None or fd < 0 else fd)
+        detail = None
+    except BotFailed as err:  # that seat's bot_error, as a referee records a resigning bot
+        match, detail = err.match, fault_detail(err.detail)
+        if match.end is None:
+            match.stop(End.BOT_ERROR, err.seat)
+        else:  # a hook raised after the last card: the result stands
+            detail = None
     except (BotLoadError, SuecaError, ValueError) as err:
         raise Permanent(str(err)) from None
     fault_seat = match.fault_seat
     return {"match_id": mid, "end": match.end, "winner": match.winner,
             "game_points": list(match.game_points), "fault_seat": fault_seat,
             "fault_bot": seats[fault_seat] if fault_seat is not None else None,
-            "replay": replay.record(match, mid, seats), "referee": "local"}
+            "fault_detail": detail, "replay": replay.record(match, mid, seats),
+            "referee": "local"}
 
 
 # -- referee -----------------------------------------------------------------------------------

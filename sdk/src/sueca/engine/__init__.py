@@ -32,7 +32,7 @@ from .game import (
     trick_keys,
 )
 from .observation import Observation, SeatView, Snapshot
-from .playout import Player, play_match
+from .playout import BotFailed, Player, play_match
 from .variant import DEFAULT, Variant
 
 __all__ = [
@@ -41,5 +41,5 @@ __all__ = [
     "NotYourTurnError", "RedealError", "RenunciaError", "ReplayError", "SuecaError",
     "VariantError", "Deal", "DealResult", "Match", "Play", "Trick", "deal_game_points",
     "shuffled_deck", "team_of", "Observation", "SeatView", "Snapshot", "play_match", "DEFAULT",
-    "Variant", "End", "legal_mask", "trick_keys", "Player",
+    "Variant", "End", "legal_mask", "trick_keys", "Player", "BotFailed",
 ]

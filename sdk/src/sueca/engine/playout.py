@@ -10,6 +10,12 @@ case of :meth:`Deal.play` (a held card that follows suit) is inlined, a trick at
 else goes through ``Deal.play`` itself. ``tests/engine/test_engine_playout_paths.py`` checks both
 paths play alike (legal cards, tricks, hands, scores), and leave the same state behind when a
 bot raises.
+
+A bot's failure comes out as :class:`BotFailed`, naming its seat: its ``play`` or ``redeal``
+raised or gave an answer the rules refuse (not a card, a card it does not hold), or one of its
+hooks raised. The bot's own exception is its ``__cause__`` (and ``error``), and the match is left
+as it was when the bot was asked, so the caller can end it as that seat's ``bot_error``
+(:meth:`Match.stop`) or report it.
 """
 
 from __future__ import annotations
@@ -20,6 +26,30 @@ from typing import Any, Protocol
 from .cards import _CHUNK_MASK, _T0, _T1, _T2, POINTS, SUIT_MASKS, SUIT_TABLES, Card
 from .game import _BITS, _KEYS, NORMAL, Deal, Match, Trick, _new
 from .observation import Observation, SeatView
+
+DETAIL_CHARS = 200  # BotFailed.detail: the first line of the bot's error, cut to this
+
+
+class BotFailed(Exception):
+    """The bot of ``seat`` failed: it raised, or its answer was refused by the rules (then
+    ``error`` is the engine's :class:`~.errors.SuecaError` quoting it). ``match`` is the match
+    it was playing, left where it stopped. ``detail`` is ``Type: first line of the message``,
+    at most :data:`DETAIL_CHARS` characters, as a match record keeps a bot error's reason; the
+    text is the bot's, so callers escape it before showing it (``sueca.codec.fault_detail``)."""
+
+    def __init__(self, seat: int, error: Exception, match: Match) -> None:
+        self.seat = seat
+        self.error = error
+        self.match = match
+        text = first_line(error)
+        self.detail = text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS] + "..."
+        super().__init__(f"the bot of seat {seat} failed: {self.detail}")
+
+
+def first_line(err: BaseException) -> str:
+    """``ValueError: bad card`` for an exception: its type and the first line of its message."""
+    text = str(err).strip().partition("\n")[0]
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 
 class Player(Protocol):
@@ -44,13 +74,23 @@ class _TurnView(SeatView):
         self.legal = ()
 
 
-def _hooks(bots: Sequence[Any], name: str) -> list[Callable[..., Any]]:
+def _hooks(bots: Sequence[Any], name: str) -> list[tuple[int, Callable[..., Any]]]:
+    """The seats whose bot has hook ``name`` (one it did not leave at its no-op default)."""
     hooks = []
-    for bot in bots:
+    for seat, bot in enumerate(bots):
         fn = getattr(bot, name, None)
         if fn is not None and not getattr(fn, "default_hook", False):
-            hooks.append(fn)
+            hooks.append((seat, fn))
     return hooks
+
+
+def _tell(match: Match, hooks: list[tuple[int, Callable[..., Any]]], *args: Any) -> None:
+    """Call each seat's hook; one that raises is that seat's :class:`BotFailed`."""
+    for seat, fn in hooks:
+        try:
+            fn(*args)
+        except Exception as err:
+            raise BotFailed(seat, err, match) from err
 
 
 def _play_deal(deal: Deal, acts: list[Callable[[Any], Any]], views: list[_TurnView],
@@ -139,7 +179,8 @@ def _play_deal(deal: Deal, acts: list[Callable[[Any], Any]], views: list[_TurnVi
 
 
 def play_match(match: Match, bots: Sequence[Player]) -> Match:
-    """Play ``match`` to its end; ``bots[s]`` plays seat ``s``. Returns the match."""
+    """Play ``match`` to its end; ``bots[s]`` plays seat ``s``. Returns the match; a bot's
+    failure is :class:`BotFailed` (the match is left where it stopped)."""
     acts = [b.play for b in bots]
     on_trick, on_deal = _hooks(bots, "on_trick_end"), _hooks(bots, "on_deal_end")
     on_end = _hooks(bots, "on_match_end")
@@ -152,31 +193,33 @@ def play_match(match: Match, bots: Sequence[Player]) -> Match:
     after = [(b, c, d), (c, d, a), (d, a, b), (a, b, c)]
     while match.end is None:
         deal = match.deal
-        if match.awaiting_redeal:
-            s = deal.turn
-            ask = getattr(bots[s], "redeal", None)
-            result = match.redeal(bool(ask(views[s])) if ask else False)
-            if result is not None:
-                for fn in on_deal:
-                    fn(result)
-            continue
-        play = deal.play
-        if not (on_trick or on_deal or on_end):
-            _play_deal(deal, acts, views, after)  # type: ignore[arg-type]
-        elif on_trick:
-            while deal.end is None:
+        try:  # whatever is raised here while a seat is to act is that seat's failure
+            if match.awaiting_redeal:
                 s = deal.turn
-                trick = play(acts[s](views[s])).trick
-                if trick is not None:
-                    for fn in on_trick:
-                        fn(trick)
-        else:
-            while deal.end is None:
-                s = deal.turn
-                play(acts[s](views[s]))
-        result = match._finish_deal()
-        for fn in on_deal:
-            fn(result)
-    for fn in _hooks(bots, "on_match_end"):  # looked up again: a hook set during the match counts
-        fn((match.game_points[0], match.game_points[1]), match.winner, match.end)
+                ask = getattr(bots[s], "redeal", None)
+                result = match.redeal(bool(ask(views[s])) if ask else False)
+                if result is not None:
+                    _tell(match, on_deal, result)
+                continue
+            play = deal.play
+            if not (on_trick or on_deal or on_end):
+                _play_deal(deal, acts, views, after)  # type: ignore[arg-type]
+            elif on_trick:
+                while deal.end is None:
+                    s = deal.turn
+                    trick = play(acts[s](views[s])).trick
+                    if trick is not None:
+                        _tell(match, on_trick, trick)
+            else:
+                while deal.end is None:
+                    s = deal.turn
+                    play(acts[s](views[s]))
+        except BotFailed:
+            raise
+        except Exception as err:
+            raise BotFailed(deal.turn, err, match) from err
+        _tell(match, on_deal, match._finish_deal())
+    # looked up again: a hook set during the match counts
+    _tell(match, _hooks(bots, "on_match_end"),
+          (match.game_points[0], match.game_points[1]), match.winner, match.end)
     return match

@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from sueca.engine import DEFAULT, End, Match, Player, Variant, play_match
+from sueca.engine import DEFAULT, BotFailed, End, Match, Player, Variant, play_match
 
 from .bot import Forfeit, MatchInfo, bot_seeds
 from .settings import current
@@ -40,7 +40,9 @@ def play_local(bots: Sequence[Callable[[], Player]], variant: Variant = DEFAULT,
 
     ``seed_key`` keys the bots' seeds as a referee does (default: ``SUECA_SEED_KEY``, else
     none). Returns the finished :class:`~sueca.engine.Match` (``sueca.engine.replay.record``
-    turns it into a replay).
+    turns it into a replay). A bot that raises :class:`~sueca.sdk.bot.Forfeit` loses the match
+    as its seat's ``bot_error``; any other failure of a bot (in ``start`` too) is
+    :class:`~sueca.engine.BotFailed`, naming its seat, the match left where it stopped.
     """
     if len(bots) != 4:
         raise ValueError(f"a match needs 4 bots, one per seat; got {len(bots)}")
@@ -58,24 +60,28 @@ def play_local(bots: Sequence[Callable[[], Player]], variant: Variant = DEFAULT,
         if seed_key is None:
             seed_key = (current().seed_key or "").encode()
         seeds = bot_seeds(seed, seed_key)  # bot_seed(seed, seat, seed_key) for each seat
-        for seat, bot in enumerate(players):
-            start = getattr(bot, "start", None)
-            if start is not None:
-                start(_new(MatchInfo, (match_id, seat, names, variant, seeds[seat])))
         try:
+            for seat, bot in enumerate(players):
+                start = getattr(bot, "start", None)
+                if start is not None:
+                    try:
+                        start(_new(MatchInfo, (match_id, seat, names, variant, seeds[seat])))
+                    except Exception as err:
+                        raise BotFailed(seat, err, match) from err
             return play_match(match, players)
-        except Forfeit:  # the seat asked gave up: its team loses the match, as a bot error
-            _forfeit(match, players)
+        except BotFailed as err:  # a Forfeit: that seat gave up, its team loses as a bot error
+            if not isinstance(err.error, Forfeit) or match.end is not None:
+                raise
+            _forfeit(match, players, err.seat)
             return match
     finally:
         if loop is not None:
             loop.close()
 
 
-def _forfeit(match: Match, players: Sequence[Any]) -> None:
-    """End ``match`` as a ``bot_error`` of the seat that was asked (a bot raised
+def _forfeit(match: Match, players: Sequence[Any], seat: int) -> None:
+    """End ``match`` as a ``bot_error`` of ``seat`` (its bot raised
     :class:`~sueca.sdk.bot.Forfeit`), and tell every bot that it ended."""
-    seat = match.turn
     match.stop(End.BOT_ERROR, seat)
     for bot in players:
         hook = getattr(bot, "on_match_end", None)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sueca.engine import Match, SuecaError, Variant
+from sueca.engine import BotFailed, Match, SuecaError, Variant
 from sueca.engine import replay as replays
 from sueca.engine.game import FAULT_ENDS, REDEAL
 
@@ -89,9 +89,11 @@ def play_numbered(factories: Sequence[Callable[[], Any]], names: Sequence[str],
     match_id = f"selfplay-{seed}-{i}"
     try:
         match = play_local([factories[b] for b in order], variant, mseed, match_id, seats)
-    except SuecaError as err:
-        raise MatchFailed(f"match {match_id} (seats {', '.join(seats)}): {err}") from None
-    except Exception as err:  # the bot's own bug: where it raised, not our traceback
+    except Exception as failed:
+        err = failed.error if isinstance(failed, BotFailed) else failed
+        if isinstance(err, SuecaError):
+            raise MatchFailed(f"match {match_id} (seats {', '.join(seats)}): {err}") from None
+        # the bot's own bug: where it raised, not our traceback
         raise MatchFailed(f"match {match_id} (seats {', '.join(seats)}, match seed "
                           f"{mseed}): a bot raised {type(err).__name__}: "
                           f"{shown(str(err), 200)}{_where(err)}") from None
