@@ -124,6 +124,9 @@ def test_a_broken_client_fails_exactly_the_checks_it_breaks(broken_runs, mode):
 def test_usage_errors_exit_2_quoting_the_bad_value():
     for args, words in ((["no-such-bot-x"], "'no-such-bot-x'"),
                         ([], "give a BOT"),
+                        (["heuristic", "--operator-token-file", "f"], "goes with --referee"),
+                        (["--referee", "127.0.0.1:1", "--token", "a.b",
+                          "--operator-token-file", "/no/such/file"], "'/no/such/file'"),
                         (["--listen", "nowhere"], "'nowhere'"),
                         (["heuristic", "--referee", "127.0.0.1:1"], "not both")):
         proc = subprocess.run([str(BIN / "sueca-arena"), "conformance", *args],
@@ -133,23 +136,48 @@ def test_usage_errors_exit_2_quoting_the_bad_value():
 
 
 def test_the_referee_direction_passes_against_our_referee(redis_url, tmp_path):
+    """Our referee, wanting an operator token: every check passes with the token from
+    SUECA_OPERATOR_TOKEN (timeout, late, resign included); a wrong token from
+    --operator-token-file fails the first match's check naming UNAUTHENTICATED, and neither
+    token nor bot secret is ever shown."""
     from netkit import KEY_PREFIX, RefereeProc
 
     from sueca.arena.keys import Keys
     from sueca.arena.store import Store
-    token = Store.from_url(redis_url, Keys(KEY_PREFIX)).bots.add("conformance")
-    ref = RefereeProc(redis_url, log_path=tmp_path / "referee.log")
+    bots = Store.from_url(redis_url, Keys(KEY_PREFIX)).bots
+    token, other = bots.add("conformance"), bots.add("conformance-b")  # one bot per kit run
+    operator = "op-" + os.urandom(8).hex()
+    (tmp_path / "operator").write_text(operator + "\n")
+    (tmp_path / "wrong").write_text("not-the-operator-token\n")
+    ref = RefereeProc(redis_url, log_path=tmp_path / "referee.log",
+                      extra=["--operator-token-file", str(tmp_path / "operator")])
+    env = dict(os.environ)
+    env.pop("SUECA_OPERATOR_TOKEN", None)
     try:
-        env = {**os.environ, "SUECA_TOKEN": token}
-        proc = subprocess.run([str(BIN / "sueca-arena"), "conformance", "--referee",
-                               ref.address, "--turn-seconds", "5", "--json"],
-                              capture_output=True, text=True, timeout=120, env=env)
+        with ThreadPoolExecutor(2) as pool:
+            good, wrong = pool.map(lambda extra: subprocess.run(
+                [str(BIN / "sueca-arena"), "conformance", "--referee", ref.address,
+                 "--turn-seconds", "5", "--json", *extra[0]],
+                capture_output=True, text=True, timeout=120, env={**env, **extra[1]}), [
+                ((), {"SUECA_TOKEN": token, "SUECA_OPERATOR_TOKEN": operator}),
+                (("--operator-token-file", str(tmp_path / "wrong")), {"SUECA_TOKEN": other})])
     finally:
         ref.stop()
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert proc.returncode == 0, (report, proc.stderr)
+    report = json.loads(good.stdout.strip().splitlines()[-1])
+    assert good.returncode == 0, (report, good.stderr)
     assert set(statuses(report).values()) == {"pass"}, report
-    assert token.rpartition(".")[2] not in proc.stdout + proc.stderr  # never shows the secret
+    reasons = {c["name"]: c["reason"] for c in report["checks"]}
+    assert reasons["timeout"].startswith("timeout by seat "), reasons
+    assert reasons["late"] == "refused late" and reasons["resign"].startswith("bot_error by seat")
+    refused = json.loads(wrong.stdout.strip().splitlines()[-1])
+    assert wrong.returncode == 1, (refused, wrong.stderr)
+    reason = next(c["reason"] for c in refused["checks"] if c["name"] == "match-start")
+    assert "UNAUTHENTICATED" in reason, refused
+    for proc in (good, wrong):  # never shows a secret
+        shown = proc.stdout + proc.stderr
+        assert token.rpartition(".")[2] not in shown and operator not in shown
+        assert other.rpartition(".")[2] not in shown
+        assert "not-the-operator-token" not in shown and "Traceback" not in shown
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "sdk" / "examples"

@@ -38,12 +38,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                       help="serve the scripted referee here and wait for your bot")
     mode.add_argument("--referee", metavar="HOST:PORT",
                       help="check the referee at this address instead (bot token: "
-                           "$SUECA_TOKEN; operator token: $SUECA_OPERATOR_TOKEN if it wants one)")
+                           "$SUECA_TOKEN; operator token: --operator-token-file or "
+                           "$SUECA_OPERATOR_TOKEN if it wants one)")
     p.add_argument("--name", default="conformance",
                    help="the bot name the scripted referee expects (default conformance)")
     p.add_argument("--token", default=None,
                    help="with --listen: the token your bot must send (default: a new one, "
                         "printed); with --referee: the bot token (default $SUECA_TOKEN)")
+    p.add_argument("--operator-token-file", default=None, metavar="FILE",
+                   help="with --referee: file holding the referee's operator token, sent with "
+                        "each RunMatch (default $SUECA_OPERATOR_TOKEN)")
     p.add_argument("--capacity", action=Bounded, kind=int, low=1, high=64, default=4,
                    help="games the started bot plays at once (default 4)")
     p.add_argument("--turn-seconds", action=Bounded, kind=float, low=0, above=True,
@@ -84,6 +88,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_bot(args: argparse.Namespace) -> tuple[list[Check], dict[str, object]]:
     from sueca.arena.conformance.bot_script import Timing
+    if args.operator_token_file is not None:
+        raise UserError(f"--operator-token-file {args.operator_token_file[:100]!r} goes with "
+                        "--referee (a bot check needs no operator token)")
     from sueca.arena.conformance.kit import check_bot
     from sueca.sdk.bots import BotLoadError, load_bot
     if (args.bot is None) == (args.listen is None):
@@ -115,14 +122,22 @@ def _check_bot(args: argparse.Namespace) -> tuple[list[Check], dict[str, object]
 
 def _check_referee(args: argparse.Namespace) -> tuple[list[Check], dict[str, object]]:
     from sueca.arena.conformance.referee_script import check_referee
+    from sueca.referee.security import operator_token_from_env, read_token_file
+    from sueca.sdk.channels import CredentialsError
     from sueca.sdk.cli.common import settings
     _address(args.referee, "--referee")
+    try:
+        operator = (read_token_file(args.operator_token_file) if args.operator_token_file
+                    else operator_token_from_env())
+    except CredentialsError as err:
+        raise UserError(str(err)) from None
     token = args.token or settings().token or ""
     name, dot, secret = token.rpartition(".")
     if not (dot and name and secret):
         raise UserError("no bot token for --referee: set SUECA_TOKEN (or --token) to a "
                         "registered bot's NAME.SECRET")
-    checks = asyncio.run(check_referee(args.referee, token, args.turn_seconds, _progress))
+    checks = asyncio.run(check_referee(args.referee, token, args.turn_seconds, _progress,
+                                       operator))
     return checks.all(), {"referee": args.referee}
 
 

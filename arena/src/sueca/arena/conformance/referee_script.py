@@ -3,9 +3,9 @@ promises a bot (docs/protocol.md, tests/referee/test_faults.py), so that a refer
 in another language can be held to this one.
 
 The kit connects as one registered bot (its token: ``SUECA_TOKEN``) with capacity 4, asks the
-referee's MatchService for matches seating that bot in all four seats (the operator token, if
-the referee wants one: ``SUECA_OPERATOR_TOKEN``), and plays them over raw gRPC, misbehaving on
-purpose where a check says so.
+referee's MatchService for matches seating that bot in all four seats (with the operator token
+when the referee wants one: ``--operator-token-file`` or ``SUECA_OPERATOR_TOKEN``), and plays
+them over raw gRPC, misbehaving on purpose where a check says so.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from typing import Any
 
 import grpc
 
+from sueca import codec
 from sueca.arena.conformance.report import Check, Checks, shown
+from sueca.referee.security import operator_metadata
 from sueca.v1 import sueca_pb2 as pb
 
 __all__ = ["CHECKS", "check_referee"]
@@ -33,13 +35,21 @@ CHECKS = (
                "each get their ActionError, and the turn stays open"),
     ("stale-answer", "a second answer to a request is refused stale_request, not applied"),
     ("renuncia", "a card that does not follow suit ends the deal as renuncia by that seat"),
+    ("timeout", "a turn left unanswered past its move time and bank ends the match as "
+                "timeout, charged to that seat"),
+    ("late", "an answer to a game that has ended is refused with code late"),
+    ("resign", "an Action that resigns ends the match at once as bot_error by that seat, "
+               "the reason kept in fault_detail"),
     ("oversized", "a message over 64 KiB ends the stream RESOURCE_EXHAUSTED; back within the "
                   "grace time, the game and its open turn are sent again"),
     ("drain", "drain is acknowledged with a welcome of capacity 0; running games go on"),
 )
 TURN = pb.TurnRequest.PLAY
 CONNECT = "/sueca.v1.BotService/Connect"
+RUN_MATCH = "/sueca.v1.MatchService/RunMatch"
 OVERSIZED = 70 * 1024
+SHORT_MOVE_MS = 300  # the timeout match's clock: this per move and no bank
+RESIGN_REASON = "conformance: resigning on purpose \x1b[1m(an escape to be escaped)"
 
 
 class _Bot:
@@ -120,8 +130,9 @@ def _answer(turn: pb.TurnRequest) -> pb.Action:
 
 class _Run:
     def __init__(self, address: str, token: str, seconds: float,
-                 progress: Callable[[str], None]) -> None:
+                 progress: Callable[[str], None], operator_token: str | None = None) -> None:
         self.address, self.token, self.seconds = address, token, seconds
+        self.operator = operator_metadata(operator_token)
         self.name = token.rpartition(".")[0]
         self.progress = progress
         self.checks = Checks(CHECKS)
@@ -160,13 +171,29 @@ class _Run:
         return bot
 
     def start_match(self, tag: str, **spec: Any) -> asyncio.Future[Any]:
-        from sueca.referee import control
+        """RunMatch for a match seating the kit's bot four times; resolves to its result (a
+        dict, :func:`sueca.codec.result_to_dict`), or _Fail saying how RunMatch failed."""
         match_id = f"conformance-{tag}-{secrets.token_hex(4)}"
         spec = {"bots": [self.name] * 4, "match_id": match_id, "seed": secrets.randbits(32),
                 "move_ms": int(self.seconds * 1000), "grace_ms": int(self.seconds * 1000),
                 **spec}
-        return asyncio.ensure_future(asyncio.to_thread(control.run_match, self.address, spec,
-                                                       max(60.0, 10 * self.seconds)))
+        request = codec.spec_to_pb(spec)
+        request.quiet = True
+        call = self.channel.unary_stream(
+            RUN_MATCH, request_serializer=pb.MatchSpec.SerializeToString,
+            response_deserializer=pb.MatchEvent.FromString)(
+                request, timeout=max(60.0, 10 * self.seconds), metadata=self.operator)
+
+        async def result() -> Any:
+            try:
+                async for event in call:
+                    if event.HasField("result"):
+                        return codec.result_to_dict(event.result)
+            except grpc.aio.AioRpcError as err:
+                raise _Fail(f"RunMatch failed: {err.code().name}: "
+                            f"{shown(err.details() or '', 120)}") from None
+            raise _Fail("RunMatch ended without a result")
+        return asyncio.ensure_future(result())
 
     async def run(self) -> Checks:
         c = self.checks
@@ -217,6 +244,10 @@ class _Run:
         await self._faults(bot, turn)
         turn = await self._stale(bot, turn)
         await self._renuncia(bot, turn, match)
+        self.progress("a match on a short clock: timeout, then a late answer")
+        await self._timeout(bot)
+        self.progress("a match the bot resigns")
+        await self._resign(bot)
         self.progress("a second match: an oversized message, reconnection, drain")
         match = self.start_match("oversized")
         msg = await bot.expect("the second match's first turn", self.seconds,
@@ -312,6 +343,85 @@ class _Run:
         except Exception as err:
             check.failed(f"the match did not end: {shown(str(err), 120)}")
 
+    async def _timeout(self, bot: _Bot) -> None:
+        """Leave the first turn of a match on a short clock unanswered: the match must end as
+        ``timeout`` charged to that seat; then answer it anyway: refused ``late``."""
+        check, late = self.checks["timeout"], self.checks["late"]
+        match = self.start_match("timeout", move_ms=SHORT_MOVE_MS, bank_ms=0)
+        msg = await bot.expect("the timeout match's first turn", self.seconds,
+                               lambda m: bool(m.turns))
+        turn = msg.turns[0]
+        seat = next((e.match_start.seat for e in msg.events if e.game_id == turn.game_id
+                     and e.HasField("match_start")), None)
+        wait = SHORT_MOVE_MS / 1000 + self.seconds
+        ids = _started(msg)
+        try:
+            end = await bot.expect(f"the match end ({SHORT_MOVE_MS} ms to move, no bank)",
+                                   wait, lambda m: _ended(m, ids))
+        except _Fail as err:
+            check.failed(str(err))
+            late.skipped("not reached: the match did not end on time")
+            return
+        ends = {e.match_end.end for e in end.events if e.HasField("match_end")
+                and e.game_id in ids}
+        faults = {e.match_end.fault_seat for e in end.events if e.HasField("match_end")
+                  and e.game_id in ids}
+        result = await self._result(match, check)
+        if result is None:
+            pass
+        elif ends != {"timeout"} or faults != {seat} or result["end"] != "timeout" \
+                or result["fault_seat"] != seat:
+            check.failed(f"the match ended {shown(result['end'])} (games: "
+                         f"{shown(sorted(ends))}) with fault seat {result['fault_seat']}, "
+                         f"expected timeout by seat {seat}, which never answered")
+        else:
+            check.passed(f"timeout by seat {seat} after {SHORT_MOVE_MS} ms, no bank")
+        problem = await self._error(bot, pb.BotMessage(actions=[_answer(turn)]), "late", [])
+        if problem is not None:
+            late.failed(f"an answer after the game ended: {problem}")
+        else:
+            late.passed("refused late")
+
+    async def _resign(self, bot: _Bot) -> None:
+        """Resign the first turn of a match: it must end at once as ``bot_error`` by that
+        seat, the reason in the result's ``fault_detail``, escaped."""
+        check = self.checks["resign"]
+        match = self.start_match("resign")
+        msg = await bot.expect("the resign match's first turn", self.seconds,
+                               lambda m: bool(m.turns))
+        turn = msg.turns[0]
+        seat = next((e.match_start.seat for e in msg.events if e.game_id == turn.game_id
+                     and e.HasField("match_start")), None)
+        bot.send(_action(turn, resign=pb.Resign(reason=RESIGN_REASON)))
+        ids = _started(msg)
+        try:
+            await bot.expect("the match end after resigning", self.seconds,
+                             lambda m: _ended(m, ids))
+        except _Fail as err:
+            check.failed(str(err))
+            return
+        result = await self._result(match, check)
+        want = codec.fault_detail(RESIGN_REASON)
+        if result is None:
+            pass
+        elif result["end"] != "bot_error" or result["fault_seat"] != seat:
+            check.failed(f"the match ended {shown(result['end'])} with fault seat "
+                         f"{result['fault_seat']}, expected bot_error by seat {seat}")
+        elif result["fault_detail"] != want:
+            check.failed(f"fault_detail {shown(result['fault_detail'])}, expected {want!r}")
+        else:
+            check.passed(f"bot_error by seat {seat}, the reason escaped in fault_detail")
+
+    async def _result(self, match: asyncio.Future[Any], check: Check) -> Any:
+        """The match's result, or None (the check failed, saying why)."""
+        try:
+            return await asyncio.wait_for(match, self.seconds)
+        except _Fail as err:
+            check.failed(str(err))
+        except TimeoutError:
+            check.failed(f"RunMatch gave no result within {self.seconds:g}s of the match end")
+        return None
+
     async def _oversized(self, bot: _Bot, turn: pb.TurnRequest) -> _Bot:
         check = self.checks["oversized"]
         bot.send(pb.BotMessage(actions=[pb.Action(game_id="x" * OVERSIZED, card=1)]))
@@ -365,6 +475,16 @@ class _Run:
             check.passed(f"acknowledged; the running match ended {result['end']}")
 
 
+def _started(msg: pb.RefereeMessage) -> set[str]:
+    """The games a message starts."""
+    return {e.game_id for e in msg.events if e.HasField("match_start")}
+
+
+def _ended(msg: pb.RefereeMessage, games: set[str]) -> bool:
+    """Does the message end one of ``games`` (not a game of an earlier match)?"""
+    return any(e.HasField("match_end") and e.game_id in games for e in msg.events)
+
+
 async def _match_error(match: asyncio.Future[Any]) -> str:
     if not match.done():
         return "the match call is still waiting"
@@ -373,6 +493,8 @@ async def _match_error(match: asyncio.Future[Any]) -> str:
 
 
 async def check_referee(address: str, token: str, seconds: float,
-                        progress: Callable[[str], None] = lambda line: None) -> Checks:
-    """Run every referee check against the referee at ``address`` as the bot of ``token``."""
-    return await _Run(address, token, seconds, progress).run()
+                        progress: Callable[[str], None] = lambda line: None,
+                        operator_token: str | None = None) -> Checks:
+    """Run every referee check against the referee at ``address`` as the bot of ``token``;
+    matches are asked for with ``operator_token`` (default ``SUECA_OPERATOR_TOKEN``, if set)."""
+    return await _Run(address, token, seconds, progress, operator_token).run()
