@@ -57,7 +57,10 @@ def _cells(r: LeaderboardRow) -> list[str]:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from sueca.arena.leaderboard import leaderboard
+    from sueca.arena.leaderboard import json_row, leaderboard
     rows = leaderboard(open_store(args), args.by)
-    emit(args, rows, print_leaderboard)
+    if args.json:  # the same rows as /api/leaderboard: ISO times, sensibly rounded numbers
+        emit(args, [json_row(r) for r in rows], print_leaderboard)
+    else:
+        emit(args, rows, print_leaderboard)
     return 0
