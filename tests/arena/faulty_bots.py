@@ -14,7 +14,7 @@ from typing import Any
 
 from sueca.sdk import Bot
 
-FIRST_CARD_SECONDS = 1.5  # longer than the SDK's first reconnect (0.25-0.5 s and a hello)
+FIRST_CARD_SECONDS = 1.0  # longer than the SDK's first reconnect (0.25-0.5 s and a hello)
 
 
 class SlowFirstCard(Bot):

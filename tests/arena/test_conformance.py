@@ -58,7 +58,7 @@ def test_the_sdk_example_bot_passes_every_check():
 
 def test_an_answer_in_flight_when_the_stream_drops_is_not_sent_on_the_next():
     """The reconnect check drops the stream right after a turn; this SDK bot is still thinking
-    (1.5 s on a deal's first card) when its SDK has reconnected and been sent the turn again.
+    (1 s on a deal's first card) when its SDK has reconnected and been sent the turn again.
     The SDK drops the answer computed for the old stream and answers the re-sent turn once
     (an SDK that kept it answers twice: brokenbot's old-answer-after-reconnect mode)."""
     code, report, err = kit(f"{HERE / 'faulty_bots.py'}:SlowFirstCard")
@@ -122,15 +122,18 @@ def test_a_broken_client_fails_exactly_the_checks_it_breaks(broken_runs, mode):
 
 
 def test_usage_errors_exit_2_quoting_the_bad_value():
-    for args, words in ((["no-such-bot-x"], "'no-such-bot-x'"),
-                        ([], "give a BOT"),
-                        (["heuristic", "--operator-token-file", "f"], "goes with --referee"),
-                        (["--referee", "127.0.0.1:1", "--token", "a.b",
-                          "--operator-token-file", "/no/such/file"], "'/no/such/file'"),
-                        (["--listen", "nowhere"], "'nowhere'"),
-                        (["heuristic", "--referee", "127.0.0.1:1"], "not both")):
-        proc = subprocess.run([str(BIN / "sueca-arena"), "conformance", *args],
-                              capture_output=True, text=True, timeout=60)
+    cases = ((["no-such-bot-x"], "'no-such-bot-x'"),
+             ([], "give a BOT"),
+             (["heuristic", "--operator-token-file", "f"], "goes with --referee"),
+             (["--referee", "127.0.0.1:1", "--token", "a.b",
+               "--operator-token-file", "/no/such/file"], "'/no/such/file'"),
+             (["--listen", "nowhere"], "'nowhere'"),
+             (["heuristic", "--referee", "127.0.0.1:1"], "not both"))
+    with ThreadPoolExecutor(len(cases)) as pool:  # one process each, at once
+        procs = list(pool.map(lambda case: subprocess.run(
+            [str(BIN / "sueca-arena"), "conformance", *case[0]], capture_output=True,
+            text=True, timeout=60), cases))
+    for (args, words), proc in zip(cases, procs, strict=True):
         assert proc.returncode == 2, (args, proc.stderr)
         assert words in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)
 

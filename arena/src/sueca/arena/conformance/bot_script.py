@@ -469,7 +469,9 @@ class BotScript:
         await self._send([game.start_event()], [turn])
         try:
             await self._pump(lambda: rid in game.answered, "the turn sent again")
-            await self._quiet(min(self.timing.turn, 2 * (time.monotonic() - asked))
+            # an answer kept from the dropped stream may come first or after the real one:
+            # wait half as long again as the bot has had the turn so far
+            await self._quiet(min(self.timing.turn, 1.5 * (time.monotonic() - asked))
                               + QUIET_SECONDS)
         except _Gone as err:
             check.failed(f"after coming back: {err}")
