@@ -84,6 +84,29 @@ def test_the_name_a_certificate_is_checked_against_ignores_the_dns_prefix():
         resolve("nohost")
 
 
+def test_a_new_stream_forgets_the_answers_and_turns_of_the_old_one():
+    """After a reconnect the referee re-sends each open turn: an answer queued, or computed
+    later, for the old stream is dropped, and so is an old turn still waiting in a game's
+    backlog (its events stay: the bot's hooks must see them). The end-to-end race is the
+    conformance kit's reconnect check (tests/arena/test_conformance.py)."""
+    from sueca.sdk.client import Connection, Game
+    from sueca.v1 import sueca_pb2 as pb
+    conn = Connection(None, "127.0.0.1:1")  # type: ignore[arg-type]  (no client needed)
+    game = Game("g1", object(), Variant())
+    conn.games["g1"] = game
+    trick = ("trick", pb.Trick())
+    game.backlog = [trick, pb.TurnRequest(game_id="g1", request_id=5)]
+    conn.call = object()  # a live stream
+    old = conn.stream
+    conn.send([b"queued"], old)
+    conn._new_stream()
+    assert conn.outbox == [] and game.backlog == [trick]
+    conn.send([b"computed late"], old)
+    assert conn.outbox == []
+    conn.send([b"answer"], conn.stream)
+    assert conn.outbox == [b"answer"]
+
+
 # -- real processes ------------------------------------------------------------------------------
 
 def test_async_bot_and_hooks_over_the_network(referee, tokens, bot_proc):
