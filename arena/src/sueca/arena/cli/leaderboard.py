@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from sueca.arena.cli.common import Column, add_redis, console, emit, fitted_table, fmt, open_store
+from sueca.arena.cli.common import Column, add_redis, clean, console, fitted_table, fmt, open_store
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -60,7 +61,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from sueca.arena.leaderboard import json_row, leaderboard
     rows = leaderboard(open_store(args), args.by)
     if args.json:  # the same rows as /api/leaderboard: ISO times, sensibly rounded numbers
-        emit(args, [json_row(r) for r in rows], print_leaderboard)
+        print(json.dumps(clean([json_row(r) for r in rows]), indent=2))
     else:
-        emit(args, rows, print_leaderboard)
+        print_leaderboard(rows)
     return 0
