@@ -134,6 +134,10 @@ def test_matches_show_is_a_command(capsys) -> None:
     assert (args.redis, args.mid, args.json) == ("redis://h:1/0", "m1", True)
     args = parser.parse_args(["matches", "show", "m1"])
     assert (args.redis, args.json, args.func.__name__) == (None, False, "cmd_matches_show")
+    # the arena serve keeps in a folder, named before or after `show` (as its printed commands do)
+    for argv in (["matches", "--data", "d", "show", "m1"], ["matches", "show", "m1", "--data", "d"]):
+        args = parser.parse_args(argv)
+        assert (args.data, args.redis, args.mid) == ("d", None, "m1"), argv
     args = parser.parse_args(["matches", "--limit", "3"])
     assert (args.limit, args.func.__name__) == (3, "cmd_matches")
 
@@ -173,6 +177,7 @@ def test_piped_matches_show_whole_ids_and_filter_as_the_web(recorded) -> None:
     assert LONG_IDS[2] in only.stdout and LONG_IDS[0] not in only.stdout
     bad = _arena(recorded, "matches", "--end", "boom")
     assert bad.returncode == 2 and "invalid choice: 'boom'" in bad.stderr
+    assert "'bot_error'" in bad.stderr and "End." not in bad.stderr  # the values, not their repr
     nobody = _arena(recorded, "matches", "--bot", "nobody")
     assert nobody.returncode == 2 and "unknown bot 'nobody'" in nobody.stderr
 

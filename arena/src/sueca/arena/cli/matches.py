@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--tournament", metavar="ID", help="only this tournament's matches "
                    "(ladder: the ladder's)")
     p.add_argument("--bot", metavar="NAME", help="only the recorded matches this bot played")
-    p.add_argument("--end", metavar="KIND", choices=MATCH_ENDS,
+    p.add_argument("--end", metavar="KIND", choices=[str(end) for end in MATCH_ENDS],
                    help=f"only the recorded matches that ended so: {', '.join(MATCH_ENDS)}")
     p.add_argument("--limit", action=Bounded, kind=int, low=1, high=MAX_PAGE_SIZE, default=20)
     p.add_argument("--json", action="store_true")
@@ -47,9 +47,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                             help="none: the recent matches; `show ID`: one match")
     show = acts.add_parser("show", help="one match: its result and replay, trick by trick")
     show.add_argument("mid", metavar="ID")
-    # SUPPRESS: `matches --redis URL show ID` keeps the URL given before `show`
-    show.add_argument("--redis", metavar="URL", default=argparse.SUPPRESS,
-                      help="Redis URL (default: $SUECA_REDIS_URL)")
+    # SUPPRESS: `matches --redis URL show ID` keeps the URL (or folder) given before `show`
+    add_redis(show, default=argparse.SUPPRESS)
     show.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                       help="the match, its result and replay as JSON")
     show.set_defaults(func=cmd_matches_show)
