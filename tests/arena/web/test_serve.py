@@ -240,3 +240,27 @@ def test_serve_says_the_referees_own_error_at_once_when_its_port_is_in_use(
     assert len(errors) == 1 and f"cannot start the referee on 127.0.0.1:{port}" in errors[0]
     assert "Failed to bind" in errors[0] and "referee.log" in errors[0]
     assert seconds < 40, f"took {seconds:.1f}s"  # the start-up timeout is 60 s
+
+
+@pytest.mark.parametrize("argv", [
+    [],
+    ["--example-bots"],
+    ["--data", "club data", "--example-bots", "--port", "50052", "--web-port", "8081",
+     "--pace", "0", "--target", "4", "--retain-days", "2.5", "--log-format", "json"],
+])
+def test_the_printed_resume_command_starts_the_arena_as_it_runs(argv: list[str]) -> None:
+    """``Ctrl-C stops everything; `sueca-arena serve ...` resumes``: the printed command, parsed
+    again, gives every option serve was started with (a resume without --example-bots would
+    leave the ladder with no bot to play)."""
+    import shlex
+
+    from sueca.arena.cli import build_parser
+    from sueca.arena.cli.serve import resume_args
+    parser = build_parser()
+    args = parser.parse_args(["serve", *argv])
+    printed = resume_args(args, Path(args.data))
+    again = parser.parse_args(shlex.split(printed))
+    skip = {"log_format", "func"}
+    assert {k: v for k, v in vars(again).items() if k not in skip} == \
+        {k: v for k, v in vars(args).items() if k not in skip}, printed
+    assert ("--example-bots" in printed) == ("--example-bots" in argv)

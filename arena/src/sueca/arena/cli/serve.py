@@ -354,7 +354,8 @@ def _banner(args: argparse.Namespace, url: str, external: str | None, data: Path
     security = " over TLS" if tls_client else " (plaintext)"
     ladder = (f"at most {args.pace:g} matches a minute (--pace)" if args.pace
               else "as fast as it can (--pace 0)")
-    kept = (f"records older than {args.retain_days:g} days archived hourly into "
+    days = "day" if args.retain_days == 1 else "days"
+    kept = (f"records older than {args.retain_days:g} {days} archived hourly into "
             f"{_shown_path(data / 'archive')}/ (--retain-days)" if args.retain_days and not external
             else "every record kept (no scheduled retention)")
     return (
@@ -373,7 +374,31 @@ def _banner(args: argparse.Namespace, url: str, external: str | None, data: Path
         f"{' ' + tls_client if tls_client else ''}\n"
         f"  the league from this folder:\n"
         f"    {arena_cmd} leaderboard {where}\n"
-        f"  Ctrl-C stops everything; `{arena_cmd} serve --data {_shown_path(data)}` resumes.")
+        f"  Ctrl-C stops everything; `{arena_cmd} {resume_args(args, data)}` resumes.")
+
+
+#: serve options a resume command leaves out: secrets and paths that come from the environment,
+#: and how logs are written (not what runs)
+_NOT_RESUMED = {"help", "data", "redis", "tls_cert", "tls_key", "log_format"}
+
+
+def resume_args(args: argparse.Namespace, data: Path) -> str:
+    """``serve --data DIR`` and every option this serve was given another value than its
+    default (``--example-bots``, ports, pace...): the arena as it runs now, started again."""
+    import shlex
+    sub = argparse.ArgumentParser().add_subparsers()
+    add_parser(sub)
+    words = ["serve", "--data", _shown_path(data)]
+    for action in sub.choices["serve"]._actions:
+        value = getattr(args, action.dest, action.default)
+        if action.dest in _NOT_RESUMED or not action.option_strings or value == action.default:
+            continue
+        flag = action.option_strings[-1]
+        if isinstance(action, argparse._StoreTrueAction):
+            words.append(flag)
+        else:
+            words += [flag, shlex.quote(f"{value:g}" if isinstance(value, float) else str(value))]
+    return " ".join(words)
 
 
 def _revive_redis(server: RedisServer, failures: int, note: Any) -> int:
