@@ -32,11 +32,11 @@ def test_leaderboard_shows_faults_by_kind(client: Any, seeded: dict[str, Any]) -
     assert rows["heuristic"]["faults"]["renuncia"] == 0
     assert rows["reckless"]["p50_ms"] is None  # local play: no referee timed the turns
     html = client.get("/").text
-    assert ">faults R/T/D</th>" in html and "renúncias" in html  # the header's title says so
+    assert ">faults R/T/D/E</th>" in html and "renúncias" in html  # the header's title says so
     row = re.search(r'<tr data-bot="reckless"[^>]*>(.*?)</tr>', html, re.S)
     assert row is not None
     assert (f'<span class="renuncias">{want}</span>/<span class="timeouts">0</span>/'
-            '<span class="disconnects">0</span>') in row.group(1)
+            '<span class="disconnects">0</span>/<span class="bot-errors">0</span>') in row.group(1)
 
 
 def test_bot_page_shows_fault_counts_and_latency(client: Any, seeded: dict[str, Any]) -> None:
@@ -45,4 +45,4 @@ def test_bot_page_shows_fault_counts_and_latency(client: Any, seeded: dict[str, 
     assert doc["faults"] == _faults(renuncia=want)
     assert doc["moves"] > 0 and doc["turns"] == 0 and doc["p99_ms"] is None
     html = client.get("/bots/reckless").text
-    assert f'id="faults">{want} / 0 / 0<' in html and "no timed turns yet" in html
+    assert f'id="faults">{want} / 0 / 0 / 0<' in html and "no timed turns yet" in html
