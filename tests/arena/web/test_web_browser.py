@@ -379,6 +379,9 @@ def test_the_front_page_replays_a_match_at_a_persons_pace(arena: Serve, browser:
     assert time.monotonic() - t0 > 1.2  # about a card a second: a person can follow it
     names = [browser.find_element(By.ID, f"tv-name-{s}").text for s in range(4)]
     assert names == arena.get(f"/api/matches/{mid}")["match"]["spec"]["bots"]
+    # the turned trump in the middle of the table is labelled, not a card among the trick's
+    trump = browser.find_element(By.ID, "tv-felt-info")
+    assert trump.text.startswith("trump") and trump.find_elements(By.CSS_SELECTOR, ".card")
     marked = WebDriverWait(browser, 10, poll_frequency=0.05).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, "#tv-board .seat.to-play"))
     assert len(marked) == 1
