@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -213,6 +214,17 @@ def test_help_is_plain_text_and_never_shows_a_token_on_a_command_line():
     run_help = next(t for t in texts if t.startswith("usage: sueca-bot run"))
     assert "last '.'" in run_help and "first '.'" not in run_help  # as the client takes it
     assert "--token-file" in run_help and "SUECA_TOKEN" in run_help
+
+
+def test_help_names_every_example_bot():
+    """Where a command's help lists the example bots, it lists them all (pimc too)."""
+    from sueca.sdk.bots import EXAMPLES
+    texts = _all_help(build_parser())
+    for start in ("usage: sueca-bot [", "usage: sueca-bot selfplay", "usage: sueca-bot run"):
+        text = " ".join(next(t for t in texts if t.startswith(start)).split())
+        listed = re.search(r"example(?: names?)? \(([^);]*)", text)
+        assert listed, (start, text)
+        assert listed.group(1).split(", ") == list(EXAMPLES), (start, listed.group(1))
 
 
 def test_arena_selfplay_and_replay_help_is_plain_text():

@@ -7,8 +7,9 @@
   sueca-bot replay verify games.jsonl                             # re-check every match
   SUECA_TOKEN=greedy.XXXX sueca-bot run mybot:Greedy --server 127.0.0.1:50051
 
-A bot is an example name (random, heuristic, reckless), module:Class (a module in the current
-directory is found) or path/to/file.py:Class. Run "sueca-bot COMMAND --help" for a command's
+A bot is an example name (random, heuristic, reckless, pimc; pimc:samples=64 gives it
+arguments), module:Class (a module in the current directory is found), path/to/file.py:Class
+or exec:COMMAND (a program in any language). Run "sueca-bot COMMAND --help" for a command's
 options.
 """
 

@@ -31,7 +31,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="connect a bot to referees and play until Ctrl-C",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("bot", metavar="BOT",
-                   help="an example (random, heuristic, reckless), module:Class, file.py:Class "
+                   help="an example (random, heuristic, reckless, pimc), module:Class, file.py:Class "
                         "or exec:COMMAND (a program in any language)")
     p.add_argument("--server", default=settings().server,
                    help="referee host:port, a comma list, or a name resolving to several "

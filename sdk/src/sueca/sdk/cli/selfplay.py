@@ -28,7 +28,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("selfplay", help="play two bots against each other in this process",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bots", required=True, metavar="A,B",
-                   help="two bots: example names (random, heuristic, reckless), module:Class, "
+                   help="two bots: example names (random, heuristic, reckless, pimc), module:Class, "
                         "file.py:Class or exec:COMMAND")
     p.add_argument("--matches", action=Bounded, kind=int, low=1, default=100,
                    help="matches to play (100)")
