@@ -92,6 +92,16 @@ def evaluate(weights: np.ndarray, matches: int, seed: int) -> tuple[float, float
     return agent["win_rate"], low, high
 
 
+def arena_installed() -> bool:
+    """Whether the arena's distributions are here (an SDK-only install has the rl extra alone)."""
+    try:
+        import sueca.arena.local_arena
+        import sueca.referee.control  # noqa: F401
+    except ModuleNotFoundError:
+        return False
+    return True
+
+
 def arena(weights_path: Path, matches: int) -> None:
     """Seat the agent in a local arena, as a `sueca-bot run` process, against random."""
     from sueca.arena.local_arena import LocalArena
@@ -122,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("."), help="folder for weights.npz")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.arena_matches and not arena_installed():
+        print("the arena matches are skipped: they need sueca-arena, which this Python does not "
+              "have (pip install ./referee ./arena; --arena-matches 0 skips them)", flush=True)
+        args.arena_matches = 0
     weights = train(args.seconds, args.generations, args.population, args.deals, args.seed)
     print("weights: " + ", ".join(f"{n} {w:+.2f}" for n, w in zip(linear_agent.FEATURES, weights)))
     _rate, low, _high = evaluate(weights, args.eval_matches, args.seed)
