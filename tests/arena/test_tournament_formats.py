@@ -214,3 +214,30 @@ def _web_page_shows_the_format(store, tid, fmt, report):
         assert 'id="rounds"' not in html
     if fmt == "gauntlet":
         assert "heuristic</a> against each other bot" in html
+
+
+def test_swiss_tables_fit_80_columns_with_the_bye_rule_whole() -> None:
+    """The scores' explanation is a line of its own under the table, not a title cut to the
+    table's width ('a bye counts' on one line, '2/2' on the next)."""
+    from rich.console import Console
+
+    from sueca.arena.cli.tournament import print_rounds
+    report = {"spec": {"matches_per_pair": 2},
+              "swiss": [{"bot": "heuristic", "score": 2, "byes": 0, "opponents": ["random"]},
+                        {"bot": "reckless", "score": 1, "byes": 1, "opponents": []},
+                        {"bot": "random", "score": 0, "byes": 0, "opponents": ["heuristic"]}],
+              "rounds": [{"round": 1, "recorded": True, "bye": "reckless",
+                          "pairs": [["random", "heuristic", 0, 2]]}]}
+    screen = Console(width=80, record=True, color_system=None)
+    print_rounds(report, screen)  # type: ignore[arg-type]
+    lines = screen.export_text().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "score: matches won; a bye counts 1 (half a round's 2 matches)" in lines
+    assert "Swiss scores" in lines[0] and "Swiss rounds" in "\n".join(lines)
+
+
+def test_a_field_with_room_for_one_swiss_round_says_one_round() -> None:
+    from sueca.arena.tournaments import _shape
+    spec = dict(SPEC, kind="round-robin", bots=["a", "b", "c"])
+    with pytest.raises(TournamentError, match=r"3 bots plays 1 round \(at most half"):
+        _shape(spec, "swiss", None, 2)

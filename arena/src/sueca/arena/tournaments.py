@@ -141,7 +141,8 @@ def _shape(spec: TournamentSpec, fmt: str, challenger: str | None, rounds: int |
         if rounds is None or not 1 <= rounds <= most:
             raise TournamentError(
                 f"bad --rounds {rounds}: a Swiss tournament of {len(spec['bots'])} bots plays "
-                f"1 to {most} rounds (at most half the field, so that no pair meets twice)")
+                + ("1 round" if most == 1 else f"1 to {most} rounds")
+                + " (at most half the field, so that no pair meets twice)")
         spec["rounds"] = rounds
 
 

@@ -106,7 +106,7 @@ def print_rounds(report: TournamentReport, out: Console) -> None:
     from rich.markup import escape
     from rich.table import Table
     k = report["spec"].get("matches_per_pair")
-    scores = Table(title=f"Swiss scores (matches won; a bye counts {k}/2)", title_justify="left")
+    scores = Table(title="Swiss scores", title_justify="left")
     for col in ("bot", "score", "byes", "opponents"):
         scores.add_column(col, justify="right" if col in ("score", "byes") else "left",
                           overflow="fold")
@@ -114,6 +114,10 @@ def print_rounds(report: TournamentReport, out: Console) -> None:
         scores.add_row(escape(s["bot"]), f"{s['score']:g}", str(s["byes"]),
                        escape(", ".join(s["opponents"])))
     out.print(scores)
+    # under the table, at the console's width: a title as wide as this cut into the table's
+    bye = (f"{k / 2:g} (half a round's {k} matches)" if isinstance(k, int)
+           else "half a round's matches")
+    out.print(f"[dim]score: matches won; a bye counts {bye}[/]")
     rounds = Table(title="Swiss rounds", title_justify="left")
     for col in ("round", "pairs (matches won)", "bye"):
         rounds.add_column(col, overflow="fold")
