@@ -172,6 +172,7 @@ def test_piped_matches_show_whole_ids_and_filter_as_the_web(recorded) -> None:
     for mid in LONG_IDS:
         assert mid in out.stdout, out.stdout
     assert "…" not in out.stdout and "bot_error by shaky" in out.stdout
+    assert "shaky+shaky" not in out.stdout and "│ shaky " in out.stdout  # a team of one bot: once
     only = _arena(recorded, "matches", "--bot", "shaky", "--end", "bot_error")
     assert only.returncode == 0, only.stderr
     assert LONG_IDS[2] in only.stdout and LONG_IDS[0] not in only.stdout

@@ -90,6 +90,12 @@ _COLUMNS: tuple[Column, ...] = (
     ("winner", 5), ("end", 2), ("tries", 1), ("note", 0))
 
 
+def _team(a: str, b: str) -> str:
+    """A team's cell: its bot once when one bot holds both seats (as the web's rows), else both
+    with a space to wrap at (a narrow terminal then folds between the names, not inside one)."""
+    return a if a == b else f"{a} + {b}"
+
+
 def print_matches(rows: list[MatchRow], total: int, out: Console) -> None:
     """The matches as a table fitted to ``out`` (:func:`fitted_table`): ids always whole."""
     cells = []
@@ -99,7 +105,7 @@ def print_matches(rows: list[MatchRow], total: int, out: Console) -> None:
         end = r["end"] or ""
         if r["fault_bot"]:
             end += f" by {r['fault_bot']}"
-        cells.append([r["id"], r["status"], f"{seats[0]}+{seats[2]}", f"{seats[1]}+{seats[3]}",
+        cells.append([r["id"], r["status"], _team(seats[0], seats[2]), _team(seats[1], seats[3]),
                       f"{gp[0]}-{gp[1]}" if gp else "",
                       "" if r["winner"] is None else f"team {r['winner']}", end,
                       str(r["attempts"]), r["error"] or ""])
