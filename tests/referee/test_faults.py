@@ -68,7 +68,7 @@ def action(turn: pb.TurnRequest, **kw: Any) -> pb.BotMessage:
 
 @pytest.mark.parametrize("bot,token_of,code,words", [
     ("alice", lambda t: "alice.wrong", grpc.StatusCode.UNAUTHENTICATED,
-     "wrong token for bot 'alice': a token plays"),
+     "wrong token for bot 'alice': not the token `sueca-arena bots add` printed for it"),
     ("alice", lambda t: "", grpc.StatusCode.UNAUTHENTICATED, "no token"),
     ("bob", lambda t: t["alice"], grpc.StatusCode.UNAUTHENTICATED,
      "wrong token for bot 'bob': this token was issued to another bot"),

@@ -350,8 +350,10 @@ class Referee:
             await self._refuse(context, address, "wrong_token", grpc.StatusCode.UNAUTHENTICATED,
                                f"wrong token for bot {hello.bot!r}: "
                                + ("this token was issued to another bot (a token starts with "
-                                  "its bot's name); " if other else "")
-                               + "a token plays only as the bot it was issued to", hello.bot,
+                                  "its bot's name); a token plays only as the bot it was issued "
+                                  "to" if other else
+                                  "not the token `sueca-arena bots add` printed for it, or no "
+                                  "bot of that name is registered"), hello.bot,
                                "unknown_bot" if unknown else None, spent=True)
         return None
 
