@@ -5,7 +5,8 @@ and a worker stopped by an unrecoverable error exits non-zero."""
 
 from __future__ import annotations
 
-import argparse
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -60,20 +61,33 @@ def test_kombus_own_channel_fails_there(redis_url: str, prefix: str) -> None:
         channel.close()
 
 
-@pytest.mark.filterwarnings("ignore::celery.exceptions.SecurityWarning")  # tests run as root
-def test_a_worker_stopped_by_an_unrecoverable_error_exits_non_zero(monkeypatch: Any) -> None:
-    from celery.worker import worker
+# The worker runs in a child process: cmd_worker configures the process-wide Celery app, which
+# would leave every later test of this pytest process talking to the dead broker below.
+_UNRECOVERABLE = """
+import argparse, sys, warnings
+from celery import bootsteps
+from celery.worker import worker
+from sueca.arena.cli import worker as worker_cli
 
-    from sueca.arena.cli import worker as worker_cli
+warnings.simplefilter("ignore")  # tests run as root: Celery's SecurityWarning
 
-    def boom(self: Any, parent: Any) -> None:
-        raise AttributeError("'NoneType' object has no attribute 'hostname'")
 
-    monkeypatch.setattr("celery.bootsteps.Blueprint.start", boom)
-    monkeypatch.setattr(worker.WorkController, "_send_worker_shutdown", lambda self: None)
-    args = argparse.Namespace(redis=None, referee=None, runner="local", metrics_port=None,
-                              pool="solo", concurrency=1, loglevel="CRITICAL", hostname=None,
-                              queues=None)
-    monkeypatch.setattr(worker_cli, "open_store", lambda args: None)
-    monkeypatch.setattr(worker_cli, "redis_url", lambda args: "redis://127.0.0.1:1/0")
-    assert worker_cli.cmd_worker(args) == 1
+def boom(self, parent):
+    raise AttributeError("'NoneType' object has no attribute 'hostname'")
+
+
+bootsteps.Blueprint.start = boom
+worker.WorkController._send_worker_shutdown = lambda self: None
+worker_cli.open_store = lambda args: None
+worker_cli.redis_url = lambda args: "redis://127.0.0.1:1/0"
+args = argparse.Namespace(redis=None, referee=None, runner="local", metrics_port=None,
+                          pool="solo", concurrency=1, loglevel="CRITICAL", hostname=None,
+                          queues=None)
+sys.exit(worker_cli.cmd_worker(args))
+"""
+
+
+def test_a_worker_stopped_by_an_unrecoverable_error_exits_non_zero() -> None:
+    done = subprocess.run([sys.executable, "-c", _UNRECOVERABLE], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1, done.stderr[-2000:]

@@ -207,16 +207,30 @@ def configure(url: str) -> Celery:
     return app
 
 
+_warm_stop: list[str] = []  # the signal that asked this worker for a warm shutdown, if any
+
+
+def _note_warm_stop(sig: str = "", how: str = "", **_: object) -> None:
+    if how == "Warm":
+        _warm_stop.append(sig)
+
+
 def run_worker(argv: Sequence[str]) -> int:
     """Run ``celery ARGV`` (a ``worker`` command) on the app and return its exit code: 1 after
-    an unrecoverable error. (``app.worker_main`` and ``app.start`` drop it: click, run with
-    ``standalone_mode=False``, returns the code instead of raising, and they return None.)"""
+    an unrecoverable error, 0 after a warm shutdown someone asked for (SIGTERM, or Ctrl-C, for
+    which Celery itself exits 1: a stop that was asked for and finished its matches is no
+    failure for a supervisor to restart). (``app.worker_main`` and ``app.start`` drop the code:
+    click, run with ``standalone_mode=False``, returns it instead of raising.)"""
     from celery.bin.celery import celery as command
+    from celery.signals import worker_shutting_down
+    worker_shutting_down.connect(_note_warm_stop, weak=False)
     command.params[0].default = app  # --app, as app.start sets it
     try:
         code = command.main(args=list(argv), standalone_mode=False)
     finally:
         command.params[0].default = None
+    if _warm_stop:
+        return 0
     return code if isinstance(code, int) else 0
 
 
