@@ -263,11 +263,11 @@ def test_pimc_keeps_to_the_referees_clock() -> None:
     t = time.monotonic()
     card = bot.play(view)
     assert card in view.legal
-    assert time.monotonic() - t < 0.2 * 0.25 + 0.1  # its share of the clock, plus one deal
+    assert time.monotonic() - t < 0.2 * 0.25 + 0.25  # its share, one deal, a loaded machine
     bot.clock = Clock(move_s=0.01, bank_s=0.0, received=time.monotonic() - 1)  # already late
     t = time.monotonic()
     assert bot.play(view) == HeuristicBot.play(bot._fallback, view)  # no time: heuristic's card
-    assert time.monotonic() - t < 0.05
+    assert time.monotonic() - t < 0.25
 
 
 def test_pimc_keeps_to_its_ms_budget() -> None:
@@ -275,7 +275,7 @@ def test_pimc_keeps_to_its_ms_budget() -> None:
     bot.ms = 20
     t = time.monotonic()
     assert bot.play(view) in view.legal
-    assert time.monotonic() - t < 0.02 + 0.1
+    assert time.monotonic() - t < 0.02 + 0.25  # a million deals would take minutes
 
 
 def test_pimc_beats_random_by_a_wide_margin() -> None:
