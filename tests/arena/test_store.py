@@ -194,3 +194,15 @@ def test_bots_registered_without_a_token_are_listed_but_never_verified(store):
     assert store.bots.names() == ["seeded1", "seeded2"] and store.bots.exists("seeded1")
     assert not store.bots.verify("seeded1", "seeded1.whatever")
     assert not store.bots.verify("seeded1", "-")
+
+
+def test_a_bad_bot_name_is_quoted_capped_and_escaped() -> None:
+    """``bots add NAME`` with a 3,000-character or a multi-line name: one short line quoting it."""
+    from sueca.arena.store.bots import BotRegistryError, check_name
+    for name in ("x" * 3000, "evil\nERROR forged line"):
+        with pytest.raises(BotRegistryError) as err:
+            check_name(name)
+        message = str(err.value)
+        assert message.startswith("bad bot name ") and "\n" not in message
+        assert len(message) < 200, len(message)
+    assert "(3000 long)" in str(pytest.raises(BotRegistryError, check_name, "x" * 3000).value)

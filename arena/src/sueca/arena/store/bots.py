@@ -18,6 +18,7 @@ import redis
 
 from sueca.arena.keys import Keys
 from sueca.arena.store.client import StoreBase, text
+from sueca.sdk.logs import shown
 
 __all__ = ["BotRegistry", "BotRegistryError", "RegistryAuth", "check_name", "NAME"]
 
@@ -36,7 +37,7 @@ def check_name(name: str) -> str:
     """``name`` if it is a valid bot name, else :class:`BotRegistryError` quoting it."""
     if not isinstance(name, str) or not NAME.match(name):
         raise BotRegistryError(
-            f"bad bot name {name!r}: 1-40 letters, digits, '_', '.', '-', starting with a "
+            f"bad bot name {shown(name, 64)}: 1-40 letters, digits, '_', '.', '-', starting with a "
             "letter or digit")
     return name
 
