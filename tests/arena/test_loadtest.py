@@ -168,9 +168,22 @@ def test_renuncias_are_counted_and_are_not_faults() -> None:
 
 
 def test_protocol_faults_are_counted_from_the_referee(tmp_path: Path) -> None:
+    # This SDK resigns a game rather than send a card its bot does not hold, so the cheat also
+    # switches that check off: it stands for a client not built on this SDK, which sends anything.
     (tmp_path / "cheat.py").write_text(textwrap.dedent("""
+        from sueca.codec import action_bytes
         from sueca.engine import CARDS
+        from sueca.sdk import client
         from sueca.sdk.bots import RandomBot
+
+        checked = client.Game._answer
+
+        def unchecked(self, turn, obs, value):
+            if value in obs.hand or turn.kind != 0:
+                return checked(self, turn, obs, value)
+            return action_bytes(self.gid, turn.request_id, value)
+
+        client.Game._answer = unchecked
 
         class Cheat(RandomBot):
             def play(self, observation):  # now and then a card it does not hold
