@@ -57,3 +57,13 @@ def test_a_failed_match_is_seen_by_the_status_look(store):
     progress = wait_for(store, "tw-fail", timeout=20, quiet=True, look_every=0.3)
     assert (progress["done"], progress["failed"], progress["total"]) == (2, 1, 3)
     assert time.monotonic() - t0 < 5
+
+
+def test_the_status_line_shows_workers_once_one_answered() -> None:
+    """No 'workers ?' while the first ping is out (a short tournament ended showing it)."""
+    from sueca.arena.recovery import Sweep
+    from sueca.arena.tournaments import _status_line
+    progress = {"pending": 0, "queued": 1, "running": 2, "done": 3, "failed": 0, "total": 6}
+    assert _status_line(progress, Sweep(), None) == "running 2 · queued 1"  # type: ignore[arg-type]
+    assert _status_line(progress, Sweep(), 2).endswith(" · workers 2")  # type: ignore[arg-type]
+    assert "no worker answers" in _status_line(progress, Sweep(), 0)  # type: ignore[arg-type]

@@ -433,8 +433,8 @@ def _status_line(progress: Progress, seen: Sweep, workers: int | None) -> str:
              f"queued {progress['queued'] + progress['pending']}"]
     if seen.stale:
         parts.append(f"[yellow]stale {len(seen.stale)}[/]")
-    parts.append("workers ?" if workers is None else
-                 (f"workers {workers}" if workers else "[red]no worker answers[/]"))
+    if workers is not None:  # None: no ping answered yet (the first takes a second)
+        parts.append(f"workers {workers}" if workers else "[red]no worker answers[/]")
     if progress["failed"]:
         parts.append(f"[red]{progress['failed']} failed[/]")
     return " · ".join(parts)
