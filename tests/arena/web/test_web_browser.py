@@ -385,6 +385,19 @@ def test_the_front_page_replays_a_match_at_a_persons_pace(arena: Serve, browser:
     marked = WebDriverWait(browser, 10, poll_frequency=0.05).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, "#tv-board .seat.to-play"))
     assert len(marked) == 1
+    # nothing to show (here the API is blocked, as when the arena does not answer; an empty
+    # arena is alike): the status line alone, no empty table under a "Now showing" heading
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/featured*"]})
+    try:
+        browser.get(arena.web + "/")
+        WebDriverWait(browser, 10, poll_frequency=0.1).until(
+            lambda d: "not answering" in d.find_element(By.ID, "tv-status").text)
+        assert not browser.find_element(By.ID, "tv-board").is_displayed()
+        assert not browser.find_element(By.ID, "tv-link").is_displayed()
+    finally:
+        browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+        browser.execute_cdp_cmd("Network.disable", {})
 
 
 def test_every_page_fits_a_desktop_and_a_phone(arena: Serve, browser: Any, shoot: Any) -> None:
