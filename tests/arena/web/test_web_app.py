@@ -153,6 +153,7 @@ def test_a_running_match_shows_no_hands_nor_seed(client: Any, seeded: dict[str, 
     assert "seed" not in doc["match"]["spec"] and "12345" not in client.get(f"/api/matches/{mid}").text
     html = client.get(f"/matches/{mid}").text
     assert 'data-card="' not in html and "12345" not in html and "shown once the match is finished" in html
+    assert html.count("once the match is") == 1  # said once, above the live table
     r = client.get(f"/matches/{mid}?deal=1&trick=1")
     assert r.status_code == 400 and "no replay to show yet" in r.text
 
