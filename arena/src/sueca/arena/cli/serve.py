@@ -1,6 +1,6 @@
 """sueca-arena serve: a persistent arena on one machine, until Ctrl-C.
 
-It starts, as separate processes: a private Redis keeping the arena in the data folder (--data
+serve starts, as separate processes: a private Redis keeping the arena in the data folder (--data
 DIR: an append-only file, and a unix socket, DIR/redis.sock, the same at every start), a
 referee for bots (--host, --port), a Celery worker, the ladder scheduler, the ratings exporter
 (--metrics-port) and the web pages (--web-port); with --example-bots also the bundled bots, so
