@@ -38,8 +38,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--bot", metavar="NAME", help="only the recorded matches this bot played")
     p.add_argument("--end", metavar="KIND", choices=[str(end) for end in MATCH_ENDS],
                    help=f"only the recorded matches that ended so: {', '.join(MATCH_ENDS)}")
-    p.add_argument("--limit", action=Bounded, kind=int, low=1, high=MAX_PAGE_SIZE, default=20)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--limit", metavar="N", action=Bounded, kind=int, low=1, high=MAX_PAGE_SIZE,
+                   default=20, help=f"the newest N matches (default 20, at most {MAX_PAGE_SIZE})")
+    p.add_argument("--json", action="store_true", help="the rows as JSON, every column")
     p.set_defaults(func=cmd_matches)
     # a real sub-command, so that `matches show --help` prints the help of `show` (a positional
     # "show ID" would print the help of `matches`); optional, since `matches` alone lists
