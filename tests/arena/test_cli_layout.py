@@ -83,6 +83,16 @@ def test_every_commands_help_is_its_own(prog, path, capsys) -> None:
     assert usage.startswith(" ".join(["usage:", prog, *path]) + " "), usage
 
 
+@pytest.mark.parametrize("prog", ["sueca-arena", "sueca-bot"])
+def test_every_option_says_what_it_does(prog) -> None:
+    """No bare ``--json`` or ``--log-level`` in a help listing (benchmarks aside: they are the
+    project's own measuring tools)."""
+    bare = [f"{' '.join(path)} {action.option_strings[-1]}"
+            for path, parser in _commands(dict(_parsers())[prog]) if path[:1] != ("bench",)
+            for action in parser._actions if action.option_strings and not action.help]
+    assert not bare, bare
+
+
 MARKUP = re.compile(r"``|:[a-z]+:`|\*\*\S|\S::$", re.M)
 
 

@@ -67,7 +67,7 @@ def add_redis_action(actions: argparse._SubParsersAction[argparse.ArgumentParser
     p = actions.add_parser(name, help=help)
     add_redis(p)
     if with_json:
-        p.add_argument("--json", action="store_true")
+        p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=func)
     return p
 

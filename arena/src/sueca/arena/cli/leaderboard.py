@@ -22,7 +22,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--by", choices=ORDERS, default="rating",
                    help="order by the rating of record (default), live Elo, or live OpenSkill's "
                         "conservative mu - 3 sigma")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="the rows as /api/leaderboard gives them, as JSON")
     p.set_defaults(func=cmd_leaderboard)
 
 

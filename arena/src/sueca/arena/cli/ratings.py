@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     rb.set_defaults(func=cmd_ratings_rebuild)
     show = acts.add_parser("show-config", help="the rating settings stored in Redis")
     add_redis(show)
-    show.add_argument("--json", action="store_true")
+    show.add_argument("--json", action="store_true", help="print the settings as JSON")
     show.set_defaults(func=cmd_ratings_show_config)
     st = acts.add_parser("set-config", help="change the stored rating settings and rebuild "
                                             "every rating from the results log with them")
@@ -45,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     st.add_argument("--initial", action=Bounded, kind=float, low=-1e6, high=1e6, default=None,
                     help="the initial rating (live Elo's start; the rating of record's mean)")
     add_archive(st)
-    st.add_argument("--json", action="store_true")
+    st.add_argument("--json", action="store_true", help="print the settings as JSON")
     st.set_defaults(func=cmd_ratings_set_config)
     ex = acts.add_parser("exporter", help="serve sueca_rating{bot,system} for Prometheus")
     add_redis(ex)

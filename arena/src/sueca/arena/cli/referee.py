@@ -110,7 +110,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="built-in bots this referee may play itself, in-process, for matches "
                         "that seat house:NAME (e.g. random,heuristic; for `sueca-arena "
                         "loadtest`); off by default, and never a network bot's name")
-    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                   help="the least severe log lines written (default info)")
     add_limit_flags(p)
     p.set_defaults(func=run)
 

@@ -24,11 +24,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     r.add_argument("--drop", action="store_true",
                    help="no archive: delete the old records for good")
     r.add_argument("--dry-run", action="store_true", help="only count what would be moved")
-    r.add_argument("--json", action="store_true")
+    r.add_argument("--json", action="store_true", help="print the report as JSON")
     r.set_defaults(func=cmd_retention_run)
     s = acts.add_parser("status", help="what Redis holds and where the results log was trimmed")
     add_redis(s)
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print the status as JSON")
     s.set_defaults(func=cmd_retention_status)
 
 

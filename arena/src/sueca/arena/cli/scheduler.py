@@ -43,7 +43,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="a referee replica to find connected bots on (repeatable)")
     p.add_argument("--bots", default=None,
                    help="comma-separated bots to treat as connected (for --runner local workers)")
-    p.add_argument("--variant", nargs="+", action="extend", default=[], metavar="KEY=VALUE")
+    p.add_argument("--variant", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
+                   help="rule variants of the ladder's matches, e.g. tie=double target=8")
     p.add_argument("--once", action="store_true", help="one round of scheduling, then exit")
     add_port(p, "--metrics-port", default=None,
              help="serve Prometheus metrics, and /healthz for a liveness probe, on this port")

@@ -38,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
              help="serve Prometheus metrics of all pool processes on this port")
     p.add_argument("--queues", "-Q", default=None,
                    help="comma-separated queues to consume (default: sueca.matches)")
-    p.add_argument("--loglevel", default="INFO")
+    p.add_argument("--loglevel", default="INFO", help="Celery's log level (default INFO)")
     p.add_argument("--hostname", "-n", default=None, help="Celery node name")
     p.set_defaults(func=cmd_worker)
 

@@ -57,7 +57,8 @@ def add_parser(sub: Any) -> None:
     add_tls_flags(p)
     from sueca.sdk.cli.execflags import add_flags
     add_flags(p, timeout=False)
-    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                   help="the least severe log lines written (default info)")
     p.set_defaults(func=run)
 
 
