@@ -67,6 +67,18 @@ def test_an_answer_in_flight_when_the_stream_drops_is_not_sent_on_the_next():
     assert "once" in next(c["reason"] for c in report["checks"] if c["name"] == "reconnect")
 
 
+def test_a_bot_that_resigns_every_game_fails_full_match_with_its_reason():
+    """The SDK resigns a game whose bot raised: protocol-wise fine, but no match was played to
+    its end, and the author is told why (the exception's first line, escaped)."""
+    code, report, err = kit(f"{HERE / 'faulty_bots.py'}:RaisesOnThirdCard")
+    assert code == 1, (report, err)
+    reason = next(c["reason"] for c in report["checks"] if c["name"] == "full-match")
+    assert "the bot resigned" in reason and "RuntimeError: third card" in reason, reason
+    # escaped, its first line only (shown() writes the escape as text)
+    assert "\\x1b" in reason and "\x1b" not in reason and "secret second line" not in reason
+    assert report["failed"] == ["full-match"], report
+
+
 def _broken_run(mode: str) -> tuple[int, dict, str]:
     """The kit listening, brokenbot.py in MODE pointed at it, stopped when the kit asks."""
     port = free_port()

@@ -259,6 +259,7 @@ class BotScript:
             which = action.WhichOneof("choice")
             value: bool | int
             if which == "resign":  # a bot may give a game up (the match ends as its fault)
+                game.resigned = action.resign.reason
                 events += game.stop()
                 self._end(game)
                 continue
@@ -394,9 +395,15 @@ class BotScript:
                 checks[name].failed(str(err))
             raise
         refused = [g for g in games if g.match.end != "normal" and g.refusals >= MAX_REFUSALS]
+        resigned = [g for g in games if g.resigned is not None]
         if refused:
             checks["full-match"].failed(f"game {refused[0].game_id!r} ended after "
                                         f"{MAX_REFUSALS} refused answers")
+        elif resigned:  # in the protocol, but no match was played to its end (the SDK resigns
+            g = resigned[0]  # a game whose bot raised: the reason is the exception's line)
+            checks["full-match"].failed(f"the bot resigned {len(resigned)} of {n} game(s), "
+                                        f"game {g.game_id!r} after {len(g.answered)} answer(s): "
+                                        f"{shown(g.resigned)}")
         else:
             checks["full-match"].passed(f"{sum(len(g.answered) for g in games)} turns in "
                                         f"{n} game(s)")

@@ -45,6 +45,7 @@ class Game:
         self.answered: set[int] = set()
         self.open: Turn | None = None
         self.refusals = 0
+        self.resigned: str | None = None  # the bot's reason, when it gave the game up
 
     @property
     def over(self) -> bool:
