@@ -145,6 +145,14 @@ def test_no_token_names_the_two_good_ways(tmp_path):
     out = _run("random", "--server", "127.0.0.1:1", cwd=tmp_path, token=None)
     err = _one_line_error(out)
     assert "SUECA_TOKEN" in err and "--token-file" in err
+    assert "set but empty" not in err
+
+
+def test_an_empty_sueca_token_says_what_left_it_empty(tmp_path, monkeypatch):
+    """`export SUECA_TOKEN=$(sueca-arena bots add MYBOT ...)` run again after a restart: the
+    name is registered already, bots add fails, and the variable is left empty."""
+    with pytest.raises(UserError, match=r"SUECA_TOKEN is set but empty \(a `bots add`"):
+        _token(tmp_path, monkeypatch, env="")
 
 
 def _token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *argv: str,

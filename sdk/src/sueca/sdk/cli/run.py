@@ -15,6 +15,7 @@ TLS needs --tls (its certificate checked against grpcio's bundled roots) or --tl
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -93,7 +94,12 @@ def token_from_args(args: argparse.Namespace) -> str:
         return check_token(str(args.token), "given with --token")
     token = settings().token
     if not token:
-        raise UserError("no token: set SUECA_TOKEN or pass --token-file FILE "
+        # set but empty: what `export SUECA_TOKEN=$(sueca-arena bots add NAME)` leaves when
+        # that bots add failed (a name registered already, after a restart of serve)
+        empty = ("SUECA_TOKEN is set but empty (a `bots add` inside $(...) that failed leaves "
+                 "it so; a name's token is printed once): " if "SUECA_TOKEN" in os.environ
+                 else "")
+        raise UserError(f"no token: {empty}set SUECA_TOKEN or pass --token-file FILE "
                         "('sueca-arena bots add NAME' prints one)")
     return check_token(token, "in $SUECA_TOKEN")
 
