@@ -417,6 +417,12 @@ def test_a_faults_detail_is_shown_escaped_and_capped(redis_url: str) -> None:
         assert "x" * (MAX_DETAIL - 40) in html and "x" * MAX_DETAIL not in html
         assert "the match ended: bot_error" in html
         assert [m["outcome"] for m in doc["recent_matches"]] == ["lost", "lost"]
+        # the match's own page says it too, escaped and capped (and "1 deal", not "1 deals")
+        page = c.get("/matches/f0").text
+        assert 'id="fault-detail">crashy said:' in page and "<script>alert(1)" not in page
+        assert "x" * (MAX_DETAIL - 50) in page and "x" * MAX_DETAIL not in page
+        assert " · 1 deal · " in page
+        assert 'id="fault-detail"' not in c.get("/matches/f1").text
 
 
 def test_the_leaderboard_api_speaks_iso_times_and_rounded_numbers(client: Any) -> None:
