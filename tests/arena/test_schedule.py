@@ -52,7 +52,7 @@ def test_schedule_is_a_function_of_the_spec_and_seeds_of_the_secret():
 
 
 @pytest.mark.parametrize("bots, k, dup, message", [
-    (["a"], 2, False, "at least 2 bots"),
+    (["a"], 2, False, r"a tournament \(any format\) needs at least 2 bots"),
     (["a", "a"], 2, False, "listed twice"),
     (["a", "b"], 0, False, "at least 1"),
     (["a", "b"], 3, True, "must be even"),

@@ -71,7 +71,7 @@ def tournament_spec(bots: Sequence[str], matches_per_pair: int, duplicate: bool,
                     variant: Mapping[str, Any], limits: Mapping[str, int | None] | None = None,
                     secret: str | None = None) -> TournamentSpec:
     if len(bots) < 2:
-        raise ValueError(f"a round-robin needs at least 2 bots, got {list(bots)!r}")
+        raise ValueError(f"a tournament (any format) needs at least 2 bots, got {list(bots)!r}")
     if len(set(bots)) != len(bots):
         raise ValueError(f"a bot is listed twice in {list(bots)!r}")
     if matches_per_pair < 1:
