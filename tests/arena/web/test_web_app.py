@@ -512,3 +512,44 @@ def test_the_rating_plot_has_labelled_axes() -> None:
     assert "rated game" in svg and re.findall(r'class="xtick"[^>]*>([^<]+)<', svg) == [
         "2", "4", "6"]
     assert rating_plot(history[:1]) is None
+
+
+def test_a_duplicate_halfs_fault_detail_waits_for_its_twin(redis_url: str) -> None:
+    """A bot's own words can tell its cards: on a duplicate half they would tell the cards of
+    the twin match (same decks, teams swapped) while it is played, so the bot page holds them
+    back until the twin is finished, as the match page holds back the hands."""
+    import time
+    import uuid
+
+    from starlette.testclient import TestClient
+
+    from sueca.arena.keys import Keys
+    from sueca.arena.store import Store, connect
+    from sueca.arena.tournaments import prepare_tournament
+    from sueca.arena.web.app import create_app
+    store = Store(connect(redis_url), Keys(f"wp{uuid.uuid4().hex[:8]}:"))
+    for b in ("crashy", "random"):
+        store.bots.add(b)
+    tid, _ = prepare_tournament(store, ["crashy", "random"], 2, True, [], "tpair")
+    first, twin = store.tournament_matches(tid)
+    assert store.match(first)["pair"] and store.match(first)["pair"] == store.match(twin)["pair"]
+
+    def record(mid: str, detail: str) -> None:
+        m = store.match(mid)
+        seats = m["spec"]["bots"]
+        store.record_result(mid, {
+            "match_id": mid, "tournament": tid, "pair": m["pair"], "seats": seats,
+            "end": "bot_error", "winner": 1 - seats.index("crashy") % 2, "game_points": [0, 0],
+            "fault_seat": seats.index("crashy"), "fault_bot": "crashy", "deals": 1,
+            "referee": "r", "replicas": 1, "variant": {}, "time": time.time(), "rated": True,
+            "fault_detail": detail})
+
+    record(first, "ValueError: my hand is AS 7S KS")
+    with TestClient(create_app(store), raise_server_exceptions=False) as c:
+        [line] = c.get("/api/bots/crashy").json()["fault_lines"]
+        assert line["match"] == first and line["detail"] is None
+        assert "my hand is" not in c.get("/bots/crashy").text
+        record(twin, "ValueError: again")
+        lines = c.get("/api/bots/crashy").json()["fault_lines"]
+        assert [x["detail"] for x in lines] == ["ValueError: again",
+                                                "ValueError: my hand is AS 7S KS"]

@@ -218,7 +218,7 @@ class BadQuery(ValueError):
 
 class _BotStats:
     __slots__ = ("matches", "won", "drawn", "lost", "last_seen", "recent", "versus", "ends",
-                 "fault_ends", "fault_lines")
+                 "fault_ends", "fault_lines", "paired")
 
     def __init__(self) -> None:
         self.matches = 0
@@ -229,6 +229,7 @@ class _BotStats:
         self.ends: dict[str, int] = {}  # matches by how they ended
         self.fault_ends: dict[str, int] = {}  # matches its own fault ended, by end
         self.fault_lines: deque[FaultLine] = deque(maxlen=FAULT_LINES)  # oldest first
+        self.paired: set[str] = set()  # of those, the duplicate halves with a detail
 
     def log_columns(self) -> LogColumns:
         """The leaderboard's counts from the log fold: ``logged`` rather than ``matches``,
@@ -317,7 +318,10 @@ class LeagueView:
         for bot in set(seats):
             line = _fault_line(res, bot, seats)
             if line is not None:
-                self._bots.setdefault(bot, _BotStats()).fault_lines.append(line)
+                st = self._bots.setdefault(bot, _BotStats())
+                st.fault_lines.append(line)
+                if line["detail"] and res.get("pair"):
+                    st.paired = {x["match"] for x in st.fault_lines} & (st.paired | {mid})
         # the league's own rating fold, in log order: each bot's rating after each rated game
         fold = self._fold_ratings
         fold.apply(res)
@@ -443,7 +447,19 @@ class LeagueView:
                 "head_to_head": h2h, "trimmed": self.trimmed(),
                 "recent_matches": self.match_rows(list(reversed(stats.recent[-recent:])), name),
                 "ends": dict(stats.ends), "fault_ends": dict(stats.fault_ends),
-                "fault_lines": list(reversed(stats.fault_lines))}
+                "fault_lines": self._public_lines(stats)}
+
+    def _public_lines(self, stats: _BotStats) -> list[FaultLine]:
+        """A bot's fault lines, newest first; the detail (the bot's own words, which may tell
+        its cards) of a duplicate half held back while its twin, on the same decks, is not
+        finished, as the match's hands are."""
+        lines = list(reversed(stats.fault_lines))
+        for i, line in enumerate(lines):
+            if line["match"] in stats.paired and line["detail"]:
+                m = self.store.match(line["match"])
+                if m is None or self._twin_unfinished(m):
+                    lines[i] = {**line, "detail": None}
+        return lines
 
     def _connected(self, name: str) -> list[Connection]:
         """Referee replicas the bot is connected to now, with its free seats there (from the
