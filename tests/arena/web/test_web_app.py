@@ -549,6 +549,7 @@ def test_a_duplicate_halfs_fault_detail_waits_for_its_twin(redis_url: str) -> No
         [line] = c.get("/api/bots/crashy").json()["fault_lines"]
         assert line["match"] == first and line["detail"] is None
         assert "my hand is" not in c.get("/bots/crashy").text
+        assert "my hand is" not in c.get(f"/api/matches/{first}").text
         record(twin, "ValueError: again")
         lines = c.get("/api/bots/crashy").json()["fault_lines"]
         assert [x["detail"] for x in lines] == ["ValueError: again",

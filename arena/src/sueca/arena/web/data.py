@@ -575,9 +575,10 @@ class LeagueView:
         spec = dict(m["spec"])
         if hidden:  # the seed deals the decks: of this match, and of its twin
             spec.pop("seed", None)
-            if result is not None:
+            if result is not None:  # and a bot's own words may name its cards
                 result = result.copy()
                 result.pop("seed", None)
+                result.pop("fault_detail", None)
         m = {**m, "spec": spec}
         replay = None if hidden else self.store.replay(mid)
         return {"match": m, "result": result, "replay": replay, "hidden": hidden}
