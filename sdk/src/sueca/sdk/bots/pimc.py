@@ -1,9 +1,10 @@
 """PimcBot: perfect-information Monte Carlo, the strongest bundled bot (docs/strong-bot.md).
 
 For each move it deals the unseen cards at random, consistently with everything the
-observation shows (:mod:`.sampling`), and in each such deal plays every candidate card and the
-rest of the deal out with every hand visible: with the fast rollout policy
-(:func:`.solver.rollout`), or exactly (:func:`.solver.solve`) once few tricks are left. The card
+observation shows (:mod:`.sampling`), and in each such deal plays every candidate card, then
+the rest of the deal: by four ``heuristic`` players who each see only their own hand and the
+public play (:func:`.playout.playout`), or exactly with every hand open
+(:func:`.solver.solve`) once few tricks are left. The card
 with the best total over the deals is played. The same deals serve every candidate card, so the
 comparison between cards is not blurred by the luck of the draw.
 
@@ -13,7 +14,7 @@ Arguments (``pimc:samples=64:solve=4`` wherever a bot is named):
   seed and observations give the same cards.
 * ``ms`` (0 = none): a time limit per move, checked between deals; play then depends on speed.
 * ``solve`` (3): tricks left (the one on the table included) at or below which the rest of the
-  deal is solved exactly in each sampled deal instead of played out by the rollout policy.
+  deal is solved exactly in each sampled deal instead of played out by heuristic players.
 * ``win`` (0): bonus points for a sampled outcome above 60 card points, so the bot leans
   towards winning the deal over piling up points.
 * ``infer`` (0): 1 deals the unseen cards also under what the other seats' play suggests
@@ -32,8 +33,9 @@ from sueca.engine import Card, Observation
 
 from ..bot import Bot, MatchInfo
 from .heuristic import HeuristicBot
+from .playout import playout
 from .sampling import SamplingError, knowledge, sample
-from .solver import close_trick, rollout, solve
+from .solver import close_trick, solve
 
 __all__ = ["PimcBot"]
 
@@ -107,6 +109,8 @@ class PimcBot(Bot):
         still_out = 120 - points[0] - points[1]  # in the hands and on the table
         exact = len(obs.hand) <= self.solve_tricks  # tricks left, the one on the table included
         win = self.win
+        void = list(k.void)
+        dealer, trump_card = obs.dealer, obs.trump
         totals = [0] * len(moves)
         done = 0
         while True:
@@ -120,7 +124,13 @@ class PimcBot(Bot):
                     lead, closed = close_trick(trump, leader, t)
                     mine = closed if (lead & 1) == team else 0
                     t = []
-                team0 = solve(h, trump, lead, t, table) if exact else rollout(h, trump, lead, t)
+                if exact:
+                    team0 = solve(h, trump, lead, t, table)
+                else:
+                    v = void[:]
+                    if t and _SUIT_OF[c] != _SUIT_OF[t[0]]:
+                        v[me] |= 1 << _SUIT_OF[t[0]]
+                    team0 = playout(h, trump, lead, t, v, dealer, trump_card)
                 total = have + mine + (team0 if not team else still_out - closed - team0)
                 totals[i] += total + win if total > 60 else total
             done += 1
