@@ -116,52 +116,58 @@ def console(stderr: bool = False) -> Console:
 
 #: a column: (header, drop rank: None never dropped, else lower ranks go first when narrow)
 Column = tuple[str, int | None]
-_NAME_MIN = 8  # a bot's name folds onto more lines rather than shrink below this
 
 
 def fitted_table(title: str, caption: str, columns: Sequence[Column],
                  rows: Sequence[Sequence[str]], out: Console,
                  name: int | Sequence[int] = 1, whole: Sequence[int] = ()) -> Table:
     """A rich Table fitted to ``out``'s width, cutting nothing: the columns in ``whole`` (ids)
-    are always shown on one line; the ``name`` column(s) (bots' names) fold onto more lines
-    rather than be cut; every other cell keeps its full width. When the table is too wide the
-    columns with a drop rank are left out, lowest first, which the caption then says. Headers
-    may hold newlines. Into a pipe or file (:func:`console`) the width is unbounded, so
-    nothing is dropped or folded."""
+    are always shown on one line; the ``name`` column(s) (bots' names, several to a cell
+    separated by spaces) may wrap between names but fold inside a name only as a last resort;
+    every other cell keeps its full width. When the table is too wide, the columns with a drop
+    rank are left out, lowest first, until every name fits whole, which the caption then says;
+    only when no such column is left do names fold (never below 3 characters). Headers may hold
+    newlines. Into a pipe or file (:func:`console`) the width is unbounded, so nothing is
+    dropped, wrapped or folded."""
     from rich.cells import cell_len
     from rich.table import Table
     names = {name} if isinstance(name, int) else set(name)
     need = [max([cell_len(line) for line in head.split("\n")] + [cell_len(r[i]) for r in rows])
             for i, (head, _) in enumerate(columns)]
+    # a name column's narrowest width that cuts no name: its longest word (a name or a header
+    # word); at that width its cells wrap between the names they list
+    word = {i: max(cell_len(w) for cell in [columns[i][0], *(r[i] for r in rows)]
+                   for w in [*cell.split(), ""]) for i in names}
     keep = list(range(len(columns)))
 
-    def width(cols: list[int], name_min: int = _NAME_MIN) -> int:  # content, a space each
-        return sum(min(need[i], name_min) if i in names else need[i] for i in cols) \
-            + 3 * len(cols) + 1                                          # side, the rules
+    def width(cols: list[int], name_min: int | None = None) -> int:  # content, a space each
+        return sum(min(need[i], word[i] if name_min is None else name_min) if i in names
+                   else need[i] for i in cols) + 3 * len(cols) + 1  # side, the rules
 
     dropped = []
     for i in sorted((i for i, (_, d) in enumerate(columns) if d is not None),
                     key=lambda i: columns[i][1] or 0):
-        # a droppable name column goes only when even 3 characters of each name do not fit
-        if width(keep, 3 if i in names else _NAME_MIN) <= out.width:
+        if width(keep) <= out.width:
             break
+        # a droppable name column goes only when even 3 characters of each name do not fit
+        if i in names and width(keep, 3) <= out.width:
+            continue
         keep.remove(i)
         dropped.append(columns[i][0].replace("\n", " "))
     if dropped:
         caption += f" · too narrow to show: {', '.join(dropped)} (--json has every column)"
-    # still too wide with every droppable column gone: the names fold narrower than _NAME_MIN
+    # still too wide with every droppable column gone: the names fold below their longest
     # (never below 3), so that the table fits and rich cuts nothing at the screen's edge
     shown_names = [i for i in keep if i in names]
-    name_min = _NAME_MIN
+    fold: int | None = None
     if shown_names and width(keep) > out.width:
-        rest = width(keep, 0)
-        name_min = max(3, (out.width - rest) // len(shown_names))
+        fold = max(3, (out.width - width(keep, 0)) // len(shown_names))
     table = Table(title=title, caption=caption)
     for i in keep:
         head = columns[i][0]
         if i in names:
             table.add_column(head, justify="left", overflow="fold",
-                             min_width=min(need[i], name_min))
+                             min_width=min(need[i], word[i] if fold is None else fold))
         elif i in whole:
             table.add_column(head, justify="left", no_wrap=True, overflow="fold",
                              min_width=need[i])
