@@ -210,3 +210,30 @@ def test_at_a_narrow_terminal_ids_stay_whole(recorded, store, width) -> None:
     assert "…" not in text and "too narrow to show" in text
     rows_drawn = [line.rstrip() for line in text.splitlines() if line[:1] in "┏┃┡│└"]
     assert rows_drawn and all(line[-1] in "┓┃┩│┘" for line in rows_drawn), text  # not cropped
+
+
+@pytest.mark.parametrize("prog", ["sueca-arena", "sueca-bot"])
+def test_an_option_named_in_help_text_has_its_own_placeholder(prog) -> None:
+    """A help text that says ``--id ID`` is about an option whose usage line says ``--id ID``
+    too, not ``--id TID``."""
+    import re
+    wrong = []
+    for path, parser in _commands(dict(_parsers())[prog]):
+        takes = {flag: str(a.metavar or a.dest.upper()) for a in parser._actions if a.nargs != 0
+                 for flag in a.option_strings}
+        texts = [a.help or "" for a in parser._actions] + [parser.description or ""]
+        for found in re.finditer(r"(--[a-z][a-z-]*) ([A-Z][A-Z_]*)\b", "\n".join(texts)):
+            flag, named = found.groups()  # "--report FILE" is FILE.html's beginning: right
+            if flag in takes and not takes[flag].startswith(named):
+                wrong.append(f"{' '.join(path)}: {found.group(0)} but usage {flag} {takes[flag]}")
+    assert not wrong, wrong
+
+
+def test_tournament_run_help_says_what_it_does(capsys) -> None:
+    for path in (["tournament"], ["tournament", "run"]):
+        with pytest.raises(SystemExit):
+            cli.build_parser().parse_args([*path, "--help"])
+        out = capsys.readouterr().out
+        description = out.split("\n\n")[1]
+        assert not description.startswith(("positional", "options")), out
+    assert "--id ID alone" in out and "[--id ID]" in out, out

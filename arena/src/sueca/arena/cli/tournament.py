@@ -29,12 +29,22 @@ if TYPE_CHECKING:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("tournament", help="run a tournament (round robin, gauntlet, Swiss) "
-                                          "through the workers")
+                                          "through the workers",
+                       description="Tournaments among registered bots, played by the workers: "
+                                   "run one, show its table, list the recent ones.")
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    run = acts.add_parser("run", help="schedule what is missing, show progress, print the table")
+    run = acts.add_parser(
+        "run", help="schedule what is missing, show progress, print the table",
+        description="Create a tournament of registered bots (--bots NAME,NAME,...), or resume "
+                    "a stored one (--id ID alone), and play it through the workers: schedules "
+                    "the matches not yet played, shows progress while the workers play them and "
+                    "prints the standings. The command can be stopped and run again with --id: "
+                    "it picks up where it was. Exit 1 when a match failed; 2 on a usage error or "
+                    "when --timeout passes first (the rest stay queued).")
     add_redis(run)
-    run.add_argument("--bots", help="comma-separated registered bot names (required to create "
-                                     "a tournament; not with `--id ID` alone, which resumes one)")
+    run.add_argument("--bots", metavar="NAME,NAME,...",
+                     help="comma-separated registered bot names (required to create a "
+                          "tournament; not with `--id ID` alone, which resumes one)")
     run.add_argument("--matches-per-pair", "-k", action=Bounded, kind=int, low=1, default=None,
                      metavar="K",
                      help="matches each pair of bots plays (even with --duplicate; default 2)")
@@ -49,7 +59,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                      help="a Swiss tournament's rounds (at most half the number of bots)")
     run.add_argument("--variant", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
                      help="rule variants, e.g. tie=double target=8")
-    run.add_argument("--id", dest="tid",
+    run.add_argument("--id", dest="tid", metavar="ID",
                      help="tournament id; `--id ID` alone resumes (finishes) the stored "
                           "tournament ID with the options it was created with")
     run.add_argument("--move-ms", action=Bounded, kind=int, low=1,
