@@ -241,3 +241,34 @@ def test_a_field_with_room_for_one_swiss_round_says_one_round() -> None:
     spec = dict(SPEC, kind="round-robin", bots=["a", "b", "c"])
     with pytest.raises(TournamentError, match=r"3 bots plays 1 round \(at most half"):
         _shape(spec, "swiss", None, 2)
+
+
+def test_the_bot_with_the_bye_is_in_the_standings(store) -> None:
+    """A Swiss round of three bots: one match and a bye; the standings (report, CLI table, web
+    page) list the whole field, the bye's bot with no match yet."""
+    from rich.console import Console
+    from starlette.testclient import TestClient
+
+    from sueca.arena.cli.tournament import print_table
+    from sueca.arena.match_job import outcome_to_result
+    from sueca.arena.tournaments import tournament_report
+    from sueca.arena.web.app import create_app
+    spec = {**SPEC, "bots": ["a", "b", "c"], "matches_per_pair": 1, "rounds": 1}
+    store.create_tournament("bye", spec, format_schedule)
+    [mid] = store.tournament_matches("bye")
+    store.record_result(mid, outcome_to_result(store.match(mid), {
+        "end": "normal", "winner": 0, "game_points": [4, 0], "replay": None,
+        "fault_seat": None, "fault_bot": None}))
+    report = tournament_report(store, "bye")
+    [bye] = [r["bye"] for r in report["rounds"]]
+    rows = {r["bot"]: r for r in report["standings"]}
+    assert set(rows) == {"a", "b", "c"} and bye not in store.match(mid)["spec"]["bots"]
+    assert (rows[bye]["units"], rows[bye]["points"], rows[bye]["win_pct"]) == (0, 0.0, None)
+    screen = Console(width=80, record=True, color_system=None)
+    print_table(report, screen)
+    standings = screen.export_text().split("Swiss")[0]
+    assert f"│ {bye} " in standings, standings
+    with TestClient(create_app(store)) as client:
+        html = client.get("/tournaments/bye").text
+    table = html.split('id="standings"')[1].split("</table>")[0]
+    assert f'href="/bots/{bye}"' in table, table

@@ -470,7 +470,8 @@ def tournament_report(store: Store, tid: str) -> TournamentReport:
         "tournament": tid, "format": t["spec"].get("kind", "round-robin"), "spec": spec,
         "matches": t["total"], "recorded": len(results),
         "archived": store.tournament_archived(tid),
-        "failed": failed, "standings": standings(results, elo_k, elo_initial)}
+        "failed": failed,
+        "standings": standings(results, elo_k, elo_initial, t["spec"].get("bots") or ())}
     if report["format"] == "swiss":
         _, report["rounds"], report["swiss"] = swiss_schedule(tid, t["spec"], results)
     return report

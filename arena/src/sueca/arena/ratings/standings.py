@@ -46,8 +46,11 @@ class StandingsRow(TypedDict):
 
 
 def standings(results: Iterable[ResultEntry], elo_k: float = DEFAULT_ELO_K,
-              elo_initial: float = DEFAULT_ELO_INITIAL) -> list[StandingsRow]:
-    """A tournament table from its results (in log order), best first.
+              elo_initial: float = DEFAULT_ELO_INITIAL,
+              field: Iterable[str] = ()) -> list[StandingsRow]:
+    """A tournament table from its results (in log order), best first: a row for each bot of
+    ``field`` (the tournament's bots: one with no result yet, such as a Swiss round's bye, has
+    a row of zeros) and for each bot seated in a result.
 
     A scoring unit is a match, or a duplicate pair once both halves are in (scored together by
     :func:`pair_outcome`): ``points`` adds 1 per unit won and 1/2 per unit drawn, ``win_pct`` is
@@ -81,6 +84,8 @@ def standings(results: Iterable[ResultEntry], elo_k: float = DEFAULT_ELO_K,
                 else:
                     r["drawn"] += 1
 
+    for bot in field:
+        row(bot)
     halves: dict[str, ResultEntry] = {}
     for res in results:
         side0, side1 = sides(res)

@@ -653,7 +653,7 @@ class LeagueView:
         return {"tournament": tid, "status": t.get("status"), "created": t.get("created"),
                 "spec": spec, "progress": self.store.progress(tid), "recorded": len(results),
                 "archived": self.store.tournament_archived(tid),
-                "standings": standings(results, elo_k), "bots": bots, "cross": cross,
+                "standings": standings(results, elo_k, field=bots), "bots": bots, "cross": cross,
                 "format": format_view(tid, t["spec"], results)}
 
 
