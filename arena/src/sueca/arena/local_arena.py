@@ -98,6 +98,10 @@ class LocalArena:
         env = dict(os.environ)
         env["SUECA_REDIS_URL"] = self.redis_url
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        if self.own_logs:  # children's temporary files (a prefork pool's pymp-* folders) live
+            tmp = self.log_dir / "tmp"  # in our folder, which the janitor removes if we are killed
+            tmp.mkdir(exist_ok=True)
+            env["TMPDIR"] = str(tmp)
         from sueca.sdk.logs import current_format
         env["SUECA_LOG_FORMAT"] = current_format()  # children log as this command does
         env.update(self.extra_env)
