@@ -23,7 +23,8 @@ from sueca.sdk.settings import VARIABLES, Settings, SettingsError, Variable, cur
 def test_the_sdk_declares_what_a_bot_author_sets() -> None:
     assert [v.name for v in VARIABLES] == [
         "SUECA_TOKEN", "SUECA_SERVER", "SUECA_TLS", "SUECA_TLS_CA", "SUECA_TLS_SERVER_NAME",
-        "SUECA_SEED_KEY", "SUECA_LOG_FORMAT", "SUECA_EXEC_TIMEOUT", "SUECA_EXEC_PROCESSES"]
+        "SUECA_SEED_KEY", "SUECA_LOG_FORMAT", "SUECA_EXEC_TIMEOUT", "SUECA_EXEC_PROCESSES",
+        "SUECA_BOT_SUMMARY_SECONDS"]
     assert Settings.variables == VARIABLES
 
 

@@ -52,6 +52,7 @@ from sueca.sdk.bot import Bot, Clock, MatchInfo
 from sueca.sdk.channels import PLAINTEXT, ClientTLS, open_aio_channel
 from sueca.sdk.logs import bind
 from sueca.sdk.net_observation import Observation
+from sueca.sdk.summary import Summary
 from sueca.v1 import sueca_pb2 as pb
 
 __all__ = ["run", "serve", "resolve", "AuthenticationError", "sdk_version"]
@@ -185,11 +186,19 @@ def _is_default(fn: Any) -> bool:
 class Game:
     """One seat of one match, as this process plays it: one Bot instance."""
 
-    __slots__ = ("game_id", "gid", "bot", "variant", "is_async", "busy", "backlog", "ended",
-                 "last_seen", "failed", "on_trick", "on_deal", "on_end")
+    __slots__ = ("game_id", "gid", "bot", "variant", "seat", "is_async", "busy", "backlog",
+                 "ended", "last_seen", "failed", "on_trick", "on_deal", "on_end", "moves",
+                 "move_seconds", "resigned", "summarised")
 
-    def __init__(self, game_id: str, bot: Any, variant: Any) -> None:
+    def __init__(self, game_id: str, bot: Any, variant: Any, seat: int = 0) -> None:
         self.game_id = game_id
+        self.seat = seat
+        # turns answered, and their time from arrival to answer (as the bot's clock counts
+        # it), not yet added to the client's summary (see Client._done)
+        self.moves = 0
+        self.move_seconds = 0.0
+        self.resigned = False    # this process resigned the game (the bot raised or misplayed)
+        self.summarised = False  # its end is in the client's summary
         self.gid = game_id_field(game_id)
         self.bot = bot
         self.variant = variant
@@ -227,6 +236,9 @@ class Game:
             return self._answer(item, obs, self._ask(item, obs))
         except Exception as err:
             return self._failed(item, err)
+        finally:
+            self.moves += 1
+            self.move_seconds += time.monotonic() - self.last_seen
 
     async def apply_async(self, item: Any) -> bytes | None:
         """The same for a bot whose ``play`` (and maybe hooks) are coroutines."""
@@ -249,6 +261,9 @@ class Game:
             return self._answer(item, obs, answer)
         except Exception as err:
             return self._failed(item, err)
+        finally:
+            self.moves += 1
+            self.move_seconds += time.monotonic() - self.last_seen
 
     def _ask(self, turn: pb.TurnRequest, obs: Observation) -> Any:
         """The bot's answer to a turn (a coroutine for an async bot)."""
@@ -281,7 +296,7 @@ class Game:
         """Log why the bot's answer cannot go out, and resign the game with that reason."""
         log.error("bot %s: %s; resigning game %s", type(self.bot).__name__, why,
                   self.game_id, extra={"game_id": self.game_id})
-        self.ended = True
+        self.ended = self.resigned = True
         return resign_bytes(self.gid, turn.request_id, why)
 
     def _hook(self, kind: str, value: Any) -> Any:
@@ -320,7 +335,7 @@ class Game:
         log.exception("bot %s raised in %s (game %s); resigning the game",
                       type(self.bot).__name__, "redeal" if turn.kind == _REDEAL else "play",
                       self.game_id, extra={"game_id": self.game_id})
-        self.ended = True
+        self.ended = self.resigned = True
         return resign_bytes(self.gid, turn.request_id, first_line(err))
 
 
@@ -540,16 +555,20 @@ class Connection:
                 except Exception:
                     log.exception("cannot create a bot for game %s", gid, extra={"game_id": gid})
                     continue
-                games[gid] = Game(gid, bot, variant)
+                games[gid] = Game(gid, bot, variant, s.seat)
                 work.setdefault(gid, []).append(("start", info))
             elif gid in games:
                 if kind == "trick_end":
                     if games[gid].on_trick is not None:
                         work.setdefault(gid, []).append(("trick", ev.trick_end))
                 elif kind == "deal_end":
+                    self.client.summary.deal_end(games[gid].seat, ev.deal_end)
                     if games[gid].on_deal is not None:
                         work.setdefault(gid, []).append(("deal", ev.deal_end))
                 elif kind == "match_end":
+                    if not games[gid].summarised:
+                        games[gid].summarised = True
+                        self.client.summary.match_end(games[gid].seat, ev.match_end)
                     work.setdefault(gid, []).append(("end", ev.match_end))
         for turn in msg.turns:
             gid = turn.game_id
@@ -600,6 +619,9 @@ class Client:
         self.strikes = 0
         self.pooled = False
         self.probe_at = 0.0
+        self.summary = Summary()  # logged every summary_every seconds, and at the end
+        from sueca.sdk.settings import current
+        self.summary_every = current().bot_summary_seconds
 
     # -- running work -------------------------------------------------------------------------
     def dispatch(self, conn: Connection, work: dict[str, list[Any]]) -> None:
@@ -678,6 +700,14 @@ class Client:
         conn.send(actions, stream)
         again: dict[str, list[Any]] = {}
         for game, _ in jobs:
+            if game.moves:  # in the event loop, the game idle: no thread adds to it meanwhile
+                self.summary.answered(game.moves, game.move_seconds)
+                game.moves, game.move_seconds = 0, 0.0
+            if game.resigned and not game.summarised:
+                # counted now: the game is forgotten below, before the referee's match end
+                # (a bot error of this seat, lost) comes back for it
+                game.summarised = True
+                self.summary.resigned()
             game.busy = False
             if game.backlog:
                 again[game.game_id] = game.backlog
@@ -705,6 +735,7 @@ class Client:
             self._open(address)
         expanding = any(_dns_name(item) for item in self.server.split(","))
         sweeper = asyncio.create_task(self._housekeeping(expanding))
+        reporter = asyncio.create_task(self._report())
         drain_wait = asyncio.ensure_future(self.drain_event.wait())
         try:
             while not self.draining:
@@ -716,6 +747,7 @@ class Client:
                         raise t.exception()  # type: ignore[misc]
         finally:
             sweeper.cancel()
+            reporter.cancel()
             drain_wait.cancel()
             if not self.draining:
                 for c in self.connections.values():
@@ -740,6 +772,12 @@ class Client:
         conn = Connection(self, address)
         conn.task = asyncio.get_running_loop().create_task(conn.run(), name=f"session {address}")
         self.connections[address] = conn
+
+    async def _report(self) -> None:
+        """Log the summary line every ``summary_every`` seconds (``SUECA_BOT_SUMMARY_SECONDS``)."""
+        while True:
+            await asyncio.sleep(self.summary_every)
+            log.info("%s", self.summary.line())
 
     async def _housekeeping(self, expanding: bool) -> None:
         last_resolve = time.monotonic()
@@ -800,6 +838,7 @@ async def serve(bot_factory: Callable[[], Bot], server: str, token: str, capacit
         if main.done():
             main.result()  # raises AuthenticationError and the like
         await client.drain(drain_timeout)
+        log.info("%s", client.summary.line())
     finally:
         for t in waits:
             t.cancel()

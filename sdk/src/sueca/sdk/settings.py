@@ -62,6 +62,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SUECA_EXEC_PROCESSES", "0", "every command that runs bots",
              "most processes one `exec:` bot runs at once (0: no cap); `--exec-processes` wins",
              config.whole),
+    Variable("SUECA_BOT_SUMMARY_SECONDS", "60", "sueca-bot",
+             "seconds between the summary lines `sueca-bot run` logs (games played, won and "
+             "lost, faults by kind, ms a move); one more comes when it stops", config.seconds),
 )
 
 
@@ -80,6 +83,7 @@ class Settings(BaseSettings):
     log_format: str
     exec_timeout: float
     exec_processes: int
+    bot_summary_seconds: float
 
 
 config.check_declared(Settings)
