@@ -5,7 +5,7 @@ exactly what it breaks.
     SUECA_TOKEN=conformance.x python brokenbot.py HOST:PORT MODE
 
 MODE: ``ok`` (conforming), ``wrong-request-id``, ``duplicate`` (every answer sent twice),
-``illegal-card`` (the first card of every game is not a legal one), ``no-reconnect`` (exits
+``illegal-card`` (the first card of its first game is not a legal one), ``no-reconnect`` (exits
 when its stream drops), ``ignores-drain`` (on SIGTERM exits at once, its game running),
 ``old-answer-after-reconnect`` (a turn sent again on a new stream is answered twice: once with
 the answer it had for the dropped stream, then afresh, as an SDK that kept the old answer).
@@ -57,7 +57,7 @@ class Broken:
         else:
             obs = turn.observation
             card = obs.legal[0]
-            if self.mode == "illegal-card" and turn.game_id not in self.played:
+            if self.mode == "illegal-card" and not self.played:
                 card = next(c for c in range(40) if c not in obs.legal)
             self.played.add(turn.game_id)
             action = pb.Action(game_id=turn.game_id, request_id=rid, card=card)

@@ -307,7 +307,9 @@ def test_the_ladder_scheduler_requeues_a_lost_match_of_any_tournament(tmp_path):
             wait_for(lambda: store.match(mid)["status"] == "queued", 30,
                      "the scheduler to re-queue the orphan",
                      detail=lambda: f"exit {proc.poll()}\n{open(log.name).read()[-3000:]}")
-            assert mid in store.broker_messages(["sueca.matches"])[0]   # and its task is sent
+            # and its task is sent (the status is written first, the task then)
+            wait_for(lambda: mid in store.broker_messages(["sueca.matches"])[0], 10,
+                     "the re-queued orphan's task on the broker")
             assert store.match(mid)["error"].startswith("re-queued")
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
