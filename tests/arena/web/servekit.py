@@ -26,9 +26,9 @@ TEST_PACE = 120
 class Serve:
     def __init__(self, data: Path, log: Path, *extra: str, cwd: Path | None = None,
                  **env_extra: str) -> None:
-        from sueca.arena.redisproc import free_port
+        from sueca.arena.redisproc import free_port, free_ports
         self.port, self.web_port = free_port(), free_port()
-        self.metrics = _free_run(4, avoid=(self.port, self.web_port))  # referee..scheduler
+        self.metrics = free_ports(4, avoid=(self.port, self.web_port))  # referee..scheduler
         self.web = f"http://127.0.0.1:{self.web_port}"
         self.log = log
         env = dict(os.environ)
@@ -130,21 +130,3 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(b")") + 2:].split()[0] != b"Z"
-
-
-def _free_run(n: int, avoid: tuple[int, ...]) -> int:
-    """A port P such that P .. P+n-1 are all free and none of ``avoid``."""
-    import socket
-
-    from sueca.arena.redisproc import free_port
-    while True:
-        first = free_port()
-        if first + n > 65536 or any(p in avoid for p in range(first, first + n)):
-            continue
-        try:
-            for p in range(first, first + n):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", p))
-        except OSError:
-            continue
-        return first

@@ -52,6 +52,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def free_ports(n: int, avoid: tuple[int, ...] = ()) -> int:
+    """A port P with P .. P+n-1 all free now and none of ``avoid``: for a command that takes
+    one base port and uses the next ones (``serve --metrics-port``)."""
+    while True:
+        first = free_port()
+        if first + n > 65536 or any(p in avoid for p in range(first, first + n)):
+            continue
+        try:
+            for p in range(first, first + n):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", p))
+        except OSError:
+            continue
+        return first
+
+
 def _quoted(value: str) -> str:
     """A value for a redis.conf line: double-quoted, backslashes and quotes escaped."""
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -73,28 +73,10 @@ def _size(folder: Path) -> int:
                if f.is_file() and not f.relative_to(folder).parts[0].startswith("logs"))
 
 
-def _ports(n: int) -> int:
-    """A port P with P .. P+n-1 free."""
-    import socket
-
-    from sueca.arena.redisproc import free_port
-    while True:
-        first = free_port()
-        if first + n > 65535:
-            continue
-        try:
-            for p in range(first, first + n):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", p))
-        except OSError:
-            continue
-        return first
-
-
 def _one(pace: float, seconds: float, folder: Path, say: Any) -> dict[str, Any]:
     from sueca.arena.local_arena import arena_url
     from sueca.arena.processes import Child
-    from sueca.arena.redisproc import free_port
+    from sueca.arena.redisproc import free_port, free_ports
     from sueca.arena.store import Store
     data = folder / f"pace-{pace:g}"
     env = {k: v for k, v in os.environ.items()
@@ -102,7 +84,7 @@ def _one(pace: float, seconds: float, folder: Path, say: Any) -> dict[str, Any]:
     exe = str(Path(sys.executable).parent / "sueca-arena")
     child = Child("serve", [exe, "serve", "--data", str(data), "--example-bots",
                             "--pace", f"{pace:g}", "--port", str(free_port()),
-                            "--web-port", str(free_port()), "--metrics-port", str(_ports(4))],
+                            "--web-port", str(free_port()), "--metrics-port", str(free_ports(4))],
                   env, folder / f"serve-{pace:g}.log", append=False)
     try:
         child.wait_ready(lambda: "Sueca Arena is up" in child.text(), 120, "serve")
