@@ -239,7 +239,7 @@ def _resume(store: Store, tid: str | None) -> tuple[str, TournamentSpec]:
 
 def _require_connected(store: Store, bots: Sequence[str]) -> None:
     """Matches for a bot no referee holds could only wait (and fail after their retries): a
-    TournamentError now instead."""
+    TournamentError at once instead."""
     missing, referees = missing_bots(store, bots)
     if missing:
         raise TournamentError(
