@@ -220,9 +220,7 @@ def test_serve_says_the_referees_own_error_at_once_when_its_port_is_in_use(
     import socket
     import time
 
-    from servekit import _free_run
-
-    from sueca.arena.redisproc import free_port
+    from sueca.arena.redisproc import free_port, free_ports
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         held.listen()
@@ -230,7 +228,7 @@ def test_serve_says_the_referees_own_error_at_once_when_its_port_is_in_use(
         t0 = time.monotonic()
         run = subprocess.run([SUECA_ARENA, "serve", "--data", str(tmp_path / "data"),
                               "--port", str(port), "--web-port", str(free_port()),
-                              "--metrics-port", str(_free_run(4, avoid=(port,))),
+                              "--metrics-port", str(free_ports(4, avoid=(port,))),
                               "--example-bots"],
                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
         seconds = time.monotonic() - t0
