@@ -1,10 +1,13 @@
-"""Options shared by the whole suite."""
+"""What the whole suite shares: its options, and one real Redis per test process."""
 
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 
 import pytest
+
+from sueca.arena.redisproc import RedisServer
 
 # Started in the background by a non-interactive shell (`cmd &`, nohup), the suite inherits
 # SIGINT and SIGQUIT ignored, and every process it starts would too: the tests that stop a
@@ -20,3 +23,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--regen-golden", action="store_true", default=False,
                      help="rewrite tests/referee/engine/golden/*.jsonl from the example bots "
                           "instead of checking them (review the diff before committing)")
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """A real ``redis-server`` for the session of this test process. Tests keep apart by key
+    prefix (the league tests' ``prefix`` fixture, the network tests' ``kits.net.KEY_PREFIX``);
+    a test that stops or freezes Redis starts its own."""
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def redis_url(redis_server: RedisServer) -> str:
+    return redis_server.url

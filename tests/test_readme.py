@@ -167,7 +167,7 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def _stop_group(pgid: int, grace: float = 15.0) -> None:
     """Whatever the block left in the background: SIGTERM, and SIGKILL after ``grace``."""
-    from waiting import WaitTimedOut, wait_for
+    from kits.wait import WaitTimedOut, wait_for
 
     def gone() -> bool:
         try:

@@ -1,5 +1,6 @@
-"""Fixtures for the league tests: one real Redis per session, a fresh key prefix per test, and
-(for the Celery tests) real worker processes started with ``sueca-arena worker``.
+"""Fixtures for the league tests: a fresh key prefix per test on the session's real Redis
+(``redis_url``, tests/conftest.py) and, for the Celery tests, real worker processes started
+with ``sueca-arena worker``.
 
 Nothing here mocks Redis or Celery: the worker is a separate process with a prefork pool,
 talking to the same real Redis the test reads.
@@ -13,22 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arenakit import HERE, Worker, arena_env
-
-
-@pytest.fixture(scope="session")
-def redis_server() -> Iterator[object]:
-    from sueca.arena.redisproc import RedisServer
-    server = RedisServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="session")
-def redis_url(redis_server: object) -> str:
-    return redis_server.url  # type: ignore[attr-defined]
+from kits.arena import TESTS, Worker, arena_env
 
 
 @pytest.fixture
@@ -122,9 +108,9 @@ def referee_arena(tmp_path_factory: pytest.TempPathFactory):
     out)."""
     from sueca.arena.local_arena import LocalArena
     bots = {"random": "random", "heuristic": "heuristic", "reckless": "reckless",
-            "slow": "slowbots:SlowBot", "slow2": "slowbots:SlowBot",
-            "sleepy": "slowbots:SleepyBot"}
-    env = {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+            "slow": "kits.bots.slow:SlowBot", "slow2": "kits.bots.slow:SlowBot",
+            "sleepy": "kits.bots.slow:SleepyBot"}
+    env = {"PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
            "SUECA_KEY_PREFIX": "sueca:"}
     saved = os.environ.get("SUECA_KEY_PREFIX")
     os.environ["SUECA_KEY_PREFIX"] = "sueca:"   # this process's Store of the arena

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from waiting import wait_for
+from kits.wait import wait_for
 
 from sueca.arena import botstats
 

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
-from arenakit import ROOT, SUECA_ARENA, VENV_BIN, arena_env, children, cli
-from waiting import wait_for
+from kits.arena import ROOT, SUECA_ARENA, VENV_BIN, arena_env, children, cli
+from kits.wait import wait_for
 
 from sueca.arena.keys import Keys
 from sueca.arena.processes import Child as Proc
@@ -66,7 +66,7 @@ class Fleet:
     def bot(self, name: str) -> Proc:
         env = {k: v for k, v in self.env.items() if k != "SUECA_REDIS_URL"}
         env["SUECA_TOKEN"] = self.tokens[name]
-        return self.spawn(name, [str(VENV_BIN / "sueca-bot"), "run", "slowbots:SlowBot",
+        return self.spawn(name, [str(VENV_BIN / "sueca-bot"), "run", "kits.bots.slow:SlowBot",
                                  "--server", ",".join(self.referees), "--name", name,
                                  "--capacity", str(CAPACITY), "--max-backoff", "1",
                                  "--log-level", "warning"], env)

@@ -10,8 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from arenakit import cli
-from waiting import wait_for
+from kits.arena import cli
+from kits.wait import wait_for
 
 from sueca.arena.local_arena import LocalArena
 

@@ -5,13 +5,12 @@ Redis, and the task does not fail."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from kits.bots import DIR as BOT_DIR
 
 from sueca.arena.match_job import play_and_record, run_local
 
-BOTS = Path(__file__).resolve().parent / "faulty_bots.py"
+BOTS = BOT_DIR / "faulty.py"
 
 
 @pytest.fixture(autouse=True)

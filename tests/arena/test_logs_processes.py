@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from waiting import wait_for
+from kits.wait import wait_for
 
 from sueca.arena.tournaments import run_tournament
 

@@ -86,8 +86,8 @@ def test_a_refused_operator_token_is_retried_and_named_the_same_with_one_or_many
     import subprocess
 
     import pytest
-    from arenakit import SUECA_ARENA
-    from waiting import wait_for
+    from kits.arena import SUECA_ARENA
+    from kits.wait import wait_for
 
     from sueca.arena.match_job import Transient, run_on_referee
     from sueca.arena.redisproc import free_port

@@ -8,9 +8,9 @@ import time
 import urllib.request
 
 import pytest
-from arenakit import SUECA_ARENA, cli
+from kits.arena import SUECA_ARENA, cli
+from kits.wait import wait_for
 from prometheus_client.parser import text_string_to_metric_families
-from waiting import wait_for
 
 from sueca.arena.redisproc import free_port
 
@@ -107,7 +107,7 @@ def test_ratings_exporter_only_shows_registered_bots(referee_arena):
 def test_scheduler_serves_metrics_and_health(redis_url, prefix):
     """A real scheduler process (no bots: it loops and schedules nothing) serves its build,
     its loop's heartbeat and the queue depth, and /healthz answers 200 while the loop runs."""
-    from arenakit import arena_env
+    from kits.arena import arena_env
     port = free_port()
     proc = subprocess.Popen([SUECA_ARENA, "scheduler", "--interval", "0.2", "--metrics-port",
                              str(port)], env=arena_env(redis_url, prefix),

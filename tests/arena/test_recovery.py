@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from arenakit import ROOT, SUECA_ARENA
-from waiting import wait_for
+from kits.arena import ROOT, SUECA_ARENA
+from kits.wait import wait_for
 
 from sueca.arena.recovery import Reaper
 from sueca.arena.store import LeaseHeld
@@ -204,7 +204,7 @@ def test_tournament_run_says_when_no_worker_answers(league, tmp_path):
 def test_a_tournament_with_a_bot_not_connected_says_which_at_once(referee_arena):
     """Says which bot is not connected at once, not "no progress for 15 s: is a worker
     running?" after 107 s."""
-    from arenakit import cli
+    from kits.arena import cli
     env = referee_arena.cli_env
     cli("bots", "add", "ghost", env=env)
     try:
@@ -234,7 +234,7 @@ def test_a_redis_crash_under_a_running_match_loses_nothing_without_any_reaper(tm
     plays; nothing runs that could re-queue (no scheduler, no waiting tournament run). The
     attempt under way goes on and records its result once — it is not cancelled and
     acknowledged as revoked, which would leave the match `running` for ever."""
-    from arenakit import Worker, arena_env, cli
+    from kits.arena import Worker, arena_env, cli
 
     from sueca.arena.keys import Keys
     from sueca.arena.redisproc import RedisServer
@@ -285,7 +285,7 @@ def test_the_ladder_scheduler_requeues_a_lost_match_of_any_tournament(tmp_path):
     import os
     import signal
 
-    from arenakit import arena_env, cli
+    from kits.arena import arena_env, cli
 
     from sueca.arena.keys import Keys
     from sueca.arena.redisproc import RedisServer

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from arenakit import SUECA_ARENA, Worker, arena_env, cli
-from waiting import wait_for
+from kits.arena import SUECA_ARENA, Worker, arena_env, cli
+from kits.wait import wait_for
 
 from sueca.arena.keys import Keys
 from sueca.arena.redisproc import RedisServer

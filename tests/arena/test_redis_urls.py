@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arenakit import Worker, arena_env, cli
-from waiting import wait_for
+from kits.arena import Worker, arena_env, cli
+from kits.wait import wait_for
 
 from sueca.arena.redisproc import RedisServer, free_port
 from sueca.arena.redisurl import for_celery, masked

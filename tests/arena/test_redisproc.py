@@ -42,7 +42,7 @@ def test_a_start_waits_until_the_data_are_loaded(tmp_path: Path,
     import os
     import time
 
-    from waiting import wait_for
+    from kits.wait import wait_for
 
     from sueca.arena import redisproc
     data = tmp_path / "data"

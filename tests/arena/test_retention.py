@@ -10,7 +10,7 @@ import time
 import uuid
 
 import pytest
-from arenakit import arena_env, cli
+from kits.arena import arena_env, cli
 
 from sueca.arena import retention
 from sueca.arena.bench.retention import replay_templates, synthetic_results

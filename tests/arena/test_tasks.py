@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from waiting import wait_for
+from kits.wait import wait_for
 
 from sueca.arena.store.ratings import catch_up, load, rebuild
 from sueca.arena.tasks import enqueue, run_match

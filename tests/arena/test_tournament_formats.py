@@ -11,8 +11,8 @@ import subprocess
 from collections import Counter
 
 import pytest
-from arenakit import SUECA_ARENA, cli
-from waiting import wait_for
+from kits.arena import SUECA_ARENA, cli
+from kits.wait import wait_for
 
 from sueca.arena.pairing import (
     PairingError,

@@ -11,8 +11,8 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from arenakit import SUECA_ARENA
-from waiting import wait_for
+from kits.arena import SUECA_ARENA
+from kits.wait import wait_for
 
 from sueca.arena.redisproc import free_port
 from sueca.arena.tournaments import run_tournament

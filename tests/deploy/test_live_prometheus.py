@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kits.wait import wait_for
 from test_deploy_files import DEPLOY, needs_yaml
-from waiting import wait_for
 
 from sueca.arena.processes import Supervisor
 

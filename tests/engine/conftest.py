@@ -1,1 +1,1 @@
-"""Engine tests: fixtures live in the test modules; helpers in :mod:`engine_helpers`."""
+"""Engine tests: fixtures live in the test modules; helpers in :mod:`kits.deals`."""

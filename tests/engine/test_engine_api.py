@@ -5,7 +5,7 @@ import json
 import subprocess
 import sys
 
-from engine_helpers import ROOT_DIR
+from kits.deals import ROOT_DIR
 
 import sueca.engine
 

@@ -3,9 +3,9 @@
 import itertools
 
 import pytest
-from engine_helpers import ALL_TEXTS, HIGH_TO_LOW, RANK_POINTS, build_deck, cs, hands_with
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kits.deals import ALL_TEXTS, HIGH_TO_LOW, RANK_POINTS, build_deck, cs, hands_with
 
 from sueca.engine import CARDS, RANKS, SUITS, Card, CardError, Deal, card, parse_card, parse_cards
 

@@ -4,7 +4,7 @@ trump, § Playing a trick, § Worked examples)."""
 import random
 
 import pytest
-from engine_helpers import (
+from kits.deals import (
     build_deck,
     cs,
     hands_with,

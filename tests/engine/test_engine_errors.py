@@ -3,7 +3,7 @@
 unknown message is refused with a clear error and never applied to the game)."""
 
 import pytest
-from engine_helpers import build_deck, hands_with, play_all, scripted, state
+from kits.deals import build_deck, hands_with, play_all, scripted, state
 
 from sueca.engine import (
     CARDS,

@@ -6,7 +6,7 @@ import json
 import random
 
 import pytest
-from engine_helpers import (
+from kits.deals import (
     ALL_TEXTS,
     RANK_POINTS,
     VARIANTS,

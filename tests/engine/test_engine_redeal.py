@@ -2,7 +2,7 @@
 the first card when his hand is worth 10 points or less."""
 
 import pytest
-from engine_helpers import build_deck, hands_with, points_of, state
+from kits.deals import build_deck, hands_with, points_of, state
 
 from sueca.engine import Match, NotYourTurnError, RedealError, SeatView, Variant, replay
 

@@ -5,7 +5,7 @@ import copy
 import json
 
 import pytest
-from engine_helpers import VARIANTS, play_all, random_match, scripted
+from kits.deals import VARIANTS, play_all, random_match, scripted
 
 from sueca.engine import Match, ReplayError, Variant, replay
 

@@ -5,9 +5,9 @@ ends (``End``) and what a seat is shown (the ``Observation`` protocol)."""
 import copy
 import random
 
-from engine_helpers import trick_winner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kits.deals import trick_winner
 
 from sueca.engine import (
     CARDS,

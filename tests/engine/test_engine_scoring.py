@@ -2,7 +2,7 @@
 § Scoring a deal, § Winning the match, § Renúncia and other faults)."""
 
 import pytest
-from engine_helpers import play_all, scripted, state
+from kits.deals import play_all, scripted, state
 
 from sueca.engine import (
     Deal,

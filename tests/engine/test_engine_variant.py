@@ -1,7 +1,7 @@
 """Match variants: where the four texts disagree (docs/rules.md § Variants)."""
 
 import pytest
-from engine_helpers import state
+from kits.deals import state
 
 from sueca.engine import DEFAULT, Match, Variant, VariantError
 

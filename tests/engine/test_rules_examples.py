@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from engine_helpers import build_deck, cs, hands_with, play_all
+from kits.deals import build_deck, cs, hands_with, play_all
 
 from sueca.engine import CARDS, Deal, Match, Variant, card, cards_of, deal_game_points
 from sueca.engine.cards import SUIT_NAMES, hand_points

@@ -10,8 +10,10 @@ from pathlib import Path
 
 from sueca.arena.processes import Child
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+#: the folder holding the ``kits`` package: on the ``PYTHONPATH`` of the processes this kit starts,
+#: so that they load the test bots by module name (``kits.bots.slow:SlowBot``)
+TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent
 VENV_BIN = Path(sys.executable).parent
 SUECA_ARENA = str(VENV_BIN / "sueca-arena")
 
@@ -50,8 +52,8 @@ def children(pid: int) -> list[int]:
 def arena_env(redis_url: str, prefix: str, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update({"SUECA_REDIS_URL": redis_url, "SUECA_KEY_PREFIX": prefix,
-                "PYTHONPATH": os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")]),
-                "SUECA_LOCAL_BOTS": "slow=slowbots:SlowBot,slow2=slowbots:SlowBot"})
+                "PYTHONPATH": os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")]),
+                "SUECA_LOCAL_BOTS": "slow=kits.bots.slow:SlowBot,slow2=kits.bots.slow:SlowBot"})
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     env.update(extra)
     return env

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from waiting import wait_for  # noqa: F401  (the network tests import it from here)
 
+from kits.wait import wait_for  # noqa: F401  (the network tests import it from here)
 from sueca.arena.processes import Child
 from sueca.arena.redisproc import free_port
 from sueca.referee import control
@@ -26,7 +26,7 @@ from sueca.v1 import sueca_pb2 as pb
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-BOTLIB = str(Path(__file__).resolve().parent / "botlib.py")
+BOTLIB = str(Path(__file__).resolve().parent / "bots" / "network.py")
 # Every process of these tests agrees on the Redis key prefix, whatever another test package
 # left in this process's environment.
 KEY_PREFIX = "sueca:"

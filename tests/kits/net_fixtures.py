@@ -1,8 +1,9 @@
-"""Fixtures for the network tests: a real Redis, a real referee process, real SDK bot processes.
+"""Fixtures for the network tests: a real referee process, real SDK bot processes (on the
+session's real Redis, ``redis_url`` of tests/conftest.py).
 
 Session-scoped where they can be (a process costs about a second on a 2-core machine);
 tests that kill or stop things start their own. Imported by the conftest.py of tests/referee and
-tests/sdk (the pytest ``pythonpath`` setting makes this folder importable).
+tests/sdk.
 """
 
 from __future__ import annotations
@@ -11,17 +12,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from netkit import KEY_PREFIX, BotProc, RefereeProc, sessions_of, wait_for
+
+from kits.net import KEY_PREFIX, BotProc, RefereeProc, sessions_of, wait_for
 
 BOT_NAMES = ("alice", "bob", "carol", "dave", "mallory", "eve", "sleepy", "renegade", "spy",
              "drainer", "async", "broken", "ghost", "north", "east", "twin")
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    from sueca.arena.redisproc import RedisServer
-    with RedisServer() as server:
-        yield server.url
 
 
 @pytest.fixture(scope="session")

@@ -13,9 +13,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from arenakit import ROOT, SUECA_ARENA, children
-from waiting import wait_for
-
+from kits.arena import ROOT, SUECA_ARENA, children
+from kits.wait import wait_for
 from sueca.arena.processes import Child
 
 #: the ladder's pace in the tests (matches a minute): games within seconds, without the

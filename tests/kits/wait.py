@@ -25,16 +25,21 @@ def wait_for(cond: Callable[[], T], timeout: float = 20.0, what: str = "conditio
     """Call ``cond`` every ``interval`` seconds until it returns something true, and return that.
 
     An exception from ``cond`` counts as "not yet" (a server still starting, Redis away for a
-    moment). After ``timeout`` seconds raise :class:`WaitTimedOut` naming ``what``."""
+    moment). After ``timeout`` seconds raise :class:`WaitTimedOut` naming ``what`` and what the
+    last call gave: its exception (an assertion inside ``cond`` says what did not hold) or its
+    false value."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             value = cond()
-        except Exception:
+            last = f"its last value: {value!r}"
+        except Exception as err:
             value = None  # type: ignore[assignment]
+            last = f"its last call raised {type(err).__name__}: {err}"
         if value:
             return value
         if time.monotonic() > deadline:
             extra = f"\n{detail()}" if detail is not None else ""
-            raise WaitTimedOut(f"timed out after {timeout:g} s waiting for {what}{extra}")
+            raise WaitTimedOut(f"timed out after {timeout:g} s waiting for {what}; "
+                               f"{last[:2000]}{extra}")
         time.sleep(interval)

@@ -1,5 +1,5 @@
-"""The network tests' fixtures (:mod:`netfixtures`): Redis, a referee, bot processes."""
+"""The network tests' fixtures (:mod:`kits.net_fixtures`): a referee, bot processes."""
 
-from netfixtures import BOT_NAMES, bot_proc, random_bots, redis_url, referee, tokens
+from kits.net_fixtures import BOT_NAMES, bot_proc, random_bots, referee, tokens
 
-__all__ = ["BOT_NAMES", "bot_proc", "random_bots", "redis_url", "referee", "tokens"]
+__all__ = ["BOT_NAMES", "bot_proc", "random_bots", "referee", "tokens"]

@@ -15,7 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
-from netkit import RawBot, RefereeProc, wait_for
+from kits.net import RawBot, RefereeProc, wait_for
 
 from sueca.v1 import sueca_pb2 as pb
 from sueca.v1 import sueca_pb2_grpc as pb_grpc

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from waiting import wait_for
+from kits.wait import wait_for
 
 from sueca.arena import promscrape
 from sueca.arena.bench import matches

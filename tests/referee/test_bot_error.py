@@ -8,7 +8,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from netkit import RawBot, sessions_of, wait_for
+from kits.net import RawBot, sessions_of, wait_for
 
 from sueca.codec import FAULT_DETAIL_CHARS
 from sueca.referee import control
@@ -17,7 +17,7 @@ from sueca.v1 import sueca_pb2 as pb
 pytestmark = pytest.mark.slow
 
 POOL = ThreadPoolExecutor(2)
-BOTLIB = "tests/referee/botlib.py"
+BOTLIB = "tests/kits/bots/network.py"
 
 
 def test_a_raising_networked_bot_ends_its_match_within_a_second(referee, tokens, bot_proc):

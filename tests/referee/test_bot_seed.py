@@ -12,7 +12,7 @@ import hashlib
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from netkit import RawBot, play_until_done, sessions_of, wait_for
+from kits.net import RawBot, play_until_done, sessions_of, wait_for
 
 from sueca.engine import Match
 from sueca.referee import control

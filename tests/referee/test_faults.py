@@ -9,7 +9,7 @@ from typing import Any
 
 import grpc
 import pytest
-from netkit import RawBot, play_until_done, sessions_of, wait_for
+from kits.net import RawBot, play_until_done, sessions_of, wait_for
 
 from sueca.engine import CARDS, replay
 from sueca.referee import control

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import combinations
 
 import pytest
-from netkit import RawBot, play_until_done, sessions_of, wait_for
+from kits.net import RawBot, play_until_done, sessions_of, wait_for
 
 from sueca.engine import parse_card
 from sueca.referee import control

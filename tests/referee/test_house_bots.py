@@ -9,7 +9,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from netkit import BIN, BotProc, RawBot, sessions_of, wait_for
+from kits.net import BIN, BotProc, RawBot, sessions_of, wait_for
 
 from sueca.referee import control
 from sueca.referee.house import HouseBotError, parse_house_bots

@@ -14,7 +14,7 @@ from typing import Any
 
 import grpc
 import pytest
-from netkit import RawBot, RefereeProc, sessions_of, wait_for
+from kits.net import RawBot, RefereeProc, sessions_of, wait_for
 
 from sueca.arena.bench.hostile import _bogus, _hello, _stream
 from sueca.arena.promscrape import metrics_url, scrape, total
@@ -445,7 +445,7 @@ def test_a_bot_reconnecting_in_a_loop_is_slowed_down(make_referee, tokens):
 # -- settings -------------------------------------------------------------------------------------
 
 def test_bad_limit_settings_are_one_line_exit_2(tmp_path):
-    from netkit import BIN, ENV
+    from kits.net import BIN, ENV
     env = {**os.environ, **ENV, "SUECA_OUT_BYTES": "lots"}
     import subprocess
     out = subprocess.run([str(BIN / "sueca-arena"), "referee", "--insecure", "--metrics-port",

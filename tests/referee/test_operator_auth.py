@@ -17,7 +17,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from netkit import BIN, BotProc, sessions_of, wait_for
+from kits.net import BIN, BotProc, sessions_of, wait_for
 from test_tls import TLS_ENV, ConfiguredReferee, assert_clean_error, clean_env, run_cli
 
 from sueca.referee import control

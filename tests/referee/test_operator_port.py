@@ -13,7 +13,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from netkit import BIN, BotProc, free_port, wait_for
+from kits.net import BIN, BotProc, free_port, wait_for
 from test_tls import ConfiguredReferee, clean_env, make_pki, run_cli
 
 from sueca.referee import control

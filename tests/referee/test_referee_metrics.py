@@ -9,7 +9,7 @@ a renúncia (the reckless bot's in-game penalty) as ``game``, a message for an u
 from __future__ import annotations
 
 import pytest
-from netkit import BotProc, RawBot, RefereeProc, sessions_of, wait_for
+from kits.net import BotProc, RawBot, RefereeProc, sessions_of, wait_for
 
 from sueca.arena import promscrape
 from sueca.arena.promscrape import Samples

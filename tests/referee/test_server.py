@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 import pytest
-from netkit import BOTLIB, SEED_KEY, RawBot, RefereeProc, free_of, rpc_error, sessions_of, wait_for
+from kits.net import BOTLIB, SEED_KEY, RawBot, RefereeProc, free_of, rpc_error, sessions_of, wait_for
 
 from sueca.engine import Variant, replay, shuffled_deck
 from sueca.referee import control
@@ -222,7 +222,7 @@ def test_weak_hand_redeal_over_the_network(referee, tokens, bot_proc):
     """The redeal question travels (TurnRequest kind REDEAL, Action redeal) and the match is
     the same as in-process."""
     bot_proc(f"{BOTLIB}:Redealer", referee.address, tokens["carol"], capacity=4)
-    from botlib import Redealer
+    from kits.bots.network import Redealer
     variant = Variant(weak_hand_redeal=True)
     seats = ["carol"] * 4
     local = replay.record(play_local([Redealer] * 4, variant=variant, seed=16, match_id="redeal",
@@ -236,7 +236,7 @@ def test_weak_hand_redeal_over_the_network(referee, tokens, bot_proc):
 
 def test_referee_publishes_its_bots_in_redis(referee, random_bots, redis_url):
     import redis
-    from netkit import KEY_PREFIX
+    from kits.net import KEY_PREFIX
 
     from sueca.arena.keys import Keys
     r = redis.Redis.from_url(redis_url, decode_responses=True)
@@ -337,7 +337,7 @@ def test_a_second_referee_on_a_taken_port_is_refused(referee) -> None:
     """gRPC would share the port (SO_REUSEPORT) and split the bots between two referees."""
     import subprocess
 
-    from netkit import BIN
+    from kits.net import BIN
 
     proc = subprocess.run(
         [str(BIN / "sueca-arena"), "referee", "--insecure", "--port", str(referee.port),

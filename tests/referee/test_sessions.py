@@ -7,7 +7,7 @@ import random
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from netkit import RawBot, play_until_done, sessions_of, wait_for
+from kits.net import RawBot, play_until_done, sessions_of, wait_for
 
 from sueca.referee import control
 from sueca.v1 import sueca_pb2 as pb

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from netkit import BIN, ROOT, BotProc, RefereeProc, sessions_of, wait_for
+from kits.net import BIN, ROOT, BotProc, RefereeProc, sessions_of, wait_for
 
 from sueca.referee import control
 from sueca.sdk.channels import TLS_ENV as CHANNEL_TLS_ENV

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from netkit import RawBot, sessions_of, wait_for
+from kits.net import RawBot, sessions_of, wait_for
 
 from sueca.referee import control
 

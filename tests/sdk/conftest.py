@@ -1,5 +1,5 @@
-"""The SDK's network tests use the referee tests' fixtures (:mod:`netfixtures`)."""
+"""The SDK's network tests use the referee tests' fixtures (:mod:`kits.net_fixtures`)."""
 
-from netfixtures import bot_proc, redis_url, referee, tokens
+from kits.net_fixtures import bot_proc, referee, tokens
 
-__all__ = ["bot_proc", "redis_url", "referee", "tokens"]
+__all__ = ["bot_proc", "referee", "tokens"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from netkit import SEED_KEY  # the test referees key their bots' seeds with it
+from kits.net import SEED_KEY  # the test referees key their bots' seeds with it
 
 from sueca.engine import Variant
 from sueca.engine import replay as replays

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from waiting import wait_for
+from kits.wait import wait_for
 
 SUECA_BOT = str(Path(sys.executable).parent / "sueca-bot")
 

@@ -14,7 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from netkit import BIN, BOTLIB, ROOT, BotProc, RefereeProc, free_of, sessions_of, wait_for
+from kits.net import BIN, BOTLIB, ROOT, BotProc, RefereeProc, free_of, sessions_of, wait_for
 
 from sueca import codec as conv
 from sueca.engine import Card, Match, SeatView, Trick, Variant
@@ -88,7 +88,7 @@ def test_a_new_stream_forgets_the_answers_and_turns_of_the_old_one():
     """After a reconnect the referee re-sends each open turn: an answer queued, or computed
     later, for the old stream is dropped, and so is an old turn still waiting in a game's
     backlog (its events stay: the bot's hooks must see them). The end-to-end race is the
-    conformance kit's reconnect check (tests/arena/test_conformance.py)."""
+    conformance kit's reconnect check (tests/arena/conformance/test_conformance.py)."""
     from sueca.sdk.client import Connection, Game
     from sueca.v1 import sueca_pb2 as pb
     conn = Connection(None, "127.0.0.1:1")  # type: ignore[arg-type]  (no client needed)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from kits.bots import DIR as BOTS
 
 from sueca.engine import Variant
 from sueca.sdk.duel import DuelTally, MoveClock, duel, play_pair
@@ -127,7 +128,7 @@ def test_move_clock_median_and_mean():
 
 
 def test_an_exec_bot_plays_in_the_workers_and_its_crash_is_its_fault():
-    program = Path(__file__).with_name("exec_programs.py")
+    program = BOTS / "exec_programs.py"
     crash = f"exec:{sys.executable} {program} crash"  # a program that dies at its first card
     out = _duel(crash, "random", "--matches", "4", "--workers", "2", "--json")
     assert out.returncode == 0, out.stderr

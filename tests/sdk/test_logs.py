@@ -188,7 +188,7 @@ def test_the_flag_wins_over_the_environment_in_a_real_process(tmp_path: Path) ->
     import os
     import signal
 
-    from waiting import wait_for
+    from kits.wait import wait_for
 
     from sueca.arena.redisproc import free_port
     env = {**os.environ, "SUECA_TOKEN": "alice.secret", "SUECA_LOG_FORMAT": "text"}

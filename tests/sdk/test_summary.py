@@ -7,9 +7,9 @@ import re
 import signal
 from pathlib import Path
 
-from netfixtures import random_bots as random_bots  # alice and bob, example random bots
-from netkit import KEY_PREFIX
-from waiting import wait_for
+from kits.net import KEY_PREFIX
+from kits.net_fixtures import random_bots as random_bots  # alice and bob, example random bots
+from kits.wait import wait_for
 
 from sueca.sdk.summary import Summary
 from sueca.v1 import sueca_pb2 as pb

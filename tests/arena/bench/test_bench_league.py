@@ -8,7 +8,7 @@ import json
 import subprocess
 
 import pytest
-from arenakit import ROOT, SUECA_ARENA
+from kits.arena import ROOT, SUECA_ARENA
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from waiting import wait_for
+from kits.wait import wait_for
 
 ARENA = [sys.executable, "-m", "sueca.arena.cli"]
 MARK = "SCALE_BENCH_TEST_RUN"  # in the bench's environment, hence in its children's

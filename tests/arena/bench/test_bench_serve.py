@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from arenakit import ROOT, SUECA_ARENA
+from kits.arena import ROOT, SUECA_ARENA
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from arenakit import SUECA_ARENA
+from kits.arena import SUECA_ARENA
 
 
 def test_bench_web_small_run() -> None:

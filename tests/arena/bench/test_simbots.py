@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from waiting import wait_for
+from kits.wait import wait_for
 
 from sueca.referee import control
 from sueca.referee.server import ServerThread, StaticAuth

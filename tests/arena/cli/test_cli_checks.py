@@ -4,7 +4,7 @@ trace, and nothing written to Redis (the check happens while parsing, before any
 from __future__ import annotations
 
 import pytest
-from arenakit import arena_env, cli
+from kits.arena import arena_env, cli
 
 BAD = [
     (["tournament", "run", "--bots", "random,heuristic", "--id", "bad-t", "--move-ms", "-5"],

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from arenakit import ROOT, SUECA_ARENA, children
-from waiting import wait_for
+from kits.arena import ROOT, SUECA_ARENA, children
+from kits.wait import wait_for
 
 from sueca.arena.processes import port_answers
 

@@ -10,8 +10,8 @@ import subprocess
 import time
 
 import pytest
-from arenakit import SUECA_ARENA, children, cli
-from waiting import wait_for
+from kits.arena import SUECA_ARENA, children, cli
+from kits.wait import wait_for
 
 from sueca.arena.redisproc import free_port
 from sueca.engine import replay

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from arenakit import ROOT, SUECA_ARENA, children, cli
+from kits.arena import ROOT, SUECA_ARENA, children, cli
 
 from sueca.arena.processes import Child
 from sueca.arena.redisproc import free_port

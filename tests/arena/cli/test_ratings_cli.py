@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from arenakit import arena_env, cli
+from kits.arena import arena_env, cli
 
 
 def _league(store, n: int = 40) -> None:

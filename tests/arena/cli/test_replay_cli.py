@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from arenakit import arena_env, cli
+from kits.arena import arena_env, cli
 from rich.console import Console
 
 from sueca.arena.cli import main

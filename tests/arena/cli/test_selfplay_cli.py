@@ -121,7 +121,7 @@ def test_python_m_arena_cli_user_error_is_clean() -> None:
     # run as __main__, the command modules' arena.cli.UserError must still be caught
     p = subprocess.run([sys.executable, "-m", "sueca.arena.cli", "selfplay", "--bots", "nope,random"],
                        capture_output=True, text=True, timeout=60,
-                       cwd=Path(__file__).resolve().parents[2])
+                       cwd=Path(__file__).resolve().parents[3])
     assert p.returncode == 2, p.stderr
     assert p.stderr.startswith("error: ") and "'nope'" in p.stderr
     assert "Traceback" not in p.stderr

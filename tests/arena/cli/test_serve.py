@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from arenakit import SUECA_ARENA
-from servekit import Serve, alive
+from kits.arena import SUECA_ARENA
+from kits.serve import Serve, alive
 
 pytestmark = pytest.mark.slow
 
@@ -139,7 +139,7 @@ def test_serve_over_tls(tmp_path: Path) -> None:
     connect over TLS and play; a plaintext client is refused."""
     import os
 
-    from arenakit import SUECA_ARENA
+    from kits.arena import SUECA_ARENA
     cert, key = _self_signed(tmp_path)
     serve = Serve(tmp_path / "data", tmp_path / "serve.log", "--example-bots",
                   "--tls-cert", str(cert), "--tls-key", str(key)).wait_up()

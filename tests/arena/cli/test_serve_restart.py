@@ -12,10 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from waiting import wait_for
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "web"))
-from servekit import Serve, alive
+from kits.serve import Serve, alive
+from kits.wait import wait_for
 
 pytestmark = pytest.mark.slow
 

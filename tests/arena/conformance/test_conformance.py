@@ -1,5 +1,5 @@
 """``sueca-arena conformance``: our SDK passes (an example bot in its own process), a broken
-raw client (brokenbot.py) fails exactly the checks it breaks, each named with what was wrong,
+raw client (tests/kits/bots/broken_client.py) fails exactly the checks it breaks, each named with what was wrong,
 and the referee direction passes against our real referee (a real Redis, a registered token).
 
 Every run is the command itself in a subprocess; the broken client's runs go in parallel
@@ -17,12 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from kits.bots import DIR as BOTS
 
 from sueca.arena.redisproc import free_port
 
 pytestmark = pytest.mark.slow
 
-HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 TOKEN = "conformance.brokenbot-secret"
 # the check each misbehaviour breaks, and words its reason must hold
@@ -60,8 +60,8 @@ def test_an_answer_in_flight_when_the_stream_drops_is_not_sent_on_the_next():
     """The reconnect check drops the stream right after a turn; this SDK bot is still thinking
     (1 s on a deal's first card) when its SDK has reconnected and been sent the turn again.
     The SDK drops the answer computed for the old stream and answers the re-sent turn once
-    (an SDK that kept it answers twice: brokenbot's old-answer-after-reconnect mode)."""
-    code, report, err = kit(f"{HERE / 'faulty_bots.py'}:SlowFirstCard")
+    (an SDK that kept it answers twice: the broken client's old-answer-after-reconnect mode)."""
+    code, report, err = kit(f"{BOTS / 'faulty.py'}:SlowFirstCard")
     assert code == 0, (report, err)
     assert statuses(report)["reconnect"] == "pass", report
     assert "once" in next(c["reason"] for c in report["checks"] if c["name"] == "reconnect")
@@ -70,7 +70,7 @@ def test_an_answer_in_flight_when_the_stream_drops_is_not_sent_on_the_next():
 def test_a_bot_that_resigns_every_game_fails_full_match_with_its_reason():
     """The SDK resigns a game whose bot raised: protocol-wise fine, but no match was played to
     its end, and the author is told why (the exception's first line, escaped)."""
-    code, report, err = kit(f"{HERE / 'faulty_bots.py'}:RaisesOnThirdCard")
+    code, report, err = kit(f"{BOTS / 'faulty.py'}:RaisesOnThirdCard")
     assert code == 1, (report, err)
     reason = next(c["reason"] for c in report["checks"] if c["name"] == "full-match")
     assert "the bot resigned" in reason and "RuntimeError: third card" in reason, reason
@@ -80,7 +80,7 @@ def test_a_bot_that_resigns_every_game_fails_full_match_with_its_reason():
 
 
 def _broken_run(mode: str) -> tuple[int, dict, str]:
-    """The kit listening, brokenbot.py in MODE pointed at it, stopped when the kit asks."""
+    """The kit listening, broken_client.py in MODE pointed at it, stopped when the kit asks."""
     port = free_port()
     kit_proc = subprocess.Popen(
         [str(BIN / "sueca-arena"), "conformance", "--listen", f"127.0.0.1:{port}",
@@ -94,7 +94,7 @@ def _broken_run(mode: str) -> tuple[int, dict, str]:
             lines.append(line)
             if "listening on" in line and bot is None:
                 bot = subprocess.Popen(
-                    [sys.executable, str(HERE / "brokenbot.py"), f"127.0.0.1:{port}", mode],
+                    [sys.executable, str(BOTS / "broken_client.py"), f"127.0.0.1:{port}", mode],
                     env={**os.environ, "SUECA_TOKEN": TOKEN},
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             if "stop your bot now" in line and bot is not None and bot.poll() is None:
@@ -155,7 +155,7 @@ def test_the_referee_direction_passes_against_our_referee(redis_url, tmp_path):
     SUECA_OPERATOR_TOKEN (timeout, late, resign included); a wrong token from
     --operator-token-file fails the first match's check naming UNAUTHENTICATED, and neither
     token nor bot secret is ever shown."""
-    from netkit import KEY_PREFIX, RefereeProc
+    from kits.net import KEY_PREFIX, RefereeProc
 
     from sueca.arena.keys import Keys
     from sueca.arena.store import Store
@@ -195,7 +195,7 @@ def test_the_referee_direction_passes_against_our_referee(redis_url, tmp_path):
         assert "not-the-operator-token" not in shown and "Traceback" not in shown
 
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "sdk" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "sdk" / "examples"
 
 
 @pytest.mark.parametrize("language", ["js", "c", "java"])

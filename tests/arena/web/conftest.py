@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from webseed import seed_league
+from kits.seed import seed_league
 
 
 @pytest.fixture(scope="module")

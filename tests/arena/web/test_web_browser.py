@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servekit import Serve
+from kits.serve import Serve
 
 pytestmark = pytest.mark.slow
 
@@ -267,7 +267,7 @@ def test_tournament_page_has_the_cross_table(arena: Serve, browser: Any, shoot: 
     url = arena.url()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
     env["SUECA_REDIS_URL"] = url
-    from arenakit import SUECA_ARENA
+    from kits.arena import SUECA_ARENA
     run = subprocess.run([SUECA_ARENA, "tournament", "run", "--bots", "random,heuristic,reckless",
                           "-k", "2", "--duplicate", "--id", "browser-cup", "--timeout", "90",
                           "--json"], env=env, capture_output=True, text=True, timeout=120)
@@ -282,20 +282,20 @@ def test_tournament_page_has_the_cross_table(arena: Serve, browser: Any, shoot: 
 def test_a_live_match_receives_cards_while_it_is_played(arena: Serve, browser: Any,
                                                         shoot: Any, tmp_path: Path) -> None:
 
-    from arenakit import SUECA_ARENA
+    from kits.arena import SUECA_ARENA, TESTS
+    from kits.wait import wait_for
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
-    from waiting import wait_for
     url = arena.url()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
     added = subprocess.run([SUECA_ARENA, "bots", "add", "ponder", "--redis", url],
                            env=env, capture_output=True, text=True, timeout=60)
     assert added.returncode == 0, added.stderr
-    here = str(Path(__file__).parent)
+    here = str(TESTS)
     log = open(tmp_path / "ponder.log", "wb")
     bot = subprocess.Popen(
-        [str(Path(SUECA_ARENA).parent / "sueca-bot"), "run", "webbots:PonderBot", "--server",
+        [str(Path(SUECA_ARENA).parent / "sueca-bot"), "run", "kits.bots.ponder:PonderBot", "--server",
          f"127.0.0.1:{arena.port}", "--name", "ponder", "--capacity", "4", "--threads", "0"],
         env={**env, "SUECA_TOKEN": added.stdout.strip(),
              "PYTHONPATH": os.pathsep.join([here, env.get("PYTHONPATH", "")])},

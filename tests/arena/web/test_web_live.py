@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from waiting import wait_for
+from kits.wait import wait_for
 
 pytestmark = pytest.mark.slow
 

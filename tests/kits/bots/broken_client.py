@@ -2,7 +2,7 @@
 misbehaviour is chosen on its command line, so the kit's report can be checked to name
 exactly what it breaks.
 
-    SUECA_TOKEN=conformance.x python brokenbot.py HOST:PORT MODE
+    SUECA_TOKEN=conformance.x python broken_client.py HOST:PORT MODE
 
 MODE: ``ok`` (conforming), ``wrong-request-id``, ``duplicate`` (every answer sent twice),
 ``illegal-card`` (the first card of its first game is not a legal one), ``no-reconnect`` (exits

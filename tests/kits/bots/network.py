@@ -1,4 +1,4 @@
-"""Bots for the network tests, loaded by ``sueca-bot run /path/botlib.py:Class``."""
+"""Bots for the network tests, loaded by ``sueca-bot run /path/network.py:Class``."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from netkit import SEED_KEY  # the test referees key their bots' seeds with it
+from kits.net import SEED_KEY  # the test referees key their bots' seeds with it
 
 from sueca.engine import Variant
 from sueca.engine import replay as replays

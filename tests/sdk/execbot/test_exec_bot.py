@@ -15,8 +15,9 @@ from pathlib import Path
 import jsonschema
 import psutil
 import pytest
-from netfixtures import random_bots as random_bots  # alice and bob, example random bots
-from waiting import wait_for
+from kits.bots import DIR as BOTS
+from kits.net_fixtures import random_bots as random_bots  # alice and bob, example random bots
+from kits.wait import wait_for
 
 from sueca.engine import Variant
 from sueca.sdk.bots import BotLoadError, load_bot
@@ -24,8 +25,8 @@ from sueca.sdk.local import play_local
 from sueca.sdk.selfplay import selfplay
 from sueca.sdk.settings import current, replace, use
 
-ROOT = Path(__file__).resolve().parents[2]
-PROGRAMS = Path(__file__).with_name("exec_programs.py")
+ROOT = Path(__file__).resolve().parents[3]
+PROGRAMS = BOTS / "exec_programs.py"
 SCHEMA = json.loads((ROOT / "proto/exec/sueca-exec-1.schema.json").read_text())
 
 
@@ -182,7 +183,7 @@ def test_flags_reach_the_settings(tmp_path: Path) -> None:
 def test_over_the_network_a_crash_loses_that_game_and_the_session_goes_on(
         referee, redis_url: str, random_bots, bot_proc, tmp_path: Path) -> None:
     import redis
-    from netkit import KEY_PREFIX
+    from kits.net import KEY_PREFIX
 
     from sueca.arena.keys import Keys
     from sueca.arena.store.bots import BotRegistry

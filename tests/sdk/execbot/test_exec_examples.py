@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from netfixtures import random_bots as random_bots  # alice and bob, example random bots
-from netkit import BotProc, sessions_of, wait_for
+from kits.net import BotProc, sessions_of, wait_for
+from kits.net_fixtures import random_bots as random_bots  # alice and bob, example random bots
 
 from sueca.engine import Variant
 from sueca.referee import control
@@ -27,7 +27,7 @@ from sueca.sdk.selfplay import selfplay
 
 pytestmark = pytest.mark.slow
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "sdk" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "sdk" / "examples"
 TOOLS = {"cc": "gcc", "node": "nodejs", "java": "default-jdk-headless"}
 
 
@@ -71,7 +71,7 @@ def test_an_example_beats_random_in_self_play_with_no_fault(
 @pytest.fixture(scope="module")
 def exec_tokens(redis_url: str) -> dict[str, str]:
     import redis
-    from netkit import KEY_PREFIX
+    from kits.net import KEY_PREFIX
 
     from sueca.arena.keys import Keys
     from sueca.arena.store.bots import BotRegistry

@@ -25,7 +25,7 @@ of reach of pure Python; see ``sueca-arena bench ratings``).
 
 Intervals: ratings are shown centred on the initial rating (their mean is pinned there), and
 the ± is 1.96 standard deviations of a bot's rating *relative to that mean*, from the inverse
-Hessian at the fit (the posterior's Laplace approximation). ``tests/arena/test_ratings_fit.py``
+Hessian at the fit (the posterior's Laplace approximation). ``tests/arena/ratings/test_ratings_fit.py``
 simulates ladders with known strengths and checks that these intervals cover the truth 90–99%
 of the time. Treating the halves of a duplicate pair as independent makes their intervals a
 little wide (the shared cards make the halves' outcomes anti-correlated): conservative.
