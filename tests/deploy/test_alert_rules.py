@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from test_deploy_files import DEPLOY, K8S, argv_of, flag, kustomize, load_yaml, needs_yaml
+from kits.deploy import DEPLOY, K8S, argv_of, flag, kustomize, load_yaml, needs_yaml
 
 PROMETHEUS = DEPLOY / "prometheus"
 ALERTS = PROMETHEUS / "alerts.yml"

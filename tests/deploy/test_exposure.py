@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 import pytest
-from test_deploy_files import (
+from kits.deploy import (
     DEPLOY,
     argv_of,
     compose,

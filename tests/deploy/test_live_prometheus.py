@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kits.deploy import DEPLOY, needs_yaml
 from kits.wait import wait_for
-from test_deploy_files import DEPLOY, needs_yaml
 
 from sueca.arena.processes import Supervisor
 

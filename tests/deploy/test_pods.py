@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_deploy_files import DEPLOY, argv_of, flag, kustomize, needs_yaml
+from kits.deploy import DEPLOY, argv_of, flag, kustomize, needs_yaml
 
 BUILDS = {name: DEPLOY / "k8s" / name for name in ("base", "overlays/tls", "overlays/ingress")}
 POD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job")

@@ -4,7 +4,7 @@ pod checks in test_pods.py read Deployments, StatefulSets, DaemonSets and Jobs, 
 
 from __future__ import annotations
 
-from test_deploy_files import DEPLOY, argv_of, check_argv, kustomize, needs_yaml
+from kits.deploy import DEPLOY, argv_of, check_argv, kustomize, needs_yaml
 
 
 @needs_yaml

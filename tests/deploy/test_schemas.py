@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_deploy_files import DEPLOY, kustomize, needs_yaml
+from kits.deploy import DEPLOY, kustomize, needs_yaml
 
 BUILDS = ("base", "overlays/tls", "overlays/ingress")
 OLDEST = "1.29.0"  # PodDisruptionBudget policy/v1, HPA autoscaling/v2, gRPC probes: all GA

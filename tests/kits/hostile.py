@@ -1,11 +1,11 @@
-"""Hostile bots against a referee that also plays honest matches: every attack is contained and
-the honest matches keep at least 0.8x their speed without it.
+"""The hostile-bot tests' run: ``sueca-arena bench hostile`` itself (small rounds) on a private
+Redis, a referee, two honest random bots and, per attack, an attacker process. Speeds are
+compared round by round with the baselines just before and after each attack, and the median
+over rounds is kept, so a noisy shared machine hits both sides alike.
 
-The run is ``sueca-arena bench hostile`` itself (small rounds): a private Redis, a referee, two
-honest random bots and, per attack, an attacker process (unread fault floods, a one-action
-message flood, hello-less streams, oversized names and wrong tokens, connection churn). Speeds
-are compared round by round with the baselines just before and after each attack, and the
-median over rounds is kept, so a noisy shared machine hits both sides alike.
+:func:`contained` runs some attacks and checks what holds for every one of them (no abnormal
+match, a clean and bounded referee log, the honest matches at 0.8x their speed or better); the
+tests (tests/referee/test_hostile_*.py) check the limit each attack must meet.
 """
 
 from __future__ import annotations
@@ -14,15 +14,12 @@ import argparse
 import shutil
 import statistics
 from pathlib import Path
-
-import pytest
+from typing import Any
 
 from sueca.arena.bench import hostile
 
-pytestmark = pytest.mark.slow
 
-
-def _measure(attacks: list[str]) -> dict:
+def measure(attacks: list[str]) -> dict[str, Any]:
     args = argparse.Namespace(attacks=",".join(attacks), rounds=3, matches=24, concurrency=16,
                               keep_logs=True,
                               # small enough that the unread flood is cut off (and comes back)
@@ -32,20 +29,13 @@ def _measure(attacks: list[str]) -> dict:
     return hostile.measure(args)
 
 
-def test_hostile_bots_are_contained_and_honest_matches_keep_their_speed():
-    result = _measure(list(hostile.ATTACKS))
+def contained(attacks: list[str]) -> dict[str, dict[str, int]]:
+    """Run ``attacks``; return each one's limit hits (limit -> count) once the checks common to
+    all have passed."""
+    result = measure(attacks)
     logs = Path(result["logs"])
     try:
-        hits = result["limit_hits"]
         assert result["abnormal"] == 0, result
-        # each attack met the limit meant for it
-        assert hits["unread"].get("out_queue", 0) >= 1, hits
-        assert hits["rate"].get("read_throttle", 0) >= 1, hits
-        assert hits["hello_less"].get("streams_per_connection", 0) + \
-            hits["hello_less"].get("connections_per_address", 0) >= 1, hits
-        assert hits["hello_less"].get("hello_deadline", 0) >= 1, hits
-        assert hits["bad_hello"].get("refusals", 0) >= 1, hits
-        assert hits["churn"].get("hellos", 0) >= 1, hits
         assert result["referee_rss_mb"] is not None and result["referee_rss_mb"] < 250, result
         log = (logs / "referee.log").read_text(errors="replace")
         assert "Traceback" not in log and "ExecuteBatchError" not in log
@@ -61,9 +51,12 @@ def test_hostile_bots_are_contained_and_honest_matches_keep_their_speed():
     per_round = result["round_ratios"]
     slow = [a for a, r in result["ratios"].items() if r < 0.8]
     if slow:
-        again = _measure(slow)
+        again = measure(slow)
         shutil.rmtree(again["logs"], ignore_errors=True)
         for a in slow:
             per_round[a] = per_round[a] + again["round_ratios"][a]
     medians = {a: statistics.median(r) for a, r in per_round.items()}
     assert all(m >= 0.8 for m in medians.values()), (medians, per_round)
+    hits: dict[str, dict[str, int]] = result["limit_hits"]
+    assert set(hits) == set(attacks), hits
+    return hits

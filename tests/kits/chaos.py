@@ -1,11 +1,10 @@
-"""Chaos: the whole league on one machine, and everything killed once while a tournament runs.
+"""The chaos tests' league: the whole league on one machine, with a tournament running.
 
 Real processes throughout: a Redis with an append-only file, two ``sueca-arena referee``
 replicas, two ``sueca-arena worker`` processes (referee runner, 2 pool processes each), four
 bots as ``sueca-bot run`` processes connected to both referees, and one ``sueca-arena tournament
-run`` waiting for 24 matches. While it runs: SIGKILL a worker (a supervisor starts another), a
-referee, a bot (restarted), a pool process; SIGSTOP Redis for 15 s; SIGKILL Redis and restart it
-from its append-only file. Then the same ``tournament run`` must finish by itself, every
+run`` waiting for 24 matches. A test (tests/arena/test_chaos_*.py) kills things while it runs;
+:meth:`Chaos.finish` then checks that the same ``tournament run`` finished by itself, every
 scheduled match recorded exactly once (or failed with a reason), none left running, and the
 ratings rebuilt from the results log equal to the live ones.
 """
@@ -19,17 +18,13 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-from kits.arena import ROOT, SUECA_ARENA, VENV_BIN, arena_env, children, cli
+from kits.arena import ROOT, SUECA_ARENA, VENV_BIN, arena_env, cli
 from kits.wait import wait_for
-
 from sueca.arena.keys import Keys
 from sueca.arena.processes import Child as Proc
 from sueca.arena.redisproc import RedisServer, free_port
 from sueca.arena.store import Store, connect
 from sueca.arena.store.ratings import catch_up, rebuild
-
-pytestmark = pytest.mark.slow
 
 BOTS = ("slow1", "slow2", "slow3", "slow4")
 PREFIX = "chaos:"
@@ -87,21 +82,38 @@ class Fleet:
             p.stop(5)
 
 
-def _until(cond, timeout: float, what: str, fleet: Fleet):
-    return wait_for(cond, timeout, what, interval=0.1, detail=fleet.logs_tail)
-
-
-def _running(store: Store, mids: list[str]) -> list[dict]:
+def running(store: Store, mids: list[str]) -> list[dict]:
     return [m for m in (store.match(mid) for mid in mids) if m and m["status"] == "running"]
 
 
-def test_chaos_every_match_recorded_once_and_the_tournament_finishes(tmp_path: Path) -> None:
-    started = time.monotonic()
-    server = RedisServer(appendonly=True).start()
-    fleet = Fleet(server, tmp_path)
-    run = None
-    try:
-        store = Store(connect(server.url), Keys(PREFIX))
+class Chaos:
+    """``with Chaos(tmp_path) as chaos:`` the league up and the tournament started (its 24
+    matches scheduled, ``chaos.mids``); the test does its damage, then :meth:`finish`. Leaving
+    the block stops every process and Redis."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self.started = time.monotonic()
+        self.server = RedisServer(appendonly=True)
+        self.fleet = Fleet(self.server, tmp_path)
+        self.run: subprocess.Popen[str] | None = None
+        self.mids: list[str] = []
+
+    def until(self, cond, timeout: float, what: str):  # type: ignore[no-untyped-def]
+        return wait_for(cond, timeout, what, interval=0.1, detail=self.fleet.logs_tail)
+
+    def __enter__(self) -> Chaos:
+        self.server.start()
+        try:
+            self._start()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _start(self) -> None:
+        fleet = self.fleet
+        self.store = store = Store(connect(self.server.url), Keys(PREFIX))
         for b in BOTS:
             fleet.tokens[b] = cli("bots", "add", b, env=fleet.env).stdout.strip()
         for i in (0, 1):
@@ -116,74 +128,28 @@ def test_chaos_every_match_recorded_once_and_the_tournament_finishes(tmp_path: P
                 if set(BOTS) - {k.decode() for k in store.r.hkeys(store.keys.referee_bots(addr))}:
                     return False
             return all(b" ready." in fleet.procs[w].log.read_bytes() for w in ("worker0", "worker1"))
-        _until(connected, 60, "bots on both referees and workers ready", fleet)
+        self.until(connected, 60, "bots on both referees and workers ready")
 
-        run_log = open(tmp_path / "tournament.log", "w")
-        run = subprocess.Popen([SUECA_ARENA, "tournament", "run", "--bots", ",".join(BOTS),
-                                "-k", "4", "--duplicate", "--id", "chaos-t", "--json"],
-                               env=fleet.env, cwd=ROOT, stdout=subprocess.PIPE, stderr=run_log,
-                               text=True)
-        mids = _until(lambda: store.tournament_matches("chaos-t"), 30, "the schedule", fleet)
-        assert len(mids) == 24
+        self.run_log = open(self.tmp_path / "tournament.log", "w")
+        self.run = subprocess.Popen([SUECA_ARENA, "tournament", "run", "--bots", ",".join(BOTS),
+                                     "-k", "4", "--duplicate", "--id", "chaos-t", "--json"],
+                                    env=fleet.env, cwd=ROOT, stdout=subprocess.PIPE,
+                                    stderr=self.run_log, text=True)
+        self.mids = self.until(lambda: store.tournament_matches("chaos-t"), 30, "the schedule")
+        assert len(self.mids) == 24
 
-        # 1. a whole worker, while it plays; a supervisor would start another
-        def busy_worker():
-            for m in _running(store, mids):
-                pid = int(m["owner"].split("/")[1])
-                for w in ("worker0", "worker1"):
-                    if pid in children(fleet.procs[w].popen.pid):
-                        return w
-            return None
-        fleet.kill(_until(busy_worker, 60, "a worker playing a match", fleet))
-        fleet.worker("worker2")
+    def in_flight(self, what: str) -> list[dict]:
+        """Wait for a match of the tournament being played."""
+        return self.until(lambda: running(self.store, self.mids), 60, what)
 
-        # 2. a referee with games in progress (the workers' RunMatch streams break)
-        def busy_referee() -> bool:
-            free = store.r.hgetall(store.keys.referee_bots(fleet.referees[1]))
-            return any(int(v) < CAPACITY for v in free.values())
-        _until(busy_referee, 60, "a game on referee1", fleet)
-        fleet.kill("referee1")
-
-        # 3. a bot process in the middle of its games; it comes back (same token)
-        def busy_bot() -> str | None:
-            free = store.r.hgetall(store.keys.referee_bots(fleet.referees[0]))
-            return next((k.decode() for k, v in free.items() if int(v) < CAPACITY), None)
-        victim = _until(busy_bot, 60, "a bot in a game", fleet)
-        fleet.kill(victim)
-        fleet.bot(victim)
-
-        # 4. one pool process of a worker, while it plays (its parent re-queues the message)
-        def busy_child() -> int | None:
-            for m in _running(store, mids):
-                pid = int(m["owner"].split("/")[1])
-                for w in ("worker0", "worker1", "worker2"):
-                    p = fleet.procs[w]
-                    if p.alive() and pid in children(p.popen.pid):
-                        return pid
-            return None
-        os.kill(_until(busy_child, 60, "a pool process playing a match", fleet), signal.SIGKILL)
-
-        # 5. Redis frozen for longer than every client's socket timeout
-        _until(lambda: _running(store, mids), 60, "a match in flight", fleet)
-        os.kill(server.proc.pid, signal.SIGSTOP)
-        time.sleep(FROZEN)  # a sleep on purpose: the freeze must outlast every socket timeout
-        os.kill(server.proc.pid, signal.SIGCONT)
-
-        # 6. Redis crashes mid-tournament and comes back from its append-only file
-        _until(lambda: _running(store, mids), 60, "a match in flight after the freeze", fleet)
-        # everything written so far in the file (what a SIGKILL keeps): the AOF buffer empty
-        _until(lambda: int(store.r.info("persistence")["aof_buffer_length"]) == 0, 30,
-               "Redis's append-only buffer written out", fleet)
-        server.kill()
-        time.sleep(1.0)  # a sleep on purpose: Redis stays away a while mid-tournament
-        server.start(timeout=30)
-        chaos_over = time.monotonic()
-        assert store.tournament_matches("chaos-t") == mids          # back from its file
-
+    def finish(self, chaos_over: float) -> dict:
+        """The tournament run finishes by itself and every match is accounted for, once."""
+        store, mids, run, fleet = self.store, self.mids, self.run, self.fleet
+        assert run is not None
         out, _ = run.communicate(timeout=150)
         finished = time.monotonic()
-        run_log.close()
-        err = (tmp_path / "tournament.log").read_text()
+        self.run_log.close()
+        err = (self.tmp_path / "tournament.log").read_text()
         assert run.returncode in (0, 1), err[-3000:] + fleet.logs_tail()
         assert "Traceback" not in err, err[-3000:]
         report = json.loads(out)
@@ -206,11 +172,15 @@ def test_chaos_every_match_recorded_once_and_the_tournament_finishes(tmp_path: P
         catch_up(store)
         assert rebuild(store, write=False)["max_diff"] == 0.0
         print(f"chaos: {report['recorded']} recorded, {len(report['failed'])} failed; "
-              f"tournament done {finished - chaos_over:.1f} s after Redis came back; "
-              f"whole test {time.monotonic() - started:.1f} s")
-    finally:
-        if run is not None and run.poll() is None:
-            run.kill()
-            run.wait()
-        fleet.stop()
-        server.stop()
+              f"tournament done {finished - chaos_over:.1f} s after the last blow; "
+              f"whole test {time.monotonic() - self.started:.1f} s")
+        return report
+
+    def __exit__(self, *_: object) -> None:
+        if self.run is not None and self.run.poll() is None:
+            self.run.kill()
+            self.run.wait()
+        self.fleet.stop()
+        self.server.stop()
+
+
