@@ -6,14 +6,17 @@ and a worker stopped by an unrecoverable error exits non-zero."""
 from __future__ import annotations
 
 import subprocess
-import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
+from kits.arena import SUECA_ARENA, arena_env
 from kombu import Connection, Queue
 from kombu.transport import redis as kombu_redis
 
 from sueca.arena.celery_app import RedisTransport
+from sueca.arena.redisproc import RedisServer
 
 
 def _unacked_then_collected(url: str, prefix: str, transport: Any) -> tuple[Any, Any]:
@@ -61,33 +64,18 @@ def test_kombus_own_channel_fails_there(redis_url: str, prefix: str) -> None:
         channel.close()
 
 
-# The worker runs in a child process: cmd_worker configures the process-wide Celery app, which
-# would leave every later test of this pytest process talking to the dead broker below.
-_UNRECOVERABLE = """
-import argparse, sys, warnings
-from celery import bootsteps
-from celery.worker import worker
-from sueca.arena.cli import worker as worker_cli
-
-warnings.simplefilter("ignore")  # tests run as root: Celery's SecurityWarning
-
-
-def boom(self, parent):
-    raise AttributeError("'NoneType' object has no attribute 'hostname'")
-
-
-bootsteps.Blueprint.start = boom
-worker.WorkController._send_worker_shutdown = lambda self: None
-worker_cli.open_store = lambda args: None
-worker_cli.redis_url = lambda args: "redis://127.0.0.1:1/0"
-args = argparse.Namespace(redis=None, referee=None, runner="local", metrics_port=None,
-                          pool="solo", concurrency=1, loglevel="CRITICAL", hostname=None,
-                          queues=None)
-sys.exit(worker_cli.cmd_worker(args))
-"""
-
-
-def test_a_worker_stopped_by_an_unrecoverable_error_exits_non_zero() -> None:
-    done = subprocess.run([sys.executable, "-c", _UNRECOVERABLE], capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 1, done.stderr[-2000:]
+def test_a_worker_stopped_by_an_unrecoverable_error_exits_non_zero(tmp_path: Path) -> None:
+    """A real worker on a Redis that refuses it the command it consumes with (an ACL that denies
+    BRPOP, as a misconfigured managed Redis would): it starts, Celery stops it on the
+    unrecoverable error, and it exits 1, so that a supervisor restarts it (0 would say it was
+    asked to stop)."""
+    with RedisServer() as server:
+        redis.Redis.from_url(server.url).execute_command("ACL", "SETUSER", "default", "-brpop")
+        done = subprocess.run([SUECA_ARENA, "worker", "--redis", server.url, "--runner", "local",
+                               "--pool", "threads", "-c", "1"], capture_output=True, text=True,
+                              timeout=120, env=arena_env(server.url, "unrecoverable:"),
+                              cwd=tmp_path)
+    log = done.stdout + done.stderr
+    assert " ready." in log, log[-3000:]  # it did start: the error came while consuming
+    assert "Unrecoverable error" in log and "NoPermissionError" in log, log[-3000:]
+    assert done.returncode == 1, log[-3000:]

@@ -138,13 +138,15 @@ def test_health_and_reflection_stay_open(guarded: ConfiguredReferee) -> None:
 
 
 def test_public_bind_without_token_warns(redis_url: str, tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+                                         monkeypatch: pytest.MonkeyPatch, tokens: dict[str, str],
+                                         bot_proc) -> None:
     """On every interface without a token: a warning at start-up, and anyone may list bots.
     The same with SUECA_OPERATOR_TOKEN in the referee's environment: no warning, locked."""
     clean_env(monkeypatch)
     open_ref = ConfiguredReferee(redis_url, ("--host", "0.0.0.0"), log_path=tmp_path / "a.log")
     try:
-        assert isinstance(control.list_bots(open_ref.address), list)
+        bot_proc("random", open_ref.address, tokens["twin"])
+        assert [b["bot"] for b in control.list_bots(open_ref.address)] == ["twin"]
         wait_for(lambda: "without an operator token" in open_ref.logs(), 10, "the warning")
     finally:
         open_ref.stop()
@@ -155,7 +157,8 @@ def test_public_bind_without_token_warns(redis_url: str, tmp_path: Path,
             control.list_bots(locked.address)
         assert err.value.code() is grpc.StatusCode.UNAUTHENTICATED
         monkeypatch.setenv("SUECA_OPERATOR_TOKEN", TOKEN)
-        assert isinstance(control.list_bots(locked.address), list)
+        bot_proc("random", locked.address, tokens["twin"])
+        assert [b["bot"] for b in control.list_bots(locked.address)] == ["twin"]
         assert "operator token required" in locked.logs()
         assert "without an operator token" not in locked.logs()
     finally:

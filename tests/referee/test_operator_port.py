@@ -142,7 +142,8 @@ def test_the_setting_turns_it_on_and_operator_port_0_off(redis_url: str, tmp_pat
 
 
 def test_the_operator_port_serves_the_same_tls(redis_url: str, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               tokens: dict[str, str], bot_proc) -> None:
     """With --tls-cert the operator port is TLS too, with the same certificate: a worker's
     SUECA_TLS_CA reaches both; plaintext reaches neither."""
     pki = make_pki(tmp_path)
@@ -158,7 +159,10 @@ def test_the_operator_port_serves_the_same_tls(redis_url: str, tmp_path: Path,
             control.list_bots(operator_address, timeout=3)
         assert err.value.code() is grpc.StatusCode.UNAVAILABLE
         monkeypatch.setenv("SUECA_TLS_CA", str(pki["ca"]))
-        assert isinstance(control.list_bots(operator_address), list)
+        bot_proc("random", ref.address, tokens["twin"], wait=False,
+                 extra=("--tls-ca", str(pki["ca"])))
+        wait_for(lambda: [b["bot"] for b in control.list_bots(operator_address)] == ["twin"], 30,
+                 "the bot listed on the operator port, over TLS")
         with pytest.raises(control.RefereeError) as err:
             control.list_bots(ref.address)
         assert err.value.code() is grpc.StatusCode.UNIMPLEMENTED
