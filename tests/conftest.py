@@ -1,4 +1,6 @@
-"""What the whole suite shares: its options, and one real Redis per test process."""
+"""What the whole suite shares: its options, one real Redis per test process, and the network
+tests' referee and bot processes (:mod:`kits.net_fixtures`, used by tests/referee and tests/sdk:
+one of each per test process, however many folders' tests it runs)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from sueca.arena.redisproc import RedisServer
+
+pytest_plugins = ["kits.net_fixtures"]
 
 # Started in the background by a non-interactive shell (`cmd &`, nohup), the suite inherits
 # SIGINT and SIGQUIT ignored, and every process it starts would too: the tests that stop a

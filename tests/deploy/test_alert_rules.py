@@ -7,7 +7,7 @@ Alertmanager example. The Kubernetes scrape config is checked by running its rel
 the way Prometheus does, on the pods ``kubectl kustomize`` builds: the jobs they get must be the
 jobs the alerts select. (Debian's promtool is built without Kubernetes service discovery, so it
 cannot parse that file itself.) The metric names the rules use are checked against the code in
-test_deploy_files.py.
+test_metric_names.py.
 """
 
 from __future__ import annotations

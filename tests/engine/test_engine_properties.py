@@ -1,5 +1,5 @@
 """Properties over thousands of seeded random matches in every variant, checked against the
-rules written out again in engine_helpers (not against the engine itself)."""
+rules written out again in kits.deals (not against the engine itself)."""
 
 import copy
 import json

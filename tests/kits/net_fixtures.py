@@ -2,8 +2,8 @@
 session's real Redis, ``redis_url`` of tests/conftest.py).
 
 Session-scoped where they can be (a process costs about a second on a 2-core machine);
-tests that kill or stop things start their own. Imported by the conftest.py of tests/referee and
-tests/sdk.
+tests that kill or stop things start their own. A plugin of the whole suite (``pytest_plugins``
+in tests/conftest.py), so that a test process running tests of both folders starts each once.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def make_pki(folder: Path) -> dict[str, Path]:
 
 
 class ConfiguredReferee(RefereeProc):
-    """:class:`netkit.RefereeProc` with extra command-line arguments and environment; its
+    """:class:`kits.net.RefereeProc` with extra command-line arguments and environment; its
     readiness probe speaks TLS when ``tls_ca`` is given."""
 
     def __init__(self, redis_url: str, extra: tuple[str, ...] = (),

@@ -1,7 +1,7 @@
 """A bot author installs the SDK alone (``pip install ./sdk`` into a fresh virtual environment)
 and gets grpcio and protobuf, nothing of the league, and the whole loop: self-play with the
 table and the interval, ``--json``, ``--replays``, ``replay verify`` and ``run``.
-The virtual environment comes from :mod:`freshvenv`.
+The virtual environment comes from :mod:`kits.fresh_venv`.
 """
 
 from __future__ import annotations
