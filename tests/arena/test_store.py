@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from sueca.arena.records import NoteKind
 from sueca.arena.schedule import round_robin, same_tournament, tournament_spec
 from sueca.arena.store import (
     DONE,
@@ -156,7 +157,7 @@ def test_read_model_queries_page_and_batch_what_the_web_and_the_ladder_show(stor
     pair = store.match(first)["pair"]
     assert store.pair_statuses([first, "gone"]) == [(pair, "pending"), (None, None)]
     store.record_failure(second, "no referee")
-    assert store.errors_of([second]) == [("failed", "no referee")]
+    assert store.errors_of([second]) == [("failed", "no referee", NoteKind.FAILED)]
 
     assert store.last_result() is None
     _, eid = store.record_result(first, _result(first))

@@ -33,6 +33,7 @@ from typing import Any
 from sueca.arena.ratings.fit import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
 from sueca.arena.records import ScheduledMatch, TournamentSpec
 from sueca.arena.store import DONE, FAILED, Store
+from sueca.codec import SpecDict
 
 __all__ = ["round_robin", "tournament_spec", "same_tournament", "pick_pairs", "Ladder",
            "connected_bots", "derive_seed", "match_spec", "RECENT", "NEWCOMER_SHARE", "EXPLORE",
@@ -56,20 +57,30 @@ def derive_seed(secret: str, *parts: object) -> str:
     return str(int.from_bytes(digest[:8], "big"))
 
 
-def match_spec(mid: str, seats: Sequence[str], seed: str, first_dealer: int,
-               variant: Mapping[str, Any], limits: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The spec the referee runs (``MatchSpec`` in the proto, as a dict)."""
-    spec: dict[str, Any] = {"match_id": mid, "bots": list(seats), "variant": dict(variant),
-                            "seed": seed, "first_dealer": first_dealer}
-    for key, value in (limits or {}).items():
-        if value is not None:
-            spec[key] = value
+def match_spec(mid: str, seats: Sequence[str], *, seed: str, first_dealer: int,
+               variant: Mapping[str, Any], limits: Mapping[str, int | None] | None = None,
+               ) -> SpecDict:
+    """The spec the referee runs (``MatchSpec`` in the proto). ``variant`` is a Variant's
+    ``to_dict()``; ``limits`` the referee's clocks for it (None or absent: its defaults)."""
+    spec: SpecDict = {"match_id": mid, "bots": list(seats), "variant": dict(variant),
+                      "seed": seed, "first_dealer": first_dealer}
+    limits = limits or {}
+    move, bank, grace = limits.get("move_ms"), limits.get("bank_ms"), limits.get("grace_ms")
+    if move is not None:
+        spec["move_ms"] = move
+    if bank is not None:
+        spec["bank_ms"] = bank
+    if grace is not None:
+        spec["grace_ms"] = grace
     return spec
 
 
 def tournament_spec(bots: Sequence[str], matches_per_pair: int, duplicate: bool,
-                    variant: Mapping[str, Any], limits: Mapping[str, int | None] | None = None,
+                    variant: Mapping[str, Any], *,
+                    limits: Mapping[str, int | None] | None = None,
                     secret: str | None = None) -> TournamentSpec:
+    """A round robin's spec (:func:`sueca.arena.tournaments.new_spec` makes the other
+    formats'), with a fresh ``secret`` unless one is given; ValueError quoting a bad value."""
     if len(bots) < 2:
         raise ValueError(f"a tournament (any format) needs at least 2 bots, got {list(bots)!r}")
     if len(set(bots)) != len(bots):
@@ -112,7 +123,8 @@ def round_robin(tid: str, spec: TournamentSpec, pairs: Sequence[tuple[str, str]]
     def add(seats: list[str], seed: str, dealer: int, pair: str) -> None:
         mid = f"{tid}-{first + len(out):04d}"
         out.append({"id": mid, "pair": pair,
-                    "spec": match_spec(mid, seats, seed, dealer, variant, limits)})
+                    "spec": match_spec(mid, seats, seed=seed, first_dealer=dealer,
+                                           variant=variant, limits=limits)})
 
     if duplicate:
         for p in range(k // 2):
@@ -310,8 +322,9 @@ class Ladder:
                                    inflight):
                 mid = f"ladder-{time.strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(3)}"
                 seats = [a, b, a, b] if self.rng.random() < 0.5 else [b, a, b, a]
-                spec = match_spec(mid, seats, str(self.rng.getrandbits(64)),
-                                  self.rng.randrange(4), self.variant, self.limits)
+                spec = match_spec(mid, seats, seed=str(self.rng.getrandbits(64)),
+                                  first_dealer=self.rng.randrange(4), variant=self.variant,
+                                  limits=self.limits)
                 self.store.create_match(mid, spec, tournament="ladder")
                 if self.store.claim(mid):
                     self.store.add_ladder_match(mid, a, b, RECENT)

@@ -31,9 +31,12 @@ from sueca.v1 import sueca_pb2_grpc as pb_grpc
 
 __all__ = ["RefereeError", "BadSpec", "BotUnavailable", "RefereeUnavailable", "MatchAborted",
            "BotStatus", "ResultDict", "channel", "aio_channel", "run_match", "run_match_async",
-           "list_bots", "watch", "watch_async"]
+           "list_bots", "watch", "watch_async", "CHANNEL_OPTIONS"]
 
-_OPTIONS = [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
+#: The options of every channel to a referee (a replay can be megabytes): for a caller that
+#: opens its own channel (interceptors, extra metadata room) and should keep them.
+CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
+    ("grpc.max_receive_message_length", 64 * 1024 * 1024),)
 
 
 class RefereeError(Exception):
@@ -128,13 +131,13 @@ def channel(address: str) -> grpc.Channel:
 
 def _open(address: str) -> grpc.Channel:
     # run_match's ``channel`` parameter hides the public name there
-    return open_channel(address, client_tls_from_env(), _OPTIONS)
+    return open_channel(address, client_tls_from_env(), CHANNEL_OPTIONS)
 
 
 def aio_channel(address: str) -> grpc.aio.Channel:
     """:func:`channel` for ``grpc.aio`` (:func:`run_match_async`); open it in the event loop
     that will use it."""
-    return open_aio_channel(address, client_tls_from_env(), _OPTIONS)
+    return open_aio_channel(address, client_tls_from_env(), CHANNEL_OPTIONS)
 
 
 def run_match(address: str, spec: Mapping[str, Any], timeout: float | None = 600.0,

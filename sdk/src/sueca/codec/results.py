@@ -10,6 +10,7 @@ from typing import Any, TypedDict
 
 from sueca.codec.convert import deal_result_from_pb, end_from_pb, trick_from_pb, variant_from_pb
 from sueca.engine import CARDS, End, Match
+from sueca.engine.replay import ReplayRecord
 from sueca.v1 import sueca_pb2 as pb
 
 __all__ = ["FAULT_DETAIL_CHARS", "ResultDict", "result_to_pb", "result_to_dict", "fault_detail",
@@ -63,7 +64,7 @@ class ResultDict(TypedDict):
     fault_seat: int | None
     fault_bot: str | None
     fault_detail: str | None  # a bot_error: the reason the bot resigned with (fault_detail())
-    replay: dict[str, Any] | None  # the sueca-replay/1 record (RunMatch), None otherwise
+    replay: ReplayRecord | None  # the sueca-replay/1 record (RunMatch), None otherwise
 
 
 def result_to_dict(m: pb.MatchResult) -> ResultDict:

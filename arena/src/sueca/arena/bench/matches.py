@@ -40,7 +40,7 @@ def play(address: str | Sequence[str], names: Sequence[str], n: int, conc: int, 
     import grpc
 
     from sueca.arena.render import progress
-    from sueca.referee.control import _OPTIONS, MatchAborted, run_match_async
+    from sueca.referee.control import CHANNEL_OPTIONS, MatchAborted, run_match_async
 
     addresses = [address] if isinstance(address, str) else list(address)
     if seats is None:
@@ -96,7 +96,7 @@ def play(address: str | Sequence[str], names: Sequence[str], n: int, conc: int, 
         # and a connection per match cost this process more CPU than both bots together (lock
         # contention in sync gRPC), and that CPU is taken from the referee on a small machine.
         per = max(1, min(4, conc // 32))
-        channels = [[grpc.aio.insecure_channel(a, options=_OPTIONS) for _ in range(per)]
+        channels = [[grpc.aio.insecure_channel(a, options=CHANNEL_OPTIONS) for _ in range(per)]
                     for a in addresses]
         queue = iter(range(n))
 
