@@ -59,7 +59,7 @@ def test_racing_writers_record_once(store):
 
 def test_status_cannot_leave_done(store):
     store.create_match("m2", {})
-    assert store.start_attempt("m2", "ref:1")[0] == 1
+    assert store.start_attempt("m2", referee="ref:1")[0] == 1
     assert store.match("m2")["status"] == RUNNING
     store.record_result("m2", _result("m2"))
     assert store.start_attempt("m2") == (-1, None)          # a late duplicate sees it is recorded

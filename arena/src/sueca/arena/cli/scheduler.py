@@ -56,12 +56,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def cmd_scheduler(args: argparse.Namespace) -> int:
-    # deferred: Celery (celery_app, tasks, and the recovery and ladder that use them) and the
-    # ratings' fit cost ~1 s of start-up, paid only by the commands that queue matches
-    from sueca.arena.celery_app import QUEUE, configure
-    from sueca.arena.recovery import Reaper  # deferred: as above
-    from sueca.arena.schedule import Ladder, connected_bots  # deferred: as above
-    from sueca.arena.tasks import Priority, enqueue  # deferred: as above
+    # Celery (celery_app, tasks, the recovery) and the store's Redis client cost ~1 s of
+    # start-up, which the CLI's other commands (every module is imported for --help) skip
+    from sueca.arena.celery_app import QUEUE, configure  # deferred: Celery's start-up, above
+    from sueca.arena.recovery import Reaper  # deferred: Celery's start-up, above
+    from sueca.arena.schedule import Ladder, connected_bots  # deferred: Redis client's, above
+    from sueca.arena.tasks import Priority, enqueue  # deferred: Celery's start-up, above
     check_operator_settings()
     store = open_store(args)
     configure(redis_url(args))
@@ -76,8 +76,7 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
                     lambda mid: enqueue([mid], priority=Priority.LADDER), variant, pace=args.pace)
     health = None
     if args.metrics_port is not None:
-        # deferred: prometheus_client's metrics are made at import (after the settings)
-        from sueca.arena.metrics import SchedulerMetrics
+        from sueca.arena.metrics import SchedulerMetrics  # deferred: only with --metrics-port
         health = SchedulerMetrics(store, QUEUE, stale_after=max(60.0, 20 * args.interval))
         health.serve(args.metrics_port)
     stop = {"now": False}

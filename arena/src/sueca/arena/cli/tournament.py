@@ -144,8 +144,7 @@ def print_cross(report: TournamentReport, out: Console) -> None:
     need = len(str(len(rows))) + name + (width + 3) * len(rows) + 8
     caption = f"{unit} won-drawn-lost by the row's bot against the column's"
     if need <= out.width:
-        table = Table(title="Cross table", title_justify="left", caption=caption,
-                      caption_justify="left")
+        table = Table(title="Cross table", title_justify="left")
         table.add_column("#", justify="right")
         table.add_column("bot", no_wrap=True)
         for r in rows:
@@ -155,6 +154,7 @@ def print_cross(report: TournamentReport, out: Console) -> None:
                           *[("·" if o["bot"] == r["bot"] else cells.get((r["bot"], o["bot"]), ""))
                             for o in rows])
         out.print(table)
+        out.print(f"[dim]{caption}[/]")  # under the table, at the console's width
         return
     out.print(f"Cross table ({caption}):")
     for r in rows:
@@ -190,9 +190,9 @@ def print_rounds(report: TournamentReport, out: Console) -> None:
 
 
 def cmd_tournament_run(args: argparse.Namespace) -> int:
-    # deferred: Celery, the store's Redis client and the ratings' fit cost ~1 s of start-up,
-    # which the commands that need none of them (`--help` included) should not pay
-    from sueca.arena.celery_app import configure
+    # Celery, the store's Redis client and the ratings' fit cost ~1 s of start-up, which the
+    # CLI's other commands (every module is imported for --help) skip
+    from sueca.arena.celery_app import configure  # deferred: Celery's start-up, above
     from sueca.arena.tournaments import TournamentError, run_tournament  # deferred: as above
     try:
         spec = _spec_to_create(args)  # a bad option is said before Redis is asked
@@ -212,7 +212,7 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
 def _spec_to_create(args: argparse.Namespace) -> TournamentSpec | None:
     """The spec of a tournament to create, or None for ``--id ID`` alone: resume the stored
     one. TournamentError (or UserError) quoting a bad option."""
-    from sueca.arena.tournaments import new_spec  # deferred: as in cmd_tournament_run
+    from sueca.arena.tournaments import new_spec  # deferred: start-up, see cmd_tournament_run
     bots = _bots_to_create(args)
     if bots is None:
         return None
@@ -247,8 +247,10 @@ def _bots_to_create(args: argparse.Namespace) -> list[str] | None:
 
 
 def cmd_tournament_show(args: argparse.Namespace) -> int:
-    # deferred: as in cmd_tournament_run
-    from sueca.arena.tournaments import TournamentError, tournament_report
+    from sueca.arena.tournaments import (  # deferred: start-up, see cmd_tournament_run
+        TournamentError,
+        tournament_report,
+    )
     try:
         report = tournament_report(open_store(args), args.tid)
     except TournamentError as err:

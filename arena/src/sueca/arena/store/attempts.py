@@ -100,7 +100,7 @@ class InflightMatch(NamedTuple):
 class AttemptStore(MatchStore):
     """Starting attempts, their leases, and the in-flight set."""
 
-    def start_attempt(self, mid: str, referee: str = "", owner: str | None = None,
+    def start_attempt(self, mid: str, *, referee: str = "", owner: str | None = None,
                       task: str = "", lease: float = LEASE_SECONDS,
                       ) -> tuple[int, MatchRecord | None]:
         """Count an attempt, mark the match running and take its lease for ``owner``, in one
