@@ -14,14 +14,14 @@ import sys
 import pytest
 from kits.wait import wait_for
 
-from sueca.arena.tournaments import run_tournament
+from sueca.arena.tournaments import new_spec, run_tournament
 
 pytestmark = pytest.mark.slow
 
 
 def test_a_json_worker_writes_only_json_lines_with_the_match_ids(league, start_worker):
     worker = start_worker("--runner", "local", "-c", "1", SUECA_LOG_FORMAT="json").wait_ready()
-    report = run_tournament(league.store, ["random", "heuristic"], 2, False, [],
+    report = run_tournament(league.store, new_spec(["random", "heuristic"], 2),
                             tid="tt-json-logs", quiet=True, timeout=60)
     mids = set(league.store.tournament_matches("tt-json-logs"))
     assert report["recorded"] == len(mids) > 0

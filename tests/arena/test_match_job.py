@@ -146,3 +146,28 @@ def test_the_scheduler_logs_an_unreachable_replica_once_not_every_tick(monkeypat
         for _ in range(3):
             assert connected_bots(None, None) == {}
     assert len([r for r in caplog.records if r.name == "sueca.scheduler"]) == 1
+
+
+def test_transient_errors_say_what_was_missing_by_kind(store) -> None:
+    """The retries metric's label is the error's kind, not a word found in its message."""
+    import pytest
+
+    from sueca.arena.match_job import Transient, TransientKind, place, play_and_record
+
+    busy = [{"bot": "a", "sessions": 1, "capacity": 2, "free": 0, "referee": "r"}]
+    with pytest.raises(Transient) as err:
+        place(["a", "b", "a", "b"], ["r1:1", "r2:1"], lambda addr: busy, wait=0)
+    assert err.value.kind is TransientKind.CAPACITY and "b not connected" in str(err.value)
+
+    def unreachable(addr: str) -> list:
+        raise ConnectionError("down")
+    with pytest.raises(Transient) as err:  # the same words, whatever the replicas said
+        place(["a", "b", "a", "b"], ["r1:1", "r2:1"], unreachable, wait=0)
+    assert err.value.kind is TransientKind.CAPACITY and "unreachable" in str(err.value)
+
+    store.create_match("tk-1", {"match_id": "tk-1", "bots": ["random"] * 4, "seed": "1"})
+    store.r.connection_pool.disconnect()
+    store.r.connection_pool.connection_kwargs["port"] = 1  # this process's Redis is gone
+    with pytest.raises(Transient) as err:
+        play_and_record(store, "tk-1", mode="local")
+    assert err.value.kind is TransientKind.REDIS, str(err.value)

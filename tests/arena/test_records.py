@@ -42,8 +42,11 @@ def test_a_recorded_match_and_its_tournament_match_their_types(store) -> None:
     assert attempt == 1
     _conforms(running, records.MatchRecord)                     # running, leased
     store.release_lease(first, running["owner"])
-    play_and_record(store, first, mode="local")
-    play_and_record(store, second, mode="local")
+    for job in (play_and_record(store, first, mode="local"),
+                play_and_record(store, second, mode="local"),
+                play_and_record(store, second, mode="local")):  # recorded, recorded, skipped
+        _conforms(job, records.JobResult)
+        assert isinstance(job["status"], records.JobStatus)
     done = store.match(second)
     _conforms(done, records.MatchRecord)                        # recorded
     assert {"result", "end", "referee", "owner"} <= set(done)
@@ -71,6 +74,16 @@ def test_a_recorded_match_and_its_tournament_match_their_types(store) -> None:
     assert [r["bot"] for r in rows] and len(rows) == 2
     for row in rows:
         _conforms(row, records.LeaderboardRow)
+
+
+def test_a_local_outcome_matches_its_type() -> None:
+    """What match_job.run_match returns (here the in-process runner): an Outcome, its end an End."""
+    from sueca.arena.match_job import run_match
+    from sueca.engine import End
+    out = run_match({"match_id": "o1", "bots": ["random", "heuristic"] * 2, "seed": 3},
+                    "local")
+    _conforms(out, records.Outcome)
+    assert isinstance(out["end"], End) and out["replay"] is not None
 
 
 def test_seat_stats_with_turn_times_and_every_fault_match_their_type() -> None:

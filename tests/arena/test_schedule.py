@@ -72,15 +72,15 @@ def test_pick_pairs_puts_provisional_bots_first_and_avoids_certain_pairings():
     fit = _fit_of({"veteran": 90, "newbie": 0, "close": 40, "far": 40},
                   {"veteran": 0.0, "newbie": 0.0, "close": 10.0, "far": 900.0})
     free = {b: 4 for b in fit.games}
-    firsts = Counter(pick_pairs(free, fit, 1, random.Random(i))[0][0] for i in range(50))
+    firsts = Counter(pick_pairs(free, fit, 1, rng=random.Random(i))[0][0] for i in range(50))
     assert firsts == {"newbie": 50}                       # provisional: it plays first
     rng = random.Random(1)
-    opponents = Counter(pick_pairs({"veteran": 4, "close": 4, "far": 4}, fit, 1, rng)[0]
+    opponents = Counter(pick_pairs({"veteran": 4, "close": 4, "far": 4}, fit, 1, rng=rng)[0]
                         for _ in range(400))
     certain = sum(v for k, v in opponents.items() if "far" in k)
     assert 0 < certain < 100                 # 900 Elo apart: rarely (uniform: 267), not never
     assert pick_pairs({"a": 1, "b": 4}, None, 3) == []   # a 2-bot match takes two seats each
-    many = pick_pairs({"a": 4, "b": 4, "c": 4}, None, 10, random.Random(2))
+    many = pick_pairs({"a": 4, "b": 4, "c": 4}, None, 10, rng=random.Random(2))
     used = Counter(x for p in many for x in p)
     assert all(used[b] * 2 <= 4 for b in used)           # never more seats than are free
 
@@ -89,10 +89,10 @@ def test_in_flight_matches_count_towards_the_provisional_phase():
     fit = _fit_of({"old": 100, "other": 100, "new": 25}, {"old": 0.0, "other": 0.0, "new": 0.0})
     free = {b: 20 for b in fit.games}
     # 25 rated games + 5 in flight = 30: no longer provisional, no priority
-    firsts = Counter(pick_pairs(free, fit, 1, random.Random(i), inflight={"new": 5})[0][0]
+    firsts = Counter(pick_pairs(free, fit, 1, rng=random.Random(i), inflight={"new": 5})[0][0]
                      for i in range(60))
     assert firsts["new"] < 40
-    firsts = Counter(pick_pairs(free, fit, 1, random.Random(i))[0][0] for i in range(60))
+    firsts = Counter(pick_pairs(free, fit, 1, rng=random.Random(i))[0][0] for i in range(60))
     assert firsts == {"new": 60}
 
 

@@ -16,8 +16,8 @@ from kits.wait import wait_for
 
 from sueca.arena.store.ratings import catch_up, load, rebuild
 from sueca.arena.tasks import enqueue, run_match
-from sueca.arena.tournaments import enqueue_missing, prepare_tournament, run_tournament
-from sueca.engine import replay
+from sueca.arena.tournaments import enqueue_missing, new_spec, prepare_tournament, run_tournament
+from sueca.engine import Variant, replay
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +31,7 @@ def _results_for(store, mids):
 
 def test_tournament_records_exactly_the_scheduled_matches(league, module_worker):
     store = league.store
-    report = run_tournament(store, ["random", "heuristic", "reckless"], 4, True, [],
+    report = run_tournament(store, new_spec(["random", "heuristic", "reckless"], 4, duplicate=True),
                             tid="tt-full", quiet=True, timeout=60)
     mids = store.tournament_matches("tt-full")
     assert len(mids) == 3 * 4 and report["recorded"] == 12 and report["failed"] == []
@@ -55,7 +55,8 @@ def test_tournament_records_exactly_the_scheduled_matches(league, module_worker)
 
 def test_rerun_finishes_what_is_missing_and_never_replays(league, module_worker):
     store = league.store
-    tid, _ = prepare_tournament(store, ["random", "heuristic"], 6, False, ["target=8"], "tt-rerun")
+    tid, _ = prepare_tournament(store, new_spec(["random", "heuristic"], 6,
+                                         variant=Variant.parse(["target=8"])), tid="tt-rerun")
     mids = store.tournament_matches(tid)
     first = mids[:2]
     for mid in first:
@@ -63,7 +64,8 @@ def test_rerun_finishes_what_is_missing_and_never_replays(league, module_worker)
     enqueue(first)
     wait_for(lambda: all(s == "done" for s in store.statuses(first)), what="first two matches")
     entries = {mid: store.r.get(store.keys.recorded(mid)) for mid in first}
-    report = run_tournament(store, ["random", "heuristic"], 6, False, ["target=8"], tid=tid,
+    report = run_tournament(store, new_spec(["random", "heuristic"], 6,
+                                           variant=Variant.parse(["target=8"])), tid=tid,
                             quiet=True, timeout=60)
     assert report["recorded"] == 6
     assert {mid: store.r.get(store.keys.recorded(mid)) for mid in first} == entries
@@ -78,7 +80,7 @@ def test_duplicated_task_plays_once_and_records_once(league, module_worker):
     first attempt's lease, waits, and finds the match recorded — one play, on the scheduled
     seed, so a duplicate pair keeps its twin decks."""
     store = league.store
-    tid, _ = prepare_tournament(store, ["slow", "slow2"], 2, True, [], "tt-dup")
+    tid, _ = prepare_tournament(store, new_spec(["slow", "slow2"], 2, duplicate=True), tid="tt-dup")
     mid, twin = store.tournament_matches(tid)
     assert store.claim(mid)
     results = [run_match.apply_async(args=[mid], ignore_result=False) for _ in range(2)]
@@ -125,8 +127,8 @@ def test_worker_killed_mid_match_runs_it_again_and_records_once(league, start_wo
     import os
     import signal
     store = league.store
-    tid, _ = prepare_tournament(store, ["slow", "slow2"], 1, False, [],
-                                f"tt-kill-{victim.split()[0]}")
+    tid, _ = prepare_tournament(store, new_spec(["slow", "slow2"], 1),
+                                tid=f"tt-kill-{victim.split()[0]}")
     (mid,) = store.tournament_matches(tid)
     # w1's bots think 50 ms a card: its attempt takes 6-12 s, so the kill lands mid-match even
     # when this process stalls for seconds (at 10 ms a card some seeds end in 1.2 s, and on a
@@ -158,7 +160,7 @@ def test_live_ratings_are_folded_by_the_workers_own_thread(league, module_worker
     """Nobody here folds: the worker folds after answering each task (its fold thread), and the
     live ratings reach the last recorded result within moments."""
     store = league.store
-    run_tournament(store, ["random", "heuristic"], 3, False, [], tid="tt-fold", quiet=True,
+    run_tournament(store, new_spec(["random", "heuristic"], 3), tid="tt-fold", quiet=True,
                    timeout=60)
     (last, _), = store.r.xrevrange(store.keys.results(), count=1)
     wait_for(lambda: store.r.get(store.keys.ratings_cursor()) == last, timeout=10,

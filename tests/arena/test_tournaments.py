@@ -67,3 +67,17 @@ def test_the_status_line_shows_workers_once_one_answered() -> None:
     assert _status_line(progress, Sweep(), None) == "running 2 · queued 1"  # type: ignore[arg-type]
     assert _status_line(progress, Sweep(), 2).endswith(" · workers 2")  # type: ignore[arg-type]
     assert "no worker answers" in _status_line(progress, Sweep(), 0)  # type: ignore[arg-type]
+
+
+def test_the_hints_skip_a_re_queue_note_by_its_kind_and_name_a_retry(store) -> None:
+    from sueca.arena.records import MatchStatus, NoteKind
+    from sueca.arena.tournaments import _hints
+    lost, retried = _tournament(store, "th", 2)
+    store.set_status(lost, MatchStatus.QUEUED, error="referee 1: bot x not connected",
+                     error_kind=NoteKind.REQUEUED)  # a re-queue note, whatever its words
+    store.set_status(retried, MatchStatus.QUEUED, error="attempt 1: re-queued bot y is away",
+                     error_kind=NoteKind.RETRY)  # a retry's error, whatever its first word
+    assert [n.kind for n in store.errors_of([lost, retried])] == [NoteKind.REQUEUED,
+                                                                   NoteKind.RETRY]
+    assert store.match(lost)["error_kind"] is NoteKind.REQUEUED
+    assert _hints(store, [lost, retried], 1) == ["waiting: 're-queued bot y is away'"]

@@ -15,7 +15,7 @@ from kits.arena import SUECA_ARENA
 from kits.wait import wait_for
 
 from sueca.arena.redisproc import free_port
-from sueca.arena.tournaments import run_tournament
+from sueca.arena.tournaments import new_spec, run_tournament
 from sueca.engine import replay
 
 pytestmark = pytest.mark.slow
@@ -62,7 +62,8 @@ def split_referee(league, tmp_path_factory) -> Iterator[dict]:
 
 def test_a_worker_runs_matches_through_the_operator_port(league, start_worker, split_referee):
     start_worker("-c", "2", SUECA_OPERATOR_TOKEN=TOKEN, SUECA_PLACE_WAIT="10")
-    report = run_tournament(league.store, ["random", "heuristic"], 2, True, [], tid="opport",
+    report = run_tournament(league.store, new_spec(["random", "heuristic"], 2, duplicate=True),
+                            tid="opport",
                             quiet=True, timeout=90)
     assert report["recorded"] == 2 and report["failed"] == [], report
     for mid in league.store.tournament_matches("opport"):

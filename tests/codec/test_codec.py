@@ -209,3 +209,48 @@ def test_a_bank_of_0_is_no_bank_and_an_absent_bank_the_default():
     # a spec written before the field had presence (0 was never sent) still gets the default
     old = pb.MatchSpec.FromString(pb.MatchSpec(match_id="m", bots=["a"] * 4).SerializeToString())
     assert conv.check_spec(old).bank_ms == conv.DEFAULT_BANK_MS
+
+
+# -- a resigning bot's reason as the record keeps it ---------------------------------------------
+
+def test_fault_detail_keeps_a_short_reason_whole() -> None:
+    cap = conv.FAULT_DETAIL_CHARS
+    assert conv.fault_detail("x" * cap) == "x" * cap
+    assert conv.fault_detail("a\nb") == "a\\nb"
+
+
+def _cut_fairly(reason: str, out: str) -> None:
+    """``out`` is ``reason`` escaped, cut after a whole escape, then "...", within the cap."""
+    pieces = [c if c.isprintable() else repr(c)[1:-1] for c in reason]
+    assert len(out) <= conv.FAULT_DETAIL_CHARS and out.isprintable(), (len(out), out[-12:])
+    assert out.endswith("..."), out[-12:]
+    body, ends, at = out[:-3], [0], 0
+    for p in pieces:
+        at += len(p)
+        ends.append(at)
+    assert "".join(pieces).startswith(body) and len(body) in ends, (len(body), body[-12:])
+
+
+@pytest.mark.parametrize("reason", [
+    "x" * (conv.FAULT_DETAIL_CHARS + 1),
+    "x" * 5000,
+    "x" * (conv.FAULT_DETAIL_CHARS - 1) + "\x1b",   # an escape across the cap
+    "x" * (conv.FAULT_DETAIL_CHARS - 4) + "\x1b[31m",  # an escape where "..." goes
+    "x" * (conv.FAULT_DETAIL_CHARS - 2) + "\n\n",  # two short escapes across the cap
+    "\x00" * conv.FAULT_DETAIL_CHARS,  # every character an escape of four
+    "\U0010ffff" * 100,  # escapes of ten
+], ids=["one-over", "long", "escape-across-cap", "escape-at-dots", "two-escapes",
+        "all-escapes", "wide-escapes"])
+def test_fault_detail_of_a_long_reason_fits_the_cap_with_its_dots(reason: str) -> None:
+    _cut_fairly(reason, conv.fault_detail(reason))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=600))
+def test_fault_detail_is_printable_capped_and_never_cuts_an_escape(reason: str) -> None:
+    out = conv.fault_detail(reason)
+    escaped = "".join(c if c.isprintable() else repr(c)[1:-1] for c in reason)
+    if len(escaped) <= conv.FAULT_DETAIL_CHARS:
+        assert out == escaped
+    else:
+        _cut_fairly(reason, out)

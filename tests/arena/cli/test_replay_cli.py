@@ -110,7 +110,7 @@ def recorded(store, redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("SUECA_KEY_PREFIX", prefix)     # the CLI's Store sees this test's keys
     monkeypatch.delenv("SUECA_REDIS_URL", raising=False)
     mid = "rs-heur-rand"
-    assert store.create_match(mid, match_spec(mid, ["heuristic", "random"] * 2, "7", 0, {}))
+    assert store.create_match(mid, match_spec(mid, ["heuristic", "random"] * 2, seed="7", first_dealer=0, variant={}))
     assert play_and_record(store, mid, mode="local")["status"] == "recorded"
     return {"id": mid, "url": redis_url, "prefix": prefix, "replay": store.replay(mid)}
 

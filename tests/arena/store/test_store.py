@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from sueca.arena.records import NoteKind
 from sueca.arena.schedule import round_robin, same_tournament, tournament_spec
 from sueca.arena.store import (
     DONE,
@@ -58,7 +59,7 @@ def test_racing_writers_record_once(store):
 
 def test_status_cannot_leave_done(store):
     store.create_match("m2", {})
-    assert store.start_attempt("m2", "ref:1")[0] == 1
+    assert store.start_attempt("m2", referee="ref:1")[0] == 1
     assert store.match("m2")["status"] == RUNNING
     store.record_result("m2", _result("m2"))
     assert store.start_attempt("m2") == (-1, None)          # a late duplicate sees it is recorded
@@ -156,7 +157,7 @@ def test_read_model_queries_page_and_batch_what_the_web_and_the_ladder_show(stor
     pair = store.match(first)["pair"]
     assert store.pair_statuses([first, "gone"]) == [(pair, "pending"), (None, None)]
     store.record_failure(second, "no referee")
-    assert store.errors_of([second]) == [("failed", "no referee")]
+    assert store.errors_of([second]) == [("failed", "no referee", NoteKind.FAILED)]
 
     assert store.last_result() is None
     _, eid = store.record_result(first, _result(first))

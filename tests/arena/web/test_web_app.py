@@ -326,7 +326,7 @@ def test_the_leaderboard_follows_new_results_and_registrations(client: Any,
     store = seeded["store"]
     before = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
     mid = "ladder-after-1"
-    store.create_match(mid, match_spec(mid, ["random", "reckless"] * 2, "99", 1, {}),
+    store.create_match(mid, match_spec(mid, ["random", "reckless"] * 2, seed="99", first_dealer=1, variant={}),
                        tournament="ladder")
     play_and_record(store, mid, mode="local")
     after = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
@@ -457,10 +457,11 @@ def test_provisional_bots_rank_after_the_established_ones(client: Any) -> None:
 
 def test_the_featured_match_is_a_public_replay(client: Any, seeded: dict[str, Any]) -> None:
     from sueca.arena.match_job import play_and_record
-    from sueca.arena.tournaments import prepare_tournament
+    from sueca.arena.tournaments import new_spec, prepare_tournament
     store = seeded["store"]
     # the newest recorded match: a duplicate half whose twin is unplayed, never shown
-    tid, _ = prepare_tournament(store, ["random", "heuristic"], 2, True, [], "tfeatured")
+    tid, _ = prepare_tournament(store, new_spec(["random", "heuristic"], 2, duplicate=True),
+                                tid="tfeatured")
     half = store.tournament_matches(tid)[0]
     play_and_record(store, half, mode="local")
     assert client.get(f"/api/matches/{half}").json()["hidden"]
@@ -525,12 +526,13 @@ def test_a_duplicate_halfs_fault_detail_waits_for_its_twin(redis_url: str) -> No
 
     from sueca.arena.keys import Keys
     from sueca.arena.store import Store, connect
-    from sueca.arena.tournaments import prepare_tournament
+    from sueca.arena.tournaments import new_spec, prepare_tournament
     from sueca.arena.web.app import create_app
     store = Store(connect(redis_url), Keys(f"wp{uuid.uuid4().hex[:8]}:"))
     for b in ("crashy", "random"):
         store.bots.add(b)
-    tid, _ = prepare_tournament(store, ["crashy", "random"], 2, True, [], "tpair")
+    tid, _ = prepare_tournament(store, new_spec(["crashy", "random"], 2, duplicate=True),
+                                tid="tpair")
     first, twin = store.tournament_matches(tid)
     assert store.match(first)["pair"] and store.match(first)["pair"] == store.match(twin)["pair"]
 

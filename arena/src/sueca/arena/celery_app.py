@@ -46,7 +46,9 @@ A ``--pool threads`` worker is one process: the same directory, written by that 
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
 import sys
 import tempfile
 import warnings
@@ -61,6 +63,7 @@ from kombu.transport import redis as kombu_redis
 from sueca.arena.keys import default_keys
 from sueca.arena.redisurl import for_celery
 from sueca.arena.settings import current
+from sueca.sdk.logs import bind, current_format, setup
 
 QUEUE = "sueca.matches"
 
@@ -116,16 +119,14 @@ def _logging(loglevel: int | str | None = None, **_: object) -> None:
     off): its records, and the tasks', go through the one stderr handler of
     :mod:`sueca.sdk.logs`, in the format the command line chose (``--log-format``), so a worker
     with ``json`` writes nothing but JSON lines. Pool processes run it again after the fork."""
-    from sueca.sdk.logs import current_format, setup
     setup(level=loglevel or None)
     if current_format() == "json":  # its shutdown notices are printed: log them instead
-        from celery.apps import worker
+        from celery.apps import worker  # deferred: a worker's module, loaded by workers only
         worker.safe_say = _say  # type: ignore[attr-defined]  # (not in celery-types' stubs)
 
 
 def _say(msg: str, f: object = None) -> None:
     """Celery's ``safe_say`` (a notice printed from a signal handler) as a log line."""
-    import logging
     logging.getLogger("celery.apps.worker").warning("%s", msg.strip())
 
 
@@ -134,14 +135,12 @@ def _log_match(args: Sequence[object] | None = None, kwargs: Mapping[str, object
                **_: object) -> None:
     """Every line a task logs (Celery's own "succeeded" and "retry" lines too) names its match:
     a task's first argument, or ``match_id=``, is the match id (run_match's signature)."""
-    from sueca.sdk.logs import bind
     mid = (kwargs or {}).get("match_id") or (args[0] if args else None)
     bind(match_id=mid if isinstance(mid, str) else None)
 
 
 @signals.task_postrun.connect
 def _log_match_done(**_: object) -> None:
-    from sueca.sdk.logs import bind
     bind(match_id=None, tournament=None)
 
 
@@ -221,9 +220,8 @@ def run_worker(argv: Sequence[str]) -> int:
     which Celery itself exits 1: a stop that was asked for and finished its matches is no
     failure for a supervisor to restart). (``app.worker_main`` and ``app.start`` drop the code:
     click, run with ``standalone_mode=False``, returns it instead of raising.)"""
-    from celery.bin.celery import celery as command
-    from celery.signals import worker_shutting_down
-    worker_shutting_down.connect(_note_warm_stop, weak=False)
+    from celery.bin.celery import celery as command  # deferred: click's command tree, workers only
+    signals.worker_shutting_down.connect(_note_warm_stop, weak=False)
     command.params[0].default = app  # --app, as app.start sets it
     try:
         code = command.main(args=list(argv), standalone_mode=False)
@@ -282,11 +280,11 @@ def _start_metrics(**_: object) -> None:
         _child_start()
     port = current().metrics_port
     if port is not None:
-        from sueca.arena.metrics import serve_worker_metrics
+        # deferred: the metrics are made at import, after prepare_metrics_env
+        from sueca.arena.metrics import serve_worker_metrics  # deferred: see the line above
         try:
             serve_worker_metrics(port, redis_url(app), QUEUE)
         except OSError as err:  # taken since `sueca-arena worker` checked it: say so, loudly
-            import logging
             logging.getLogger("sueca.arena.worker").error(
                 "NOT serving worker metrics on port %s: %s", port, err.strerror or err)
 
@@ -294,14 +292,14 @@ def _start_metrics(**_: object) -> None:
 @signals.worker_process_init.connect
 def _child_start(**_: object) -> None:
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from sueca.arena.metrics import init_labels
+        from sueca.arena.metrics import init_labels  # deferred: after prepare_metrics_env
         init_labels()
 
 
 @signals.worker_process_shutdown.connect
 def _child_exit(pid: int | None = None, **_: object) -> None:
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
+        from prometheus_client import multiprocess  # deferred: after prepare_metrics_env
         # (prometheus_client leaves this function unannotated)
         multiprocess.mark_process_dead(pid or os.getpid())  # type: ignore[no-untyped-call]
 
@@ -309,7 +307,6 @@ def _child_exit(pid: int | None = None, **_: object) -> None:
 @signals.worker_shutdown.connect
 def _worker_exit(**_: object) -> None:
     if _own_dir and os.getpid() == _owner_pid:
-        import shutil
         shutil.rmtree(_own_dir, ignore_errors=True)
 
 

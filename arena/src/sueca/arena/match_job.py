@@ -19,15 +19,19 @@ what is worth retrying (no replica reachable, no free capacity, Redis lost) and
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from enum import StrEnum
 from typing import Any
 
+import grpc
+
 from sueca.arena import botstats
-from sueca.arena.records import MatchRecord, ResultEntry
+from sueca.arena.records import JobResult, JobStatus, MatchRecord, Outcome, ResultEntry, Timing
 from sueca.arena.settings import current
 from sueca.arena.store import (
     HEARTBEAT_SECONDS,
@@ -37,10 +41,19 @@ from sueca.arena.store import (
     UnknownMatch,
     default_owner,
 )
+from sueca.arena.store.ratings import catch_up
+from sueca.codec import SpecDict, fault_detail, parse_seed
+from sueca.engine import BotFailed, End, Variant, replay
+from sueca.engine.errors import SuecaError
+from sueca.referee import control
+from sueca.referee.control import BotStatus
+from sueca.sdk.bots import BotLoadError, load_bot
+from sueca.sdk.channels import CredentialsError, client_tls_from_env, open_channel
+from sueca.sdk.local import play_local
 from sueca.sdk.logs import log_context
 
-__all__ = ["Transient", "Permanent", "run_match", "run_local", "run_on_referee", "place",
-           "play_and_record", "replicas", "outcome_to_result"]
+__all__ = ["Transient", "TransientKind", "Permanent", "run_match", "run_local", "run_on_referee",
+           "place", "play_and_record", "replicas", "outcome_to_result"]
 
 #: gRPC status codes worth another try: the replica is down or busy, a bot is (re)connecting.
 TRANSIENT_CODES = {"UNAVAILABLE", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "DEADLINE_EXCEEDED",
@@ -52,8 +65,21 @@ TOKEN_HINT = "check SUECA_OPERATOR_TOKEN on this worker"
 PUBLIC_PORT_HINT = "a public port? list the referee's --operator-port in SUECA_REFEREES"
 
 
+class TransientKind(StrEnum):
+    """What a :class:`Transient` error lacked: the label of the retries metric."""
+
+    REDIS = "redis"        # the arena's Redis did not answer
+    CAPACITY = "capacity"  # no replica had every bot connected with a free seat
+    ABORTED = "aborted"    # the referee aborted the match (shut down under it)
+    REFEREE = "referee"    # no referee reachable, or one refused this worker
+
+
 class Transient(Exception):
-    """Worth retrying later: the message says what was missing."""
+    """Worth retrying later: the message says what was missing, ``kind`` what sort of thing."""
+
+    def __init__(self, message: str, kind: TransientKind = TransientKind.REFEREE) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class Permanent(Exception):
@@ -70,14 +96,9 @@ def _local_bots() -> dict[str, str]:
     return out
 
 
-def run_local(spec: Mapping[str, Any]) -> dict[str, Any]:
+def run_local(spec: SpecDict) -> Outcome:
     """Play ``spec`` in-process (:func:`sueca.sdk.local.play_local`); returns the outcome (see
     :func:`run_match`)."""
-    from sueca.codec import fault_detail, parse_seed
-    from sueca.engine import BotFailed, End, Variant, replay
-    from sueca.engine.errors import SuecaError
-    from sueca.sdk.bots import BotLoadError, load_bot
-    from sueca.sdk.local import play_local
     mapping = _local_bots()
     seed = spec.get("seed")
     if seed is not None:  # as the referee reads it: "42" deals what Match(seed=42) deals
@@ -100,6 +121,7 @@ def run_local(spec: Mapping[str, Any]) -> dict[str, Any]:
     except (BotLoadError, SuecaError, ValueError) as err:
         raise Permanent(str(err)) from None
     fault_seat = match.fault_seat
+    assert match.end is not None  # played to the end, or stopped just above
     return {"match_id": mid, "end": match.end, "winner": match.winner,
             "game_points": list(match.game_points), "fault_seat": fault_seat,
             "fault_bot": seats[fault_seat] if fault_seat is not None else None,
@@ -146,13 +168,13 @@ def _code(err: BaseException) -> str | None:
     return None
 
 
-def place(bots: Sequence[str], addresses: Sequence[str], list_bots: Callable[[str], Any],
-          wait: float = 20.0, poll: float = 0.1, exclude: Sequence[str] = ()) -> str:
+def place(bots: Sequence[str], addresses: Sequence[str],
+          list_bots: Callable[[str], Sequence[BotStatus]], *, wait: float = 20.0,
+          poll: float = 0.1, exclude: Sequence[str] = ()) -> str:
     """A replica where every bot has a free seat for each seat it takes, the least loaded one.
 
     Waits up to ``wait`` seconds for capacity to free up; :class:`Transient` if none does.
     """
-    from sueca.sdk.channels import CredentialsError
     need = Counter(bots)
     deadline = time.monotonic() + wait
     problems: dict[str, str] = {}
@@ -189,34 +211,30 @@ def place(bots: Sequence[str], addresses: Sequence[str], list_bots: Callable[[st
         if time.monotonic() >= deadline:
             detail = "; ".join(f"{a}: {p}" for a, p in problems.items()) or "no replica known"
             raise Transient(f"no referee replica can host bots {', '.join(sorted(need))} "
-                            f"({detail})")
+                            f"({detail})", TransientKind.CAPACITY)
         time.sleep(poll)
 
 
-_channels: dict[str, Any] = {}
+_channels: dict[str, grpc.Channel] = {}
 _channels_pid = -1
 _channels_lock = threading.Lock()
 
 
-def _channel(address: str) -> Any:
+def _channel(address: str) -> grpc.Channel:
     """This process's gRPC channel to the referee at ``address``, shared by every match it
     runs (by all the threads of a ``--pool threads`` worker: a channel is thread-safe, the
     lock keeps two of them from being opened): a channel per match cost a connection set-up
     and teardown per match on both sides. A forked pool process opens its own (gRPC channels
     do not survive a fork)."""
     global _channels_pid
-    import os
-
-    from sueca.referee import control
     with _channels_lock:
         if _channels_pid != os.getpid():
             _channels.clear()
             _channels_pid = os.getpid()
         ch = _channels.get(address)
         if ch is None:
-            from sueca.sdk.channels import client_tls_from_env, open_channel
             # four seats of up to 2,000 turn times: more than gRPC's default 8 KiB of metadata
-            options = [*control._OPTIONS, ("grpc.max_metadata_size", 1 << 20)]
+            options = [*control.CHANNEL_OPTIONS, ("grpc.max_metadata_size", 1 << 20)]
             ch = _channels[address] = open_channel(address, client_tls_from_env(), options)
     return ch
 
@@ -230,16 +248,15 @@ def _drop_channel(address: str) -> None:
         _channels.pop(address, None)
 
 
-def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: float,
-                   wait: float = 20.0) -> dict[str, Any]:
-    """Place and run ``spec``; adds ``referee`` and ``timing`` (place, run seconds) to the result.
+def run_on_referee(spec: SpecDict, addresses: Sequence[str], timeout: float, *,
+                   wait: float = 20.0) -> Outcome:
+    """Place and run ``spec``; the outcome names the ``referee`` and has the ``timing`` (place,
+    run seconds).
 
     With several replicas the match goes where ListBots shows free capacity for every seat.
     With one there is nothing to choose: RunMatch itself reserves the seats atomically (no race
     between a ListBots answer and the run), and a busy or absent bot is waited for the same way.
     """
-    from sueca.referee import control
-    from sueca.sdk.channels import CredentialsError
     if not addresses:
         raise Transient("no referee replica known: give --referee ADDR or start a referee "
                         "with --redis so that it announces itself")
@@ -254,7 +271,7 @@ def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: f
                          wait=max(0.0, deadline - time.monotonic()))
         t1 = time.perf_counter()
         try:
-            out = _run_timed(control, addr, spec, timeout)
+            return _run_timed(addr, spec, timeout, replicas=len(addresses), place=t1 - t0)
         except Exception as err:
             code = _code(err)
             msg = err.details() if code and hasattr(err, "details") else str(err)
@@ -266,7 +283,8 @@ def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: f
                     time.sleep(0.05 + random.random() * 0.1)
                     continue
                 raise Transient(f"no referee replica can host bots "
-                                f"{', '.join(sorted(set(spec['bots'])))} ({addr}: {last_busy})") from None
+                                f"{', '.join(sorted(set(spec['bots'])))} ({addr}: {last_busy})",
+                                TransientKind.CAPACITY) from None
             if code in REFUSED_CODES:  # retried like a lost replica, the same with one or many
                 raise Transient(f"referee {addr} refused our operator token ({code}; "
                                 f"{TOKEN_HINT}): {msg}") from None
@@ -280,75 +298,56 @@ def run_on_referee(spec: Mapping[str, Any], addresses: Sequence[str], timeout: f
             if code is None or code in TRANSIENT_CODES:
                 raise Transient(f"referee {addr}: {code or type(err).__name__}: {msg}") from None
             raise Permanent(f"referee {addr}: {code}: {msg}") from None
-        out["referee"] = addr
-        out["replicas"] = len(addresses)
-        out["timing"] = {"place": round(t1 - t0, 4), "run": round(time.perf_counter() - t1, 4)}
-        return out
 
 
-def _run_timed(control: Any, addr: str, spec: Mapping[str, Any],
-               timeout: float) -> dict[str, Any]:
-    """:func:`sueca.referee.control.run_match` asking the referee for every seat's turn times
-    (request metadata ``sueca-turn-times: 1``; an interceptor adds it and keeps the call, whose
-    trailing metadata holds them): ``turn_times`` in the result, None from a referee that sends
-    none."""
-    import grpc
+class _AskTimes(grpc.UnaryStreamClientInterceptor):
+    """Adds request metadata ``sueca-turn-times: 1`` and keeps the call, whose trailing
+    metadata holds every seat's turn times."""
 
-    class AskTimes(grpc.UnaryStreamClientInterceptor):
-        call: Any = None
+    call: Any = None  # Any: grpc's call object (a Call and an iterator, not typed as both)
 
-        def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
-            details = details._replace(metadata=[*(details.metadata or ()),
-                                                 ("sueca-turn-times", "1")])
-            self.call = continuation(details, request)
-            return self.call
+    def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        # Any: the hook is generic per call in grpc's stubs; this one passes everything through
+        details = details._replace(metadata=[*(details.metadata or ()),
+                                             ("sueca-turn-times", "1")])
+        self.call = continuation(details, request)
+        return self.call
 
-    ask = AskTimes()  # per call (it keeps the call); the channel under it is the process's
-    out = dict(control.run_match(addr, dict(spec), timeout,
-                                 channel=grpc.intercept_channel(_channel(addr), ask)))
+
+def _run_timed(addr: str, spec: SpecDict, timeout: float, *, replicas: int,
+               place: float) -> Outcome:
+    """:func:`sueca.referee.control.run_match` asking the referee for every seat's turn times:
+    ``turn_times`` in the outcome, None from a referee that sends none; ``timing`` has the
+    ``place`` seconds given and the run's."""
+    started = time.perf_counter()
+    ask = _AskTimes()  # per call (it keeps the call); the channel under it is the process's
+    result = control.run_match(addr, spec, timeout,
+                               channel=grpc.intercept_channel(_channel(addr), ask))
     try:
-        out["turn_times"] = botstats.parse_turn_times(ask.call.trailing_metadata())
+        times = botstats.parse_turn_times(ask.call.trailing_metadata())
     except Exception:  # no times is no reason to lose the result
-        out["turn_times"] = None
-    return out
+        times = None
+    timing: Timing = {"place": round(place, 4), "run": round(time.perf_counter() - started, 4)}
+    return {**result, "referee": addr, "replicas": replicas, "timing": timing,
+            "turn_times": times}
 
 
-def run_match(spec: Mapping[str, Any], mode: str | None = None, store: Store | None = None,
-              timeout: float | None = None) -> dict[str, Any]:
-    """Run ``spec``; the outcome has ``match_id, end, winner (team or None), game_points,
-    fault_seat, fault_bot, replay (dict), referee``."""
+def run_match(spec: SpecDict, mode: str | None = None, store: Store | None = None, *,
+              timeout: float | None = None) -> Outcome:
+    """Run ``spec`` (``mode`` local or referee, by default the settings' runner); the outcome
+    is the referee's result (:class:`sueca.codec.ResultDict`) and who played it."""
     mode = mode or current().runner
     if mode == "local":
         return run_local(spec)
     if mode != "referee":
         raise Permanent(f"bad runner {mode!r}: local or referee")
     timeout = timeout or current().match_timeout
-    wait = current().place_wait
-    return normalise(run_on_referee(spec, replicas(store), timeout, wait))
-
-
-def normalise(out: dict[str, Any]) -> dict[str, Any]:
-    """Referee results use -1 for "none"; the league uses None."""
-    import json
-    if out.get("winner") is not None and int(out["winner"]) < 0:
-        out["winner"] = None
-    if out.get("fault_seat") is not None and int(out["fault_seat"]) < 0:
-        out["fault_seat"] = None
-    if not out.get("fault_bot"):
-        out["fault_bot"] = None
-    rep = out.get("replay")
-    if rep is None and out.get("replay_json"):
-        rep = json.loads(out.pop("replay_json"))
-    elif isinstance(rep, str):
-        rep = json.loads(rep) if rep else None
-    out["replay"] = rep
-    out["game_points"] = [int(x) for x in out.get("game_points") or (0, 0)]
-    return out
+    return run_on_referee(spec, replicas(store), timeout, wait=current().place_wait)
 
 
 # -- the job of one task run -------------------------------------------------------------------
-def outcome_to_result(match: Mapping[str, Any], out: Mapping[str, Any],
-                      played: Mapping[str, Any] | None = None) -> ResultEntry:
+def outcome_to_result(match: MatchRecord, out: Outcome,
+                      played: SpecDict | None = None) -> ResultEntry:
     """The results-log entry of a finished match.
 
     ``played`` is the spec actually played (:func:`reseeded`; default the scheduled one): its
@@ -357,25 +356,25 @@ def outcome_to_result(match: Mapping[str, Any], out: Mapping[str, Any],
     """
     spec = match["spec"]
     seed = (played or spec).get("seed")
-    rep = out.get("replay") or {}
-    fs = None if out.get("fault_seat") is None else int(out["fault_seat"])
+    rep = out.get("replay")
+    end = End(out["end"])
     return {
         "match_id": match["id"], "tournament": match.get("tournament") or "",
         "pair": match.get("pair") or "", "seats": list(spec["bots"]),
         "seed": None if seed is None else str(seed),
-        "end": out["end"], "winner": out["winner"], "game_points": list(out["game_points"]),
+        "end": end, "winner": out["winner"], "game_points": list(out["game_points"]),
         "fault_seat": out.get("fault_seat"), "fault_bot": out.get("fault_bot"),
         "fault_detail": out.get("fault_detail"),
-        "deals": len(rep.get("deals") or ()), "referee": out.get("referee", ""),
+        "deals": len(rep["deals"]) if rep else 0, "referee": out.get("referee", ""),
         "replicas": out.get("replicas", 0),
         "variant": spec.get("variant") or {}, "time": round(time.time(), 3),
-        "rated": out["end"] != "aborted",
-        "stats": botstats.seat_stats(len(spec["bots"]), out["end"], fs, rep or None,
+        "rated": end is not End.ABORTED,
+        "stats": botstats.seat_stats(len(spec["bots"]), end, out.get("fault_seat"), rep,
                                      out.get("turn_times")),
     }
 
 
-def reseeded(spec: dict[str, Any], attempt: int) -> dict[str, Any]:
+def reseeded(spec: SpecDict, attempt: int) -> SpecDict:
     """The spec to play on ``attempt`` (1, 2, ...): from the second attempt on, a fresh seed.
 
     An earlier attempt may have got far before it died (timeout, worker lost, referee shut
@@ -398,9 +397,8 @@ class Heartbeat:
     within :data:`LEASE_SECONDS` of our death. Redis trouble is ridden out: the next beat
     re-takes a lease that lapsed meanwhile, unless another owner took the match over."""
 
-    def __init__(self, store: Store, mid: str, owner: str,
+    def __init__(self, store: Store, mid: str, owner: str, *,
                  every: float = HEARTBEAT_SECONDS, lease: float = LEASE_SECONDS) -> None:
-        import threading
         self.store, self.mid, self.owner, self.every, self.lease = store, mid, owner, every, lease
         self.lost = False  # another owner took the match over while we played
         self.ended = False  # the lease is gone already (the result's record deleted it)
@@ -430,13 +428,13 @@ class Heartbeat:
             pass
 
 
-def play_and_record(store: Store, mid: str, mode: str | None = None,
+def play_and_record(store: Store, mid: str, mode: str | None = None, *,
                     max_attempts: int | None = None, owner: str | None = None,
-                    task: str = "", fold: Callable[[Store], Any] | None = None,
-                    ) -> dict[str, Any]:
-    """Run match ``mid`` once and record it; returns ``{"status", "attempt", ...}`` where status
-    is ``recorded``, ``duplicate`` (someone recorded it while we played) or ``skipped`` (it was
-    recorded before we started). Raises Transient / Permanent as described above, and
+                    task: str = "", fold: Callable[[Store], object] | None = None,
+                    ) -> JobResult:
+    """Run match ``mid`` once and record it; the result's status is ``recorded``,
+    ``duplicate`` (someone recorded it while we played) or ``skipped`` (it was recorded before
+    we started). Raises Transient / Permanent as described above, and
     :class:`sueca.arena.store.LeaseHeld` when another attempt is playing the match right now
     (the task waits and looks again; it never plays the match a second time meanwhile).
 
@@ -455,18 +453,18 @@ def play_and_record(store: Store, mid: str, mode: str | None = None,
     except UnknownMatch:
         raise Permanent(f"unknown match {mid!r}") from None
     except TRANSIENT_REDIS_ERRORS as err:
-        raise Transient(f"Redis unavailable: {err}") from None
+        raise Transient(f"Redis unavailable: {err}", TransientKind.REDIS) from None
     if match is None:
-        return {"status": "skipped", "match_id": mid}
+        return {"status": JobStatus.SKIPPED, "match_id": mid}
     with Heartbeat(store, mid, owner) as beat, \
             log_context(match_id=mid, tournament=match.get("tournament") or None):
-        out = _play(store, match, attempt, mode, max_attempts, fold)
-        beat.ended = out["status"] == "recorded"  # the record script ended the lease
+        out = _play(store, match, attempt, mode, max_attempts, fold or catch_up)
+        beat.ended = out["status"] is JobStatus.RECORDED  # the record script ended the lease
         return out
 
 
 def _play(store: Store, match: MatchRecord, attempt: int, mode: str | None,
-          max_attempts: int | None, fold: Callable[[Store], Any] | None) -> dict[str, Any]:
+          max_attempts: int | None, fold: Callable[[Store], object]) -> JobResult:
     mid = match["id"]
     if max_attempts is not None and attempt > max_attempts:
         # every earlier attempt died without an answer (a worker lost each time): a match
@@ -476,28 +474,28 @@ def _play(store: Store, match: MatchRecord, attempt: int, mode: str | None,
     started = time.monotonic()
     played = reseeded(match["spec"], attempt)
     out = run_match(played, mode, store)
-    if out["end"] == "aborted":
-        raise Transient(f"match aborted by referee {out.get('referee', '?')}")
+    if out["end"] is End.ABORTED:
+        raise Transient(f"match aborted by referee {out.get('referee', '?')}",
+                        TransientKind.ABORTED)
     result = outcome_to_result(match, out, played)
     result["seconds"] = round(time.monotonic() - started, 4)
-    timing = dict(out.get("timing") or {})
+    timing = out.get("timing", Timing()).copy()
     try:
         t0 = time.perf_counter()
         new, entry = store.record_result(mid, result, out.get("replay"), must_exist=True)
         t1 = time.perf_counter()
         if new:
             store.ensure_bot_stats()  # an arena older than the per-bot totals: folded once
-            if fold is not None:
-                fold(store)  # the task's: a thread of this process folds the live ratings
-            else:
-                from sueca.arena.store.ratings import catch_up
-                catch_up(store)
-        timing.update(record=round(t1 - t0, 4), ratings=round(time.perf_counter() - t1, 4))
+            fold(store)  # by default here; the task's hands it to a thread of this process
+        timing["record"] = round(t1 - t0, 4)
+        timing["ratings"] = round(time.perf_counter() - t1, 4)
     except TRANSIENT_REDIS_ERRORS as err:
-        raise Transient(f"Redis unavailable while recording: {err}") from None
+        raise Transient(f"Redis unavailable while recording: {err}",
+                        TransientKind.REDIS) from None
     if new:  # the per-bot series count each result once, as the totals in Redis do
+        # deferred: creates the worker's metrics, which must follow celery_app.prepare_metrics_env
         from sueca.arena.metrics import observe_bots
         observe_bots(store, result["seats"], result["stats"], out.get("turn_times"))
-    return {"status": "recorded" if new else "duplicate", "match_id": mid, "entry": entry,
-            "end": result["end"], "attempt": attempt, "referee": result["referee"],
-            "timing": timing}
+    return {"status": JobStatus.RECORDED if new else JobStatus.DUPLICATE, "match_id": mid,
+            "entry": entry, "end": result["end"], "attempt": attempt,
+            "referee": result["referee"], "timing": timing}

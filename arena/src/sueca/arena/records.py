@@ -14,9 +14,12 @@ annotations are strings counts its ``NotRequired`` keys as required (``__require
 from enum import StrEnum
 from typing import Any, NotRequired, TypedDict
 
-__all__ = ["MatchStatus", "ResultEntry", "SeatStats", "MatchRecord", "TournamentSpec",
-           "ScheduledMatch", "TournamentRecord", "Progress", "BotHealth", "LiveColumns",
-           "RatingColumns", "HealthColumns", "LeaderboardRow", "MatchRow"]
+from sueca.codec import ResultDict, SpecDict
+
+__all__ = ["MatchStatus", "NoteKind", "ResultEntry", "SeatStats", "MatchRecord",
+           "TournamentSpec", "ScheduledMatch", "TournamentRecord", "Progress", "BotHealth",
+           "LiveColumns", "RatingColumns", "HealthColumns", "LeaderboardRow", "MatchRow",
+           "Timing", "Outcome", "JobStatus", "JobResult", "SpecDict"]
 
 
 class MatchStatus(StrEnum):
@@ -27,6 +30,56 @@ class MatchStatus(StrEnum):
     RUNNING = "running"  # a referee is playing it
     DONE = "done"        # its result is recorded (exactly once)
     FAILED = "failed"    # given up for a reason that is not a bot's fault (see ``error``)
+
+
+class NoteKind(StrEnum):
+    """What a match's ``error`` note is (its ``error_kind`` field in Redis)."""
+
+    RETRY = "retry"        # an attempt's transient error: the match is tried again
+    REQUEUED = "requeued"  # the recovery re-queued it: its task was lost, nothing went wrong
+    FAILED = "failed"      # why it failed for good
+
+
+class Timing(TypedDict, total=False):
+    """Seconds an attempt spent: placing the match on a replica, playing it, recording it and
+    folding the live ratings."""
+
+    place: float
+    run: float
+    record: float
+    ratings: float
+
+
+class Outcome(ResultDict):
+    """One match played (:func:`sueca.arena.match_job.run_match`): the referee's result as the
+    control client types it, and who played it how."""
+
+    referee: str  # the replica's address, or "local" (the in-process runner)
+    replicas: NotRequired[int]  # replicas known when it was placed
+    timing: NotRequired[Timing]
+    turn_times: NotRequired[dict[int, list[int]] | None]  # by seat, microseconds (referee only)
+
+
+class JobStatus(StrEnum):
+    """What one run of a match's task did (:func:`sueca.arena.match_job.play_and_record`)."""
+
+    RECORDED = "recorded"    # played and recorded
+    DUPLICATE = "duplicate"  # played, but another attempt recorded it first
+    SKIPPED = "skipped"      # recorded before this run started
+    FAILED = "failed"        # given up (the task's: a permanent error or too many attempts)
+
+
+class JobResult(TypedDict):
+    """A match task's return value."""
+
+    status: JobStatus
+    match_id: str
+    entry: NotRequired[str]  # the results-log entry id (recorded, duplicate)
+    end: NotRequired[str]
+    attempt: NotRequired[int]
+    referee: NotRequired[str]
+    timing: NotRequired[Timing]
+    error: NotRequired[str]  # why it failed
 
 
 class SeatStats(TypedDict):
@@ -79,7 +132,7 @@ class MatchRecord(TypedDict):
     states write (an attempt's referee and owner, the result's entry id) are NotRequired."""
 
     id: str
-    spec: dict[str, Any]  # the scheduled spec (a SpecDict of sueca.codec, plus league fields)
+    spec: SpecDict  # the scheduled spec
     tournament: str
     pair: str
     status: MatchStatus
@@ -89,6 +142,7 @@ class MatchRecord(TypedDict):
     owner: NotRequired[str]
     task: NotRequired[str]
     error: NotRequired[str]  # why it failed or was re-queued; "" once queued or recorded
+    error_kind: NotRequired[NoteKind]  # what ``error`` is
     result: NotRequired[str]  # the results-log entry id, once recorded
     end: NotRequired[str]
 
@@ -113,7 +167,7 @@ class ScheduledMatch(TypedDict):
 
     id: str
     pair: str  # the duplicate pair's id, "" for a single match
-    spec: dict[str, Any]  # the referee's MatchSpec as a dict (sueca.codec.SpecDict)
+    spec: SpecDict  # the referee's MatchSpec
 
 
 class TournamentRecord(TypedDict):

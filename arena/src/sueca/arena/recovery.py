@@ -29,7 +29,10 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from sueca.arena.celery_app import QUEUE
+from sueca.arena.records import NoteKind
 from sueca.arena.store import QUEUED, RUNNING, Store
+from sueca.arena.tasks import Priority, enqueue
 
 __all__ = ["Reaper", "Sweep", "HELD_SECONDS", "CONFIRM_SECONDS"]
 
@@ -61,11 +64,8 @@ class Reaper:
     def __init__(self, store: Store, enqueue: Callable[[list[str]], None] | None = None,
                  queues: Iterable[str] | None = None, confirm: float = CONFIRM_SECONDS,
                  held: float = HELD_SECONDS, every: float = 2.0) -> None:
-        if queues is None:
-            from sueca.arena.celery_app import QUEUE
-            queues = [QUEUE]
         self.store = store
-        self.queues = list(queues)
+        self.queues = list(queues or [QUEUE])
         self.confirm = confirm
         self.held = held
         self._enqueue = enqueue
@@ -82,11 +82,14 @@ class Reaper:
         return self.sweep()
 
     def enqueue(self, mids: list[str]) -> None:
+        """Send the tasks again, each at its priority: a ladder match stays behind the
+        tournaments' (:class:`sueca.arena.tasks.Priority`)."""
         if self._enqueue is not None:
             self._enqueue(mids)
-        else:
-            from sueca.arena.tasks import enqueue
-            enqueue(mids)
+            return
+        ladder = set(self.store.ladder_of(mids))
+        enqueue([m for m in mids if m not in ladder])
+        enqueue([m for m in mids if m in ladder], priority=Priority.LADDER)
 
     def sweep(self, also: Iterable[str] = ()) -> Sweep:
         """One look at every in-flight match (and at ``also``: a tournament's matches, which
@@ -133,7 +136,8 @@ class Reaper:
             del self._suspects[mid]
         again = [mid for mid, updated in lost
                  if store.requeue_lost(mid, updated, "re-queued: its task was lost "
-                                                     "(owner gone, no message left)")]
+                                                     "(owner gone, no message left)",
+                                       NoteKind.REQUEUED)]
         for mid, _ in lost:
             self._suspects.pop(mid, None)
         if again:

@@ -32,7 +32,9 @@ from typing import Any
 
 from sueca.arena.ratings.fit import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
 from sueca.arena.records import ScheduledMatch, TournamentSpec
-from sueca.arena.store import DONE, FAILED, Store
+from sueca.arena.store import DONE, FAILED, RUNNING, Store
+from sueca.arena.store.ratings import fit_of_record
+from sueca.codec import SpecDict
 
 __all__ = ["round_robin", "tournament_spec", "same_tournament", "pick_pairs", "Ladder",
            "connected_bots", "derive_seed", "match_spec", "RECENT", "NEWCOMER_SHARE", "EXPLORE",
@@ -56,20 +58,31 @@ def derive_seed(secret: str, *parts: object) -> str:
     return str(int.from_bytes(digest[:8], "big"))
 
 
-def match_spec(mid: str, seats: Sequence[str], seed: str, first_dealer: int,
-               variant: Mapping[str, Any], limits: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The spec the referee runs (``MatchSpec`` in the proto, as a dict)."""
-    spec: dict[str, Any] = {"match_id": mid, "bots": list(seats), "variant": dict(variant),
-                            "seed": seed, "first_dealer": first_dealer}
-    for key, value in (limits or {}).items():
-        if value is not None:
-            spec[key] = value
+def match_spec(mid: str, seats: Sequence[str], *, seed: str, first_dealer: int,
+               variant: Mapping[str, Any],  # Any: a Variant's to_dict(), JSON values
+               limits: Mapping[str, int | None] | None = None,
+               ) -> SpecDict:
+    """The spec the referee runs (``MatchSpec`` in the proto). ``variant`` is a Variant's
+    ``to_dict()``; ``limits`` the referee's clocks for it (None or absent: its defaults)."""
+    spec: SpecDict = {"match_id": mid, "bots": list(seats), "variant": dict(variant),
+                      "seed": seed, "first_dealer": first_dealer}
+    limits = limits or {}
+    move, bank, grace = limits.get("move_ms"), limits.get("bank_ms"), limits.get("grace_ms")
+    if move is not None:
+        spec["move_ms"] = move
+    if bank is not None:
+        spec["bank_ms"] = bank
+    if grace is not None:
+        spec["grace_ms"] = grace
     return spec
 
 
 def tournament_spec(bots: Sequence[str], matches_per_pair: int, duplicate: bool,
-                    variant: Mapping[str, Any], limits: Mapping[str, int | None] | None = None,
+                    variant: Mapping[str, Any], *,  # Any: a Variant's to_dict(), JSON values
+                    limits: Mapping[str, int | None] | None = None,
                     secret: str | None = None) -> TournamentSpec:
+    """A round robin's spec (:func:`sueca.arena.tournaments.new_spec` makes the other
+    formats'), with a fresh ``secret`` unless one is given; ValueError quoting a bad value."""
     if len(bots) < 2:
         raise ValueError(f"a tournament (any format) needs at least 2 bots, got {list(bots)!r}")
     if len(set(bots)) != len(bots):
@@ -92,7 +105,7 @@ def same_tournament(stored: TournamentSpec, asked: TournamentSpec) -> bool:
 
 
 def round_robin(tid: str, spec: TournamentSpec, pairs: Sequence[tuple[str, str]] | None = None,
-                first: int = 0, salt: Sequence[str] = ()) -> list[ScheduledMatch]:
+                *, first: int = 0, salt: Sequence[str] = ()) -> list[ScheduledMatch]:
     """The matches of a round-robin, ``[{"id", "spec", "pair"}]``, in the order they are queued:
     round by round over all pairs, so partial progress covers every pair evenly.
 
@@ -112,7 +125,8 @@ def round_robin(tid: str, spec: TournamentSpec, pairs: Sequence[tuple[str, str]]
     def add(seats: list[str], seed: str, dealer: int, pair: str) -> None:
         mid = f"{tid}-{first + len(out):04d}"
         out.append({"id": mid, "pair": pair,
-                    "spec": match_spec(mid, seats, seed, dealer, variant, limits)})
+                    "spec": match_spec(mid, seats, seed=seed, first_dealer=dealer,
+                                           variant=variant, limits=limits)})
 
     if duplicate:
         for p in range(k // 2):
@@ -130,7 +144,7 @@ def round_robin(tid: str, spec: TournamentSpec, pairs: Sequence[tuple[str, str]]
 
 
 # -- ladder ------------------------------------------------------------------------------------
-def pick_pairs(free: Mapping[str, int], fit: Fit | None, n: int,
+def pick_pairs(free: Mapping[str, int], fit: Fit | None, n: int, *,
                rng: random.Random | None = None, recent: Sequence[tuple[str, str]] = (),
                inflight: Mapping[str, int] | None = None) -> list[tuple[str, str]]:
     """Up to ``n`` pairs of distinct bots from ``free`` (bot -> free seats; a 2-bot match takes
@@ -281,7 +295,6 @@ class Ladder:
     def tick(self) -> list[str]:
         """Schedule what is missing; returns the new match ids (empty if another scheduler holds
         the lock)."""
-        from sueca.arena.store.ratings import fit_of_record
         token = self.store.lock("ladder", ttl=15.0)
         if token is None:
             return []
@@ -301,17 +314,18 @@ class Ladder:
                     continue
                 bots = set(m["spec"].get("bots", ()))
                 inflight.update(bots)
-                if m["status"] != "running":  # running ones are already off `free`; queued
+                if m["status"] is not RUNNING:  # running ones are already off `free`; queued
                     for b in bots:            # ones will take their seats
                         if b in free:
                             free[b] -= 2
             new = []
-            for a, b in pick_pairs(free, fit_of_record(self.store), need, self.rng, self.recent(),
-                                   inflight):
+            for a, b in pick_pairs(free, fit_of_record(self.store), need, rng=self.rng,
+                                   recent=self.recent(), inflight=inflight):
                 mid = f"ladder-{time.strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(3)}"
                 seats = [a, b, a, b] if self.rng.random() < 0.5 else [b, a, b, a]
-                spec = match_spec(mid, seats, str(self.rng.getrandbits(64)),
-                                  self.rng.randrange(4), self.variant, self.limits)
+                spec = match_spec(mid, seats, seed=str(self.rng.getrandbits(64)),
+                                  first_dealer=self.rng.randrange(4), variant=self.variant,
+                                  limits=self.limits)
                 self.store.create_match(mid, spec, tournament="ladder")
                 if self.store.claim(mid):
                     self.store.add_ladder_match(mid, a, b, RECENT)
@@ -350,16 +364,14 @@ class Ladder:
 
 
 # -- where bots have free seats (the ladder's view of the referees) ---------------------------
-def connected_bots(store: Any, static: Sequence[str] | None) -> dict[str, int]:
+def connected_bots(store: Store | None, static: Sequence[str] | None) -> dict[str, int]:
     """Bot -> free seats over the known replicas (or the static list, with ample seats)."""
     if static:
         return {b: 1000 for b in static}
-    from sueca.arena.match_job import replicas
+    # grpc and the referee's client cost ~0.5 s of start-up; the web imports this module
+    from sueca.arena.match_job import replicas  # deferred: grpc's start-up, above
+    from sueca.referee import control  # deferred: grpc's start-up, above
     free: dict[str, int] = {}
-    try:
-        from sueca.referee import control
-    except ImportError:
-        return free
     for addr in replicas(store):
         try:
             for b in control.list_bots(addr):

@@ -119,8 +119,8 @@ class Sim:
         bots = sorted(self.true)
         if self.policy == "ladder":
             inflight = Counter(b for p in self.flying for b in p)
-            return pick_pairs({b: 2 * self.target for b in bots}, self.fit, k, self.rng,
-                              self.scheduled[-RECENT:], inflight)
+            return pick_pairs({b: 2 * self.target for b in bots}, self.fit, k, rng=self.rng,
+                              recent=self.scheduled[-RECENT:], inflight=inflight)
         out = []
         for _ in range(k):
             if self.policy == "random":

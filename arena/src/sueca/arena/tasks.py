@@ -15,10 +15,13 @@ or the other attempt's lease has lapsed (then it plays).
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import threading
 import time
+from collections.abc import Sequence
+from enum import IntEnum
 from typing import Any, NoReturn
 
 from celery import Task, signals
@@ -26,8 +29,10 @@ from celery.exceptions import Reject
 
 from sueca.arena.celery_app import app, redis_url
 from sueca.arena.match_job import Permanent, Transient, play_and_record
+from sueca.arena.records import JobResult, JobStatus, MatchStatus, NoteKind
 from sueca.arena.settings import current
 from sueca.arena.store import LEASE_SECONDS, TRANSIENT_REDIS_ERRORS, LeaseHeld, Store, default_owner
+from sueca.arena.store.ratings import catch_up
 
 _store: Store | None = None
 
@@ -63,14 +68,12 @@ class Folder:
     anywhere takes in; a pool process that stops waits for its own (:func:`_fold_rest`)."""
 
     def __init__(self) -> None:
-        import threading
         self._cond = threading.Condition()
         self._asked = self._done = 0
         self._store: Store | None = None
         self._thread: threading.Thread | None = None
 
     def request(self, store: Store) -> None:
-        import threading
         with self._cond:
             self._asked += 1
             self._store = store
@@ -81,9 +84,6 @@ class Folder:
             self._cond.notify_all()
 
     def _run(self) -> None:
-        import logging
-
-        from sueca.arena.store.ratings import catch_up
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._done < self._asked)
@@ -92,7 +92,7 @@ class Folder:
                 if store is not None:  # (set with every request, before _asked grows)
                     catch_up(store)
             except Exception as err:  # the next fold (ours or another process's) catches up
-                logging.getLogger("sueca.arena.ratings").warning(
+                _ratings_log.warning(
                     "live ratings not folded yet (the next fold does it): %s", err)
             with self._cond:
                 self._done = target
@@ -107,6 +107,7 @@ class Folder:
 
 
 _folder = Folder()
+_ratings_log = logging.getLogger("sueca.arena.ratings")
 
 
 @signals.worker_process_shutdown.connect
@@ -126,27 +127,17 @@ def backoff(attempt: int) -> float:
     return min(30.0, base * 2.0 ** (attempt - 1)) * (0.75 + random.random() * 0.5)
 
 
-def _reason(message: str) -> str:
-    m = message.lower()
-    if "redis" in m:
-        return "redis"
-    if "capacity" in m or "not connected" in m or "host bots" in m:
-        return "capacity"
-    if "aborted" in m:
-        return "aborted"
-    return "referee"
-
-
 @app.task(bind=True, name="arena.run_match", acks_late=True, reject_on_worker_lost=True,
           max_retries=None)
-def run_match(self: Task[[str, str | None], dict[str, Any]], match_id: str,
-              mode: str | None = None) -> dict[str, Any]:
+def run_match(self: Task[[str, str | None], JobResult], match_id: str,
+              mode: str | None = None) -> JobResult:
+    # deferred: creates the worker's metrics, which must follow celery_app.prepare_metrics_env
     from sueca.arena import metrics
     started = time.monotonic()
     outcome = "error"
     try:
         try:
-            result = play_and_record(store(), match_id, mode, max_attempts(),
+            result = play_and_record(store(), match_id, mode, max_attempts=max_attempts(),
                                      owner=default_owner(self.request.id or ""),
                                      task=self.request.id or "", fold=_folder.request)
         except LeaseHeld:
@@ -165,24 +156,25 @@ def run_match(self: Task[[str, str | None], dict[str, Any]], match_id: str,
                 else:
                     metrics.MATCHES_FAILED.inc()
                     outcome = "failed"
-                    return {"status": "failed", "match_id": match_id, "error": str(err)}
+                    return {"status": JobStatus.FAILED, "match_id": match_id, "error": str(err)}
             if attempts is None:
                 attempts = min(self.request.retries + 1, 6)  # only to size the back-off
             try:
-                store().set_status(match_id, "queued", error=f"attempt {attempts}: {err}")
+                store().set_status(match_id, MatchStatus.QUEUED, error=f"attempt {attempts}: {err}",
+                                   error_kind=NoteKind.RETRY)
             except TRANSIENT_REDIS_ERRORS:
                 pass
-            metrics.RETRIES.labels(_reason(str(err))).inc()
+            metrics.RETRIES.labels(err.kind).inc()
             outcome = "retry"
             _retry(self, err, backoff(attempts))
         except Permanent as err:
             store().record_failure(match_id, str(err))
             metrics.MATCHES_FAILED.inc()
             outcome = "failed"
-            return {"status": "failed", "match_id": match_id, "error": str(err)}
+            return {"status": JobStatus.FAILED, "match_id": match_id, "error": str(err)}
         outcome = result["status"]
-        if result["status"] == "recorded":
-            metrics.MATCHES_RECORDED.labels(result["end"]).inc()
+        if result["status"] is JobStatus.RECORDED:
+            metrics.MATCHES_RECORDED.labels(result.get("end", "")).inc()
         return result
     finally:
         metrics.TASK_SECONDS.labels(outcome).observe(time.monotonic() - started)
@@ -201,9 +193,21 @@ def _retry(task: Task[Any, Any], err: Exception | None, countdown: float) -> NoR
     raise retry from None
 
 
-def enqueue(match_ids: list[str], mode: str | None = None) -> None:
-    """Send one task per match over one broker connection."""
+class Priority(IntEnum):
+    """A match task's priority on the broker. With kombu's Redis transport each priority step
+    (0, 3, 6, 9) is a list of its own and a worker pops the lists in that order, 0 first: a
+    tournament someone waits for goes ahead of the ladder, which keeps matches in flight for
+    ever. A running match is never interrupted: a tournament's matches start as worker slots
+    free up."""
+
+    TOURNAMENT = 0
+    LADDER = 6
+
+
+def enqueue(match_ids: Sequence[str], *, mode: str | None = None,
+            priority: Priority = Priority.TOURNAMENT) -> None:
+    """Send one task per match over one broker connection, at ``priority``."""
     with app.producer_or_acquire() as producer:
         for mid in match_ids:
             run_match.apply_async(args=(mid,), kwargs={"mode": mode} if mode else {},
-                                  producer=producer)
+                                  producer=producer, priority=int(priority))

@@ -12,15 +12,35 @@ rounds as the first run did.
 
 from __future__ import annotations
 
+import secrets
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
+from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as ProgressBar
+
+from sueca.arena.pairing import PairingError, gauntlet_pairs, swiss_pairs, swiss_rounds_allowed
+from sueca.arena.ratings.live import pair_outcome, rated, sides
+from sueca.arena.ratings.standings import StandingsRow, standings
+from sueca.arena.records import (
+    MatchStatus,
+    NoteKind,
+    Progress,
+    ResultEntry,
+    ScheduledMatch,
+    TournamentSpec,
+)
+from sueca.arena.schedule import round_robin, same_tournament, tournament_spec
+from sueca.arena.store import DONE, PENDING, TRANSIENT_REDIS_ERRORS, Store, TournamentConflict
+from sueca.arena.store.ratings import load_config
+from sueca.engine import Variant
 
 if TYPE_CHECKING:
-    from sueca.arena.ratings.standings import StandingsRow
-    from sueca.arena.records import Progress, ResultEntry, ScheduledMatch, TournamentSpec
     from sueca.arena.recovery import Sweep
-    from sueca.arena.store import Store
 
 
 class FailedMatch(TypedDict):
@@ -45,6 +65,23 @@ class SwissScore(TypedDict):
     opponents: list[str]  # in round order
 
 
+class CrossCell(TypedDict):
+    """How a bot fared against one opponent: scoring units (a match, or a duplicate pair once
+    both halves are in) won, drawn and lost, as the standings count them."""
+
+    opponent: str
+    won: int
+    drawn: int
+    lost: int
+
+
+class CrossRow(TypedDict):
+    """A bot's row of the cross table: a cell per opponent it has met, in field order."""
+
+    bot: str
+    cells: list[CrossCell]
+
+
 class TournamentReport(TypedDict):
     """A tournament's table and what became of its matches (``tournament --json``)."""
 
@@ -56,6 +93,7 @@ class TournamentReport(TypedDict):
     archived: int  # recorded results retention trimmed from the log (not in the standings)
     failed: list[FailedMatch]
     standings: list[StandingsRow]
+    cross: list[CrossRow]  # who beat whom, rows and cells in the standings' order
     rounds: NotRequired[list[SwissRound]]  # a Swiss tournament's rounds so far
     swiss: NotRequired[list[SwissScore]]  # a Swiss tournament's scores, best first
 
@@ -69,30 +107,35 @@ class TournamentError(ValueError):
 
 
 def new_tid() -> str:
-    import secrets
     return time.strftime("t%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
-def prepare_tournament(store: Store, bots: Sequence[str] | None, k: int, duplicate: bool,
-                       variant_words: Sequence[str], tid: str | None,
-                       limits: Mapping[str, int | None] | None = None,
-                       fmt: str = "round-robin", challenger: str | None = None,
-                       rounds: int | None = None) -> tuple[str, TournamentSpec]:
-    """Validate and store a tournament (or find the one with that id); returns (id, spec).
-    ``bots=None`` resumes the stored tournament ``tid`` from its stored spec (``k``,
-    ``duplicate``, ``variant_words``, ``limits`` and the format's options are then ignored), so
-    that finishing an interrupted tournament needs its id only, not every option it was started
-    with. ``fmt`` is one of :data:`FORMATS`: a gauntlet needs its ``challenger`` (one of
-    ``bots``), a Swiss tournament its number of ``rounds``."""
-    from sueca.arena.schedule import same_tournament, tournament_spec
-    from sueca.arena.store import TournamentConflict
-    from sueca.engine import Variant, VariantError
-    if bots is None:
-        return _resume(store, tid)
+def new_spec(bots: Sequence[str], matches_per_pair: int, *, duplicate: bool = False,
+             variant: Variant | None = None, limits: Mapping[str, int | None] | None = None,
+             fmt: str = "round-robin", challenger: str | None = None,
+             rounds: int | None = None) -> TournamentSpec:
+    """A new tournament's spec (a fresh secret), or TournamentError quoting what is wrong.
+    ``fmt`` is one of :data:`FORMATS`: a gauntlet needs its ``challenger`` (one of ``bots``),
+    a Swiss tournament its number of ``rounds``; ``limits`` are the referee's clocks for its
+    matches (``move_ms``, ``bank_ms``; None: the referee's defaults)."""
     try:
-        variant = Variant.parse(variant_words)
-    except VariantError as err:
+        spec = tournament_spec(bots, matches_per_pair, duplicate,
+                               (variant or Variant()).to_dict(), limits=limits)
+    except ValueError as err:
         raise TournamentError(str(err)) from None
+    _shape(spec, fmt, challenger, rounds)
+    return spec
+
+
+def prepare_tournament(store: Store, spec: TournamentSpec | None, *,
+                       tid: str | None = None) -> tuple[str, TournamentSpec]:
+    """Validate and store a tournament (or find the one with that id); returns (id, spec).
+    ``spec=None`` resumes the stored tournament ``tid`` from its stored spec, so that
+    finishing an interrupted tournament needs its id only, not every option it was started
+    with."""
+    if spec is None:
+        return _resume(store, tid)
+    bots = spec["bots"]
     registry = store.bots
     unknown = [b for b in bots if not registry.exists(b)]
     if unknown:
@@ -100,11 +143,6 @@ def prepare_tournament(store: Store, bots: Sequence[str] | None, k: int, duplica
                         f"`sueca-arena bots add NAME` (registered: "
                         f"{', '.join(registry.names()) or 'none'})")
     _require_connected(store, bots)
-    try:
-        spec = tournament_spec(bots, k, duplicate, variant.to_dict(), limits)
-    except ValueError as err:
-        raise TournamentError(str(err)) from None
-    _shape(spec, fmt, challenger, rounds)
     tid = tid or new_tid()
     if not tid.replace("-", "").replace("_", "").replace(".", "").isalnum() or len(tid) > 80:
         raise TournamentError(f"bad tournament id {tid!r}: letters, digits, '-', '_', '.'; at most 80")
@@ -117,7 +155,6 @@ def prepare_tournament(store: Store, bots: Sequence[str] | None, k: int, duplica
 
 def _shape(spec: TournamentSpec, fmt: str, challenger: str | None, rounds: int | None) -> None:
     """Make ``spec`` (a round robin's) the format asked for, or raise TournamentError."""
-    from sueca.arena.pairing import PairingError, gauntlet_pairs, swiss_rounds_allowed
     if fmt not in FORMATS:
         raise TournamentError(f"bad format {fmt[:40]!r}: one of {', '.join(FORMATS)}")
     if fmt != "gauntlet" and challenger is not None:
@@ -158,8 +195,6 @@ def schedule_of(store: Store) -> Callable[[str, TournamentSpec], list[ScheduledM
 def format_schedule(tid: str, spec: TournamentSpec,
                     results: Sequence[ResultEntry] = ()) -> list[ScheduledMatch]:
     """A tournament's matches so far, from its spec and (Swiss) its recorded results."""
-    from sueca.arena.pairing import gauntlet_pairs
-    from sueca.arena.schedule import round_robin
     kind = spec.get("kind", "round-robin")
     if kind == "gauntlet":
         return round_robin(tid, spec, gauntlet_pairs(spec["bots"], spec["challenger"]))
@@ -174,8 +209,6 @@ def swiss_schedule(tid: str, spec: TournamentSpec, results: Sequence[ResultEntry
     (:func:`sueca.arena.pairing.swiss_pairs`) from the scores of the rounds before it, and
     only once every match of those is recorded. A bot's score is its matches won, plus half
     the round's matches for a bye."""
-    from sueca.arena.pairing import swiss_pairs
-    from sueca.arena.schedule import round_robin
     bots = list(spec["bots"])
     k = int(spec["matches_per_pair"])
     winner_of = {r["match_id"]: (r["seats"][r["winner"]] if r["winner"] is not None else None)
@@ -224,7 +257,6 @@ def swiss_schedule(tid: str, spec: TournamentSpec, results: Sequence[ResultEntry
 def _resume(store: Store, tid: str | None) -> tuple[str, TournamentSpec]:
     """The stored tournament ``tid`` and its spec, its schedule rebuilt (idempotent), once its
     bots are connected: what re-running it with the options it was created with would do."""
-    from sueca.arena.schedule import same_tournament
     if not tid:
         raise TournamentError("no tournament to resume: give --id ID (or --bots to create one)")
     t = store.tournament(tid)
@@ -252,14 +284,14 @@ def enqueue_missing(store: Store, tid: str, requeue_after: float = 900.0,
                     mode: str | None = None) -> int:
     """Queue every match of ``tid`` that is neither recorded nor already queued; returns how
     many. Claims are atomic, so two concurrent runs never queue one match twice."""
-    from sueca.arena.tasks import enqueue
+    from sueca.arena.tasks import enqueue  # deferred: Celery's ~1 s; the web imports this module
     mids = [m for m in store.tournament_matches(tid) if store.claim(m, requeue_after)]
     if mids:
         try:
-            enqueue(mids, mode)
+            enqueue(mids, mode=mode)
         except BaseException:  # broker down, Ctrl-C: give the claims back so a re-run queues them
             for m in mids:
-                store.set_status(m, "pending")
+                store.set_status(m, MatchStatus.PENDING)
             raise
     return len(mids)
 
@@ -287,7 +319,6 @@ class WorkerWatch:
     progress bar. ``alive`` is None until the first answer (or while the broker is away)."""
 
     def __init__(self, every: float = 10.0, timeout: float = 1.0, enabled: bool = True) -> None:
-        import threading
         self.alive: int | None = None
         self.every, self.timeout = every, timeout
         self._stop = threading.Event()
@@ -296,7 +327,7 @@ class WorkerWatch:
             self._thread.start()
 
     def _run(self) -> None:
-        from sueca.arena.celery_app import app
+        from sueca.arena.celery_app import app  # deferred: Celery's ~1 s, as above
         while True:
             try:
                 answers = app.control.inspect(timeout=self.timeout).ping() or {}
@@ -313,7 +344,7 @@ class WorkerWatch:
         self._stop.set()
 
 
-def wait_for(store: Store, tid: str, timeout: float | None = None, quiet: bool = False,
+def wait_for(store: Store, tid: str, *, timeout: float | None = None, quiet: bool = False,
              label: str | None = None, reap_every: float = 2.0,
              look_every: float = 0.5) -> Progress:
     """Progress bar (on stderr) until no match of ``tid`` is pending, queued or running.
@@ -328,27 +359,27 @@ def wait_for(store: Store, tid: str, timeout: float | None = None, quiet: bool =
     While it waits it looks after the matches (:class:`sueca.arena.recovery.Reaper`): one
     whose task vanished — its worker killed, its message lost — is re-queued within seconds.
     The bar says what it sees: matches running (a live lease), queued, stale (lost, about to be
-    re-queued) and the workers that answer a ping; when nothing finishes for 15 s a hint says
-    what blocks (no worker answering, the error the workers noted: a bot not connected...).
+    re-queued) and the workers that answer a ping, and, while none of its matches runs, the
+    ladder matches running ahead of it (they hold the worker slots; the tournament's go first
+    as they free up: :class:`sueca.arena.tasks.Priority`); when nothing finishes for 15 s a
+    hint says what blocks (no worker answering, the error the workers noted: a bot not
+    connected...).
     ``quiet`` shows none of it, and pings no worker.
 
     Redis not answering for a while (a restart, a failover, a pause) is waited out with a note,
     not a traceback: the matches are in Redis and the workers carry on when it is back."""
-    from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from sueca.arena.recovery import Reaper, Sweep
-    from sueca.arena.store import DONE, PENDING, TRANSIENT_REDIS_ERRORS
+    from sueca.arena.recovery import Reaper, Sweep  # deferred: Celery's ~1 s, as above
     deadline = None if timeout is None else time.monotonic() + timeout
     last_change, last_done, next_reap, next_look = time.monotonic(), -1, 0.0, 0.0
     hints: set[str] = set()
     console = _stderr_console()
     mids = store.tournament_matches(tid)
-    status_of: dict[str, str] = {}
+    status_of: dict[str, MatchStatus] = {}
+    ahead = 0  # ladder matches running while none of ours does
     feed = ResultsFeed(store)  # before the first look: nothing recorded after it is missed
     reaper, seen = Reaper(store), Sweep()
     watch = WorkerWatch(enabled=not quiet)
-    with watch, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    with watch, ProgressBar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                          TextColumn("{task.fields[extra]}"), TimeElapsedColumn(),
                          console=console, disable=quiet, transient=False) as bar:
         task = bar.add_task(label or f"tournament {tid}", total=len(mids), extra="")
@@ -360,7 +391,10 @@ def wait_for(store: Store, tid: str, timeout: float | None = None, quiet: bool =
                     next_look = now + look_every
                     if now >= next_reap:
                         seen = reaper.sweep(also=[m for m, st in status_of.items()
-                                                  if st in ("queued", "running")])
+                                                  if st in (MatchStatus.QUEUED,
+                                                            MatchStatus.RUNNING)])
+                        ahead = (ladder_running(store) if not quiet and MatchStatus.RUNNING
+                                 not in status_of.values() else 0)
                         next_reap = time.monotonic() + reap_every
                 else:
                     for mid in feed.wait(max(0.001, next_look - now)):
@@ -377,7 +411,8 @@ def wait_for(store: Store, tid: str, timeout: float | None = None, quiet: bool =
                 continue
             progress = _counts(status_of)
             finished = progress["done"] + progress["failed"]
-            bar.update(task, completed=finished, extra=_status_line(progress, seen, watch.alive))
+            bar.update(task, completed=finished,
+                       extra=_status_line(progress, seen, watch.alive, ahead))
             if finished >= progress["total"] or (
                     progress["pending"] + progress["queued"] + progress["running"] == 0):
                 return progress
@@ -402,7 +437,12 @@ def wait_for(store: Store, tid: str, timeout: float | None = None, quiet: bool =
                                 f"--id {tid} to wait for them")
 
 
-def _counts(status_of: Mapping[str, str]) -> Progress:
+def ladder_running(store: Store) -> int:
+    """How many ladder matches are running now (two round trips)."""
+    return store.statuses(store.ladder_running()).count(MatchStatus.RUNNING)
+
+
+def _counts(status_of: Mapping[str, MatchStatus]) -> Progress:
     """Matches by status, as :meth:`sueca.arena.store.Store.progress` counts them."""
     counts: dict[str, int] = {"pending": 0, "queued": 0, "running": 0, "done": 0, "failed": 0,
               "total": len(status_of)}
@@ -428,9 +468,12 @@ class ResultsFeed:
         return [mid for _, mid in got]
 
 
-def _status_line(progress: Progress, seen: Sweep, workers: int | None) -> str:
+def _status_line(progress: Progress, seen: Sweep, workers: int | None, ahead: int = 0) -> str:
     parts = [f"running {progress['running']}",
              f"queued {progress['queued'] + progress['pending']}"]
+    if ahead and not progress["running"] and progress["queued"] + progress["pending"]:
+        parts.append(f"[yellow]waiting for {ahead} running ladder match"
+                     f"{'es' if ahead != 1 else ''} to finish[/]")
     if seen.stale:
         parts.append(f"[yellow]stale {len(seen.stale)}[/]")
     if workers is not None:  # None: no ping answered yet (the first takes a second)
@@ -447,48 +490,84 @@ def _hints(store: Store, mids: Sequence[str], workers: int | None) -> list[str]:
     if workers == 0:
         out.append("no worker answers a ping: start one (`sueca-arena worker --redis URL`)")
     errors: dict[str, None] = {}
-    for status, error in store.errors_of(mids):
-        if status in ("queued", "running") and error and not error.startswith("re-queued"):
-            errors[error.partition(": ")[2] or error] = None
+    for note in store.errors_of(mids):
+        if (note.status in (MatchStatus.QUEUED, MatchStatus.RUNNING) and note.error
+                and note.kind is not NoteKind.REQUEUED):
+            errors[note.error.partition(": ")[2] or note.error] = None
     # a worker's note may quote what a referee said about a bot: capped, one line each
     out += [f"waiting: {e[:300]!r}"[:320] for e in list(errors)[:3]]
     return out
 
 
+def cross_table(results: Sequence[ResultEntry], order: Sequence[str]) -> list[CrossRow]:
+    """Who beat whom: per bot of ``order`` (and any other seated), the units won, drawn and
+    lost against each opponent met. Units as :func:`sueca.arena.ratings.standings.standings`
+    counts them: a match, or a duplicate pair once both halves are in (½ each way a draw)."""
+    tally: dict[str, dict[str, list[int]]] = {}
+
+    def score(a: str, b: str, s: float) -> None:  # team a's score against team b
+        for x, y, sx in ((a, b, s), (b, a, 1.0 - s)):
+            cell = tally.setdefault(x, {}).setdefault(y, [0, 0, 0])
+            cell[0 if sx == 1.0 else 2 if sx == 0.0 else 1] += 1
+
+    def one(res: ResultEntry) -> None:
+        (a, a2), (b, b2) = sides(res)
+        if a == a2 and b == b2 and a != b:
+            score(a, b, 1.0 if res["winner"] == 0 else 0.0)
+
+    halves: dict[str, ResultEntry] = {}
+    for res in results:
+        if not rated(res):
+            continue
+        pair = res.get("pair") or ""
+        if not pair:
+            one(res)
+        elif pair in halves:
+            first = halves.pop(pair)
+            s = pair_outcome(first, res)
+            if s is None:
+                one(first)
+                one(res)
+            else:
+                (a, _), (b, _) = sides(first)
+                score(a, b, s)
+        else:
+            halves[pair] = res
+    bots = list(dict.fromkeys([*order, *tally]))
+    return [{"bot": a, "cells": [{"opponent": b, "won": w, "drawn": d, "lost": lo}
+                                 for b in bots if b in tally.get(a, {})
+                                 for w, d, lo in [tally[a][b]]]} for a in bots]
+
+
 def tournament_report(store: Store, tid: str) -> TournamentReport:
-    from sueca.arena.ratings.standings import standings
-    from sueca.arena.store.ratings import load_config
     t = store.tournament(tid)
     if t is None:
         raise TournamentError(f"unknown tournament {tid!r}")
     elo_k, elo_initial = load_config(store)
     results = store.tournament_results(tid)
     failed: list[FailedMatch] = [{"match_id": m["id"], "error": m.get("error", "")}
-              for m in store.recent_matches(tournament=tid) if m["status"] == "failed"]
+              for m in store.recent_matches(tournament=tid) if m["status"] is MatchStatus.FAILED]
     spec = {k: v for k, v in t["spec"].items() if k != "secret"}
+    table = standings(results, elo_k, elo_initial, t["spec"].get("bots") or ())
     report: TournamentReport = {
         "tournament": tid, "format": t["spec"].get("kind", "round-robin"), "spec": spec,
         "matches": t["total"], "recorded": len(results),
         "archived": store.tournament_archived(tid),
-        "failed": failed,
-        "standings": standings(results, elo_k, elo_initial, t["spec"].get("bots") or ())}
+        "failed": failed, "standings": table,
+        "cross": cross_table(results, [r["bot"] for r in table])}
     if report["format"] == "swiss":
         _, report["rounds"], report["swiss"] = swiss_schedule(tid, t["spec"], results)
     return report
 
 
-def run_tournament(store: Store, bots: Sequence[str] | None, k: int, duplicate: bool,
-                   variant_words: Sequence[str] = (), tid: str | None = None,
-                   limits: Mapping[str, Any] | None = None, timeout: float | None = None,
-                   requeue_after: float = 900.0, quiet: bool = False,
-                   resumable: bool = True, fmt: str = "round-robin",
-                   challenger: str | None = None, rounds: int | None = None) -> TournamentReport:
-    """Create (or find), queue and wait for a tournament; ``bots=None`` resumes the stored
+def run_tournament(store: Store, spec: TournamentSpec | None, *, tid: str | None = None,
+                   timeout: float | None = None, requeue_after: float = 900.0,
+                   quiet: bool = False, resumable: bool = True) -> TournamentReport:
+    """Create (or find), queue and wait for a tournament; ``spec=None`` resumes the stored
     ``tid`` (see :func:`prepare_tournament`); ``resumable=False`` leaves out the hint to re-run
     its id, for a tournament that ends with its Redis (the demo's). A Swiss tournament is
     waited for round by round: when a round is recorded the next is paired and queued."""
-    tid, spec = prepare_tournament(store, bots, k, duplicate, variant_words, tid, limits, fmt,
-                                   challenger, rounds)
+    tid, spec = prepare_tournament(store, spec, tid=tid)
     deadline = None if timeout is None else time.monotonic() + timeout
     label = None
     while True:
@@ -504,7 +583,7 @@ def run_tournament(store: Store, bots: Sequence[str] | None, k: int, duplicate: 
         if spec.get("kind") == "swiss":
             label = f"tournament {tid} round {_rounds_paired(store, tid, spec)}/{spec['rounds']}"
         left = None if deadline is None else max(0.001, deadline - time.monotonic())
-        progress = wait_for(store, tid, left, quiet, label)
+        progress = wait_for(store, tid, timeout=left, quiet=quiet, label=label)
         if progress["failed"] or spec.get("kind") != "swiss":
             break
         store.create_tournament(tid, spec, schedule_of(store))  # pairs the next round, if any
@@ -524,14 +603,13 @@ class FormatView(TypedDict):
     planned: int | None  # a Swiss tournament's number of rounds
 
 
-def format_view(tid: str, spec: Mapping[str, Any], results: Sequence[ResultEntry]) -> FormatView:
+def format_view(tid: str, spec: TournamentSpec, results: Sequence[ResultEntry]) -> FormatView:
     """The web page's view of a tournament's format, from its stored spec and results."""
-    kind = str(spec.get("kind") or "round-robin")
+    kind = spec.get("kind") or "round-robin"
     view: FormatView = {"format": kind, "challenger": spec.get("challenger"), "rounds": [],
                         "swiss": [], "planned": spec.get("rounds")}
     if kind == "swiss":
-        _, view["rounds"], view["swiss"] = swiss_schedule(
-            tid, cast("TournamentSpec", spec), results)
+        _, view["rounds"], view["swiss"] = swiss_schedule(tid, spec, results)
     return view
 
 
@@ -539,15 +617,14 @@ def _rounds_paired(store: Store, tid: str, spec: TournamentSpec) -> int:
     return len(swiss_schedule(tid, spec, store.tournament_results(tid))[1])
 
 
-def _stderr_console() -> Any:
+def _stderr_console() -> Console:
     """A rich console on stderr; piped output gets 120 columns so lines never wrap a name."""
-    from rich.console import Console
     out = Console(stderr=True, highlight=False)
     return out if out.is_terminal else Console(stderr=True, highlight=False, width=120)
 
 
-__all__ = ["FORMATS", "SwissRound", "SwissScore", "TournamentError", "new_tid",
-           "prepare_tournament", "enqueue_missing", "wait_for", "ResultsFeed",
-           "TournamentReport", "tournament_report", "run_tournament", "missing_bots",
-           "WorkerWatch", "FormatView", "format_schedule", "format_view", "schedule_of",
-           "swiss_schedule"]
+__all__ = ["FORMATS", "SwissRound", "SwissScore", "TournamentError", "new_tid", "new_spec",
+           "prepare_tournament", "ladder_running", "cross_table", "CrossRow", "CrossCell",
+           "enqueue_missing", "wait_for", "ResultsFeed", "TournamentReport",
+           "tournament_report", "run_tournament", "missing_bots", "WorkerWatch", "FormatView",
+           "format_schedule", "format_view", "schedule_of", "swiss_schedule"]

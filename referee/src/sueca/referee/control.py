@@ -17,13 +17,14 @@ flag; a bad CA file raises :class:`sueca.sdk.channels.CredentialsError` (a ``Val
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypedDict
 
 import grpc
 
 from sueca import codec as conv
-from sueca.codec import ResultDict
+from sueca.codec import ResultDict, SpecDict
+from sueca.engine import End
 from sueca.referee.security import operator_metadata
 from sueca.sdk.channels import client_tls_from_env, open_aio_channel, open_channel
 from sueca.v1 import sueca_pb2 as pb
@@ -31,9 +32,12 @@ from sueca.v1 import sueca_pb2_grpc as pb_grpc
 
 __all__ = ["RefereeError", "BadSpec", "BotUnavailable", "RefereeUnavailable", "MatchAborted",
            "BotStatus", "ResultDict", "channel", "aio_channel", "run_match", "run_match_async",
-           "list_bots", "watch", "watch_async"]
+           "list_bots", "watch", "watch_async", "CHANNEL_OPTIONS"]
 
-_OPTIONS = [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
+#: The options of every channel to a referee (a replay can be megabytes): for a caller that
+#: opens its own channel (interceptors, extra metadata room) and should keep them.
+CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
+    ("grpc.max_receive_message_length", 64 * 1024 * 1024),)
 
 
 class RefereeError(Exception):
@@ -128,17 +132,17 @@ def channel(address: str) -> grpc.Channel:
 
 def _open(address: str) -> grpc.Channel:
     # run_match's ``channel`` parameter hides the public name there
-    return open_channel(address, client_tls_from_env(), _OPTIONS)
+    return open_channel(address, client_tls_from_env(), CHANNEL_OPTIONS)
 
 
 def aio_channel(address: str) -> grpc.aio.Channel:
     """:func:`channel` for ``grpc.aio`` (:func:`run_match_async`); open it in the event loop
     that will use it."""
-    return open_aio_channel(address, client_tls_from_env(), _OPTIONS)
+    return open_aio_channel(address, client_tls_from_env(), CHANNEL_OPTIONS)
 
 
-def run_match(address: str, spec: Mapping[str, Any], timeout: float | None = 600.0,
-              on_event: Callable[[dict[str, Any]], None] | None = None,
+def run_match(address: str, spec: SpecDict, timeout: float | None = 600.0, *,
+              on_event: Callable[[dict[str, Any]], None] | None = None,  # Any: event JSON
               channel: grpc.Channel | None = None) -> ResultDict:
     """Run one match on the referee at ``address`` and return its result::
 
@@ -182,7 +186,7 @@ def _run_match(channel: grpc.Channel, address: str, request: pb.MatchSpec,
     return result
 
 
-async def run_match_async(channel: grpc.aio.Channel, address: str, spec: Mapping[str, Any],
+async def run_match_async(channel: grpc.aio.Channel, address: str, spec: SpecDict,
                           timeout: float | None = 600.0) -> ResultDict:
     """:func:`run_match` on a ``grpc.aio`` channel to ``address`` (a quiet stream): for a
     scheduler that runs many matches at once from one event loop instead of a thread each."""
@@ -209,7 +213,7 @@ async def run_match_async(channel: grpc.aio.Channel, address: str, spec: Mapping
 def _checked(result: ResultDict | None, address: str) -> ResultDict:
     if result is None:
         raise RefereeError(f"referee {address} ended match stream without a result")
-    if result["end"] == "aborted":
+    if result["end"] is End.ABORTED:
         raise MatchAborted(f"match {result['match_id']!r} was aborted by referee {address}",
                            result)
     return result
@@ -239,7 +243,8 @@ def watch_async(channel: grpc.aio.Channel, match_id: str,
     return call(pb.WatchRequest(match_id=match_id), metadata=operator_metadata())
 
 
-def watch(address: str, match_id: str, timeout: float | None = None) -> Iterator[dict[str, Any]]:
+def watch(address: str, match_id: str,
+          timeout: float | None = None) -> Iterator[dict[str, Any]]:  # Any: event JSON
     """Public events of a running match as dicts (``type``: started, deal_start, card,
     trick_end, deal_end, result), live, until it ends. The result carries no replay."""
     with _open(address) as own:

@@ -46,9 +46,10 @@ def _ladder_run(arena: Any, names: list[str], n: int, target: int, timeout: floa
     """Seconds until ``n`` more results are recorded under a ladder; ``interval`` None: woken
     by results, else a round every ``interval`` seconds (a fixed tick)."""
     from sueca.arena.schedule import Ladder
-    from sueca.arena.tasks import enqueue
+    from sueca.arena.tasks import Priority, enqueue
     store = arena.store
-    ladder = Ladder(store, target, lambda: {b: 1000 for b in names}, lambda m: enqueue([m]),
+    ladder = Ladder(store, target, lambda: {b: 1000 for b in names},
+                    lambda m: enqueue([m], priority=Priority.LADDER),
                     rng=random.Random(1))
     start = store.results_count()
     t0 = time.perf_counter()

@@ -59,7 +59,7 @@ def celery_run(arena: LocalArena, tid: str, names: list[str], n: int, timeout: f
                                   lambda t, s: round_robin_specs(t, names, n, secret))
     t0 = time.perf_counter()
     enqueue_missing(arena.store, tid)
-    progress = wait_for(arena.store, tid, timeout, quiet=True)
+    progress = wait_for(arena.store, tid, timeout=timeout, quiet=True)
     elapsed = time.perf_counter() - t0
     if progress["failed"]:
         bad = [m for m in arena.store.recent_matches(tournament=tid) if m["status"] == "failed"]

@@ -20,7 +20,7 @@ from typing import Any
 from sueca.arena.processes import Supervisor
 from sueca.arena.promscrape import Samples, deltas_by_label, histogram_delta
 from sueca.arena.quantiles import histogram_quantile, nearest_rank
-from sueca.codec import ResultDict
+from sueca.codec import ResultDict, SpecDict
 
 #: The referee's histogram of move round trips (turn request sent -> the bot's answer read).
 RTT_METRIC = "sueca_referee_move_rtt_seconds"
@@ -40,7 +40,7 @@ def play(address: str | Sequence[str], names: Sequence[str], n: int, conc: int, 
     import grpc
 
     from sueca.arena.render import progress
-    from sueca.referee.control import _OPTIONS, MatchAborted, run_match_async
+    from sueca.referee.control import CHANNEL_OPTIONS, MatchAborted, run_match_async
 
     addresses = [address] if isinstance(address, str) else list(address)
     if seats is None:
@@ -60,7 +60,7 @@ def play(address: str | Sequence[str], names: Sequence[str], n: int, conc: int, 
             totals["skipped"] += 1  # the system is broken: do not wait out every timeout
             return
         # quiet: only the result comes back, as a scheduler asks; no per-card control events
-        spec = {"match_id": f"bench-{run_id}-{i}", "bots": seats(i),
+        spec: SpecDict = {"match_id": f"bench-{run_id}-{i}", "bots": seats(i),
                 "seed": base_seed + i, "move_ms": move_ms, "bank_ms": move_ms,
                 "grace_ms": 2000, "quiet": True}
         result: ResultDict | None = None
@@ -96,7 +96,7 @@ def play(address: str | Sequence[str], names: Sequence[str], n: int, conc: int, 
         # and a connection per match cost this process more CPU than both bots together (lock
         # contention in sync gRPC), and that CPU is taken from the referee on a small machine.
         per = max(1, min(4, conc // 32))
-        channels = [[grpc.aio.insecure_channel(a, options=_OPTIONS) for _ in range(per)]
+        channels = [[grpc.aio.insecure_channel(a, options=CHANNEL_OPTIONS) for _ in range(per)]
                     for a in addresses]
         queue = iter(range(n))
 

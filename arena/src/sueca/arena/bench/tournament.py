@@ -22,6 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from sueca.codec import SpecDict
 from sueca.sdk.cli import Bounded
 
 
@@ -56,7 +57,7 @@ def _direct_run(address: str, tid: str, names: list[str], n: int, threads: int,
     mine = threading.local()
     taken = iter(channels)
 
-    def one(spec: dict[str, Any]) -> control.ResultDict:
+    def one(spec: SpecDict) -> control.ResultDict:
         if not hasattr(mine, "channel"):
             mine.channel = next(taken)
         return control.run_match(address, spec, 120.0, channel=mine.channel)

@@ -28,6 +28,8 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from sueca.arena.records import MatchRecord, MatchStatus
+from sueca.engine.replay import ReplayRecord
 from sueca.sdk.cli import Bounded
 
 if TYPE_CHECKING:
@@ -72,7 +74,7 @@ def _seed(store: Store, n_matches: int, n_bots: int, n_games: int,
     from sueca.arena.match_job import outcome_to_result, play_and_record, run_local
     from sueca.arena.schedule import match_spec
     from sueca.arena.store.ratings import rebuild
-    from sueca.arena.tournaments import prepare_tournament
+    from sueca.arena.tournaments import new_spec, prepare_tournament
     from sueca.sdk.bots import EXAMPLES
 
     rng = random.Random(7)
@@ -86,22 +88,26 @@ def _seed(store: Store, n_matches: int, n_bots: int, n_games: int,
     templates = []
     for g in range(n_games):  # real games: the replays every seeded match re-uses
         seats = [rng.choice(examples) for _ in range(2)] * 2
-        spec = match_spec(f"tpl-{g}", seats, str(rng.getrandbits(63)), g % 4, {})
+        spec = match_spec(f"tpl-{g}", seats, seed=str(rng.getrandbits(63)), first_dealer=g % 4,
+                          variant={})
         templates.append(run_local(spec))
     for i in range(n_matches):
         mid = f"bench-{i:06d}"
         a, b = rng.sample(bots, 2)
         seats = [a, b, a, b]
-        spec = match_spec(mid, seats, str(i), i % 4, {})
+        spec = match_spec(mid, seats, seed=str(i), first_dealer=i % 4, variant={})
         store.create_match(mid, spec, tournament="ladder")
         out = templates[i % len(templates)]
-        replay = {**out["replay"], "match_id": mid, "seats": seats}
-        result = outcome_to_result({"id": mid, "spec": spec, "tournament": "ladder"},
-                                   {**out, "replay": replay, "fault_bot": None})
+        assert out["replay"] is not None  # played in-process: always a replay
+        replay: ReplayRecord = {**out["replay"], "match_id": mid, "seats": seats}
+        record: MatchRecord = {"id": mid, "spec": spec, "tournament": "ladder", "pair": "",
+                               "status": MatchStatus.DONE, "attempts": 1, "updated": ""}
+        result = outcome_to_result(record, {**out, "replay": replay, "fault_bot": None})
         store.record_result(mid, result, replay)
         progress(1)
     rebuild(store)
-    tid, _ = prepare_tournament(store, examples, 2, True, [], f"bench-cup-{uuid.uuid4().hex[:4]}")
+    tid, _ = prepare_tournament(store, new_spec(examples, 2, duplicate=True),
+                                tid=f"bench-cup-{uuid.uuid4().hex[:4]}")
     for mid in store.tournament_matches(tid):
         play_and_record(store, mid, mode="local")
     return {"bot": bots[0], "match": "bench-000000", "tournament": tid}

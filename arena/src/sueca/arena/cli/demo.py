@@ -58,7 +58,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from sueca.arena.cli.leaderboard import print_leaderboard
     from sueca.arena.leaderboard import leaderboard
     from sueca.arena.redisurl import masked
-    from sueca.arena.tournaments import TournamentError, run_tournament
+    from sueca.arena.tournaments import TournamentError, new_spec, run_tournament
     if args.matches_per_pair % 2:  # checked before anything starts, in the user's own terms
         raise UserError(f"bad --matches-per-pair {str(args.matches_per_pair)!r}: the demo plays "
                         "duplicate pairs (two matches on the same cards, teams swapped), so it "
@@ -87,8 +87,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         try:
             # no "re-run with --id" hint: the demo has no --id, and a private Redis ends with
             # the demo (a tournament in a shared one is finished by `tournament run --id`)
-            report = run_tournament(arena.store, list(names), args.matches_per_pair, True,
-                                    timeout=args.timeout, resumable=False)
+            spec = new_spec(list(names), args.matches_per_pair, duplicate=True)
+            report = run_tournament(arena.store, spec, timeout=args.timeout, resumable=False)
         except TournamentError as err:
             raise UserError(str(err)) from None
         elapsed = time.monotonic() - t0

@@ -13,6 +13,8 @@ import argparse
 import signal
 import time
 
+from kombu.exceptions import OperationalError as BrokerError
+
 from sueca.arena import settings
 from sueca.arena.cli.common import (
     Bounded,
@@ -24,6 +26,8 @@ from sueca.arena.cli.common import (
     open_store,
     redis_url,
 )
+from sueca.arena.store import TRANSIENT_REDIS_ERRORS
+from sueca.engine import Variant, VariantError
 
 SUMMARY_SECONDS = 60.0
 
@@ -52,12 +56,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def cmd_scheduler(args: argparse.Namespace) -> int:
-    from sueca.arena.schedule import Ladder, connected_bots
-    from sueca.engine import Variant, VariantError
+    # Celery (celery_app, tasks, the recovery) and the store's Redis client cost ~1 s of
+    # start-up, which the CLI's other commands (every module is imported for --help) skip
+    from sueca.arena.celery_app import QUEUE, configure  # deferred: Celery's start-up, above
+    from sueca.arena.recovery import Reaper  # deferred: Celery's start-up, above
+    from sueca.arena.schedule import Ladder, connected_bots  # deferred: Redis client's, above
+    from sueca.arena.tasks import Priority, enqueue  # deferred: Celery's start-up, above
     check_operator_settings()
     store = open_store(args)
-    from sueca.arena.celery_app import configure
-    from sueca.arena.tasks import enqueue
     configure(redis_url(args))
     if args.referee:
         settings.use(settings.replace(settings.current(), referees=tuple(args.referee)))
@@ -67,11 +73,10 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
         raise UserError(str(err)) from None
     static = [b.strip() for b in args.bots.split(",")] if args.bots else None
     ladder = Ladder(store, args.target, lambda: connected_bots(store, static),
-                    lambda mid: enqueue([mid]), variant, pace=args.pace)
+                    lambda mid: enqueue([mid], priority=Priority.LADDER), variant, pace=args.pace)
     health = None
     if args.metrics_port is not None:
-        from sueca.arena.celery_app import QUEUE
-        from sueca.arena.metrics import SchedulerMetrics
+        from sueca.arena.metrics import SchedulerMetrics  # deferred: only with --metrics-port
         health = SchedulerMetrics(store, QUEUE, stale_after=max(60.0, 20 * args.interval))
         health.serve(args.metrics_port)
     stop = {"now": False}
@@ -80,13 +85,9 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     err_out = console(stderr=True)
     last_note = 0.0
     total, since, last_summary = 0, 0, time.monotonic()
-    from kombu.exceptions import OperationalError as BrokerError
-
-    from sueca.arena.store import TRANSIENT_REDIS_ERRORS
     lost = (*TRANSIENT_REDIS_ERRORS, BrokerError)  # the broker is the same Redis
     outage = False
     first = True
-    from sueca.arena.recovery import Reaper
     reaper = Reaper(store)  # re-queues in-flight matches whose task vanished (any tournament)
     while not stop["now"]:
         try:

@@ -7,6 +7,9 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+from rich.table import Table
+
 from sueca.arena.cli.common import (
     Bounded,
     Column,
@@ -20,10 +23,12 @@ from sueca.arena.cli.common import (
     open_store,
     redis_url,
 )
+from sueca.engine import Variant, VariantError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from sueca.arena.records import TournamentSpec
     from sueca.arena.tournaments import TournamentReport
 
 
@@ -96,8 +101,8 @@ def print_table(report: TournamentReport, out: Console | None = None) -> None:
              f"{r['rating']:.0f} ± {fmt(r['rating_pm'])}", f"{r['elo']:.0f}", str(r["faults"])]
             for n, r in enumerate(report["standings"], 1)]
     table = fitted_table(
-        f"Tournament {report['tournament']} — {report['recorded']}/{report['matches']} matches"
-        + (" (duplicate)" if dup else ""),
+        f"Tournament {report['tournament']} — {format_words(report)} — "
+        f"{report['recorded']}/{report['matches']} matches",
         "forfeits: matches lost by a timeout, disconnect or bot error of the bot (renúncias are counted "
         "on the leaderboard)", columns, rows, out)
     out.print(table)
@@ -105,16 +110,62 @@ def print_table(report: TournamentReport, out: Console | None = None) -> None:
         out.print(f"[yellow]note[/]: {report['archived']} more results of this tournament were "
                   f"archived by retention (trimmed from the results log): this table counts "
                   f"the {report['recorded']} still in Redis; the league's ratings include all")
+    print_cross(report, out)
     if "rounds" in report:
         print_rounds(report, out)
     for f in report["failed"]:
         out.print(f"[red]failed[/] {f['match_id']}: {f['error']}")
 
 
+def format_words(report: TournamentReport) -> str:
+    """The tournament's format in words: "gauntlet of X, duplicate", "swiss, 3 rounds"."""
+    spec = report["spec"]
+    words = report["format"]
+    if spec.get("challenger"):
+        words += f" of {spec['challenger']}"
+    if spec.get("rounds"):
+        words += f", {spec['rounds']} round{'s' if spec['rounds'] != 1 else ''}"
+    words += f", {spec.get('matches_per_pair')} per pair"
+    return words + (", duplicate" if spec.get("duplicate") else "")
+
+
+def print_cross(report: TournamentReport, out: Console) -> None:
+    """Who beat whom: won-drawn-lost of each row's bot against each column's, by number, when
+    it fits the console; else one line per pair met (nothing is ever cut)."""
+    rows = report["cross"]
+    if not any(r["cells"] for r in rows):
+        return
+    unit = "pairs" if report["spec"].get("duplicate") else "matches"
+    number = {r["bot"]: n for n, r in enumerate(rows, 1)}
+    cells = {(r["bot"], c["opponent"]): f"{c['won']}-{c['drawn']}-{c['lost']}"
+             for r in rows for c in r["cells"]}
+    width = max(len(v) for v in cells.values())
+    name = max(len(r["bot"]) for r in rows)
+    need = len(str(len(rows))) + name + (width + 3) * len(rows) + 8
+    caption = f"{unit} won-drawn-lost by the row's bot against the column's"
+    if need <= out.width:
+        table = Table(title="Cross table", title_justify="left")
+        table.add_column("#", justify="right")
+        table.add_column("bot", no_wrap=True)
+        for r in rows:
+            table.add_column(str(number[r["bot"]]), justify="center", no_wrap=True)
+        for r in rows:
+            table.add_row(str(number[r["bot"]]), escape(r["bot"]),
+                          *[("·" if o["bot"] == r["bot"] else cells.get((r["bot"], o["bot"]), ""))
+                            for o in rows])
+        out.print(table)
+        out.print(f"[dim]{caption}[/]")  # under the table, at the console's width
+        return
+    out.print(f"Cross table ({caption}):")
+    for r in rows:
+        for c in r["cells"]:
+            if number[r["bot"]] < number[c["opponent"]]:
+                out.print(f"  {escape(r['bot'])} {cells[(r['bot'], c['opponent'])]} "
+                          f"{escape(c['opponent'])}", soft_wrap=True)
+
+
 def print_rounds(report: TournamentReport, out: Console) -> None:
     """A Swiss tournament's scores (byes counted) and its rounds, pair by pair."""
-    from rich.markup import escape
-    from rich.table import Table
     k = report["spec"].get("matches_per_pair")
     scores = Table(title="Swiss scores", title_justify="left")
     for col in ("bot", "score", "byes", "opponents"):
@@ -139,21 +190,40 @@ def print_rounds(report: TournamentReport, out: Console) -> None:
 
 
 def cmd_tournament_run(args: argparse.Namespace) -> int:
-    from sueca.arena.celery_app import configure
-    from sueca.arena.tournaments import TournamentError, run_tournament
-    bots = _bots_to_create(args)
+    # Celery, the store's Redis client and the ratings' fit cost ~1 s of start-up, which the
+    # CLI's other commands (every module is imported for --help) skip
+    from sueca.arena.celery_app import configure  # deferred: Celery's start-up, above
+    from sueca.arena.tournaments import TournamentError, run_tournament  # deferred: as above
+    try:
+        spec = _spec_to_create(args)  # a bad option is said before Redis is asked
+    except TournamentError as err:
+        raise UserError(str(err)) from None
     store = open_store(args)
     configure(redis_url(args))
-    limits = {"move_ms": args.move_ms, "bank_ms": args.bank_ms}
     try:
-        report = run_tournament(store, bots, args.matches_per_pair or 2, args.duplicate,
-                                args.variant, args.tid, limits, args.timeout, args.requeue_after,
-                                quiet=False, fmt=args.format or "round-robin",
-                                challenger=args.challenger, rounds=args.rounds)
+        report = run_tournament(store, spec, tid=args.tid, timeout=args.timeout,
+                                requeue_after=args.requeue_after)
     except TournamentError as err:
         raise UserError(str(err)) from None
     emit(args, report, print_table)
     return 1 if report["failed"] else 0
+
+
+def _spec_to_create(args: argparse.Namespace) -> TournamentSpec | None:
+    """The spec of a tournament to create, or None for ``--id ID`` alone: resume the stored
+    one. TournamentError (or UserError) quoting a bad option."""
+    from sueca.arena.tournaments import new_spec  # deferred: start-up, see cmd_tournament_run
+    bots = _bots_to_create(args)
+    if bots is None:
+        return None
+    try:
+        variant = Variant.parse(args.variant)
+    except VariantError as err:
+        raise UserError(str(err)) from None
+    return new_spec(bots, args.matches_per_pair or 2, duplicate=args.duplicate,
+                    variant=variant, limits={"move_ms": args.move_ms, "bank_ms": args.bank_ms},
+                    fmt=args.format or "round-robin", challenger=args.challenger,
+                    rounds=args.rounds)
 
 
 def _bots_to_create(args: argparse.Namespace) -> list[str] | None:
@@ -177,7 +247,10 @@ def _bots_to_create(args: argparse.Namespace) -> list[str] | None:
 
 
 def cmd_tournament_show(args: argparse.Namespace) -> int:
-    from sueca.arena.tournaments import TournamentError, tournament_report
+    from sueca.arena.tournaments import (  # deferred: start-up, see cmd_tournament_run
+        TournamentError,
+        tournament_report,
+    )
     try:
         report = tournament_report(open_store(args), args.tid)
     except TournamentError as err:

@@ -16,6 +16,7 @@ from sueca.arena.cli.common import (
     open_store,
     redis_url,
 )
+from sueca.sdk.logs import current_format
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -60,13 +61,18 @@ def cmd_worker(args: argparse.Namespace) -> int:
     if port is not None:  # served from a Celery signal handler, whose errors Celery only logs
         check_port_free("0.0.0.0", port, "worker metrics",
                         "another worker? give each its own --metrics-port")
-    from sueca.arena.celery_app import app, configure, prepare_metrics_env, run_worker
+    # the app reads the settings (set just above) when its module is first imported
+    from sueca.arena.celery_app import (  # deferred: reads the settings at import, see above
+        app,
+        configure,
+        prepare_metrics_env,
+        run_worker,
+    )
     prepare_metrics_env()
     configure(url)
     app.conf.worker_pool = args.pool  # read by the signal handlers (what runs per process)
     name = args.hostname or f"sueca-{os.getpid()}@%h"
     # JSON logs: no banner either (it is printed, not logged), so every line is one object
-    from sueca.sdk.logs import current_format
     argv = ["--quiet"] if current_format() == "json" else []
     argv += ["worker", f"--pool={args.pool}", f"--concurrency={args.concurrency}",
             f"--loglevel={args.loglevel}", "-n", name, "--without-gossip", "--without-mingle",

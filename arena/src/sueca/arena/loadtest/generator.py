@@ -396,7 +396,7 @@ async def run_load(target: Target, shape: Shape,
     run_id = uuid.uuid4().hex[:8]
     stats = Stats()
     # room for the turn times in the trailing metadata (up to 4 x 2000 numbers a match)
-    options = [*control._OPTIONS, ("grpc.max_metadata_size", 1 << 20)]
+    options = [*control.CHANNEL_OPTIONS, ("grpc.max_metadata_size", 1 << 20)]
     channels = [open_aio_channel(target.address, client_tls_from_env(), options)
                 for _ in range(max(1, min(4, shape.games // 64 + 1)))]
     tasks: set[asyncio.Task[None]] = set()

@@ -15,7 +15,7 @@ import socket
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from sueca.arena.records import MatchRecord, MatchStatus
+from sueca.arena.records import MatchRecord, MatchStatus, NoteKind
 from sueca.arena.store.client import now, text, texts
 from sueca.arena.store.errors import LeaseHeld, UnknownMatch
 from sueca.arena.store.matches import MatchStore, decode_match
@@ -66,7 +66,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 """
 
-# KEYS: match, recorded, lease, inflight   ARGV: now, updated as observed, match id, reason
+# KEYS: match, recorded, lease, inflight   ARGV: now, updated as observed, match id, reason,
+# the reason's NoteKind
 # The recovery re-queues a match whose task vanished: only if it is still queued or running as
 # observed (``updated`` unchanged), unrecorded, and nobody holds its lease. Keeps ``attempts``:
 # a match that kills every worker it meets still gives up after the attempt limit.
@@ -75,7 +76,8 @@ if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
 local f = redis.call('HMGET', KEYS[1], 'status', 'updated')
 if not f[1] or (f[1] ~= 'queued' and f[1] ~= 'running') or f[2] ~= ARGV[2] then return 0 end
-redis.call('HSET', KEYS[1], 'status', 'queued', 'updated', ARGV[1], 'error', ARGV[4])
+redis.call('HSET', KEYS[1], 'status', 'queued', 'updated', ARGV[1], 'error', ARGV[4],
+           'error_kind', ARGV[5])
 redis.call('ZADD', KEYS[4], ARGV[1], ARGV[3])
 return 1
 """
@@ -98,7 +100,7 @@ class InflightMatch(NamedTuple):
 class AttemptStore(MatchStore):
     """Starting attempts, their leases, and the in-flight set."""
 
-    def start_attempt(self, mid: str, referee: str = "", owner: str | None = None,
+    def start_attempt(self, mid: str, *, referee: str = "", owner: str | None = None,
                       task: str = "", lease: float = LEASE_SECONDS,
                       ) -> tuple[int, MatchRecord | None]:
         """Count an attempt, mark the match running and take its lease for ``owner``, in one
@@ -126,11 +128,13 @@ class AttemptStore(MatchStore):
     def release_lease(self, mid: str, owner: str) -> bool:
         return bool(self.script(_RELEASE)(keys=[self.keys.lease(mid)], args=[owner]))
 
-    def requeue_lost(self, mid: str, observed_updated: str, reason: str) -> bool:
-        """Mark a match whose task vanished queued again (see ``_REQUEUE``); True means "send
-        its task now"."""
+    def requeue_lost(self, mid: str, observed_updated: str, reason: str,
+                     kind: NoteKind = NoteKind.REQUEUED) -> bool:
+        """Mark a match whose task vanished queued again (see ``_REQUEUE``), its ``error``
+        note ``reason`` of ``kind``; True means "send its task now"."""
         return bool(self.script(_REQUEUE)(keys=self.lease_keys(mid),
-                                          args=[now(), observed_updated, mid, reason[:2000]]))
+                                          args=[now(), observed_updated, mid, reason[:2000],
+                                                str(kind)]))
 
     def inflight(self) -> list[str]:
         """Every match id queued or running (oldest first)."""

@@ -17,6 +17,13 @@ class LadderStore(StoreBase):
         """The ladder's matches in flight, as last noted (finished ones until dropped)."""
         return sorted(text(m) for m in self.r.smembers(self.keys.ladder_running()))
 
+    def ladder_of(self, mids: Sequence[str]) -> list[str]:
+        """Those of ``mids`` that are the ladder's matches in flight, one round trip."""
+        if not mids:
+            return []
+        flags = self.r.smismember(self.keys.ladder_running(), list(mids))
+        return [m for m, inside in zip(mids, flags) if inside]
+
     def drop_ladder_running(self, mids: Sequence[str]) -> None:
         if mids:
             self.r.srem(self.keys.ladder_running(), *mids)

@@ -13,11 +13,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, cast
 
-from sueca.arena.records import MatchRecord, MatchStatus
+from sueca.arena.records import MatchRecord, MatchStatus, NoteKind
 from sueca.arena.store.client import RawHash, StoreBase, now, text, texts
 from sueca.arena.store.errors import UnknownMatch
 
-__all__ = ["MatchStore", "MatchPage", "PairStatus", "decode_match", "decoded_hash"]
+__all__ = ["MatchStore", "MatchPage", "PairStatus", "MatchNote", "decode_match", "decoded_hash"]
 
 DONE, FAILED = MatchStatus.DONE, MatchStatus.FAILED
 
@@ -79,6 +79,8 @@ def decode_match(raw: RawHash, mid: str) -> MatchRecord:
     """A ``match:{id}`` hash as HGETALL returns it, as a :class:`MatchRecord`."""
     out = decoded_hash(raw, mid, "attempts")
     out["status"] = MatchStatus(str(out["status"]))
+    if out.get("error_kind"):
+        out["error_kind"] = NoteKind(str(out["error_kind"]))
     return cast(MatchRecord, out)
 
 
@@ -87,6 +89,15 @@ class MatchPage(NamedTuple):
 
     total: int
     ids: list[str]
+
+
+class MatchNote(NamedTuple):
+    """A match's status and its ``error`` note ("" when none), and what the note is (None:
+    no note, or one written before notes had kinds)."""
+
+    status: MatchStatus | None
+    error: str
+    kind: NoteKind | None
 
 
 class PairStatus(NamedTuple):
@@ -144,13 +155,14 @@ class MatchStore(StoreBase):
         return [PairStatus(text(p), None if st is None else MatchStatus(text(st)))
                 for p, st in pipe.execute()]
 
-    def errors_of(self, mids: Sequence[str]) -> list[tuple[MatchStatus | None, str]]:
-        """Each match's status and ``error`` note ("" when none), one round trip."""
+    def errors_of(self, mids: Sequence[str]) -> list[MatchNote]:
+        """Each match's status and ``error`` note, one round trip."""
         pipe = self.r.pipeline(transaction=False)
         for mid in mids:
-            pipe.hmget(self.keys.match(mid), "status", "error")
-        return [(None if st is None else MatchStatus(text(st)), text(err) or "")
-                for st, err in pipe.execute()]
+            pipe.hmget(self.keys.match(mid), "status", "error", "error_kind")
+        return [MatchNote(None if st is None else MatchStatus(text(st)), text(err) or "",
+                          NoteKind(text(kind)) if kind else None)
+                for st, err, kind in pipe.execute()]
 
     def match_page(self, start: int, count: int) -> MatchPage:
         """Match ids newest first from position ``start``, at most ``count`` of them."""
@@ -187,7 +199,7 @@ class MatchStore(StoreBase):
 
     def record_failure(self, mid: str, reason: str) -> bool:
         """The match failed for good (not a bot's fault): status failed with the reason."""
-        return self.set_status(mid, FAILED, error=reason[:2000])
+        return self.set_status(mid, FAILED, error=reason[:2000], error_kind=NoteKind.FAILED)
 
     def is_recorded(self, mid: str) -> bool:
         return bool(self.r.exists(self.keys.recorded(mid)))

@@ -572,7 +572,7 @@ class LeagueView:
             hidden = "the hands are shown once the match is finished"
         elif self._twin_unfinished(m):
             hidden = ("the hands are shown once its duplicate twin (same decks) is finished too")
-        spec = dict(m["spec"])
+        spec = m["spec"].copy()
         if hidden:  # the seed deals the decks: of this match, and of its twin
             spec.pop("seed", None)
             if result is not None:  # and a bot's own words may name its cards
