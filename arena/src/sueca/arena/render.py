@@ -7,6 +7,7 @@ dict), wherever it came from: a replay file (``replay``) or Redis (``matches sho
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -27,11 +28,21 @@ PIPE_WIDTH = 10_000
 
 
 def console(stderr: bool = False) -> Console:
-    """A rich console: fitted to a terminal; into a pipe or file, as wide as what it prints."""
+    """A rich console: fitted to a terminal; ``COLUMNS`` wide when that is set (a terminal's or
+    a pipe's: a person who asks for 60 columns gets 60); else, into a pipe or file, as wide as
+    what it prints."""
     out = Console(stderr=stderr, highlight=False)
-    if not out.is_terminal:
+    if not out.is_terminal and _columns() is None:
         out = Console(stderr=stderr, highlight=False, width=PIPE_WIDTH)
+    elif not out.is_terminal:
+        out = Console(stderr=stderr, highlight=False, width=_columns())
     return out
+
+
+def _columns() -> int | None:
+    """``COLUMNS`` as a width, or None when it is unset or not a positive number."""
+    value = os.environ.get("COLUMNS", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else None
 
 
 def stdout() -> Console:

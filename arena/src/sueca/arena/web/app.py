@@ -1,11 +1,13 @@
-"""The web front end: a Starlette (ASGI) app over :class:`~sueca.arena.web.data.LeagueView`.
+"""The web front end: a Starlette (ASGI) app over the league's read model
+(:class:`~sueca.arena.league.view.LeagueView`).
 
 Pages: ``/`` (a featured match replayed at a person's pace, and the leaderboard),
 ``/bots/{name}``, ``/matches``, ``/matches/{id}`` (the replay viewer, or the live board),
 ``/tournaments``, ``/tournaments/{id}``. JSON: the same under ``/api/`` (``/api/leaderboard``,
 ``/api/matches``, ``/api/matches/{id}``, ``/api/bots/{name}``, ``/api/tournaments/{id}``), and
 ``/api/featured`` (the front page's next match). Times for people are ISO 8601 UTC, and the
-leaderboard's floats are rounded (:func:`sueca.arena.leaderboard.json_row`).
+leaderboard's floats are rounded (:func:`sueca.arena.leaderboard.json_row`); numbers and missing
+values read as the CLI writes them (:mod:`sueca.arena.format`).
 Only GET and HEAD exist, and no handler writes to Redis. An unknown id is a 404 and a bad query
 parameter a 400, each as a page (or a JSON ``{"error"}`` under ``/api/``) quoting the bad value;
 Redis out of reach is a 503; anything else a bare 500 — never a traceback.
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import threading
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -33,10 +34,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from sueca.arena.leaderboard import iso_time, json_row
+from sueca.arena.format import clean, fmt, iso_time, ms, when
+from sueca.arena.leaderboard import json_row
+from sueca.arena.league.limits import MATCH_ENDS
+from sueca.arena.league.rows import BadQuery, NotFound, check_page
+from sueca.arena.league.view import LeagueView
 from sueca.arena.ratings.fit import PROVISIONAL_GAMES
 from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
-from sueca.arena.web.data import MATCH_ENDS, BadQuery, LeagueView, NotFound, check_page
 from sueca.arena.web.live import NotLive, Slots, TooMany, open_watch, sse
 from sueca.arena.web.plot import rating_plot
 from sueca.arena.web.viewer import parse_position, places, position, query
@@ -46,30 +50,6 @@ log = logging.getLogger("sueca.arena.web")
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_ID = 200  # longer ids are no id of ours: 404 without asking Redis
 FEATURED_MS = 1000  # the front page's featured match: milliseconds a card (a person's pace)
-
-
-def _clean(value: Any) -> Any:
-    """JSON has no NaN or infinity: None instead (as the CLI's ``--json``)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
-
-
-def _when(ts: Any) -> str:
-    try:
-        return time.strftime("%Y-%m-%d %H:%M", time.gmtime(float(ts)))
-    except (TypeError, ValueError):
-        return ""
-
-
-def _fmt(value: Any, digits: int = 0) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "–"
-    return f"{value:.{digits}f}"
 
 
 def _q(request: Request, name: str) -> str | None:
@@ -83,7 +63,7 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
     view = LeagueView(store)
     slots = Slots()
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
-    env.filters.update(when=_when, fmt=_fmt)
+    env.filters.update(when=when, fmt=fmt, ms=ms)
     env.globals["provisional_games"] = PROVISIONAL_GAMES  # the leaderboard's ? mark
 
     def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -99,7 +79,7 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
 
     def answer(request: Request, data: Any, template: str, **context: Any) -> Response:
         if api(request):
-            return JSONResponse(_clean(data))
+            return JSONResponse(clean(data))
         return page(request, template, data=data, **context)
 
     def ident(request: Request, name: str) -> str:
@@ -114,7 +94,7 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
         p, per = check_page(_q(request, "page") or 1, _q(request, "per") or 50)
         total = len(rows)
         if api(request):
-            return JSONResponse(_clean([json_row(r) for r in rows[(p - 1) * per: p * per]]))
+            return JSONResponse(clean([json_row(r) for r in rows[(p - 1) * per: p * per]]))
         return page(request, "leaderboard.html", rows=rows[(p - 1) * per: p * per],
                     places=places(None), featured_ms=FEATURED_MS,
                     page_no=p, pages=max(1, -(-total // per)), total=total,
@@ -123,21 +103,22 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
     def bot(request: Request) -> Response:
         data = view.bot(ident(request, "name"))
         if api(request):
-            return JSONResponse(_clean({**data, "last_seen": iso_time(data["last_seen"])}))
+            return JSONResponse(clean({**data, "last_seen": iso_time(data["last_seen"])}))
         kinds = list(dict.fromkeys([*data["faults"], *(str(e) for e in FAULT_ENDS)]))
         return page(request, "bot.html", data=data, plot=rating_plot(data["history"]),
                     fault_kinds=kinds)
 
     def matches(request: Request) -> Response:
         data = view.matches(_q(request, "page") or 1, _q(request, "per") or 50,
-                            _q(request, "tournament"), _q(request, "bot"), _q(request, "end"))
+                            tournament=_q(request, "tournament"), bot=_q(request, "bot"),
+                            end=_q(request, "end"))
         return answer(request, data, "matches.html", ends=MATCH_ENDS,
                       filters={k: _q(request, k) or "" for k in ("tournament", "bot", "end")})
 
     def match(request: Request) -> Response:
         data = view.match(ident(request, "mid"))
         if api(request):
-            return JSONResponse(_clean(data))
+            return JSONResponse(clean(data))
         pos = None
         if data["replay"] is not None:
             pos = position(data["replay"], *parse_position(
@@ -184,7 +165,7 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
     def featured(request: Request) -> Response:
         """``/api/featured?skip=ID``: the match the front page replays next (not ``skip``)."""
         skip = _q(request, "skip")
-        return JSONResponse(_clean(view.featured(None if skip is None else skip[:MAX_ID])))
+        return JSONResponse(clean(view.featured(None if skip is None else skip[:MAX_ID])))
 
     def tournaments(request: Request) -> Response:
         return answer(request, view.tournaments(), "tournaments.html")
