@@ -74,17 +74,16 @@ def score(points: Sequence[int] | None) -> str:
 def outcome_words(winner: int | None, points: Sequence[int] | None, end: str | None,
                   fault_bot: str | None = None) -> str:
     """A match's result in words: ``team 0 wins 4–2``; a fault's win says what the fault was
-    (``team 1 wins on a timeout by slowbot``), with the score only if one was played for."""
+    (``team 1 wins on a timeout by slowbot``), with the score only if one was played for
+    (``team 1 wins 0–4 on a renúncia by reckless``)."""
     if end is None:
         return MISSING
     fault = next((f for f in FAULT_ENDS if f == end), None)
     if fault is not None:
         by = f" by {fault_bot}" if fault_bot else ""
-        words = f"on a {_FAULT_WORDS[fault]}{by}"
-        played = score(points) if points and any(points) else None
-        tail = f" (game points {played} when it ended)" if played else ""
+        played = f" {score(points)}" if points and any(points) else ""
         head = "no winner" if winner is None else f"team {winner} wins"
-        return f"{head} {words}{tail}"
+        return f"{head}{played} on a {_FAULT_WORDS[fault]}{by}"
     if winner is None:
         return f"no winner ({end}), {score(points)}"
     return f"team {winner} wins {score(points)}"

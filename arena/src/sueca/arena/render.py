@@ -17,6 +17,8 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from sueca.arena.format import MISSING, outcome_words
+
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 SUIT_WORDS = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
 RED = {"D", "H"}
@@ -102,7 +104,7 @@ def card_text(name: str, style: str = "") -> Text:
 
 def _seat_label(seats: Sequence[str], seat: int | None) -> str:
     if seat is None:
-        return "-"
+        return MISSING
     name = seats[seat] if 0 <= seat < len(seats) else "?"
     return f"{seat} {name}"
 
@@ -143,12 +145,15 @@ def render_match(record: Mapping[str, Any]) -> RenderableType:
     winner = record.get("winner")
     gp = record.get("game_points") or cross
     end = record.get("end")
+    fault_seat = next((d.get("fault_seat") for d in reversed(record.get("deals") or [])
+                       if d.get("fault_seat") is not None), None)
+    fault_bot = seats[fault_seat] if isinstance(fault_seat, int) and 0 <= fault_seat < 4 else None
     final = Text()
-    if winner is None:
-        final.append(f"no winner ({end})", style="bold")
-    else:
-        final.append(f"{_team_label(seats, winner)} wins the match {gp[0]}-{gp[1]}", style="bold")
-        final.append(f" (end: {end})")
+    words = outcome_words(winner, gp, None if end is None else str(end), fault_bot)
+    if winner is not None:  # "team 0 (alice & bob) wins ...": the team's bots, named
+        words = words.replace(f"team {winner} wins", f"{_team_label(seats, winner)} wins the "
+                              "match", 1)
+    final.append(words, style="bold")
     parts.append(Text(""))
     parts.append(final)
     return Group(*parts)
@@ -188,7 +193,7 @@ def _render_deal(k: int, deal: Mapping[str, Any], seats: Sequence[str],
                 cell = Text("›", style="dim") + cell
             cells[seat] = cell
         if winner is None:
-            taken = Text(end or "-", style="red")
+            taken = Text(end or MISSING, style="red")
         else:
             taken = Text(_seat_label(seats, winner))
         t.add_row(str(n), *cells, taken, str(trick.get("points", 0)))
