@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 import pytest
 from arenakit import SUECA_ARENA, arena_env, cli
@@ -103,6 +102,7 @@ def test_columns_is_the_width_even_into_a_pipe(recorded) -> None:
 def test_matches_show_gives_the_fault_reason_escaped(store, prefix, redis_url) -> None:
     """A bot's reported failure is shown by ``matches show`` (escaped, capped), and held back
     while the match is a duplicate half whose twin is unfinished."""
+    from sueca.arena.match_job import outcome_to_result
     from sueca.arena.tournaments import prepare_tournament
     for b in ("crashy", "random"):
         store.bots.add(b)
@@ -111,13 +111,10 @@ def test_matches_show_gives_the_fault_reason_escaped(store, prefix, redis_url) -
 
     def record(mid: str, detail: str) -> None:
         m = store.match(mid)
-        seats = m["spec"]["bots"]
-        store.record_result(mid, {
-            "match_id": mid, "tournament": tid, "pair": m["pair"], "seats": seats,
-            "end": "bot_error", "winner": 1 - seats.index("crashy") % 2, "game_points": [0, 0],
-            "fault_seat": seats.index("crashy"), "fault_bot": "crashy", "deals": 1,
-            "referee": "r", "replicas": 1, "variant": {}, "time": time.time(), "rated": True,
-            "fault_detail": detail})
+        crashy = m["spec"]["bots"].index("crashy")
+        store.record_result(mid, outcome_to_result(m, {
+            "end": "bot_error", "winner": 1 - crashy % 2, "game_points": [0, 0], "replay": None,
+            "fault_seat": crashy, "fault_bot": "crashy", "fault_detail": detail}))
 
     env = arena_env(redis_url, prefix)
     record(first, "ValueError: my hand is AS 7S KS")

@@ -18,6 +18,8 @@ from rich.table import Table
 from rich.text import Text
 
 from sueca.arena.format import MISSING, outcome_words
+from sueca.engine import DEFAULT
+from sueca.engine.game import End
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 SUIT_WORDS = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
@@ -63,7 +65,7 @@ def progress(total: int, label: str) -> Iterator[Callable[[int], None]]:
             pass
         yield ignore
         return
-    from rich.progress import (
+    from rich.progress import (  # deferred: only a terminal's progress bar needs it
         BarColumn,
         MofNCompleteColumn,
         Progress,
@@ -81,7 +83,7 @@ def progress(total: int, label: str) -> Iterator[Callable[[int], None]]:
         yield advance
 
 
-def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]],
+def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[object]],
           right: Sequence[str] = ()) -> Table:
     """A plain result table; columns named in ``right`` are right-aligned (numbers). Only the
     first column (names) and the last (free text) wrap on a narrow terminal, and a cell is
@@ -117,14 +119,12 @@ def _team_label(seats: Sequence[str], team: int) -> str:
 
 def _variant_words(variant: Mapping[str, Any]) -> str:
     """The variant's non-default rules as key=value words ("default rules" if none)."""
-    from sueca.engine import DEFAULT
-
     default = DEFAULT.to_dict()
     words = [f"{k}={v}" for k, v in variant.items() if default.get(k) != v and k != "direction"]
     return " ".join(words) or "default rules"
 
 
-def render_match(record: Mapping[str, Any]) -> RenderableType:
+def render_match(record: Mapping[str, Any]) -> RenderableType:  # Any: a replay file's JSON
     """A ``sueca-replay/1`` record shown trick by trick: cards by seat, who took each trick and
     its points, then per deal the card points, the game points and the running cross score.
     Read defensively (a record from a file may lack any key): a mapping, not a ReplayRecord."""
@@ -186,7 +186,7 @@ def _render_deal(k: int, deal: Mapping[str, Any], seats: Sequence[str],
         for i, c in enumerate(trick.get("cards") or []):
             seat = (leader + i) & 3
             style = "bold reverse" if seat == winner else ""
-            if winner is None and end == "renuncia" and seat == fault_seat and i == len(trick["cards"]) - 1:
+            if winner is None and end == End.RENUNCIA and seat == fault_seat and i == len(trick["cards"]) - 1:
                 style = "bold red"
             cell = card_text(str(c), style)
             if i == 0:
@@ -205,7 +205,7 @@ def _render_deal(k: int, deal: Mapping[str, Any], seats: Sequence[str],
     foot.append(f"card points {pts[0]}-{pts[1]}")
     foot.append(f"  game points +{gp[0]}/+{gp[1]}")
     foot.append(f"  cross {cross[0]}-{cross[1]}", style="bold")
-    if end and end != "normal":
+    if end and end != End.NORMAL:
         foot.append(f"  ended by {end}", style="red")
         if fault_seat is not None:
             foot.append(f" of seat {_seat_label(seats, fault_seat)}", style="red")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -17,6 +18,8 @@ from rich.table import Table
 from sueca.arena.format import clean, fmt
 from sueca.arena.render import console as make_console
 from sueca.arena.settings import current
+from sueca.referee.security import operator_token_from_env
+from sueca.sdk.channels import CredentialsError, client_tls_from_env
 from sueca.sdk.cli import Bounded, UserError
 
 if TYPE_CHECKING:
@@ -187,8 +190,6 @@ def fitted_table(title: str, caption: str, *, columns: Sequence[Column],
 def check_operator_settings() -> None:
     """TLS and operator-token settings are read now, once, so that a bad CA path or a blank
     token stops a worker or scheduler with one line instead of failing every match later."""
-    from sueca.referee.security import operator_token_from_env
-    from sueca.sdk.channels import CredentialsError, client_tls_from_env
     try:
         client_tls_from_env()
         operator_token_from_env()
@@ -200,7 +201,6 @@ def check_port_free(host: str, port: int, what: str, hint: str) -> None:
     """A UserError now if ``port`` cannot be listened on, for a server that would otherwise
     start without it (a Celery worker's metrics are served from a signal handler, whose
     errors Celery only logs). A socket in TIME_WAIT does not count, as for the server."""
-    import socket
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

@@ -29,6 +29,7 @@ from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
@@ -39,12 +40,17 @@ from sueca.arena.leaderboard import json_row
 from sueca.arena.league.limits import MATCH_ENDS
 from sueca.arena.league.rows import BadQuery, NotFound, check_page
 from sueca.arena.league.view import LeagueView
+from sueca.arena.match_job import replicas
 from sueca.arena.ratings.fit import PROVISIONAL_GAMES
+from sueca.arena.records import MatchStatus
+from sueca.arena.redisproc import default_url
+from sueca.arena.retention import schedule_status
 from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
 from sueca.arena.web.live import NotLive, Slots, TooMany, open_watch, sse
 from sueca.arena.web.plot import rating_plot
 from sueca.arena.web.viewer import parse_position, places, position, query
 from sueca.engine.game import FAULT_ENDS
+from sueca.sdk.logs import setup
 
 log = logging.getLogger("sueca.arena.web")
 TEMPLATES = Path(__file__).parent / "templates"
@@ -66,8 +72,9 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
     env.filters.update(when=when, fmt=fmt, ms=ms)
     env.globals["provisional_games"] = PROVISIONAL_GAMES  # the leaderboard's ? mark
 
-    def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-        def url(**changes: Any) -> str:
+    def page(request: Request, name: str, status: int = 200,
+             **context: Any) -> HTMLResponse:  # Any: a template's context, any value
+        def url(**changes: object) -> str:
             params = dict(request.query_params)
             params.update({k: str(v) for k, v in changes.items() if v is not None})
             return request.url.path + "?" + urlencode(params)
@@ -77,7 +84,8 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
     def api(request: Request) -> bool:
         return request.url.path.startswith("/api/")
 
-    def answer(request: Request, data: Any, template: str, **context: Any) -> Response:
+    def answer(request: Request, data: object, template: str,
+               **context: Any) -> Response:  # Any: a template's context, any value
         if api(request):
             return JSONResponse(clean(data))
         return page(request, template, data=data, **context)
@@ -127,7 +135,7 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
             raise BadQuery(f"match {data['match']['id']!r} has no replay to show yet "
                            f"({data['hidden'] or 'no replay recorded'})")
         status = data["match"].get("status")
-        watchable = status not in ("done", "failed") and not data["match"].get("pair")
+        watchable = status not in (MatchStatus.DONE, MatchStatus.FAILED) and not data["match"].get("pair")
         variant = data["match"]["spec"].get("variant") or {}
         return page(request, "match.html", data=data, pos=pos, watchable=watchable, query=query,
                     seats=data["match"]["spec"].get("bots") or ["?"] * 4,
@@ -135,9 +143,6 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
 
     async def live(request: Request) -> Response:
         """``/api/matches/{id}/live``: the match's public events as server-sent events."""
-        from starlette.concurrency import run_in_threadpool
-
-        from sueca.arena.match_job import replicas
         mid = ident(request, "mid")
         await run_in_threadpool(view.live, mid)
         known = list(referees) + [a for a in await run_in_threadpool(replicas, store)
@@ -174,7 +179,6 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
         return answer(request, view.tournament(ident(request, "tid")), "tournament.html")
 
     def health(request: Request) -> Response:
-        from sueca.arena.retention import schedule_status
         store.ping()  # retention: serve's hourly policy and last run (None: not scheduled)
         return JSONResponse({"ok": True, "retention": schedule_status(store)})
 
@@ -222,7 +226,7 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
     routes.append(Route("/api/featured", featured, methods=["GET", "HEAD"]))
     routes.append(Route("/api/matches/{mid}/live", live, methods=["GET"]))
     @contextlib.asynccontextmanager
-    async def lifespan(app: Any) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # fold the results log now, not in the first visitor's request (5 s at 100,000 matches)
         threading.Thread(target=_warm, args=(view,), name="web-warm-up", daemon=True).start()
         yield
@@ -250,7 +254,7 @@ class ServerTiming:
             return
         t0 = time.perf_counter()
 
-        async def timed(message: Any) -> None:
+        async def timed(message: Any) -> None:  # Any: an ASGI message (a dict of any values)
             if message["type"] == "http.response.start":
                 ms = (time.perf_counter() - t0) * 1000.0
                 message = {**message, "headers": [*message.get("headers", []),
@@ -263,8 +267,6 @@ class ServerTiming:
 def from_env() -> Any:
     """The app over ``SUECA_REDIS_URL`` and ``SUECA_KEY_PREFIX`` (uvicorn's ``--factory``);
     spectators are served from ``SUECA_REFEREES`` and the replicas' heartbeats."""
-    from sueca.arena.redisproc import default_url
-    from sueca.sdk.logs import setup
     setup()  # SUECA_LOG_FORMAT: uvicorn's own loggers go through the same handler
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).handlers.clear()
