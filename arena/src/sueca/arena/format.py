@@ -18,13 +18,21 @@ from collections.abc import Sequence
 from sueca.engine.game import FAULT_ENDS, End
 
 __all__ = ["MISSING", "fmt", "pm", "interval", "ms", "score", "when", "iso_time", "clean",
-           "outcome_words"]
+           "outcome_words", "end_word"]
 
 MISSING = "—"
 
-#: how a fault end reads in a sentence ("team 1 wins on a timeout by slowbot")
-_FAULT_WORDS = {End.RENUNCIA: "renúncia", End.TIMEOUT: "timeout", End.DISCONNECT: "disconnect",
-                End.BOT_ERROR: "bot error"}
+#: how an end reads in prose ("team 1 wins on a renúncia by reckless"); the End's value
+#: (``renuncia``, ``bot_error``) is what records, filters and --json carry
+_END_WORDS = {End.RENUNCIA: "renúncia", End.TIMEOUT: "timeout", End.DISCONNECT: "disconnect",
+              End.BOT_ERROR: "bot error", End.ABORTED: "abort", End.REDEAL: "weak-hand redeal",
+              End.NORMAL: "normal end"}
+
+
+def end_word(end: str) -> str:
+    """An end as prose says it: ``renúncia`` for ``renuncia``, ``bot error`` for
+    ``bot_error``; an end this version does not know, as it is."""
+    return next((w for e, w in _END_WORDS.items() if e == end), end)
 
 
 def _finite(x: float | None) -> bool:
@@ -83,7 +91,7 @@ def outcome_words(winner: int | None, points: Sequence[int] | None, end: str | N
         by = f" by {fault_bot}" if fault_bot else ""
         played = f" {score(points)}" if points and any(points) else ""
         head = "no winner" if winner is None else f"team {winner} wins"
-        return f"{head}{played} on a {_FAULT_WORDS[fault]}{by}"
+        return f"{head}{played} on a {end_word(fault)}{by}"
     if winner is None:
         return f"no winner ({end}), {score(points)}"
     return f"team {winner} wins {score(points)}"

@@ -17,7 +17,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from sueca.arena.format import MISSING, outcome_words
+from sueca.arena.format import MISSING, end_word, outcome_words, score
 from sueca.engine import DEFAULT
 from sueca.engine.game import End
 
@@ -169,7 +169,7 @@ def _render_deal(k: int, deal: Mapping[str, Any], seats: Sequence[str],
     title.append_text(card_text(trump))
     title.append(f" ({SUIT_WORDS.get(trump[-1:], '?')})")
     end = deal.get("end")
-    if end == "redeal":
+    if end == End.REDEAL:
         title.append("  thrown in: weak-hand redeal", style="yellow")
         return title
     t = Table(title=title, title_justify="left", header_style="bold", show_edge=False)
@@ -193,7 +193,7 @@ def _render_deal(k: int, deal: Mapping[str, Any], seats: Sequence[str],
                 cell = Text("›", style="dim") + cell
             cells[seat] = cell
         if winner is None:
-            taken = Text(end or MISSING, style="red")
+            taken = Text(end_word(end) if end else MISSING, style="red")
         else:
             taken = Text(_seat_label(seats, winner))
         t.add_row(str(n), *cells, taken, str(trick.get("points", 0)))
@@ -202,11 +202,11 @@ def _render_deal(k: int, deal: Mapping[str, Any], seats: Sequence[str],
     cross[0] += gp[0]
     cross[1] += gp[1]
     foot = Text()
-    foot.append(f"card points {pts[0]}-{pts[1]}")
+    foot.append(f"card points {score(pts)}")
     foot.append(f"  game points +{gp[0]}/+{gp[1]}")
-    foot.append(f"  cross {cross[0]}-{cross[1]}", style="bold")
+    foot.append(f"  cross {score(cross)}", style="bold")
     if end and end != End.NORMAL:
-        foot.append(f"  ended by {end}", style="red")
+        foot.append(f"  ended by a {end_word(end)}", style="red")
         if fault_seat is not None:
             foot.append(f" of seat {_seat_label(seats, fault_seat)}", style="red")
     return Group(t, foot)
