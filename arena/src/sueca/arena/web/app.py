@@ -34,6 +34,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sueca.arena.format import clean, fmt, iso_time, ms, when
 from sueca.arena.leaderboard import json_row
@@ -63,7 +64,7 @@ def _q(request: Request, name: str) -> str | None:
     return None if value is None or value == "" else value
 
 
-def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
+def create_app(store: Store, referees: Sequence[str] = ()) -> ServerTiming:
     """The app over ``store``; live spectating asks ``referees`` first, then every replica
     :func:`sueca.arena.match_job.replicas` knows."""
     view = LeagueView(store)
@@ -245,16 +246,16 @@ class ServerTiming:
     """ASGI middleware: every response says how long the app took, ``Server-Timing: app;dur=MS``
     (browsers' developer tools show it; ``sueca-arena bench web`` reads it)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         t0 = time.perf_counter()
 
-        async def timed(message: Any) -> None:  # Any: an ASGI message (a dict of any values)
+        async def timed(message: Message) -> None:
             if message["type"] == "http.response.start":
                 ms = (time.perf_counter() - t0) * 1000.0
                 message = {**message, "headers": [*message.get("headers", []),
@@ -264,7 +265,7 @@ class ServerTiming:
         await self.app(scope, receive, timed)
 
 
-def from_env() -> Any:
+def from_env() -> ServerTiming:
     """The app over ``SUECA_REDIS_URL`` and ``SUECA_KEY_PREFIX`` (uvicorn's ``--factory``);
     spectators are served from ``SUECA_REFEREES`` and the replicas' heartbeats."""
     setup()  # SUECA_LOG_FORMAT: uvicorn's own loggers go through the same handler
