@@ -4,6 +4,7 @@ one of each per test process, however many folders' tests it runs)."""
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 
@@ -21,6 +22,12 @@ for _sig, _handler in ((signal.SIGINT, signal.default_int_handler),
                        (signal.SIGQUIT, signal.SIG_DFL)):
     if signal.getsignal(_sig) == signal.SIG_IGN:
         signal.signal(_sig, _handler)
+
+# pytest-xdist's workers run with COLUMNS=80 and LINES=24 in their environment, which every
+# command a test starts would inherit; the CLI honours COLUMNS even into a pipe, so a test
+# that wants a width sets it itself.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -82,8 +82,8 @@ def test_a_redelivered_result_counts_once(store) -> None:
 
 
 def test_old_entries_without_stats_read_and_the_totals_rebuild_identically(store) -> None:
+    from sueca.arena.league.view import LeagueView
     from sueca.arena.match_job import outcome_to_result, run_local
-    from sueca.arena.web.data import LeagueView
     for i in range(3):
         _play_local(store, f"new{i}", str(i))
     # two entries as written before per-seat stats existed: one with its replay, one without
@@ -209,9 +209,9 @@ def test_a_reckless_bot_on_a_real_referee(monkeypatch) -> None:
     from sueca.arena import metrics
     from sueca.arena.keys import Keys
     from sueca.arena.leaderboard import leaderboard
+    from sueca.arena.league.view import LeagueView
     from sueca.arena.match_job import play_and_record
     from sueca.arena.store import Store, connect
-    from sueca.arena.web.data import LeagueView
     monkeypatch.setattr(metrics, "_labels", None)
     arena = _referee_arena("reckless", monkeypatch)
     try:
@@ -248,7 +248,10 @@ def test_a_reckless_bot_on_a_real_referee(monkeypatch) -> None:
         out = io.StringIO()
         print_leaderboard(leaderboard(store), Console(file=out, width=200))
         line = next(x for x in out.getvalue().splitlines() if " target" in x)
-        assert f"{renuncias}/0/0" in line and f"{h['p50_ms']:.1f}" in line, line
+        p50 = h["p50_ms"]  # three significant figures, in µs below 0.1 ms
+        shown = (f"{p50:#.3g}".rstrip(".") + " ms" if p50 >= 0.1
+                 else f"{p50 * 1000:#.3g}".rstrip(".") + " µs")
+        assert f"{renuncias}/0/0" in line and shown in line, (shown, line)
         view = LeagueView(store)
         web = next(r for r in view.leaderboard() if r["bot"] == "target")
         assert web["faults"]["renuncia"] == renuncias

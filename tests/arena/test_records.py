@@ -27,7 +27,7 @@ def test_notrequired_keys_are_optional_at_runtime() -> None:
 
 
 def test_a_recorded_match_and_its_tournament_match_their_types(store) -> None:
-    from sueca.arena.leaderboard import leaderboard
+    from sueca.arena.leaderboard import BoardRow, leaderboard
     from sueca.arena.match_job import play_and_record
     from sueca.arena.schedule import round_robin, tournament_spec
     from sueca.arena.tournaments import _counts
@@ -73,7 +73,7 @@ def test_a_recorded_match_and_its_tournament_match_their_types(store) -> None:
     rows = leaderboard(store)
     assert [r["bot"] for r in rows] and len(rows) == 2
     for row in rows:
-        _conforms(row, records.LeaderboardRow)
+        _conforms(row, BoardRow)
 
 
 def test_a_local_outcome_matches_its_type() -> None:

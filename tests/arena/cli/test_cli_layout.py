@@ -199,7 +199,7 @@ def test_at_a_narrow_terminal_ids_stay_whole(recorded, store, width) -> None:
     from rich.console import Console
 
     from sueca.arena.cli.matches import print_matches
-    from sueca.arena.web.data import LeagueView
+    from sueca.arena.league.view import LeagueView
     rows = LeagueView(store).matches(1, 20)["matches"]
     screen = Console(width=width, force_terminal=True, record=True, color_system=None)
     print_matches(rows, len(rows), screen)  # type: ignore[arg-type]

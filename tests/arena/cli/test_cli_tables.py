@@ -40,7 +40,7 @@ def _screen(width: int) -> Console:
 
 def _matches(store, screen: Console) -> None:
     from sueca.arena.cli.matches import print_matches
-    from sueca.arena.web.data import LeagueView
+    from sueca.arena.league.view import LeagueView
     rows = LeagueView(store).matches(1, 20)["matches"]
     print_matches(rows, len(rows), screen)
 
@@ -90,12 +90,12 @@ def test_names_fold_only_when_no_column_is_left_to_drop() -> None:
     columns = (("id", None), ("bot", None), ("games", 0))
     rows = [["x" * 30, "a-bot-with-a-very-long-name", "12"]]
     narrow = _screen(40)
-    narrow.print(fitted_table("T", "c", columns, rows, narrow, name=1, whole=(0,)))
+    narrow.print(fitted_table("T", "c", columns=columns, rows=rows, out=narrow, name=1, whole=(0,)))
     text = narrow.export_text()
     assert "x" * 30 in text and "a-bot-with-a-very-long-name" not in text
     assert "too narrow to show: games" in text
     wide = _screen(400)
-    wide.print(fitted_table("T", "c", columns, rows, wide, name=1, whole=(0,)))
+    wide.print(fitted_table("T", "c", columns=columns, rows=rows, out=wide, name=1, whole=(0,)))
     text = wide.export_text()
     assert "a-bot-with-a-very-long-name" in text and "12" in text and "too narrow" not in text
 

@@ -64,7 +64,7 @@ def test_a_terminal_too_narrow_for_every_column_leaves_some_out_and_says_so(play
         assert line.split("│")[1].strip() == str(row["rank"])
         assert f"{row['rating']:.0f} ± " in line, line
     flat = " ".join(text.split())
-    assert "too narrow to show: p50 ms" in flat and "--json has every column" in flat
+    assert "p50" in flat.split("too narrow to show:")[1] and "--json has every column" in flat
 
 
 def test_the_tournament_table_is_fitted_the_same_way() -> None:

@@ -130,7 +130,7 @@ def test_leaderboard_matches_and_rebuild(referee_arena):
     for r in board:
         assert {"elo", "elo_pm", "mu", "mu_pm", "games"} <= set(r) and r["games"] > 0
     text = cli("leaderboard", env=env).stdout
-    assert "±" in text and "games" in text
+    assert "±" in text and "rated" in text
     matches = _json(cli("matches", "--tournament", "cli-l", "--json", env=env))
     assert [m["status"] for m in matches] == ["done", "done"]
     shown = cli("matches", "show", matches[0]["id"], env=env).stdout

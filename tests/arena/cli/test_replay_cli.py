@@ -95,9 +95,9 @@ def test_render_match_shows_a_renuncia(replay_file: Path) -> None:
     console = Console(width=100, record=True, color_system=None)
     console.print(render_match(rec))
     text = console.export_text()
-    assert "renuncia" in text
+    assert "renúncia" in text
     for deal in rec["deals"]:
-        assert f"card points {deal['points'][0]}-{deal['points'][1]}" in text
+        assert f"card points {deal['points'][0]}–{deal['points'][1]}" in text
 
 
 # -- a match recorded by the arena in Redis -----------------------------------------------------
@@ -124,7 +124,7 @@ def test_show_a_match_recorded_in_redis(recorded: dict,
     assert "deal 1" in out and "taken by" in out and "cross" in out and "wins the match" in out
     rec = recorded["replay"]
     for deal in rec["deals"]:
-        assert f"card points {deal['points'][0]}-{deal['points'][1]}" in out
+        assert f"card points {deal['points'][0]}–{deal['points'][1]}" in out
     # --json is the replay record itself, and `matches show ID` shows the same match
     assert main(["replay", "show", recorded["id"], "--redis", recorded["url"], "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == rec

@@ -67,7 +67,7 @@ def test_the_leaderboard_reads_the_cached_rating_of_record(client: Any, seeded: 
                                                           monkeypatch: Any) -> None:
     """The page views do not refit: the rating of record is the one the league cached (or, when
     that lags the log, this process's own refit, at most once per RECORD_TTL)."""
-    import sueca.arena.web.data as data
+    import sueca.arena.league.view as data
     from sueca.arena.store.ratings import fit_of_record
     fits: list[int] = []
     real_fit = data.fit_record
@@ -333,7 +333,7 @@ def test_the_leaderboard_follows_new_results_and_registrations(client: Any,
     assert after["random"]["games"] == before["random"]["games"] + 1
     assert after["reckless"]["logged"] == before["reckless"]["logged"] + 1
     # the rating of record follows once RECORD_TTL has passed with no newer fit cached
-    monkeypatch.setattr("sueca.arena.web.data.RECORD_TTL", 0.0)
+    monkeypatch.setattr("sueca.arena.league.view.RECORD_TTL", 0.0)
     after = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
     assert after["reckless"]["matches"] == before["reckless"]["matches"] + 1
     assert after["reckless"]["rating"] != before["reckless"]["rating"]
@@ -394,9 +394,9 @@ def test_a_faults_detail_is_shown_escaped_and_capped(redis_url: str) -> None:
     from starlette.testclient import TestClient
 
     from sueca.arena.keys import Keys
+    from sueca.arena.league.limits import MAX_DETAIL
     from sueca.arena.store import Store, connect
     from sueca.arena.web.app import create_app
-    from sueca.arena.web.data import MAX_DETAIL
     store = Store(connect(redis_url), Keys(f"wf{uuid.uuid4().hex[:8]}:"))
     seats = ["crashy", "random", "crashy", "random"]
     detail = "<script>alert(1)</script> ValueError: " + "x" * 1000

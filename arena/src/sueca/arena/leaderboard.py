@@ -6,27 +6,31 @@ provisional (a provisional bot is ranked after every established one), then the 
 columns — incremental Elo and OpenSkill, which move after every game and depend on the order
 games finished (see :mod:`sueca.arena.ratings.live`) — and the bot's health
 (:mod:`sueca.arena.botstats`): ``faults`` by kind (``renuncia``, ``timeout``, ``disconnect``)
-and its move latency ``p50_ms`` and ``p99_ms`` (None without timed turns).
+and its move latency ``p50_ms`` and ``p99_ms`` (None without timed turns), and ``connected``
+(a referee replica's last heartbeat lists it).
 
-This module owns the row: :func:`rating_columns`, :func:`health_columns` and :func:`rank` build
-it for the CLI here and for the web (:mod:`sueca.arena.web.data`, which reads a cached fit
-instead of refitting), so that ``/api/leaderboard`` and ``leaderboard --json`` cannot drift.
+This module owns the row: :func:`rating_columns`, :func:`rank` and :func:`board_row` build it
+for the CLI here and for the league's read model (:mod:`sueca.arena.league`, which reads a
+cached fit instead of refitting), so that ``/api/leaderboard`` and ``leaderboard --json``
+cannot drift.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NotRequired, TypedDict, cast
+from typing import NotRequired, TypedDict
 
+from sueca.arena.format import iso_time
 from sueca.arena.ratings.fit import Fit
 from sueca.arena.ratings.live import Rating
 from sueca.arena.records import BotHealth, HealthColumns, LeaderboardRow, RatingColumns
 from sueca.arena.store import Store
+from sueca.arena.store.ratings import fit_of_record, load
 
 __all__ = ["leaderboard", "ORDERS", "ORDER_KEYS", "rating_columns", "health_columns", "rank",
-           "RankedColumns", "SortColumns", "DECIMALS", "json_row", "iso_time"]
+           "RankedColumns", "SortColumns", "DECIMALS", "json_row", "BoardRow", "board_row",
+           "connected_bots"]
 
 #: ``--by``: the rating of record (default), live Elo, or OpenSkill's conservative mu - 3 sigma
 ORDERS = ("rating", "elo", "openskill")
@@ -69,6 +73,27 @@ def rating_columns(bot: str, of_record: Fit, live: Rating) -> RankedColumns:
             "score": cols["score"]}
 
 
+class BoardRow(LeaderboardRow):
+    """A leaderboard row as the CLI and the web show it: with ``connected``, whether a referee
+    replica's last heartbeat lists the bot (a bot that died, or was never started, says no)."""
+
+    connected: bool
+
+
+def connected_bots(store: Store) -> set[str]:
+    """The bots some live referee replica's last heartbeat lists as connected."""
+    return store.bots_on(store.referees())
+
+
+def board_row(r: RankedColumns, health: BotHealth, *, connected: bool) -> BoardRow:
+    """A ranked bot's row: its rating columns, its health and whether it is connected."""
+    return {"rank": r.get("rank", 0), "bot": r["bot"], "rating": r["rating"],
+            "rating_pm": r["rating_pm"], "matches": r["matches"], "provisional": r["provisional"],
+            "elo": r["elo"], "elo_pm": r["elo_pm"], "mu": r["mu"], "mu_pm": r["mu_pm"],
+            "sigma": r["sigma"], "ordinal": r["ordinal"], "games": r["games"],
+            "score": r["score"], **health_columns(health), "connected": connected}
+
+
 def health_columns(h: BotHealth) -> HealthColumns:
     """The row's health columns from the bot's totals (:meth:`Store.bot_stats`)."""
     return {"faults": h["faults"], "p50_ms": h["p50_ms"], "p99_ms": h["p99_ms"]}
@@ -87,16 +112,18 @@ def rank(rows: Iterable[RankedColumns], by: str = "rating") -> list[RankedColumn
     return out
 
 
-def leaderboard(store: Store, by: str = "rating") -> list[LeaderboardRow]:
-    from sueca.arena.store.ratings import fit_of_record, load
+def leaderboard(store: Store, by: str = "rating") -> list[BoardRow]:
+    """The ranked rows (``leaderboard --json``, ``bots list``, the demo and the exporter),
+    from a rating of record fitted now; the web's read model reads a cached one instead."""
     if by not in ORDERS:
         raise ValueError(f"bad order {by!r}: one of {', '.join(ORDERS)}")
     of_record = fit_of_record(store)  # catches up first: a worker that died between recording
     registered = set(store.bots.names())  # and rating leaves nothing behind
     ratings = {bot: r for bot, r in load(store).items() if bot in registered}
     health = store.bot_stats(list(ratings))
+    online = connected_bots(store)
     rows = rank((rating_columns(bot, of_record, r) for bot, r in ratings.items()), by)
-    return [cast(LeaderboardRow, {**row, **health_columns(health[row["bot"]])}) for row in rows]
+    return [board_row(row, health[row["bot"]], connected=row["bot"] in online) for row in rows]
 
 
 #: Decimals each float column keeps in JSON (``/api/leaderboard``): ratings to a tenth of a
@@ -106,14 +133,7 @@ DECIMALS = {"rating": 1, "rating_pm": 1, "elo": 1, "elo_pm": 1, "mu": 2, "mu_pm"
             "sigma": 2, "ordinal": 2, "score": 2, "p50_ms": 2, "p99_ms": 2}
 
 
-def iso_time(ts: object) -> str | None:
-    """Unix seconds as ISO 8601 UTC to the second (``2026-12-01T17:24:59Z``); None stays None."""
-    if not isinstance(ts, int | float) or not math.isfinite(ts):
-        return None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
-
-
-def json_row(row: Mapping[str, Any]) -> dict[str, Any]:
+def json_row(row: Mapping[str, object]) -> dict[str, object]:
     """A leaderboard row for JSON readers: floats rounded to :data:`DECIMALS`, NaN and infinity
     as None, ``last_seen`` (when the row has it) as :func:`iso_time`."""
     out = dict(row)

@@ -7,6 +7,7 @@ dict), wherever it came from: a replay file (``replay``) or Redis (``matches sho
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -15,6 +16,10 @@ from typing import Any
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+
+from sueca.arena.format import MISSING, end_word, outcome_words, score
+from sueca.engine import DEFAULT
+from sueca.engine.game import End
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 SUIT_WORDS = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
@@ -27,11 +32,21 @@ PIPE_WIDTH = 10_000
 
 
 def console(stderr: bool = False) -> Console:
-    """A rich console: fitted to a terminal; into a pipe or file, as wide as what it prints."""
+    """A rich console: fitted to a terminal; ``COLUMNS`` wide when that is set (a terminal's or
+    a pipe's: a person who asks for 60 columns gets 60); else, into a pipe or file, as wide as
+    what it prints."""
     out = Console(stderr=stderr, highlight=False)
-    if not out.is_terminal:
+    if not out.is_terminal and _columns() is None:
         out = Console(stderr=stderr, highlight=False, width=PIPE_WIDTH)
+    elif not out.is_terminal:
+        out = Console(stderr=stderr, highlight=False, width=_columns())
     return out
+
+
+def _columns() -> int | None:
+    """``COLUMNS`` as a width, or None when it is unset or not a positive number."""
+    value = os.environ.get("COLUMNS", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else None
 
 
 def stdout() -> Console:
@@ -50,7 +65,7 @@ def progress(total: int, label: str) -> Iterator[Callable[[int], None]]:
             pass
         yield ignore
         return
-    from rich.progress import (
+    from rich.progress import (  # deferred: only a terminal's progress bar needs it
         BarColumn,
         MofNCompleteColumn,
         Progress,
@@ -68,7 +83,7 @@ def progress(total: int, label: str) -> Iterator[Callable[[int], None]]:
         yield advance
 
 
-def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]],
+def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[object]],
           right: Sequence[str] = ()) -> Table:
     """A plain result table; columns named in ``right`` are right-aligned (numbers). Only the
     first column (names) and the last (free text) wrap on a narrow terminal, and a cell is
@@ -91,7 +106,7 @@ def card_text(name: str, style: str = "") -> Text:
 
 def _seat_label(seats: Sequence[str], seat: int | None) -> str:
     if seat is None:
-        return "-"
+        return MISSING
     name = seats[seat] if 0 <= seat < len(seats) else "?"
     return f"{seat} {name}"
 
@@ -104,14 +119,12 @@ def _team_label(seats: Sequence[str], team: int) -> str:
 
 def _variant_words(variant: Mapping[str, Any]) -> str:
     """The variant's non-default rules as key=value words ("default rules" if none)."""
-    from sueca.engine import DEFAULT
-
     default = DEFAULT.to_dict()
     words = [f"{k}={v}" for k, v in variant.items() if default.get(k) != v and k != "direction"]
     return " ".join(words) or "default rules"
 
 
-def render_match(record: Mapping[str, Any]) -> RenderableType:
+def render_match(record: Mapping[str, Any]) -> RenderableType:  # Any: a replay file's JSON
     """A ``sueca-replay/1`` record shown trick by trick: cards by seat, who took each trick and
     its points, then per deal the card points, the game points and the running cross score.
     Read defensively (a record from a file may lack any key): a mapping, not a ReplayRecord."""
@@ -132,12 +145,15 @@ def render_match(record: Mapping[str, Any]) -> RenderableType:
     winner = record.get("winner")
     gp = record.get("game_points") or cross
     end = record.get("end")
+    fault_seat = next((d.get("fault_seat") for d in reversed(record.get("deals") or [])
+                       if d.get("fault_seat") is not None), None)
+    fault_bot = seats[fault_seat] if isinstance(fault_seat, int) and 0 <= fault_seat < 4 else None
     final = Text()
-    if winner is None:
-        final.append(f"no winner ({end})", style="bold")
-    else:
-        final.append(f"{_team_label(seats, winner)} wins the match {gp[0]}-{gp[1]}", style="bold")
-        final.append(f" (end: {end})")
+    words = outcome_words(winner, gp, None if end is None else str(end), fault_bot)
+    if winner is not None:  # "team 0 (alice & bob) wins ...": the team's bots, named
+        words = words.replace(f"team {winner} wins", f"{_team_label(seats, winner)} wins the "
+                              "match", 1)
+    final.append(words, style="bold")
     parts.append(Text(""))
     parts.append(final)
     return Group(*parts)
@@ -153,7 +169,7 @@ def _render_deal(k: int, deal: Mapping[str, Any], seats: Sequence[str],
     title.append_text(card_text(trump))
     title.append(f" ({SUIT_WORDS.get(trump[-1:], '?')})")
     end = deal.get("end")
-    if end == "redeal":
+    if end == End.REDEAL:
         title.append("  thrown in: weak-hand redeal", style="yellow")
         return title
     t = Table(title=title, title_justify="left", header_style="bold", show_edge=False)
@@ -170,14 +186,14 @@ def _render_deal(k: int, deal: Mapping[str, Any], seats: Sequence[str],
         for i, c in enumerate(trick.get("cards") or []):
             seat = (leader + i) & 3
             style = "bold reverse" if seat == winner else ""
-            if winner is None and end == "renuncia" and seat == fault_seat and i == len(trick["cards"]) - 1:
+            if winner is None and end == End.RENUNCIA and seat == fault_seat and i == len(trick["cards"]) - 1:
                 style = "bold red"
             cell = card_text(str(c), style)
             if i == 0:
                 cell = Text("›", style="dim") + cell
             cells[seat] = cell
         if winner is None:
-            taken = Text(end or "-", style="red")
+            taken = Text(end_word(end) if end else MISSING, style="red")
         else:
             taken = Text(_seat_label(seats, winner))
         t.add_row(str(n), *cells, taken, str(trick.get("points", 0)))
@@ -186,11 +202,11 @@ def _render_deal(k: int, deal: Mapping[str, Any], seats: Sequence[str],
     cross[0] += gp[0]
     cross[1] += gp[1]
     foot = Text()
-    foot.append(f"card points {pts[0]}-{pts[1]}")
+    foot.append(f"card points {score(pts)}")
     foot.append(f"  game points +{gp[0]}/+{gp[1]}")
-    foot.append(f"  cross {cross[0]}-{cross[1]}", style="bold")
-    if end and end != "normal":
-        foot.append(f"  ended by {end}", style="red")
+    foot.append(f"  cross {score(cross)}", style="bold")
+    if end and end != End.NORMAL:
+        foot.append(f"  ended by a {end_word(end)}", style="red")
         if fault_seat is not None:
             foot.append(f" of seat {_seat_label(seats, fault_seat)}", style="red")
     return Group(t, foot)

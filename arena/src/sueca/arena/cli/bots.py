@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sueca.arena.cli.common import (
     Column,
@@ -13,13 +13,14 @@ from sueca.arena.cli.common import (
     clean,
     console,
     fitted_table,
-    fmt,
     open_store,
 )
+from sueca.arena.format import pm
+from sueca.arena.leaderboard import BoardRow, connected_bots, json_row, leaderboard
+from sueca.arena.store.bots import BotRegistry, BotRegistryError
 
 if TYPE_CHECKING:
     from sueca.arena.store import Store
-    from sueca.arena.store.bots import BotRegistry
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,7 +40,6 @@ def _registry(args: argparse.Namespace) -> tuple[Store, BotRegistry]:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from sueca.arena.store.bots import BotRegistryError
     _, registry = _registry(args)
     try:
         token = registry.add(args.name)
@@ -53,15 +53,18 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """The registered bots, by name, with the leaderboard's rating of record (its rank too) and
-    the live Elo beside it; a bot with no rated match is unrated."""
-    from sueca.arena.leaderboard import json_row, leaderboard
+    """The registered bots, by name, with the leaderboard's rating of record (its rank too),
+    the live Elo beside it and whether a referee lists it as connected; a bot with no rated
+    match is unrated."""
     store, registry = _registry(args)
     board = {r["bot"]: r for r in leaderboard(store)}
-    rows: list[dict[str, Any]] = []  # the --json rows: a bot's leaderboard row, or no games
+    online = connected_bots(store)
+    # the --json rows: a bot's leaderboard row, or no games (and whether it is connected)
+    rows: list[dict[str, object]] = []
     for name in registry.names():
         row = board.get(name)
-        rows.append(json_row(row) if row is not None else {"bot": name, "games": 0})
+        rows.append(json_row(row) if row is not None
+                    else {"bot": name, "games": 0, "connected": name in online})
     if args.json:
         print(json.dumps(clean(rows), indent=2))
         return 0
@@ -69,24 +72,29 @@ def cmd_list(args: argparse.Namespace) -> int:
         print("no bots registered: `sueca-arena bots add NAME`")
         return 0
     out = console()
-    cells = [[r["bot"] + (" ?" if r.get("provisional") else ""),
-              "unrated" if r.get("rating") is None else f"{r['rating']:.0f} ± {fmt(r['rating_pm'])}",
-              "" if r.get("rank") is None else str(r["rank"]), str(r.get("matches", 0)),
-              "" if r.get("elo") is None else f"{r['elo']:.0f} ± {fmt(r['elo_pm'])}"]
-             for r in rows]
+    cells = [_cells(board.get(str(r["bot"])), str(r["bot"]), name in online)
+             for r, name in ((r, str(r["bot"])) for r in rows)]
     out.print(fitted_table("Bots", "rating: the leaderboard's rating of record, 95% interval "
-                           "· ? provisional · live Elo: incremental", _COLUMNS, cells, out,
-                           name=0))
+                           "· ? provisional · live Elo: incremental · online: connected to a "
+                           "referee now", columns=_COLUMNS, rows=cells, out=out, name=0))
     return 0
 
 
-# (header, drop rank): the name and the rating of record always; live Elo is dropped first
+def _cells(row: BoardRow | None, name: str, connected: bool) -> list[str]:
+    if row is None:
+        return [name, "unrated", "", "0", "", "yes" if connected else "no"]
+    return [name + (" ?" if row["provisional"] else ""), pm(row["rating"], row["rating_pm"]),
+            str(row["rank"]), str(row["matches"]), pm(row["elo"], row["elo_pm"]),
+            "yes" if connected else "no"]
+
+
+# (header, drop rank): the name, the rating of record and whether it is online always;
+# live Elo is dropped first
 _COLUMNS: tuple[Column, ...] = (("bot", None), ("rating ±95%", None), ("rank", 2),
-                                ("rated\nmatches", 1), ("live Elo", 0))
+                                ("rated\nmatches", 1), ("live Elo", 0), ("on-\nline", None))
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
-    from sueca.arena.store.bots import BotRegistryError
     _, registry = _registry(args)
     try:
         registry.remove(args.name)

@@ -7,22 +7,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-from collections.abc import Callable, Sequence
+import socket
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from rich.cells import cell_len
+from rich.console import Console
+from rich.table import Table
+
+from sueca.arena.format import clean, fmt
+from sueca.arena.render import console as make_console
 from sueca.arena.settings import current
+from sueca.referee.security import operator_token_from_env
+from sueca.sdk.channels import CredentialsError, client_tls_from_env
 from sueca.sdk.cli import Bounded, UserError
 
 if TYPE_CHECKING:
-    from rich.console import Console
-    from rich.table import Table
-
     from sueca.arena.store import Store
 
 __all__ = ["Bounded", "UserError", "add_redis", "add_port", "redis_url", "add_redis_action",
            "open_store", "fmt", "clean", "emit", "console", "check_operator_settings",
-           "check_port_free", "Column", "fitted_table"]
+           "check_port_free", "Column", "fitted_table", "fit_columns"]
 
 
 def add_redis(parser: argparse.ArgumentParser, default: Any = None) -> None:
@@ -84,21 +89,6 @@ def open_store(args: argparse.Namespace) -> Store:
         raise UserError(str(err)) from None
 
 
-def fmt(x: float | None, digits: int = 0) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isinf(x)) else f"{x:.{digits}f}"
-
-
-def clean(x: Any) -> Any:
-    """JSON-safe: no inf/nan."""
-    if isinstance(x, float) and (math.isinf(x) or math.isnan(x)):
-        return None
-    if isinstance(x, dict):
-        return {k: clean(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [clean(v) for v in x]
-    return x
-
-
 def emit(args: argparse.Namespace, data: _Data, show: Callable[[_Data], object]) -> None:
     """``data`` as JSON with ``--json`` (no inf/nan), else ``show(data)``."""
     if args.json:
@@ -108,60 +98,78 @@ def emit(args: argparse.Namespace, data: _Data, show: Callable[[_Data], object])
 
 
 def console(stderr: bool = False) -> Console:
-    """A rich console (:func:`sueca.arena.render.console`): fitted to a terminal, unbounded
-    into a pipe or file, so piped output never cuts or wraps an id or a name."""
-    from sueca.arena.render import console as make
-    return make(stderr)
+    """A rich console (:func:`sueca.arena.render.console`): fitted to a terminal or to
+    ``COLUMNS``, else unbounded into a pipe or file, so piped output never cuts an id or a
+    name unless a width was asked for."""
+    return make_console(stderr)
 
 
 #: a column: (header, drop rank: None never dropped, else lower ranks go first when narrow)
 Column = tuple[str, int | None]
 
 
-def fitted_table(title: str, caption: str, columns: Sequence[Column],
+def fit_columns(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int, *,
+                names: Collection[int] = ()) -> list[int]:
+    """The columns of a table that fit ``width`` (indexes, in order): those with a drop rank
+    are left out, lowest first, until every cell fits whole on its line and the ``names``
+    columns (bots' names, several to a cell separated by spaces) fit at their longest word. A
+    droppable name column goes only when even 3 characters of each name do not fit."""
+    need = _needs(columns, rows)
+    word = _words(columns, rows, names)
+    keep = list(range(len(columns)))
+    for i in sorted((i for i, (_, d) in enumerate(columns) if d is not None),
+                    key=lambda i: columns[i][1] or 0):
+        if _width(keep, need, word) <= width:
+            break
+        if i in names and _width(keep, need, word, 3) <= width:
+            continue
+        keep.remove(i)
+    return keep
+
+
+def _needs(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> list[int]:
+    return [max([cell_len(line) for line in head.split("\n")] + [cell_len(r[i]) for r in rows])
+            for i, (head, _) in enumerate(columns)]
+
+
+def _words(columns: Sequence[Column], rows: Sequence[Sequence[str]],
+           names: Collection[int]) -> dict[int, int]:
+    """A name column's narrowest width that cuts no name: its longest word (a name or a header
+    word); at that width its cells wrap between the names they list."""
+    return {i: max(cell_len(w) for cell in [columns[i][0], *(r[i] for r in rows)]
+                   for w in [*cell.split(), ""]) for i in names}
+
+
+def _width(cols: list[int], need: list[int], word: dict[int, int],
+           name_min: int | None = None) -> int:
+    """A table's width: the content, a space either side of each cell, the rules."""
+    return sum(min(need[i], word[i] if name_min is None else name_min) if i in word
+               else need[i] for i in cols) + 3 * len(cols) + 1
+
+
+def fitted_table(title: str, caption: str, *, columns: Sequence[Column],
                  rows: Sequence[Sequence[str]], out: Console,
                  name: int | Sequence[int] = 1, whole: Sequence[int] = ()) -> Table:
     """A rich Table fitted to ``out``'s width, cutting nothing: the columns in ``whole`` (ids)
-    are always shown on one line; the ``name`` column(s) (bots' names, several to a cell
-    separated by spaces) may wrap between names but fold inside a name only as a last resort;
-    every other cell keeps its full width. When the table is too wide, the columns with a drop
-    rank are left out, lowest first, until every name fits whole, which the caption then says;
-    only when no such column is left do names fold (never below 3 characters). Headers may hold
-    newlines. Into a pipe or file (:func:`console`) the width is unbounded, so nothing is
-    dropped, wrapped or folded."""
-    from rich.cells import cell_len
-    from rich.table import Table
+    are always shown on one line; the ``name`` column(s) may wrap between names but fold
+    inside a name only as a last resort; every other cell keeps its full width. When the table
+    is too wide, :func:`fit_columns` leaves columns out, which the caption then says; only when
+    no droppable column is left do names fold (never below 3 characters). Headers may hold
+    newlines. Into a pipe or file (:func:`console`) without ``COLUMNS`` the width is
+    unbounded, so nothing is dropped, wrapped or folded."""
     names = {name} if isinstance(name, int) else set(name)
-    need = [max([cell_len(line) for line in head.split("\n")] + [cell_len(r[i]) for r in rows])
-            for i, (head, _) in enumerate(columns)]
-    # a name column's narrowest width that cuts no name: its longest word (a name or a header
-    # word); at that width its cells wrap between the names they list
-    word = {i: max(cell_len(w) for cell in [columns[i][0], *(r[i] for r in rows)]
-                   for w in [*cell.split(), ""]) for i in names}
-    keep = list(range(len(columns)))
-
-    def width(cols: list[int], name_min: int | None = None) -> int:  # content, a space each
-        return sum(min(need[i], word[i] if name_min is None else name_min) if i in names
-                   else need[i] for i in cols) + 3 * len(cols) + 1  # side, the rules
-
-    dropped = []
-    for i in sorted((i for i, (_, d) in enumerate(columns) if d is not None),
-                    key=lambda i: columns[i][1] or 0):
-        if width(keep) <= out.width:
-            break
-        # a droppable name column goes only when even 3 characters of each name do not fit
-        if i in names and width(keep, 3) <= out.width:
-            continue
-        keep.remove(i)
-        dropped.append(columns[i][0].replace("\n", " "))
+    need = _needs(columns, rows)
+    word = _words(columns, rows, names)
+    keep = fit_columns(columns, rows, out.width, names=names)
+    dropped = [columns[i][0].replace("\n", " ") for i in range(len(columns)) if i not in keep]
     if dropped:
         caption += f" · too narrow to show: {', '.join(dropped)} (--json has every column)"
     # still too wide with every droppable column gone: the names fold below their longest
     # (never below 3), so that the table fits and rich cuts nothing at the screen's edge
     shown_names = [i for i in keep if i in names]
     fold: int | None = None
-    if shown_names and width(keep) > out.width:
-        fold = max(3, (out.width - width(keep, 0)) // len(shown_names))
+    if shown_names and _width(keep, need, word) > out.width:
+        fold = max(3, (out.width - _width(keep, need, word, 0)) // len(shown_names))
     table = Table(title=title, caption=caption)
     for i in keep:
         head = columns[i][0]
@@ -182,8 +190,6 @@ def fitted_table(title: str, caption: str, columns: Sequence[Column],
 def check_operator_settings() -> None:
     """TLS and operator-token settings are read now, once, so that a bad CA path or a blank
     token stops a worker or scheduler with one line instead of failing every match later."""
-    from sueca.referee.security import operator_token_from_env
-    from sueca.sdk.channels import CredentialsError, client_tls_from_env
     try:
         client_tls_from_env()
         operator_token_from_env()
@@ -195,7 +201,6 @@ def check_port_free(host: str, port: int, what: str, hint: str) -> None:
     """A UserError now if ``port`` cannot be listened on, for a server that would otherwise
     start without it (a Celery worker's metrics are served from a signal handler, whose
     errors Celery only logs). A socket in TIME_WAIT does not count, as for the server."""
-    import socket
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

@@ -12,10 +12,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NotRequired, ParamSpec, TypedDict, TypeVar
 
 from sueca.arena.cli.common import Bounded, UserError, add_port, add_redis, clean, open_store
+from sueca.arena.ratings.fit import PRIOR_SD, PROVISIONAL_GAMES
+from sueca.arena.retention import archived_results
+from sueca.arena.settings import current
+from sueca.arena.store.errors import RatingsError
+from sueca.arena.store.ratings import Archive, load_config, rebuild, save_config
 
 if TYPE_CHECKING:
     from sueca.arena.store import Store
-    from sueca.arena.store.ratings import Archive
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -68,13 +72,11 @@ def _trimmed(args: argparse.Namespace) -> Archive | None:
     """``rebuild``'s ``trimmed``: the archive's entries, read when the rebuild asks."""
     if args.archive is None:
         return None
-    from sueca.arena.retention import archived_results
     return lambda: archived_results(args.archive)
 
 
 def _run(fn: Callable[_P, _R], *a: _P.args, **kw: _P.kwargs) -> _R:
     """``fn(*a, **kw)`` with a bad archive or a trimmed log as a user error."""
-    from sueca.arena.store.errors import RatingsError
     try:
         return fn(*a, **kw)
     except (RatingsError, ValueError, OSError) as err:
@@ -82,7 +84,6 @@ def _run(fn: Callable[_P, _R], *a: _P.args, **kw: _P.kwargs) -> _R:
 
 
 def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
-    from sueca.arena.store.ratings import rebuild
     store = open_store(args)
     report = _run(rebuild, store, elo_k=args.elo_k, write=not args.check, trimmed=_trimmed(args))
     same = report["max_diff"] == 0.0
@@ -114,8 +115,6 @@ class RatingSettings(TypedDict):
 
 
 def _settings(store: Store) -> RatingSettings:
-    from sueca.arena.ratings.fit import PRIOR_SD, PROVISIONAL_GAMES
-    from sueca.arena.store.ratings import load_config
     elo_k, initial = load_config(store)
     return {"elo_k": elo_k, "elo_initial": initial, "record_prior_sd": PRIOR_SD,
             "provisional_games": PROVISIONAL_GAMES}
@@ -132,7 +131,6 @@ def _print_settings(cfg: RatingSettings) -> None:
 
 
 def cmd_ratings_show_config(args: argparse.Namespace) -> int:
-    from sueca.arena.settings import current
     cfg = _settings(open_store(args))
     env_k = current().elo_k
     cfg["env_elo_k_ignored"] = env_k if env_k != cfg["elo_k"] else None
@@ -147,7 +145,6 @@ def cmd_ratings_show_config(args: argparse.Namespace) -> int:
 
 
 def cmd_ratings_set_config(args: argparse.Namespace) -> int:
-    from sueca.arena.store.ratings import save_config
     if args.elo_k is None and args.initial is None:
         raise UserError("nothing to change: give --elo-k K and/or --initial R "
                         "(`ratings show-config` shows the stored values)")
@@ -165,8 +162,8 @@ def cmd_ratings_set_config(args: argparse.Namespace) -> int:
 
 
 def cmd_ratings_exporter(args: argparse.Namespace) -> int:
-    from sueca.arena.celery_app import QUEUE
-    from sueca.arena.metrics import serve_ratings
+    from sueca.arena.celery_app import QUEUE  # deferred: Celery, most of a second of start-up
+    from sueca.arena.metrics import serve_ratings  # deferred: the exporter's alone
     store = open_store(args)
     try:
         serve_ratings(args.metrics_port, store, args.addr, queue=QUEUE)

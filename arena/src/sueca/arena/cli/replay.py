@@ -94,7 +94,7 @@ def _show_stored(args: argparse.Namespace) -> int:
                         "pass --redis URL or set SUECA_REDIS_URL")
     store = open_store(args)
     try:
-        return show_match(store, args.target, args.json, replay_only=True)
+        return show_match(store, args.target, as_json=args.json, replay_only=True)
     except UserError as err:
         raise UserError(f"{err}: no replay file by that name, nor a match with that id in "
                         "Redis") from None

@@ -104,7 +104,7 @@ def print_table(report: TournamentReport, out: Console | None = None) -> None:
         f"Tournament {report['tournament']} — {format_words(report)} — "
         f"{report['recorded']}/{report['matches']} matches",
         "forfeits: matches lost by a timeout, disconnect or bot error of the bot (renúncias are counted "
-        "on the leaderboard)", columns, rows, out)
+        "on the leaderboard)", columns=columns, rows=rows, out=out)
     out.print(table)
     if report.get("archived"):
         out.print(f"[yellow]note[/]: {report['archived']} more results of this tournament were "
@@ -275,8 +275,8 @@ def cmd_tournament_list(args: argparse.Namespace) -> int:
               str(r["failed"]), str(r["total"])] for r in rows]
     columns: tuple[Column, ...] = (("id", None), ("bots", None), ("status", 3), ("done", 2),
                                    ("failed", 1), ("total", 0))
-    out.print(fitted_table("Tournaments", f"{len(rows)} most recent", columns, cells, out,
-                           name=1, whole=(0,)))
+    out.print(fitted_table("Tournaments", f"{len(rows)} most recent", columns=columns,
+                           rows=cells, out=out, name=1, whole=(0,)))
     return 0
 
 

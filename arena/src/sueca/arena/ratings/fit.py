@@ -127,13 +127,13 @@ class Fit:
                    dict(d["theta"]), float(d["initial"]), int(d.get("iterations", 0)))
 
 
-def fit(stats: Mapping[str, Sequence[float]], initial: float = 1500.0,
+def fit(stats: Mapping[str, Sequence[float]], initial: float = 1500.0, *,
         prior_sd: float = PRIOR_SD, start: Mapping[str, float] | None = None,
         tol: float = 1e-6, max_iter: int = 50) -> Fit:
     """The MAP fit of the matchup counts ``stats`` (see :func:`add_result`); ``start`` (natural
     units by bot, e.g. a previous fit's ``theta``) warm-starts it (straight to the chord
     method)."""
-    import numpy as np
+    import numpy as np  # deferred: numpy is most of a second to import, paid only by a fit
     keys = list(stats)
     parsed = json.loads("[" + ",".join(keys) + "]") if keys else []
     names = sorted({b for items in parsed for b, _ in items})
@@ -171,13 +171,13 @@ def fit(stats: Mapping[str, Sequence[float]], initial: float = 1500.0,
     theta = np.array([float((start or {}).get(b, 0.0)) for b in names])
     theta -= theta.mean()  # the prior's mean: the fit's mean is 0 at the optimum
 
-    def hessian(p: Any) -> Any:
+    def hessian(p: Any) -> Any:  # Any: numpy arrays (numpy is imported in the function)
         h: Any = np.bincount(hc, weights=hk * (n * p * (1.0 - p))[hr], minlength=nb * nb)
         h = h.reshape(nb, nb)
         h[np.diag_indices(nb)] += prec
         return h
 
-    def gradient(theta: Any) -> tuple[Any, Any]:
+    def gradient(theta: Any) -> tuple[Any, Any]:  # Any: numpy arrays, as hessian's
         eta = np.bincount(er, weights=ec * theta[eb], minlength=len(keys))
         p = 0.5 * (1.0 + np.tanh(0.5 * eta))  # the logistic function, without overflow
         return np.bincount(eb, weights=ec * (w - n * p)[er], minlength=nb) - prec * theta, p

@@ -136,7 +136,9 @@ class Ratings:
     def __init__(self, elo_k: float = DEFAULT_ELO_K, elo_initial: float = DEFAULT_ELO_INITIAL,
                  bots: Mapping[str, Rating] | None = None,
                  pending: Mapping[str, ResultEntry] | None = None) -> None:
-        from openskill.models import PlackettLuce
+        # openskill's models are 0.1 s to import, which every command's parser would pay (it
+        # imports the leaderboard, hence this module) for a fold few commands run
+        from openskill.models import PlackettLuce  # deferred: 0.1 s of every command's start-up
         self.elo_k = float(elo_k)
         self.elo_initial = float(elo_initial)
         self.model = PlackettLuce()

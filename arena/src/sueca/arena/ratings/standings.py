@@ -17,6 +17,7 @@ from sueca.arena.ratings.live import (
     sides,
 )
 from sueca.arena.records import ResultEntry
+from sueca.engine.game import End
 
 __all__ = ["StandingsRow", "standings"]
 
@@ -96,7 +97,7 @@ def standings(results: Iterable[ResultEntry], elo_k: float = DEFAULT_ELO_K,
                 r["gp_for"] += res["game_points"][team]
                 r["gp_against"] += res["game_points"][1 - team]
         fault_bot = res.get("fault_bot")
-        if fault_bot and res.get("end") in ("timeout", "disconnect", "bot_error"):
+        if fault_bot and res.get("end") in (End.TIMEOUT, End.DISCONNECT, End.BOT_ERROR):
             row(fault_bot)["faults"] += 1
         pair = res.get("pair") or ""
         if not pair:

@@ -46,8 +46,15 @@ class BotRegistry(StoreBase):
     """Registered bots (``bots``) and their salted token hashes (``bot:{name}``)."""
 
     def add(self, name: str) -> str:
-        """Register ``name`` and return its new token (shown once); refuses an existing name."""
+        """Register ``name`` and return its new token (shown once); refuses an existing name,
+        and one that differs from a registered name only in case (``mygreedy`` beside
+        ``MyGreedy`` would be two bots that people, and case-blind file systems, take for one).
+        """
         check_name(name)
+        twin = self.case_twin(name)
+        if twin is not None:
+            raise BotRegistryError(f"bot {name!r} differs only in case from the registered bot "
+                                   f"{twin!r}: choose another name, or use {twin!r}")
         token = f"{name}.{secrets.token_urlsafe(24)}"
         salt = secrets.token_hex(16)
         created = self.r.hsetnx(self.keys.bot(name), "salt", salt)
@@ -72,7 +79,7 @@ class BotRegistry(StoreBase):
 
     def remove(self, name: str) -> None:
         if not self.r.exists(self.keys.bot(name)):
-            raise BotRegistryError(f"unknown bot {name!r}")
+            raise BotRegistryError(f"unknown bot {name!r}{self.case_hint(name)}")
         pipe = self.r.pipeline()
         pipe.delete(self.keys.bot(name))
         pipe.srem(self.keys.bots(), name)
@@ -83,6 +90,21 @@ class BotRegistry(StoreBase):
 
     def exists(self, name: str) -> bool:
         return bool(self.r.sismember(self.keys.bots(), name))
+
+    def case_twin(self, name: str) -> str | None:
+        """A registered name other than ``name`` that equals it but for case, if any (an arena
+        registered before names were told apart regardless of case may hold several: the
+        first by name order)."""
+        folded = name.casefold()
+        return next((n for n in self.names() if n != name and n.casefold() == folded), None)
+
+    def case_hint(self, name: str) -> str:
+        """For a message about an unknown ``name``: ``" (did you mean 'MyGreedy'?)"`` when a
+        registered name differs from it only in case, else ``""``."""
+        if self.exists(name):
+            return ""
+        twin = self.case_twin(name)
+        return "" if twin is None else f" (did you mean {twin!r}?)"
 
     def verify(self, name: str, token: str) -> bool:
         """True only for the token issued to ``name``; constant-time compare."""

@@ -313,7 +313,7 @@ def fit_of_record(store: BotStatsStore) -> Fit:
     return new
 
 
-def rebuild(store: BotStatsStore, elo_k: float | None = None, write: bool = True,
+def rebuild(store: BotStatsStore, elo_k: float | None = None, *, write: bool = True,
             elo_initial: float | None = None, _catch_up: bool = True,
             trimmed: Archive | None = None) -> RebuildReport:
     """Recompute every rating from the results log; with ``write``, replace the live ones (and

@@ -1,11 +1,13 @@
-"""The web front end: a Starlette (ASGI) app over :class:`~sueca.arena.web.data.LeagueView`.
+"""The web front end: a Starlette (ASGI) app over the league's read model
+(:class:`~sueca.arena.league.view.LeagueView`).
 
 Pages: ``/`` (a featured match replayed at a person's pace, and the leaderboard),
 ``/bots/{name}``, ``/matches``, ``/matches/{id}`` (the replay viewer, or the live board),
 ``/tournaments``, ``/tournaments/{id}``. JSON: the same under ``/api/`` (``/api/leaderboard``,
 ``/api/matches``, ``/api/matches/{id}``, ``/api/bots/{name}``, ``/api/tournaments/{id}``), and
 ``/api/featured`` (the front page's next match). Times for people are ISO 8601 UTC, and the
-leaderboard's floats are rounded (:func:`sueca.arena.leaderboard.json_row`).
+leaderboard's floats are rounded (:func:`sueca.arena.leaderboard.json_row`); numbers and missing
+values read as the CLI writes them (:mod:`sueca.arena.format`).
 Only GET and HEAD exist, and no handler writes to Redis. An unknown id is a 404 and a bad query
 parameter a 400, each as a page (or a JSON ``{"error"}`` under ``/api/``) quoting the bad value;
 Redis out of reach is a 503; anything else a bare 500 — never a traceback.
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import threading
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -28,19 +29,29 @@ from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sueca.arena.leaderboard import iso_time, json_row
+from sueca.arena.format import clean, fmt, iso_time, ms, when
+from sueca.arena.leaderboard import json_row
+from sueca.arena.league.limits import MATCH_ENDS
+from sueca.arena.league.rows import BadQuery, NotFound, check_page
+from sueca.arena.league.view import LeagueView
+from sueca.arena.match_job import replicas
 from sueca.arena.ratings.fit import PROVISIONAL_GAMES
+from sueca.arena.records import MatchStatus
+from sueca.arena.redisproc import default_url
+from sueca.arena.retention import schedule_status
 from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
-from sueca.arena.web.data import MATCH_ENDS, BadQuery, LeagueView, NotFound, check_page
 from sueca.arena.web.live import NotLive, Slots, TooMany, open_watch, sse
 from sueca.arena.web.plot import rating_plot
 from sueca.arena.web.viewer import parse_position, places, position, query
 from sueca.engine.game import FAULT_ENDS
+from sueca.sdk.logs import setup
 
 log = logging.getLogger("sueca.arena.web")
 TEMPLATES = Path(__file__).parent / "templates"
@@ -48,46 +59,23 @@ MAX_ID = 200  # longer ids are no id of ours: 404 without asking Redis
 FEATURED_MS = 1000  # the front page's featured match: milliseconds a card (a person's pace)
 
 
-def _clean(value: Any) -> Any:
-    """JSON has no NaN or infinity: None instead (as the CLI's ``--json``)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
-
-
-def _when(ts: Any) -> str:
-    try:
-        return time.strftime("%Y-%m-%d %H:%M", time.gmtime(float(ts)))
-    except (TypeError, ValueError):
-        return ""
-
-
-def _fmt(value: Any, digits: int = 0) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "–"
-    return f"{value:.{digits}f}"
-
-
 def _q(request: Request, name: str) -> str | None:
     value = request.query_params.get(name)
     return None if value is None or value == "" else value
 
 
-def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
+def create_app(store: Store, referees: Sequence[str] = ()) -> ServerTiming:
     """The app over ``store``; live spectating asks ``referees`` first, then every replica
     :func:`sueca.arena.match_job.replicas` knows."""
     view = LeagueView(store)
     slots = Slots()
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
-    env.filters.update(when=_when, fmt=_fmt)
+    env.filters.update(when=when, fmt=fmt, ms=ms)
     env.globals["provisional_games"] = PROVISIONAL_GAMES  # the leaderboard's ? mark
 
-    def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-        def url(**changes: Any) -> str:
+    def page(request: Request, name: str, status: int = 200,
+             **context: Any) -> HTMLResponse:  # Any: a template's context, any value
+        def url(**changes: object) -> str:
             params = dict(request.query_params)
             params.update({k: str(v) for k, v in changes.items() if v is not None})
             return request.url.path + "?" + urlencode(params)
@@ -97,9 +85,10 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
     def api(request: Request) -> bool:
         return request.url.path.startswith("/api/")
 
-    def answer(request: Request, data: Any, template: str, **context: Any) -> Response:
+    def answer(request: Request, data: object, template: str,
+               **context: Any) -> Response:  # Any: a template's context, any value
         if api(request):
-            return JSONResponse(_clean(data))
+            return JSONResponse(clean(data))
         return page(request, template, data=data, **context)
 
     def ident(request: Request, name: str) -> str:
@@ -114,7 +103,7 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
         p, per = check_page(_q(request, "page") or 1, _q(request, "per") or 50)
         total = len(rows)
         if api(request):
-            return JSONResponse(_clean([json_row(r) for r in rows[(p - 1) * per: p * per]]))
+            return JSONResponse(clean([json_row(r) for r in rows[(p - 1) * per: p * per]]))
         return page(request, "leaderboard.html", rows=rows[(p - 1) * per: p * per],
                     places=places(None), featured_ms=FEATURED_MS,
                     page_no=p, pages=max(1, -(-total // per)), total=total,
@@ -123,21 +112,22 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
     def bot(request: Request) -> Response:
         data = view.bot(ident(request, "name"))
         if api(request):
-            return JSONResponse(_clean({**data, "last_seen": iso_time(data["last_seen"])}))
+            return JSONResponse(clean({**data, "last_seen": iso_time(data["last_seen"])}))
         kinds = list(dict.fromkeys([*data["faults"], *(str(e) for e in FAULT_ENDS)]))
         return page(request, "bot.html", data=data, plot=rating_plot(data["history"]),
                     fault_kinds=kinds)
 
     def matches(request: Request) -> Response:
         data = view.matches(_q(request, "page") or 1, _q(request, "per") or 50,
-                            _q(request, "tournament"), _q(request, "bot"), _q(request, "end"))
+                            tournament=_q(request, "tournament"), bot=_q(request, "bot"),
+                            end=_q(request, "end"))
         return answer(request, data, "matches.html", ends=MATCH_ENDS,
                       filters={k: _q(request, k) or "" for k in ("tournament", "bot", "end")})
 
     def match(request: Request) -> Response:
         data = view.match(ident(request, "mid"))
         if api(request):
-            return JSONResponse(_clean(data))
+            return JSONResponse(clean(data))
         pos = None
         if data["replay"] is not None:
             pos = position(data["replay"], *parse_position(
@@ -146,7 +136,7 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
             raise BadQuery(f"match {data['match']['id']!r} has no replay to show yet "
                            f"({data['hidden'] or 'no replay recorded'})")
         status = data["match"].get("status")
-        watchable = status not in ("done", "failed") and not data["match"].get("pair")
+        watchable = status not in (MatchStatus.DONE, MatchStatus.FAILED) and not data["match"].get("pair")
         variant = data["match"]["spec"].get("variant") or {}
         return page(request, "match.html", data=data, pos=pos, watchable=watchable, query=query,
                     seats=data["match"]["spec"].get("bots") or ["?"] * 4,
@@ -154,9 +144,6 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
 
     async def live(request: Request) -> Response:
         """``/api/matches/{id}/live``: the match's public events as server-sent events."""
-        from starlette.concurrency import run_in_threadpool
-
-        from sueca.arena.match_job import replicas
         mid = ident(request, "mid")
         await run_in_threadpool(view.live, mid)
         known = list(referees) + [a for a in await run_in_threadpool(replicas, store)
@@ -184,7 +171,7 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
     def featured(request: Request) -> Response:
         """``/api/featured?skip=ID``: the match the front page replays next (not ``skip``)."""
         skip = _q(request, "skip")
-        return JSONResponse(_clean(view.featured(None if skip is None else skip[:MAX_ID])))
+        return JSONResponse(clean(view.featured(None if skip is None else skip[:MAX_ID])))
 
     def tournaments(request: Request) -> Response:
         return answer(request, view.tournaments(), "tournaments.html")
@@ -193,7 +180,6 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
         return answer(request, view.tournament(ident(request, "tid")), "tournament.html")
 
     def health(request: Request) -> Response:
-        from sueca.arena.retention import schedule_status
         store.ping()  # retention: serve's hourly policy and last run (None: not scheduled)
         return JSONResponse({"ok": True, "retention": schedule_status(store)})
 
@@ -241,7 +227,7 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
     routes.append(Route("/api/featured", featured, methods=["GET", "HEAD"]))
     routes.append(Route("/api/matches/{mid}/live", live, methods=["GET"]))
     @contextlib.asynccontextmanager
-    async def lifespan(app: Any) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # fold the results log now, not in the first visitor's request (5 s at 100,000 matches)
         threading.Thread(target=_warm, args=(view,), name="web-warm-up", daemon=True).start()
         yield
@@ -260,16 +246,16 @@ class ServerTiming:
     """ASGI middleware: every response says how long the app took, ``Server-Timing: app;dur=MS``
     (browsers' developer tools show it; ``sueca-arena bench web`` reads it)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         t0 = time.perf_counter()
 
-        async def timed(message: Any) -> None:
+        async def timed(message: Message) -> None:
             if message["type"] == "http.response.start":
                 ms = (time.perf_counter() - t0) * 1000.0
                 message = {**message, "headers": [*message.get("headers", []),
@@ -279,11 +265,9 @@ class ServerTiming:
         await self.app(scope, receive, timed)
 
 
-def from_env() -> Any:
+def from_env() -> ServerTiming:
     """The app over ``SUECA_REDIS_URL`` and ``SUECA_KEY_PREFIX`` (uvicorn's ``--factory``);
     spectators are served from ``SUECA_REFEREES`` and the replicas' heartbeats."""
-    from sueca.arena.redisproc import default_url
-    from sueca.sdk.logs import setup
     setup()  # SUECA_LOG_FORMAT: uvicorn's own loggers go through the same handler
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).handlers.clear()

@@ -4,7 +4,7 @@
 Only what the referee streams to any spectator goes out — the seats, each deal's dealer and
 turned trump, each card as it is played, trick and deal results — never a hand. And, as for
 replays, not a duplicate half whose twin is still to be played: its cards would be the twin's
-decks (:meth:`~sueca.arena.web.data.LeagueView.match` says so in ``hidden``).
+decks (:meth:`~sueca.arena.league.view.LeagueView.match` says so in ``hidden``).
 
 The referee running the match is not in Redis until the result is, so each known replica
 (``SUECA_REFEREES`` and the replicas' heartbeats) is asked in turn; the one that does not answer

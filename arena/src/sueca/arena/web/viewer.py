@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sueca.arena.web.data import BadQuery
+from sueca.arena.league.rows import BadQuery
 
 SUITS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 SUIT_ORDER = "CDHS"
