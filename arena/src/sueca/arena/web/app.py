@@ -37,6 +37,7 @@ from sueca.arena.leaderboard import iso_time, json_row
 from sueca.arena.ratings.fit import PROVISIONAL_GAMES
 from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
 from sueca.arena.web.data import MATCH_ENDS, BadQuery, LeagueView, NotFound, check_page
+from sueca.arena.web.endpoints import ENDPOINTS, FAVICON
 from sueca.arena.web.live import NotLive, Slots, TooMany, open_watch, sse
 from sueca.arena.web.plot import rating_plot
 from sueca.arena.web.viewer import parse_position, places, position, query
@@ -197,6 +198,14 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
         store.ping()  # retention: serve's hourly policy and last run (None: not scheduled)
         return JSONResponse({"ok": True, "retention": schedule_status(store)})
 
+    def api_index(request: Request) -> Response:
+        """``/api/``: the JSON endpoints, each with its method and what it returns."""
+        return JSONResponse({"endpoints": list(ENDPOINTS)})
+
+    def favicon(request: Request) -> Response:
+        return Response(FAVICON, media_type="image/svg+xml",
+                        headers={"Cache-Control": "public, max-age=86400"})
+
     # -- errors -----------------------------------------------------------------------------
     def error(request: Request, status: int, message: str) -> Response:
         if api(request):
@@ -240,6 +249,9 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> Any:
     routes.append(Route("/api/health", health, methods=["GET", "HEAD"]))
     routes.append(Route("/api/featured", featured, methods=["GET", "HEAD"]))
     routes.append(Route("/api/matches/{mid}/live", live, methods=["GET"]))
+    routes.append(Route("/api/", api_index, methods=["GET", "HEAD"]))
+    for icon in ("/favicon.svg", "/favicon.ico"):
+        routes.append(Route(icon, favicon, methods=["GET", "HEAD"]))
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         # fold the results log now, not in the first visitor's request (5 s at 100,000 matches)
