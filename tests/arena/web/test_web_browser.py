@@ -4,8 +4,9 @@
 
 Every page is visited at 1280 px and at 390 px (a phone: DevTools' device-metrics override, as
 a headless window is at least 500 px wide) and must not scroll sideways: the page is no wider than
-the window, and no element reaches past it unless it is inside a box that scrolls itself. Pages
-are saved as full-page screenshots under the test's temporary folder (NAME.png at 1280,
+the window, and no element reaches past it unless it is inside a box that scrolls itself; what a
+person looks for on a page (a match's teams, winner and score; the viewer's buttons) is on
+screen, not in a box scrolled sideways. Pages are saved as full-page screenshots under the test's temporary folder (NAME.png at 1280,
 NAME-390.png at 390; with ``SUECA_SCREENSHOTS=DIR`` also in DIR: that is how
 ``docs/screenshots`` is refreshed).
 """
@@ -17,6 +18,7 @@ import os
 import shutil
 import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -103,6 +105,28 @@ def fits(browser: Any, what: str) -> None:
     assert not bad, f"{what} at {w} px is wider than the screen: {bad}"
 
 
+def on_screen(browser: Any, px: int, *selectors: str) -> None:
+    """Each selector's first element is shown and wholly inside the window's width (no scrolling
+    box hides it) and on the page's height."""
+    for css in selectors:
+        box = browser.execute_script("""
+            const e = document.querySelector(arguments[0]);
+            if (!e) return null;
+            const r = e.getBoundingClientRect();
+            let clipped = false;
+            for (let p = e.parentElement; p; p = p.parentElement) {
+              const q = p.getBoundingClientRect(), o = getComputedStyle(p).overflowX;
+              if ((o === 'auto' || o === 'scroll' || o === 'hidden') &&
+                  (r.left < q.left - 1 || r.right > q.right + 1)) clipped = true;
+            }
+            return {left: r.left, right: r.right, width: r.width, height: r.height,
+                    clipped: clipped, shown: e.checkVisibility()};
+        """, css)
+        assert box is not None, f"no {css} on the page"
+        assert box["shown"] and box["width"] > 0 and box["height"] > 0, (css, box)
+        assert box["left"] >= 0 and box["right"] <= px + 1 and not box["clipped"], (css, px, box)
+
+
 @pytest.fixture
 def shoot(browser: Any, tmp_path: Path):
     """``shoot(name)`` saves the whole page as NAME.png in tmp_path (and in $SUECA_SCREENSHOTS)."""
@@ -174,6 +198,8 @@ def test_replay_viewer_steps_card_by_card(arena: Serve, browser: Any, shoot: Any
     deal = next(d for d in rec["deals"] if len(d["tricks"]) == 10)
     k = rec["deals"].index(deal) + 1
     browser.get(f"{arena.web}/matches/{mid}?deal={k}&trick=0")
+    mark = "window.stepMarker = 'this page'"  # a reload would lose it
+    browser.execute_script(mark)
     for seat in range(4):
         assert sorted(_cards(browser, f"#hand-{seat} .card")) == sorted(deal["hands"][seat])
         # at 1280 px each hand of ten is one row of cards
@@ -199,6 +225,8 @@ def test_replay_viewer_steps_card_by_card(arena: Serve, browser: Any, shoot: Any
             WebDriverWait(browser, 10).until(lambda d: d.current_url.endswith(want))
         except TimeoutException:
             raise AssertionError(f"at {browser.current_url}, not {want}") from None
+        # stepped by the page's script: the same page, not a reload
+        assert browser.execute_script("return window.stepMarker") == "this page"
         trick = deal["tricks"][trick_no - 1]
         for i, card in enumerate(trick["cards"]):
             seat = (trick["leader"] + i) & 3
@@ -238,15 +266,43 @@ def test_replay_viewer_steps_card_by_card(arena: Serve, browser: Any, shoot: Any
     check(2, 4)
     # a shared URL opens the same position, and steps on from it
     browser.get(f"{arena.web}/matches/{mid}?deal={k}&trick=5&card=3")
+    browser.execute_script(mark)
     assert "trick 5 of 10, card 3 of 4" in browser.find_element(By.ID, "position").text
     check(5, 3)
     press(Keys.ARROW_RIGHT)
     check(5, 4)
     # a URL without a card: the trick complete
     browser.get(f"{arena.web}/matches/{mid}?deal={k}&trick=7")
+    browser.execute_script(mark)
     assert "trick 7 of 10, card 4 of 4" in browser.find_element(By.ID, "position").text
     press(Keys.ARROW_RIGHT)
     check(8, 1)
+    # on a phone, scrolled down to the buttons: a step keeps the page where it was
+    width(browser, PHONE)
+    try:
+        browser.get(f"{arena.web}/matches/{mid}?deal={k}&trick=2&card=1")
+        browser.execute_script(mark)
+        browser.execute_script("window.scrollTo(0, document.getElementById('next')"
+                               ".getBoundingClientRect().top + window.scrollY - 8)")
+        y = browser.execute_script("return window.scrollY")
+        assert y > 100, y  # the buttons are below the page's top
+        top = "return document.getElementById('next').getBoundingClientRect().top"
+        at = browser.execute_script(top)
+        for n in (2, 3):
+            browser.find_element(By.ID, "next").click()
+            check(2, n)
+            # the page where it was, the button under the finger
+            assert browser.execute_script("return window.scrollY") == y
+            assert browser.execute_script(top) == at
+            on_screen(browser, PHONE, "#next", "#prev")
+        fits(browser, "the replay, stepped")
+        # without JavaScript the buttons are plain links to their step's page
+        href = browser.find_element(By.ID, "next").get_attribute("href")
+        with urllib.request.urlopen(href, timeout=5) as r:
+            html = r.read().decode()
+        assert "trick 2 of 10, card 4 of 4" in html, href
+    finally:
+        width(browser, 1280)
 
 
 def test_lists_and_a_missing_match(arena: Serve, browser: Any, shoot: Any) -> None:
@@ -281,7 +337,9 @@ def test_tournament_page_has_the_cross_table(arena: Serve, browser: Any, shoot: 
 
 def test_a_live_match_receives_cards_while_it_is_played(arena: Serve, browser: Any,
                                                         shoot: Any, tmp_path: Path) -> None:
-
+    """The slow bot's matches are held live (``kits.bots.ponder.PonderBot`` takes 1.5 s a card
+    while the hold file exists) for as long as the checks take, then let go to finish: the page
+    must be live for them."""
     from kits.arena import SUECA_ARENA, TESTS
     from kits.wait import wait_for
     from selenium.common.exceptions import StaleElementReferenceException
@@ -293,11 +351,13 @@ def test_a_live_match_receives_cards_while_it_is_played(arena: Serve, browser: A
                            env=env, capture_output=True, text=True, timeout=60)
     assert added.returncode == 0, added.stderr
     here = str(TESTS)
+    hold = tmp_path / "hold"
+    hold.touch()
     log = open(tmp_path / "ponder.log", "wb")
     bot = subprocess.Popen(
-        [str(Path(SUECA_ARENA).parent / "sueca-bot"), "run", "kits.bots.ponder:PonderBot", "--server",
-         f"127.0.0.1:{arena.port}", "--name", "ponder", "--capacity", "4", "--threads", "0"],
-        env={**env, "SUECA_TOKEN": added.stdout.strip(),
+        [str(Path(SUECA_ARENA).parent / "sueca-bot"), "run", "kits.bots.ponder:PonderBot",
+         "--server", f"127.0.0.1:{arena.port}", "--name", "ponder", "--capacity", "4"],
+        env={**env, "SUECA_TOKEN": added.stdout.strip(), "PONDER_HOLD": str(hold),
              "PYTHONPATH": os.pathsep.join([here, env.get("PYTHONPATH", "")])},
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -309,51 +369,46 @@ def test_a_live_match_receives_cards_while_it_is_played(arena: Serve, browser: A
             except StaleElementReferenceException:  # the page is being replaced
                 return None
 
-        wait = WebDriverWait(browser, 30, poll_frequency=0.1)
-        watched = None
-        for _ in range(3):  # a match caught near its end may finish before a second look
-            def ponder_playing(watched: str | None = watched) -> dict[str, Any] | None:
-                rows = arena.get("/api/matches?tournament=ladder&per=30")["matches"]
-                return next((m for m in rows if m["status"] == "running"
-                             and "ponder" in m["seats"] and m["id"] != watched), None)
+        def ponder_playing() -> dict[str, Any] | None:
+            """A running match of the slow bot's (not against the reckless bot, whose first
+            renúncia would end it at once)."""
+            rows = arena.get("/api/matches?tournament=ladder&per=30")["matches"]
+            return next((m for m in rows if m["status"] == "running"
+                         and "ponder" in m["seats"] and "reckless" not in m["seats"]), None)
 
-            running = wait_for(ponder_playing, 60, "the ladder playing the slow bot",
-                               interval=0.3)
-            watched = running["id"]
-            browser.get(f"{arena.web}/matches/{watched}")
-            wait.until(lambda d: (count() or 0) > 0 or count() is None)
-            first = count()
-            if first is None:
-                continue
-            wait.until(lambda d, seen=first: count() is None or count() > seen)
-            now = count()
-            if now is not None and now > first:  # more cards arrived while the page was open
-                break
-        else:
-            raise AssertionError("never saw cards arrive on a live page")
-        status = browser.find_element(By.ID, "live-status").text
-        # cards arrived while the page was open (above); the match may have ended since
-        assert status == "live" or status.startswith("finished"), status
-        if status == "live":
-            assert browser.find_element(By.CSS_SELECTOR, "#live-trump .card").get_attribute(
-                "data-card")
-            # the seat to play is marked as play goes round (none between tricks)
-            marked = WebDriverWait(browser, 10, poll_frequency=0.05).until(
-                lambda d: d.find_elements(By.CSS_SELECTOR, "#board .seat.to-play"))
-            assert len(marked) == 1
-            fits(browser, "the live page")
-            shoot("live")
-            width(browser, PHONE)
+        running = wait_for(ponder_playing, 60, "the ladder playing the slow bot", interval=0.3)
+        browser.get(f"{arena.web}/matches/{running['id']}")
+        wait = WebDriverWait(browser, 30, poll_frequency=0.1)
+        wait.until(lambda d: (count() or 0) > 0)
+        first = count()
+        assert first is not None
+        wait.until(lambda d, seen=first: (count() or 0) > seen)  # cards arrive while it is open
+        assert browser.find_element(By.ID, "live-status").text == "live"
+        assert browser.find_element(By.CSS_SELECTOR, "#live-trump .card").get_attribute(
+            "data-card")
+        seats = running["seats"]
+        for px in (1280, PHONE):
+            width(browser, px)
             try:
+                # the seat to play is marked: held, it is one of the slow bot's
+                def ponder_to_play(d: Any) -> list[Any]:
+                    marked = d.find_elements(By.CSS_SELECTOR, "#board .seat.to-play")
+                    return [m for m in marked if seats[int(m.get_attribute("data-seat"))]
+                            == "ponder"]
+                WebDriverWait(browser, 10, poll_frequency=0.05).until(ponder_to_play)
+                assert len(browser.find_elements(By.CSS_SELECTOR, "#board .seat.to-play")) == 1
                 fits(browser, "the live page")
-                shoot("live-390")
+                on_screen(browser, px, "#live-status", "#live-trump .card", "#board .seat.to-play")
+                shoot("live" if px == 1280 else f"live-{px}")
+                assert browser.find_element(By.ID, "live-status").text == "live"
             finally:
                 width(browser, 1280)
-        # when it ends, the page turns into the replay
+        hold.unlink()  # let it finish: when it ends, the page turns into the replay
         WebDriverWait(browser, 90, poll_frequency=0.5).until(
             lambda d: d.find_elements(By.ID, "position"))
         assert len(_cards(browser, "#hand-0 .card")) == 10
     finally:
+        hold.unlink(missing_ok=True)
         bot.terminate()
         try:
             bot.wait(20)  # it drains: a game in hand is finished first
@@ -400,6 +455,16 @@ def test_the_front_page_replays_a_match_at_a_persons_pace(arena: Serve, browser:
         browser.execute_cdp_cmd("Network.disable", {})
 
 
+#: what a person looks for on a page, each on screen at both widths (the first of each)
+WANTED = {
+    "matches": ("table.matches .m-id a", "table.matches .team-0", "table.matches .team-1",
+                "table.matches .m-winner", "table.matches .m-score", "table.matches .m-time"),
+    "bot": ("#record", "table.matches .m-id a", "table.matches .outcome",
+            "table.matches .team-1", "table.matches .m-score", "table.matches .m-time"),
+    "replay": ("#position", "#next", "#prev", "#trump .card", "#board .seat.to-play"),
+}
+
+
 def test_every_page_fits_a_desktop_and_a_phone(arena: Serve, browser: Any, shoot: Any) -> None:
     """Runs after the tournament test (its cup is on the tournament page)."""
     from selenium.webdriver.common.by import By
@@ -420,10 +485,43 @@ def test_every_page_fits_a_desktop_and_a_phone(arena: Serve, browser: Any, shoot
                         lambda d: d.find_elements(By.CSS_SELECTOR, "#tv-board .felt .card"))
                 assert browser.execute_script("return window.innerWidth") == px
                 fits(browser, path)
+                on_screen(browser, px, *WANTED.get(name, ()))
+                if name in ("matches", "bot"):  # every column of the rows, none scrolled away
+                    assert browser.execute_script(
+                        "const b = document.querySelector('table.matches').parentElement;"
+                        "return b.scrollWidth <= b.clientWidth"), (name, px)
                 shoot(name if px == 1280 else f"{name}-{px}")
             # the menu wraps rather than being cut: every link is on screen
             for link in browser.find_elements(By.CSS_SELECTOR, "header a"):
                 r = link.rect
                 assert r["x"] >= 0 and r["x"] + r["width"] <= px, (link.text, r)
+    finally:
+        width(browser, 1280)
+
+
+def test_the_load_test_report_fits_a_phone(browser: Any, shoot: Any, tmp_path: Path) -> None:
+    """A real short load test's HTML report, opened as a file at 1280 and 390 px."""
+    from kits.arena import SUECA_ARENA
+    from selenium.webdriver.common.by import By
+    report = tmp_path / "load.html"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
+    run = subprocess.run([SUECA_ARENA, "loadtest", "random", "--games", "4", "--duration", "2",
+                          "--house", "random,heuristic", "--allow-faults", "--report",
+                          str(report)], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    try:
+        for px in (1280, PHONE):
+            width(browser, px)
+            browser.get(report.as_uri())
+            assert browser.execute_script("return window.innerWidth") == px
+            fits(browser, "the load-test report")
+            on_screen(browser, px, "h1", ".chart", "table th", "table td")
+            # labels a person can read: every chart's drawn at least 9 px high
+            heights = browser.execute_script(
+                "return [...document.querySelectorAll('svg text')]"
+                ".map(t => t.getBoundingClientRect().height)")
+            assert len(browser.find_elements(By.TAG_NAME, "svg")) == 5
+            assert heights and min(heights) >= 9, min(heights)
+            shoot("loadtest-report" if px == 1280 else f"loadtest-report-{px}")
     finally:
         width(browser, 1280)

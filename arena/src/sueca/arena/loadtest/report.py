@@ -7,18 +7,20 @@ so it opens anywhere, offline, and can be attached to a CI run as it is.
 
 from __future__ import annotations
 
+import html
 import math
+import os
+import platform
 from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from sueca.arena.loadtest.generator import Stats
 from sueca.arena.quantiles import nearest_rank
 
 
-def machine() -> dict[str, Any]:
+def machine() -> dict[str, Any]:  # Any: JSON values (str, int, a list of loads)
     """The machine the run was measured on (for the report)."""
-    import os
-    import platform
     info: dict[str, Any] = {"host": platform.node(), "system": platform.platform(),
                             "python": platform.python_version(), "cpus": os.cpu_count()}
     try:
@@ -26,21 +28,20 @@ def machine() -> dict[str, Any]:
     except OSError:
         pass
     try:
-        from importlib.metadata import version
         info["sueca_arena"] = version("sueca-arena")
-    except Exception:
+    except PackageNotFoundError:
         pass
     return info
 
 
 _W, _H, _PAD_L, _PAD_B, _PAD_T, _PAD_R = 760, 240, 60, 34, 14, 16
+_MIN_W = 560  # px: the narrowest a chart is drawn (its 13-unit labels at 9.6 px)
 COLORS = {"p50": "#2b7bb9", "p95": "#e69f00", "p99": "#d55e00", "max": "#999999",
           "moves/s": "#2b7bb9", "target moves/s": "#009e73", "in flight": "#cc79a7",
           "timeouts": "#d55e00", "faults": "#7f3fbf"}
 
 
 def _esc(x: Any) -> str:
-    import html
     return html.escape(str(x), quote=True)
 
 
@@ -92,16 +93,16 @@ def _chart(series: Sequence[tuple[str, Sequence[tuple[float, ...]]]], xmax: floa
         out.append(f'<line x1="{_PAD_L}" x2="{_PAD_L + w}" y1="{y:.1f}" y2="{y:.1f}" '
                    'stroke="#e4e4e4"/>')
         out.append(f'<text x="{_PAD_L - 6}" y="{y + 4:.1f}" text-anchor="end" '
-                   f'font-size="11">{t:g}</text>')
+                   f'font-size="13">{t:g}</text>')
     step = _nice_max(xmax / 8)
     x = 0.0
     while x <= xmax + 1e-9:
         out.append(f'<text x="{fx(x):.1f}" y="{_PAD_T + h + 16}" text-anchor="middle" '
-                   f'font-size="11">{xtick(x) if xtick else f"{x:g}"}</text>')
+                   f'font-size="13">{xtick(x) if xtick else f"{x:g}"}</text>')
         x += step
     out.append(f'<text x="{_PAD_L + w / 2}" y="{_H - 2}" text-anchor="middle" '
-               f'font-size="11">{"ms" if bars else "seconds"}</text>')
-    out.append(f'<text x="12" y="{_PAD_T + h / 2}" font-size="11" text-anchor="middle" '
+               f'font-size="13">{"ms" if bars else "seconds"}</text>')
+    out.append(f'<text x="12" y="{_PAD_T + h / 2}" font-size="13" text-anchor="middle" '
                f'transform="rotate(-90 12 {_PAD_T + h / 2})">{_esc(ylabel)}</text>')
     for k, (name, pts) in enumerate(series):
         color = COLORS.get(name, "#333")
@@ -121,7 +122,7 @@ def _chart(series: Sequence[tuple[str, Sequence[tuple[float, ...]]]], xmax: floa
                        'stroke-width="1.6"/>')
         out.append(f'<rect x="{_PAD_L + 8 + 120 * k}" y="{_PAD_T + 6}" width="10" height="10" '
                    f'fill="{color}"/><text x="{_PAD_L + 22 + 120 * k}" y="{_PAD_T + 15}" '
-                   f'font-size="11">{_esc(name)}</text>')
+                   f'font-size="13">{_esc(name)}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -142,7 +143,7 @@ def histogram(latencies: Sequence[float], bins: int = 40) -> list[tuple[float, f
     return [(round(edges[k], 3), round(edges[k + 1], 3), counts[k]) for k in range(bins)]
 
 
-def text(value: Any) -> str:
+def text(value: object) -> str:
     """A value as a person reads it: no Python syntax (``None``, quotes, brackets, braces).
     None is "—"; a list is its items joined by commas; a dict its "key value" pairs."""
     if value is None:
@@ -158,7 +159,7 @@ def text(value: Any) -> str:
     return str(value)
 
 
-def limits_text(slo: dict[str, Any]) -> str:
+def limits_text(slo: dict[str, Any]) -> str:  # Any: the result's "slo", as JSON
     """The limits a run was held to (``result["slo"]``), in words; "none" when none."""
     said = []
     if slo.get("p99_ms") is not None:
@@ -169,7 +170,7 @@ def limits_text(slo: dict[str, Any]) -> str:
     return ", ".join(said) or "none (--allow-faults and no --slo-p99-ms)"
 
 
-def verdict(result: dict[str, Any]) -> str:
+def verdict(result: dict[str, Any]) -> str:  # Any: the run's result (summary), as JSON
     """The report's first line: what failed, or which limits held (never a claim about
     limits that were not set)."""
     broken = result.get("slo_broken") or []
@@ -181,7 +182,7 @@ def verdict(result: dict[str, Any]) -> str:
     return f"<p class=good>passed: {_esc(limits_text(slo))}</p>"
 
 
-def html_report(result: dict[str, Any], stats: Stats) -> str:
+def html_report(result: dict[str, Any], stats: Stats) -> str:  # Any: summary's JSON
     """The run as one self-contained HTML page: charts, faults, settings and the machine."""
     secs = stats.seconds
     xmax = max(len(secs), 1)
@@ -211,7 +212,7 @@ def html_report(result: dict[str, Any], stats: Stats) -> str:
                           ("faults", [(k + 0.5, s.faults) for k, s in enumerate(secs)])],
                          xmax, "per second")
 
-    def table(rows: Sequence[tuple[str, Any]]) -> str:
+    def table(rows: Sequence[tuple[str, object]]) -> str:
         return "<table>" + "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(text(v))}"
                                    "</td></tr>" for k, v in rows) + "</table>"
 
@@ -234,18 +235,31 @@ def html_report(result: dict[str, Any], stats: Stats) -> str:
         "variant", "move_ms", "bank_ms", "bot_processes", "net_rtt_ms", "net_jitter_ms",
         "seconds", "latency_source")] + [("limits", limits_text(r.get("slo") or {}))])
     machine_t = table(sorted((r.get("machine") or {}).items()))
-    style = ("body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:820px}"
+    # on a phone the page is one column: the tables wrap their words, and a chart keeps a width
+    # its labels can be read at, scrolling sideways inside its own box
+    style = ("*{box-sizing:border-box}"
+             "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:820px}"
+             "h1{font-size:26px}h1,p{overflow-wrap:anywhere}"
              "table{border-collapse:collapse;margin:8px 0 18px}th,td{border:1px solid #ddd;"
-             "padding:3px 8px;text-align:left;font-size:13px}th{background:#f4f4f4;"
-             "font-weight:600}.bad{color:#b00;font-weight:600}.good{color:#070}"
-             "h2{font-size:17px;margin-top:26px}")
-    return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>Load test of "
-            f"{_esc(r['target'])}</title><style>{style}</style></head><body>"
+             "padding:3px 8px;text-align:left;font-size:13px;overflow-wrap:anywhere}"
+             "th{background:#f4f4f4;font-weight:600}.bad{color:#b00;font-weight:600}"
+             ".good{color:#070}h2{font-size:17px;margin-top:26px}"
+             ".chart{max-width:100%;overflow-x:auto}"
+             f".chart svg{{display:block;width:100%;max-width:{_W}px;min-width:{_MIN_W}px;"
+             "height:auto}"
+             "@media (max-width:600px){body{margin:12px}th{width:40%}}")
+
+    def chart(svg: str) -> str:
+        return f"<div class=chart>{svg}</div>"
+    return (f"<!doctype html><html lang=en><head><meta charset=utf-8>"
+            f"<meta name=viewport content='width=device-width, initial-scale=1'><title>Load "
+            f"test of {_esc(r['target'])}</title><style>{style}</style></head><body>"
             f"<h1>Load test of {_esc(r['target'])}</h1>{verdict(r)}{headline}"
-            f"<h2>Target latency over time (per second: p50, p95, p99, max)</h2>{lat_chart}"
-            f"<h2>Target latency histogram ({r['samples']} moves)</h2>{hist_chart}"
-            f"<h2>Throughput over time</h2>{thr_chart}{flight_chart}"
-            f"<h2>Faults</h2>{fault_chart}{faults_t}"
+            f"<h2>Target latency over time (per second: p50, p95, p99, max)</h2>"
+            f"{chart(lat_chart)}"
+            f"<h2>Target latency histogram ({r['samples']} moves)</h2>{chart(hist_chart)}"
+            f"<h2>Throughput over time</h2>{chart(thr_chart)}{chart(flight_chart)}"
+            f"<h2>Faults</h2>{chart(fault_chart)}{faults_t}"
             f"<h2>Settings</h2>{settings}<h2>Machine</h2>{machine_t}"
             f"<p style='font-size:12px;color:#666'>Latency: {_esc(r['latency_source'])}; see "
             "docs/load-testing.md in the Sueca Arena repository.</p></body></html>")

@@ -47,6 +47,7 @@ from sueca.arena.records import MatchStatus
 from sueca.arena.redisproc import default_url
 from sueca.arena.retention import schedule_status
 from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
+from sueca.arena.web.endpoints import ENDPOINTS, FAVICON
 from sueca.arena.web.live import NotLive, Slots, TooMany, open_watch, sse
 from sueca.arena.web.plot import rating_plot
 from sueca.arena.web.viewer import parse_position, places, position, query
@@ -183,6 +184,14 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> ServerTiming:
         store.ping()  # retention: serve's hourly policy and last run (None: not scheduled)
         return JSONResponse({"ok": True, "retention": schedule_status(store)})
 
+    def api_index(request: Request) -> Response:
+        """``/api/``: the JSON endpoints, each with its method and what it returns."""
+        return JSONResponse({"endpoints": list(ENDPOINTS)})
+
+    def favicon(request: Request) -> Response:
+        return Response(FAVICON, media_type="image/svg+xml",
+                        headers={"Cache-Control": "public, max-age=86400"})
+
     # -- errors -----------------------------------------------------------------------------
     def error(request: Request, status: int, message: str) -> Response:
         if api(request):
@@ -226,6 +235,9 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> ServerTiming:
     routes.append(Route("/api/health", health, methods=["GET", "HEAD"]))
     routes.append(Route("/api/featured", featured, methods=["GET", "HEAD"]))
     routes.append(Route("/api/matches/{mid}/live", live, methods=["GET"]))
+    routes.append(Route("/api/", api_index, methods=["GET", "HEAD"]))
+    for icon in ("/favicon.svg", "/favicon.ico"):
+        routes.append(Route(icon, favicon, methods=["GET", "HEAD"]))
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # fold the results log now, not in the first visitor's request (5 s at 100,000 matches)

@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from sueca.codec import event_to_dict
+from sueca.referee import control
+
 if TYPE_CHECKING:
     from sueca.v1 import sueca_pb2 as pb
 
@@ -50,13 +53,10 @@ async def _first(call: grpc.aio.UnaryStreamCall[pb.WatchRequest, pb.MatchEvent],
     return None
 
 
-async def open_watch(slots: Slots, addresses: Sequence[str],
+async def open_watch(slots: Slots, addresses: Sequence[str],  # Any: a referee event as JSON
                      match_id: str) -> AsyncGenerator[dict[str, Any], None]:
     """The match's events as dicts (``sueca.codec.event_to_dict``), from its first on; raises
     :class:`NotLive` before yielding anything when no replica runs it."""
-    from sueca.codec import event_to_dict
-    from sueca.referee import control
-
     if slots.open >= slots.limit:
         raise TooMany(f"{slots.limit} spectators are watching already; try again shortly")
     slots.open += 1
@@ -84,7 +84,7 @@ async def open_watch(slots: Slots, addresses: Sequence[str],
         slots.open -= 1
 
 
-def sse(event: dict[str, Any]) -> bytes:
+def sse(event: dict[str, Any]) -> bytes:  # Any: a referee event as JSON (open_watch's)
     """One server-sent event: the event's type as its name, the event as JSON data."""
     data = json.dumps(event, separators=(",", ":"))
     return f"event: {event.get('type', 'message')}\ndata: {data}\n\n".encode()

@@ -51,7 +51,7 @@ def _time_ticks(low: float, high: float) -> tuple[list[float], str, str]:
     return ticks, fmt, title
 
 
-def rating_plot(history: Sequence[Mapping[str, Any]], key: str = "elo",
+def rating_plot(history: Sequence[Mapping[str, Any]], key: str = "elo",  # Any: JSON numbers
                 label: str = "live Elo") -> Markup | None:
     """The SVG chart of ``history[i][key]`` (a bot page's live Elo after each rated game);
     None for fewer than two points."""

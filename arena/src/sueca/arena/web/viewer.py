@@ -6,14 +6,15 @@ is the table once the ``c``-th card of the ``t``-th trick is down: those cards a
 play order, the hands without every card played so far (they shrink card by card), the deal's
 running card points over the tricks already taken, and — once the trick's last card is down —
 who took it. The page for a position is one URL (``?deal=2&trick=5&card=3``), so a position can be
-shared and every step is a plain link (the keyboard only follows them). Without ``card`` a trick
+shared and every step is a plain link; the page's script follows them without reloading (it
+fetches the step's page and swaps in its viewer, the keys included). Without ``card`` a trick
 is shown complete, so a ``?deal=2&trick=5`` link opens the table of that trick's last card.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from sueca.arena.league.rows import BadQuery
 
@@ -22,6 +23,65 @@ SUIT_ORDER = "CDHS"
 RANK_ORDER = "23456QJK7A"  # Sueca's order within a suit, low to high
 
 Step = tuple[int, int, int]  # (deal, trick, card)
+
+
+class CardView(TypedDict):
+    """A card as the page draws it: ``name`` (``"7H"``), ``rank``, ``suit`` (its symbol), ``red``."""
+
+    name: str
+    rank: str
+    suit: str
+    red: bool
+
+
+class TableCard(CardView):
+    """A card on the table: also its place in the trick's play order, and whether it is the
+    card just played."""
+
+    order: int
+    latest: bool
+
+
+class Taken(TypedDict):
+    n: int
+    winner: int | None
+    points: int
+
+
+class Position(TypedDict):
+    """One position of a replay (see the module's notes); ``prev`` ... ``last`` are the steps
+    the viewer's buttons go to (None: no such step)."""
+
+    deal: int
+    trick: int
+    card: int
+    cards: int
+    deals: int
+    tricks: int
+    complete: bool
+    dealer: int | None
+    trump: CardView
+    hands: list[list[CardView]]
+    table: list[TableCard | None]
+    leader: int | None
+    to_play: int | None
+    winner: int | None
+    trick_points: int | None
+    taken: list[Taken]
+    points: list[int]
+    cross_before: list[int]
+    cross_after: list[int] | None
+    deal_points: list[int] | None
+    deal_end: str | None
+    fault_seat: int | None
+    prev: Step | None
+    next: Step | None
+    prev_trick: Step | None
+    next_trick: Step | None
+    prev_deal: Step | None
+    next_deal: Step | None
+    first: Step
+    last: Step
 
 #: each seat's side of the drawn table by the variant's ``direction`` (docs/rules.md): seat 0 at
 #: the bottom, partners opposite, play going round the table the way the match says
@@ -35,7 +95,7 @@ def places(direction: object) -> tuple[str, ...]:
     return PLACES.get(str(direction), PLACES["counterclockwise"])
 
 
-def card_view(name: str) -> dict[str, Any]:
+def card_view(name: str) -> CardView:
     rank, suit = name[:-1], name[-1:]
     return {"name": name, "rank": rank, "suit": SUITS.get(suit, suit),
             "red": suit in ("D", "H")}
@@ -54,7 +114,7 @@ def _cards(trick: dict[str, Any]) -> list[str]:
     return list(trick.get("cards") or [])
 
 
-def steps(record: Mapping[str, Any]) -> list[Step]:
+def steps(record: Mapping[str, Any]) -> list[Step]:  # Any: a sueca-replay/1 record, as JSON
     """Every position of the match in order: each deal as dealt, then card by card."""
     out: list[Step] = []
     for d, deal in enumerate(record.get("deals") or [], 1):
@@ -72,8 +132,8 @@ def _complete(deals: list[dict[str, Any]], deal: int, trick: int) -> Step:
     return (deal, trick, len(_cards(_tricks(deals[deal - 1])[trick - 1])))
 
 
-def position(record: Mapping[str, Any], deal: int, trick: int, card: int | None = None
-             ) -> dict[str, Any]:
+def position(record: Mapping[str, Any], deal: int, trick: int,  # Any: a sueca-replay/1 record
+             card: int | None = None) -> Position:
     """The view of (deal, trick, card) in ``record`` (``card`` None: the trick complete);
     :class:`BadQuery` names a position that is not in it."""
     deals = record.get("deals") or []
@@ -94,7 +154,7 @@ def position(record: Mapping[str, Any], deal: int, trick: int, card: int | None 
     complete = current is not None and card == len(down)
     played: set[str] = set(down[:card])
     points = [0, 0]
-    taken = []
+    taken: list[Taken] = []
     for n, t in enumerate(tricks[:trick], 1):
         if n == trick and not complete:
             break
@@ -110,11 +170,13 @@ def position(record: Mapping[str, Any], deal: int, trick: int, card: int | None 
     last = trick == len(tricks) and (complete or not tricks)
     gp = d.get("game_points") or [0, 0]
     after = [cross[0] + gp[0], cross[1] + gp[1]] if last else None
-    table: list[dict[str, Any] | None] = [None] * 4
+    table: list[TableCard | None] = [None] * 4
     leader = None if current is None else int(current.get("leader", 0))
     if leader is not None:
         for i, c in enumerate(down[:card]):
-            table[(leader + i) & 3] = {**card_view(c), "order": i + 1, "latest": i + 1 == card}
+            v = card_view(c)
+            table[(leader + i) & 3] = {"name": v["name"], "rank": v["rank"], "suit": v["suit"],
+                                       "red": v["red"], "order": i + 1, "latest": i + 1 == card}
     hands = [[card_view(c) for c in sorted(hand, key=_sort_key) if c not in played]
              for hand in d.get("hands") or [[]] * 4]
     order = steps(record)
@@ -168,4 +230,5 @@ def parse_position(deal: str | None, trick: str | None, card: str | None = None
     return d, t, c
 
 
-__all__ = ["position", "parse_position", "card_view", "steps", "query", "places", "PLACES"]
+__all__ = ["position", "parse_position", "card_view", "steps", "query", "places", "PLACES",
+           "Position", "CardView", "TableCard", "Taken"]
