@@ -175,7 +175,7 @@ class Client:
                 # counted now: the game is forgotten below, before the referee's match end
                 # (a bot error of this seat, lost) comes back for it
                 game.summarised = True
-                self.summary.resigned()
+                self.summary.resigned(game.share)
             game.busy = False
             if game.backlog:
                 again[game.game_id] = game.backlog

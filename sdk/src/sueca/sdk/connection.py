@@ -13,6 +13,7 @@ import asyncio
 import logging
 import random
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import Any, Protocol
 
 import grpc
@@ -302,7 +303,11 @@ class Connection:
                 except Exception:
                     log.exception("cannot create a bot for game %s", gid, extra={"game_id": gid})
                     continue
-                games[gid] = Game(gid, bot, variant, s.seat)
+                # this game's share of its match: the arena counts a match once for a bot,
+                # however many of its seats the bot holds (Summary)
+                held = info.seats.count(info.seats[s.seat]) if s.seat < len(info.seats) else 1
+                share = Fraction(1, held)
+                games[gid] = Game(gid, bot, variant, s.seat, share)
                 work.setdefault(gid, []).append(("start", info))
             elif gid in games:
                 if kind == "trick_end":
@@ -315,7 +320,8 @@ class Connection:
                 elif kind == "match_end":
                     if not games[gid].summarised:
                         games[gid].summarised = True
-                        self.client.summary.match_end(games[gid].seat, ev.match_end)
+                        self.client.summary.match_end(games[gid].seat, ev.match_end,
+                                                      games[gid].share)
                     work.setdefault(gid, []).append(("end", ev.match_end))
         for turn in msg.turns:
             gid = turn.game_id

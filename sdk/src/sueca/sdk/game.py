@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import logging
 import time
+from fractions import Fraction
 from typing import Any
 
 from sueca.codec import (
@@ -56,11 +57,13 @@ class Game:
 
     __slots__ = ("game_id", "gid", "bot", "variant", "seat", "is_async", "busy", "backlog",
                  "ended", "last_seen", "failed", "on_trick", "on_deal", "on_end", "moves",
-                 "move_seconds", "resigned", "summarised")
+                 "move_seconds", "resigned", "summarised", "share")
 
-    def __init__(self, game_id: str, bot: Any, variant: Any, seat: int = 0) -> None:
+    def __init__(self, game_id: str, bot: Any, variant: Any, seat: int = 0,
+                 share: Fraction = Fraction(1)) -> None:
         self.game_id = game_id
         self.seat = seat
+        self.share = share  # of its match, in the client's summary (see sueca.sdk.summary)
         # turns answered, and their time from arrival to answer (as the bot's clock counts
         # it), not yet added to the client's summary (see Client._done)
         self.moves = 0
