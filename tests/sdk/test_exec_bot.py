@@ -179,6 +179,31 @@ def test_flags_reach_the_settings(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "bad --exec-processes '-1'" in bad.stderr
 
 
+def test_over_the_network_a_bad_line_is_one_log_line_and_the_record_quotes_it(
+        referee, redis_url: str, random_bots, bot_proc) -> None:
+    """A program's bad line loses its game: the bot's log says so in one line (the program's
+    stderr escaped in it) with no Python traceback, and the reason the match record keeps
+    quotes the bad line to its end within the record's cap."""
+    import redis
+    from netkit import KEY_PREFIX
+
+    from sueca.arena.keys import Keys
+    from sueca.arena.store.bots import BotRegistry
+    from sueca.referee import control
+    token = BotRegistry(redis.Redis.from_url(redis_url), Keys(KEY_PREFIX)).add("exec-badline")
+    bot = bot_proc(spec("badline"), referee.address, token, capacity=2)
+    seats = ["exec-badline", "alice", "exec-badline", "bob"]
+    result = control.run_match(referee.address, {"bots": seats, "seed": 1})
+    assert result["end"] == "bot_error" and result["fault_bot"] == "exec-badline", result
+    detail = result.get("fault_detail") or ""
+    assert "not JSON" in detail and "END-OF-BAD-LINE'" in detail, detail
+    wait_for(lambda: "lost game" in bot.logs(), 10, "the lost game's log line", detail=bot.logs)
+    logs = bot.logs()
+    assert "Traceback" not in logs and 'File "' not in logs, logs
+    lost = [line for line in logs.splitlines() if "lost game" in line or "gave up" in line]
+    assert len(lost) == 1 and "END-OF-BAD-LINE" in lost[0] and "\\x1b[31mred" in lost[0], lost
+
+
 def test_over_the_network_a_crash_loses_that_game_and_the_session_goes_on(
         referee, redis_url: str, random_bots, bot_proc, tmp_path: Path) -> None:
     import redis
