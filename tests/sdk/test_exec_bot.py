@@ -71,7 +71,7 @@ def test_every_line_both_ways_matches_the_schema(tmp_path: Path) -> None:
     variant = Variant(weak_hand_redeal=True, trump_card="first")
     # one recorder and one program serve every game ("games": 64): two processes in all
     factories = [load_bot(f"{rec} multi"), load_bot("random")]
-    summary = selfplay(factories, ["multi", "random"], variant, 6, seed=3)
+    summary = selfplay(factories, ["multi", "random"], variant=variant, matches=6, seed=3)
     assert sum(b["faults"] for b in summary["bots"]) == 0
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     into, out = validator("to_program"), validator("from_program")
@@ -130,7 +130,7 @@ def test_a_flood_on_stderr_is_read_and_dropped(quick: None) -> None:
 
 def test_self_play_counts_the_lost_game_as_a_fault_and_goes_on(quick: None) -> None:
     summary = selfplay([load_bot(spec("illegal")), load_bot("random")], ["illegal", "random"],
-                       Variant(), 4, seed=0)
+                       matches=4, seed=0)
     bad, good = summary["bots"]
     assert (bad["faults"], bad["wins"], good["faults"], good["wins"]) == (4, 0, 0, 4)
     none_left()

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 
-from sueca.engine import Variant
 from sueca.sdk.bots import RandomBot
 from sueca.sdk.env import PolicyBot, raw_env
 from sueca.sdk.selfplay import selfplay
@@ -83,8 +82,8 @@ def train(seconds: float, generations: int | None, population: int, deals: int,
 def evaluate(weights: np.ndarray, matches: int, seed: int) -> tuple[float, float, float]:
     """Win rate of the agent (both seats of a team) against random, and its 95% interval."""
     policy = linear_agent.policy_for(weights)
-    summary = selfplay([lambda: PolicyBot(policy), RandomBot], ["agent", "random"], Variant(),
-                       matches, f"rl-eval-{seed}")
+    summary = selfplay([lambda: PolicyBot(policy), RandomBot], ["agent", "random"],
+                       matches=matches, seed=f"rl-eval-{seed}")
     agent = summary["bots"][0]
     low, high = agent["ci95"]
     print(f"agent vs random: won {agent['wins']} of {matches} matches, win rate "

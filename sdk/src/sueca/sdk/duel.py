@@ -146,7 +146,8 @@ def play_pair(specs: Sequence[str], variant: Variant, seed: int | str,
     result = PairResult(number, [], [], [], [], [], clocks)
     by_number: list[dict[int, float]] = []
     for i in (2 * number, 2 * number + 1):
-        match, order, _ = play_numbered(factories, names, variant, i, seed, duplicate=True)
+        match, order, _ = play_numbered(factories, names, variant=variant, i=i, seed=seed,
+                                        duplicate=True)
         a_team = i % 2
         result.match_wins.append(match.winner == a_team)
         scores: dict[int, float] = {}
