@@ -61,7 +61,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     # deferred: the duel's process pool and self-play (asyncio, multiprocessing): ~50 ms CPU
     from sueca.sdk.duel import DuelTally, duel
-    from sueca.sdk.selfplay import MatchFailed
+    from sueca.sdk.selfplay import MatchFailed  # deferred: as the line above
 
     try:
         variant = Variant.parse(args.variant)

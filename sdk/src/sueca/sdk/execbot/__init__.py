@@ -194,7 +194,7 @@ class ExecBot(Bot):
                 self._release = weakref.finalize(self, self.command.release, program, self.game)
             self.turns += 1
             answer = program.expect(self.game, self.turns)
-            self._pending.append(protocol.turn(self.game, self.turns, kind, obs, ms))
+            self._pending.append(protocol.turn(self.game, self.turns, kind=kind, obs=obs, ms=ms))
             program.send(b"".join(self._pending))
             self._pending = []
             try:

@@ -75,7 +75,7 @@ def variant(v: Variant) -> dict[str, Any]:
     return v.to_dict()
 
 
-def turn(game: str, turn_id: int, kind: str, obs: Observation, ms: int) -> bytes:
+def turn(game: str, turn_id: int, *, kind: str, obs: Observation, ms: int) -> bytes:
     """A decision for ``game``: ``kind`` "play" (answer a card of ``legal``) or "redeal"
     (answer true to throw the hand in), within ``ms`` milliseconds."""
     return _line({"type": "turn", "game": game, "id": turn_id, "kind": kind, "ms": ms,
