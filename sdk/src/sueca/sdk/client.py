@@ -53,8 +53,8 @@ IDLE_GAME_SECONDS = 1800.0      # a game silent this long (its referee is gone) 
 class Client:
     """Sessions to every referee address, a pool for synchronous bots, and the drain."""
 
-    def __init__(self, factory: Callable[[], Any], server: str, token: str, capacity: int,
-                 name: str | None, threads: int | None, max_backoff: float,
+    def __init__(self, factory: Callable[[], Any], server: str, *, token: str, capacity: int,
+                 name: str | None = None, threads: int | None = None, max_backoff: float = 30.0,
                  tls: ClientTLS = PLAINTEXT) -> None:
         if not token:
             raise AuthenticationError("no token: pass --token or set SUECA_TOKEN "
@@ -289,13 +289,14 @@ class Client:
             self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-async def serve(bot_factory: Callable[[], Bot], server: str, token: str, capacity: int = 1, *,
+async def serve(bot_factory: Callable[[], Bot], server: str, *, token: str, capacity: int = 1,
                 name: str | None = None, threads: int | None = None, max_backoff: float = 30.0,
                 drain_timeout: float = 60.0, stop: asyncio.Event | None = None,
                 tls: ClientTLS = PLAINTEXT) -> None:
     """The coroutine behind :func:`run`: serve until ``stop`` is set (then drain) or a
     referee refuses the token (:class:`AuthenticationError`)."""
-    client = Client(bot_factory, server, token, capacity, name, threads, max_backoff, tls)
+    client = Client(bot_factory, server, token=token, capacity=capacity, name=name,
+                    threads=threads, max_backoff=max_backoff, tls=tls)
     bind(bot=client.name)  # one bot per process: every line of this task and its tasks names it
     main = asyncio.create_task(client.run())
     waits: list[asyncio.Task[Any]] = [main]
@@ -314,7 +315,7 @@ async def serve(bot_factory: Callable[[], Bot], server: str, token: str, capacit
             client.pool.shutdown(wait=False, cancel_futures=True)
 
 
-def run(bot_factory: Callable[[], Bot], server: str, token: str, capacity: int = 1, *,
+def run(bot_factory: Callable[[], Bot], server: str, *, token: str, capacity: int = 1,
         name: str | None = None, threads: int | None = None, max_backoff: float = 30.0,
         drain_timeout: float = 60.0, tls: ClientTLS = PLAINTEXT) -> int:
     """Serve games until SIGINT/SIGTERM, then drain. Returns an exit code: 0 after a clean
@@ -351,9 +352,9 @@ def run(bot_factory: Callable[[], Bot], server: str, token: str, capacity: int =
             except (NotImplementedError, RuntimeError):
                 pass
         try:
-            await serve(bot_factory, server, token, capacity, name=name, threads=threads,
-                        max_backoff=max_backoff, drain_timeout=drain_timeout, stop=stop,
-                        tls=tls)
+            await serve(bot_factory, server, token=token, capacity=capacity, name=name,
+                        threads=threads, max_backoff=max_backoff, drain_timeout=drain_timeout,
+                        stop=stop, tls=tls)
         except AuthenticationError as err:
             log.error("%s", err)
             return 2

@@ -307,7 +307,7 @@ class Connection:
                 # however many of its seats the bot holds (Summary)
                 held = info.seats.count(info.seats[s.seat]) if s.seat < len(info.seats) else 1
                 share = Fraction(1, held)
-                games[gid] = Game(gid, bot, variant, s.seat, share)
+                games[gid] = Game(gid, bot, variant, seat=s.seat, share=share)
                 work.setdefault(gid, []).append(("start", info))
             elif gid in games:
                 if kind == "trick_end":

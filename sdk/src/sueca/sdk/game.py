@@ -59,7 +59,7 @@ class Game:
                  "ended", "last_seen", "failed", "on_trick", "on_deal", "on_end", "moves",
                  "move_seconds", "resigned", "summarised", "share")
 
-    def __init__(self, game_id: str, bot: Any, variant: Any, seat: int = 0,
+    def __init__(self, game_id: str, bot: Any, variant: Any, *, seat: int = 0,
                  share: Fraction = Fraction(1)) -> None:
         self.game_id = game_id
         self.seat = seat

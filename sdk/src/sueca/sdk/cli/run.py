@@ -138,6 +138,6 @@ def run(args: argparse.Namespace) -> int:
         resolve(args.server)
     except ValueError as err:
         raise UserError(str(err)) from None
-    return run_client(factory, args.server, token, args.capacity, name=args.name,
+    return run_client(factory, args.server, token=token, capacity=args.capacity, name=args.name,
                       threads=args.threads, max_backoff=args.max_backoff,
                       drain_timeout=args.drain_timeout, tls=tls)
