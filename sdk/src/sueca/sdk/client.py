@@ -92,6 +92,7 @@ class Client:
         self.summary_every = current().bot_summary_seconds
 
     # -- running work -------------------------------------------------------------------------
+    # Any: a work item is a TurnRequest or an (event kind, message) pair (see Game.apply)
     def dispatch(self, conn: Connection, work: dict[str, list[Any]]) -> None:
         """Run ``work`` (items by game id, all of the connection's current stream)."""
         games = conn.games

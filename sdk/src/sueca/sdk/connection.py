@@ -96,6 +96,7 @@ class Host(Protocol):
     drain_event: asyncio.Event
     summary: Summary
 
+    # Any: a work item is a TurnRequest or an (event kind, message) pair (see Game.apply)
     def dispatch(self, conn: Connection, work: dict[str, list[Any]]) -> None: ...
 
 

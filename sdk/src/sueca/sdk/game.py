@@ -91,7 +91,7 @@ class Game:
     # apply (synchronous bots, in a pool thread or the event loop) and apply_async (bots whose
     # play, redeal or hooks are coroutines) differ only in awaiting: both ask the bot through
     # _ask and encode its answer with _answer.
-    def apply(self, item: Any) -> bytes | None:
+    def apply(self, item: Any) -> bytes | None:  # Any: one of the items above
         """Run one item against the bot (synchronous bots)."""
         if item.__class__ is tuple:
             kind, value = item
@@ -111,7 +111,7 @@ class Game:
             self.moves += 1
             self.move_seconds += time.monotonic() - self.last_seen
 
-    async def apply_async(self, item: Any) -> bytes | None:
+    async def apply_async(self, item: Any) -> bytes | None:  # Any: one of the items above
         """The same for a bot whose ``play`` (and maybe hooks) are coroutines."""
         if item.__class__ is tuple:
             kind, value = item
