@@ -161,7 +161,7 @@ def test_play_after_the_deal_is_over_changes_nothing():
     play_all(deal, s.plays)
     before = state(deal)
     for c in (s.plays[0], "AS", s.plays[-1]):
-        with pytest.raises(GameOverError, match=r"deal 0 is over \(normal\)"):
+        with pytest.raises(GameOverError, match=r"deal 1 is over \(normal\)"):
             deal.play(c)
         assert not deal.can_play(c)
     assert state(deal) == before

@@ -136,7 +136,7 @@ def _bad(change):
     (lambda: _bad(lambda r: r["deals"][1]["tricks"][-1]["cards"].append("2C")),
      "the match is over"),
     (lambda: _bad(lambda r: r["deals"][0]["tricks"][-1]["cards"].append("2C")),
-     "deal 0: card 2C is played after the deal ended"),
+     "deal 1: card 2C is played after the deal ended"),
     (lambda: _bad(lambda r: r["deals"][0].update(end="redeal")), "no redeal"),
     (lambda: _bad(lambda r: r["deals"].append(r["deals"][1])), ""),
 ])

@@ -74,7 +74,7 @@ def test_resolve_addresses():
 def test_the_name_a_certificate_is_checked_against_ignores_the_dns_prefix():
     """With TLS, an address a name resolved to is checked against that name: never against
     'dns:///name', and never for an IP literal or localhost (their own names are dialled)."""
-    from sueca.sdk.client import _dns_name
+    from sueca.sdk.addresses import dns_name as _dns_name
     assert _dns_name("dns:///referee.example:50051") == "referee.example"
     assert _dns_name("dns:referee.example:50051") == "referee.example"
     assert _dns_name("referee.example:50051") == "referee.example"

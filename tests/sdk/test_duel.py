@@ -4,6 +4,7 @@ and exit status (real ``sueca-bot`` subprocesses), and the pair bookkeeping of s
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -52,8 +53,19 @@ def test_the_table_without_a_test():
     assert out.returncode == 0, out.stderr
     text = out.stdout
     for words in ("20 matches (10 duplicate pairs)", "deals won by heuristic",
-                  "matches won by heuristic", "Elo of heuristic - random", "ms/move"):
+                  "matches won by heuristic", "Elo of heuristic - random", "time/move"):
         assert words in text
+    # the product's conventions: a time per move in three figures and its unit (µs below
+    # 0.1 ms), the same way in both rows; intervals LOW..HIGH
+    for name in ("heuristic", "random"):
+        [row] = [line for line in text.splitlines() if line.startswith(name + " ")]
+        times = re.findall(r"(\d+(?:\.\d+)?) (ms|µs)", row)
+        assert len(times) == 2, row
+        for number, unit in times:
+            digits = number.replace(".", "").lstrip("0")
+            assert len(digits) == 3 or float(number) >= 100, row
+            assert unit == "ms" or float(number) < 100, row
+    assert re.search(r"\d%\.\.\d", text) and " .. " not in text, text
     assert "SPRT" not in text and max(len(line) for line in text.splitlines()) <= 80
 
 
@@ -99,8 +111,8 @@ def _core(s: dict) -> dict:
 
 def test_the_outcome_does_not_depend_on_the_number_of_workers():
     from sueca.sdk.sprt import Sprt
-    one = duel(["heuristic", "random"], Variant(), 7, 30, 1, Sprt(0, 60))
-    two = duel(["heuristic", "random"], Variant(), 7, 30, 2, Sprt(0, 60))
+    one = duel(["heuristic", "random"], Variant(), seed=7, pairs=30, workers=1, sprt=Sprt(0, 60))
+    two = duel(["heuristic", "random"], Variant(), seed=7, pairs=30, workers=2, sprt=Sprt(0, 60))
     assert _core(one) == _core(two) and one["verdict"] == "H1"
 
 
@@ -134,7 +146,9 @@ def test_an_exec_bot_plays_in_the_workers_and_its_crash_is_its_fault():
     assert out.returncode == 0, out.stderr
     s = json.loads(out.stdout.splitlines()[-1])
     assert s["workers"] == 2 and s["matches"] == 4
-    assert s["faults"][crash] == 4 and s["match_wins"] == 0  # each match forfeited
+    name = f"exec:{Path(sys.executable).name} exec_programs.py crash"  # its folders left out
+    assert s["bots"][0] == name and s["specs"][0] == crash
+    assert s["faults"][name] == 4 and s["match_wins"] == 0  # each match forfeited
     assert s["fault_deals"] == 4 and s["deal_wins"] + s["deal_losses"] == s["deals"] - 4 - \
         s["deal_ties"]
 

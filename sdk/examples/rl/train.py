@@ -4,6 +4,10 @@ weights; then seat it in a local arena (Redis, a referee and bot processes) for 
 
   python sdk/examples/rl/train.py                   # about 40 s of training
   python sdk/examples/rl/train.py --generations 6 --eval-matches 60 --arena-matches 1
+  python sdk/examples/rl/train.py --out agents/v2.npz
+
+The weights go to --out (a file, or a folder to hold weights.npz; default weights.npz here),
+never over a file already there unless --force: that is checked before training starts.
 
 The cross-entropy method: each generation draws candidate weight vectors around a mean, plays
 each for a few deals of the PettingZoo environment (team 0 both seats the candidate, team 1
@@ -20,11 +24,17 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+try:
+    import numpy as np
 
-from sueca.engine import Variant
+    from sueca.sdk.env import PolicyBot, raw_env
+except ImportError as missing:  # the SDK without its rl extra (make install has none)
+    print(f"train.py needs the SDK's rl extra (numpy, PettingZoo, Gymnasium); this Python "
+          f"lacks {missing.name or 'one of them'!r}: pip install -e \"./sdk[rl]\" in the "
+          "repository (docs/rl.md)", file=sys.stderr)
+    raise SystemExit(2) from None
+
 from sueca.sdk.bots import RandomBot
-from sueca.sdk.env import PolicyBot, raw_env
 from sueca.sdk.selfplay import selfplay
 
 HERE = Path(__file__).resolve().parent
@@ -83,12 +93,12 @@ def train(seconds: float, generations: int | None, population: int, deals: int,
 def evaluate(weights: np.ndarray, matches: int, seed: int) -> tuple[float, float, float]:
     """Win rate of the agent (both seats of a team) against random, and its 95% interval."""
     policy = linear_agent.policy_for(weights)
-    summary = selfplay([lambda: PolicyBot(policy), RandomBot], ["agent", "random"], Variant(),
-                       matches, f"rl-eval-{seed}")
+    summary = selfplay([lambda: PolicyBot(policy), RandomBot], ["agent", "random"],
+                       matches=matches, seed=f"rl-eval-{seed}")
     agent = summary["bots"][0]
     low, high = agent["ci95"]
     print(f"agent vs random: won {agent['wins']} of {matches} matches, win rate "
-          f"{agent['win_rate']:.3f} (95% interval {low:.3f}-{high:.3f})", flush=True)
+          f"{agent['win_rate']:.3f} (95% interval {low:.3f}..{high:.3f})", flush=True)
     return agent["win_rate"], low, high
 
 
@@ -104,6 +114,7 @@ def arena_installed() -> bool:
 
 def arena(weights_path: Path, matches: int) -> None:
     """Seat the agent in a local arena, as a `sueca-bot run` process, against random."""
+    # deferred: sueca-arena and sueca-referee are optional here (arena_installed)
     from sueca.arena.local_arena import LocalArena
     from sueca.referee import control
 
@@ -129,9 +140,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deals", type=int, default=12, help="deals per candidate (12)")
     parser.add_argument("--eval-matches", type=int, default=200, help="self-play matches (200)")
     parser.add_argument("--arena-matches", type=int, default=4, help="arena matches, 0: none")
-    parser.add_argument("--out", type=Path, default=Path("."), help="folder for weights.npz")
+    parser.add_argument("--out", type=Path, default=Path("weights.npz"), metavar="PATH",
+                        help="the weights file, or a folder for weights.npz (weights.npz)")
+    parser.add_argument("--force", action="store_true", help="overwrite the --out file")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    path = args.out / "weights.npz" if args.out.is_dir() else args.out
+    if path.exists() and not args.force:
+        print(f"train.py: error: {str(path)!r} exists: give --out another path, or --force to "
+              "overwrite it", file=sys.stderr)
+        return 2
     if args.arena_matches and not arena_installed():
         print("the arena matches are skipped: they need sueca-arena, which this Python does not "
               "have (pip install ./referee ./arena; --arena-matches 0 skips them)", flush=True)
@@ -139,9 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     weights = train(args.seconds, args.generations, args.population, args.deals, args.seed)
     print("weights: " + ", ".join(f"{n} {w:+.2f}" for n, w in zip(linear_agent.FEATURES, weights)))
     _rate, low, _high = evaluate(weights, args.eval_matches, args.seed)
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "weights.npz"
-    np.savez(path, weights=weights)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as out:  # np.savez would add .npz to a name without it
+        np.savez(out, weights=weights)
     print(f"saved {path}", flush=True)
     if args.arena_matches:
         arena(path.resolve(), args.arena_matches)

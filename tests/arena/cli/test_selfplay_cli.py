@@ -184,8 +184,58 @@ def test_a_bot_that_raises_is_named_with_the_match_and_where_it_raised(tmp_path:
                           "--matches", "3"], capture_output=True, text=True, cwd=tmp_path,
                          timeout=60)
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
-    assert out.stderr.startswith("error: match selfplay-0-0 (seats buggy.py:Buggy, random, "
-                                 "buggy.py:Buggy, random, match seed "), out.stderr
+    assert out.stderr.startswith("error: match selfplay-0-0 (seats buggy:Buggy, random, "
+                                 "buggy:Buggy, random, match seed "), out.stderr
     assert "a bot raised KeyError: " in out.stderr and "Traceback" not in out.stderr
     assert "(505 long)" in out.stderr                      # the message is capped
     assert out.stderr.rstrip().endswith(f"at {tmp_path / 'buggy.py'}:7 in play"), out.stderr
+
+
+GREEDY = ("from sueca.sdk import Bot\n\n\nclass Greedy(Bot):\n"
+          "    def play(self, observation):\n        return observation.legal[0]\n")
+
+
+@pytest.mark.parametrize("command", ["sueca-arena", "sueca-bot"])
+def test_a_path_named_bot_gets_a_short_name_and_name_sets_it(command: str,
+                                                              tmp_path: Path) -> None:
+    """A bot given by a long path is named file:Class in the table and the replays (the table
+    stays within 80 columns); --name, once per bot, names them instead."""
+    deep = tmp_path.joinpath(*(["a-rather-long-folder-name"] * 4))
+    deep.mkdir(parents=True)
+    (deep / "greedy.py").write_text(GREEDY)
+    spec = f"{deep / 'greedy.py'}:Greedy"
+    assert len(spec) > 100
+    binary = str(Path(sys.executable).parent / command)
+    replays_path = tmp_path / "r.jsonl"
+    out = subprocess.run([binary, "selfplay", "--bots", f"{spec},random", "--matches", "2",
+                          "--replays", str(replays_path)], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if line.startswith("greedy:Greedy ")]
+    assert rows and str(deep) not in out.stdout, out.stdout
+    table = out.stdout.split("\nreplays appended")[0].splitlines()
+    assert max(len(line) for line in table) <= 80, out.stdout
+    assert "greedy:Greedy" in json.loads(replays_path.read_text().splitlines()[0])["seats"]
+    named = subprocess.run([binary, "selfplay", "--bots", f"{spec},random", "--matches", "2",
+                            "--name", "mine", "--name", "theirs", "--json"],
+                           capture_output=True, text=True, timeout=60)
+    assert named.returncode == 0, named.stderr
+    summary = json.loads(named.stdout)
+    assert [b["name"] for b in summary["bots"]] == ["mine", "theirs"]
+    assert summary["bots"][0]["spec"] == spec  # the spec itself stays in the JSON
+
+
+@pytest.mark.parametrize("names, quoted", [
+    (["a", "b", "c"], "'c'"),
+    (["  "], "'  '"),
+    (["x" * 41], "'" + "x" * 40),
+    (["bad\x1bname"], "bad\\x1bname"),
+])
+def test_a_bad_name_is_one_line_quoting_it(capsys: pytest.CaptureFixture[str],
+                                           names: list[str], quoted: str) -> None:
+    argv = ["selfplay", "--bots", "random,random"]
+    for name in names:
+        argv += ["--name", name]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: bad --name ") and quoted in err and err.count("\n") == 1, err

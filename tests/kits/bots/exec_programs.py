@@ -60,6 +60,8 @@ def play(kind: str, marker: str = "") -> None:
             time.sleep(3600)
         if kind == "garbage":
             out("this is not json")
+        if kind == "badline":  # a longer line, its end marked: the record must quote it whole
+            out("not json: " + "x" * 74 + " END-OF-BAD-LINE")
         if kind == "big":
             out(json.dumps({"game": msg["game"], "id": msg["id"], "card": "x" * 100_000}))
         if kind == "flood":

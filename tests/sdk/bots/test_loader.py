@@ -85,7 +85,7 @@ def test_a_bot_module_never_hides_an_installed_one(here: Path) -> None:
     """The current directory goes at the end of sys.path: a 'heapq.py' of the bot author's
     does not replace Python's heapq (for the bot's own imports either)."""
     (here / "heapq.py").write_text(BOT_FILE)
-    with pytest.raises(BotLoadError, match="module 'heapq' has no 'Greedy'"):
+    with pytest.raises(BotLoadError, match="module 'heapq' has no 'Greedy': it defines no Bot "):
         load_bot("heapq:Greedy")
     assert type(load_bot("./heapq.py:Greedy")()).__name__ == "Greedy"  # the file form is exact
 
@@ -101,7 +101,7 @@ def test_a_bot_module_never_hides_an_installed_one(here: Path) -> None:
     ("{mod}:", "bad bot '{mod}:': expected module:Class"),
     ("no_such_module_xyz:Bot", "bot 'no_such_module_xyz:Bot': no module 'no_such_module_xyz'"),
     ("no.such.module:Bot", "no module 'no.such.module'"),
-    ("{mod}:Nope", "bot '{mod}:Nope': module '{mod}' has no 'Nope'"),
+    ("{mod}:Nope", "bot '{mod}:Nope': module '{mod}' has no 'Nope': its bot classes are Greedy"),
     ("{mod}:NOT_CALLABLE", "'NOT_CALLABLE' in module '{mod}' is a int, not a class or factory"),
     ("{mod}:NoPlay", "class 'NoPlay' has no play(observation) method"),
     ("{mod}_broken:Bot", "module '{mod}_broken' failed to import: SyntaxError"),

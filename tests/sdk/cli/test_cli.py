@@ -6,6 +6,7 @@ $SUECA_TOKEN or --token-file; --token still works, with a warning. Help texts ar
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import socket
@@ -266,3 +267,19 @@ def test_a_bad_token_from_a_file_or_the_flag_names_where_it_came_from(tmp_path, 
         _token(tmp_path, monkeypatch, "--token", "garbage")
     # a name with dots is fine: the secret is after the last one
     assert _token(tmp_path, monkeypatch, env="team.alice.XyZ-_9") == "team.alice.XyZ-_9"
+
+
+def test_replay_verify_numbers_deals_from_1(tmp_path):
+    """A person reads the report: the first deal is deal 1, as the web's 'Deal 1 of 5'."""
+    games = tmp_path / "games.jsonl"
+    played = subprocess.run([SUECA_BOT, "selfplay", "--bots", "heuristic,random",
+                             "--matches", "2", "--replays", str(games)], capture_output=True,
+                            text=True, timeout=60)
+    assert played.returncode == 0, played.stderr
+    records = [json.loads(line) for line in games.read_text().splitlines()]
+    records[0]["deals"][0]["points"] = [1, 119]
+    games.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = subprocess.run([SUECA_BOT, "replay", "verify", str(games)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1, out.stderr
+    assert "deal 1: points is [1, 119]" in out.stdout and "deal 0" not in out.stdout, out.stdout

@@ -95,7 +95,7 @@ def test_the_agent_file_is_a_bot_for_self_play_and_duel(agent: Path) -> None:
     spec = f"{agent}:make_bot"
     factory = load_bot(spec)
     check_bot(spec, factory)  # what every command does at start-up
-    summary = selfplay([factory, RandomBot], ["agent", "random"], Variant(), 6, 1)
+    summary = selfplay([factory, RandomBot], ["agent", "random"], matches=6, seed=1)
     assert summary["bots"][0]["matches"] == 6 and summary["bots"][0]["faults"] == 0
     duel = subprocess.run([str(BIN / "sueca-bot"), "duel", "./agent.py:make_bot", "random",
                            "--matches", "4", "--workers", "1", "--json"],
@@ -111,10 +111,10 @@ def test_a_policy_that_answers_no_legal_card_is_a_clear_error() -> None:
 
     with pytest.raises(MatchFailed, match=r"PolicyError: .policy answered \d+: not a legal card; "
                                           r"the legal card numbers are \d+ \("):
-        selfplay([lambda: PolicyBot(bad), RandomBot], ["bad", "random"], Variant(), 1, 1)
+        selfplay([lambda: PolicyBot(bad), RandomBot], ["bad", "random"], matches=1, seed=1)
     with pytest.raises(MatchFailed, match=r"policy answered 'AS': not a card number"):
         selfplay([lambda: PolicyBot(lambda o, m: "AS"), RandomBot], ["bad", "random"],
-                 Variant(), 1, 1)
+                 matches=1, seed=1)
     with pytest.raises(TypeError, match="PolicyBot needs a function"):
         PolicyBot(3)  # type: ignore[arg-type]
     assert issubclass(PolicyError, ValueError)

@@ -8,8 +8,10 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import venv
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -18,7 +20,7 @@ SCRIPT = ROOT / "sdk" / "examples" / "rl" / "train.py"
 pytestmark = pytest.mark.slow
 
 RATE = re.compile(r"agent vs random: won (\d+) of (\d+) matches, win rate ([\d.]+) "
-                  r"\(95% interval ([\d.]+)-([\d.]+)\)")
+                  r"\(95% interval ([\d.]+)\.\.([\d.]+)\)")
 
 
 def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -57,3 +59,41 @@ def test_without_the_arena_installed_the_arena_step_is_skipped_with_a_note(tmp_p
     assert "the arena matches are skipped: they need sueca-arena" in done.stdout, done.stdout
     assert "arena match 1" not in done.stdout and (tmp_path / "weights.npz").exists()
     assert done.returncode == 1  # untrained: it does not beat random
+
+
+def test_without_the_rl_extra_it_says_how_to_install_it_in_one_line(tmp_path: Path) -> None:
+    """A Python with the SDK and none of its rl extra (as ``make install`` leaves .venv): one
+    line naming what is missing and the install command, exit 2, no traceback."""
+    bare = tmp_path / "bare"
+    venv.create(bare, with_pip=False)
+    site = next((bare / "lib").glob("python3*/site-packages"))
+    (site / "sueca-sdk.pth").write_text(str(ROOT / "sdk" / "src") + "\n")
+    python = bare / "bin" / "python"
+    assert subprocess.run([str(python), "-c", "import numpy"], capture_output=True).returncode
+    done = subprocess.run([str(python), str(SCRIPT), "--generations", "0"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert "rl extra" in done.stderr and "'numpy'" in done.stderr, done.stderr
+    assert 'pip install -e "./sdk[rl]"' in done.stderr and done.stdout == ""
+
+
+def test_the_weights_go_to_out_and_never_over_a_file_without_force(tmp_path: Path) -> None:
+    quick = ("--generations", "0", "--eval-matches", "2", "--arena-matches", "0")
+    mine = tmp_path / "weights.npz"
+    mine.write_bytes(b"someone's weights")
+    kept = subprocess.run([sys.executable, str(SCRIPT), *quick], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert kept.returncode == 2 and "'weights.npz' exists" in kept.stderr, kept.stderr
+    assert "--force" in kept.stderr and "generation" not in kept.stdout  # refused before training
+    assert mine.read_bytes() == b"someone's weights"
+    out = tmp_path / "agents" / "v2.npz"
+    done = subprocess.run([sys.executable, str(SCRIPT), *quick, "--out", str(out)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr  # untrained: it does not beat random
+    assert out.exists() and f"saved {out}" in done.stdout
+    assert mine.read_bytes() == b"someone's weights"
+    forced = subprocess.run([sys.executable, str(SCRIPT), *quick, "--force"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert forced.returncode == 1, forced.stderr
+    assert (np.load(mine)["weights"] == np.load(out)["weights"]).all()  # untrained: zeros

@@ -72,7 +72,7 @@ def test_every_line_both_ways_matches_the_schema(tmp_path: Path) -> None:
     variant = Variant(weak_hand_redeal=True, trump_card="first")
     # one recorder and one program serve every game ("games": 64): two processes in all
     factories = [load_bot(f"{rec} multi"), load_bot("random")]
-    summary = selfplay(factories, ["multi", "random"], variant, 6, seed=3)
+    summary = selfplay(factories, ["multi", "random"], variant=variant, matches=6, seed=3)
     assert sum(b["faults"] for b in summary["bots"]) == 0
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     into, out = validator("to_program"), validator("from_program")
@@ -131,7 +131,7 @@ def test_a_flood_on_stderr_is_read_and_dropped(quick: None) -> None:
 
 def test_self_play_counts_the_lost_game_as_a_fault_and_goes_on(quick: None) -> None:
     summary = selfplay([load_bot(spec("illegal")), load_bot("random")], ["illegal", "random"],
-                       Variant(), 4, seed=0)
+                       matches=4, seed=0)
     bad, good = summary["bots"]
     assert (bad["faults"], bad["wins"], good["faults"], good["wins"]) == (4, 0, 0, 4)
     none_left()
@@ -178,6 +178,31 @@ def test_flags_reach_the_settings(tmp_path: Path) -> None:
     bad = subprocess.run([str(cli), "selfplay", "--bots", "random,random",
                           "--exec-processes", "-1"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "bad --exec-processes '-1'" in bad.stderr
+
+
+def test_over_the_network_a_bad_line_is_one_log_line_and_the_record_quotes_it(
+        referee, redis_url: str, random_bots, bot_proc) -> None:
+    """A program's bad line loses its game: the bot's log says so in one line (the program's
+    stderr escaped in it) with no Python traceback, and the reason the match record keeps
+    quotes the bad line to its end within the record's cap."""
+    import redis
+    from netkit import KEY_PREFIX
+
+    from sueca.arena.keys import Keys
+    from sueca.arena.store.bots import BotRegistry
+    from sueca.referee import control
+    token = BotRegistry(redis.Redis.from_url(redis_url), Keys(KEY_PREFIX)).add("exec-badline")
+    bot = bot_proc(spec("badline"), referee.address, token, capacity=2)
+    seats = ["exec-badline", "alice", "exec-badline", "bob"]
+    result = control.run_match(referee.address, {"bots": seats, "seed": 1})
+    assert result["end"] == "bot_error" and result["fault_bot"] == "exec-badline", result
+    detail = result.get("fault_detail") or ""
+    assert "not JSON" in detail and "END-OF-BAD-LINE'" in detail, detail
+    wait_for(lambda: "lost game" in bot.logs(), 10, "the lost game's log line", detail=bot.logs)
+    logs = bot.logs()
+    assert "Traceback" not in logs and 'File "' not in logs, logs
+    lost = [line for line in logs.splitlines() if "lost game" in line or "gave up" in line]
+    assert len(lost) == 1 and "END-OF-BAD-LINE" in lost[0] and "\\x1b[31mred" in lost[0], lost
 
 
 def test_over_the_network_a_crash_loses_that_game_and_the_session_goes_on(

@@ -57,8 +57,8 @@ def test_an_example_beats_random_in_self_play_with_no_fault(
         specs: dict[str, str], lang: str, matches: int) -> None:
     factory = load_bot(specs[lang])
     variant = Variant(weak_hand_redeal=True)  # redeal turns too
-    summary = selfplay([factory, load_bot("random")], [lang, "random"], variant, matches,
-                       seed=lang)
+    summary = selfplay([factory, load_bot("random")], [lang, "random"], variant=variant,
+                       matches=matches, seed=lang)
     ours, theirs = summary["bots"]
     assert ours["faults"] == 0 and theirs["faults"] == 0
     assert ours["wins"] > 0.7 * matches, summary

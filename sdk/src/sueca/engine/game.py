@@ -269,7 +269,8 @@ class Deal:
 
     def _verify_common(self, c: Card, seat: int | None) -> None:
         if self.end is not None:
-            raise GameOverError(f"deal {self.number} is over ({self.end}); no card can be played")
+            raise GameOverError(f"deal {self.number + 1} is over ({self.end}); no card can be "
+                                "played")
         if seat is not None and seat != self.turn:
             raise NotYourTurnError(f"seat {seat} played {c} out of turn: seat {self.turn} is to play")
         if not self.hands[self.turn] >> c & 1:

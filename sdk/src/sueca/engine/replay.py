@@ -105,7 +105,7 @@ def replay(rec: Mapping[str, Any]) -> Match:
                       first_dealer=deals[0]["dealer"])
         for k, d in enumerate(deals):
             if match.over:
-                raise ReplayError(f"deal {k}: the match was already over after deal {k - 1}")
+                raise ReplayError(f"deal {k + 1}: the match was already over after deal {k}")
             if d["end"] == REDEAL:
                 match.redeal(True)
                 continue
@@ -114,7 +114,8 @@ def replay(rec: Mapping[str, Any]) -> Match:
             for t in d["tricks"]:
                 for c in t["cards"]:
                     if match.deal.number != k:
-                        raise ReplayError(f"deal {k}: card {c} is played after the deal ended")
+                        raise ReplayError(f"deal {k + 1}: card {c} is played after the deal "
+                                          "ended")
                     match.play(card(c))
             if d["end"] in _STOPS:
                 match.stop(d["end"], d["fault_seat"])
@@ -147,7 +148,7 @@ def verify(rec: Mapping[str, Any]) -> list[str]:
     for k, (mine, theirs) in enumerate(zip(again["deals"], rec["deals"])):
         for key, value in mine.items():
             if theirs.get(key) != value:
-                problems.append(f"deal {k}: {key} is {theirs.get(key)!r:.120}; "
+                problems.append(f"deal {k + 1}: {key} is {theirs.get(key)!r:.120}; "
                                 f"the deck and plays give {value!r:.120}")
     return problems
 

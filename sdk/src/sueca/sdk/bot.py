@@ -61,7 +61,10 @@ class Forfeit(Exception):
     """Raised from a bot's ``play`` or ``redeal`` to give up the match: self-play ends it as a
     ``bot_error`` charged to that seat (counted in the faults column) and goes on with the next
     match; over the network the client resigns the game with the message, as for any exception.
-    An ``exec:`` bot raises it when its program fails (late, crashed, bad line)."""
+    An ``exec:`` bot raises it when its program fails (late, crashed, bad line). The client logs
+    it as one line, no traceback, unless ``logged`` says the bot has logged why itself."""
+
+    logged = False
 
 
 _sha256 = hashlib.sha256

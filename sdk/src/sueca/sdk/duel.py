@@ -19,6 +19,7 @@ What is measured, for bot A against bot B:
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import time
@@ -31,6 +32,7 @@ from typing import Any
 from sueca.engine import Variant
 from sueca.engine.game import FAULT_ENDS, REDEAL
 
+from .bots import load_bot
 from .selfplay import bot_labels, play_numbered, wilson
 from .sprt import Sprt, elo_interval, pair_class
 
@@ -118,7 +120,6 @@ def _timed(factory: Callable[[], Any], clock: MoveClock) -> Callable[[], Any]:
 
 
 def _is_async(fn: Any) -> bool:
-    import inspect
     return inspect.iscoroutinefunction(fn)
 
 
@@ -127,7 +128,6 @@ _loaded: dict[str, Callable[[], Any]] = {}  # a worker's bot factories by spec
 
 def _factory(spec: str) -> Callable[[], Any]:
     if spec not in _loaded:
-        from .bots import load_bot
         _loaded[spec] = load_bot(spec)
     return _loaded[spec]
 
@@ -146,7 +146,8 @@ def play_pair(specs: Sequence[str], variant: Variant, seed: int | str,
     result = PairResult(number, [], [], [], [], [], clocks)
     by_number: list[dict[int, float]] = []
     for i in (2 * number, 2 * number + 1):
-        match, order, _ = play_numbered(factories, names, variant, i, seed, duplicate=True)
+        match, order, _ = play_numbered(factories, names, variant=variant, i=i, seed=seed,
+                                        duplicate=True)
         a_team = i % 2
         result.match_wins.append(match.winner == a_team)
         scores: dict[int, float] = {}
@@ -264,7 +265,7 @@ def _results(specs: Sequence[str], variant: Variant, seed: int | str, pairs: int
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def duel(specs: Sequence[str], variant: Variant, seed: int | str, pairs: int,
+def duel(specs: Sequence[str], variant: Variant, *, seed: int | str, pairs: int,
          workers: int | None = None, sprt: Sprt | None = None,
          on_pair: Callable[[DuelTally], None] | None = None) -> dict[str, Any]:
     """Play up to ``pairs`` duplicate pairs (stopping when ``sprt`` decides) and return the

@@ -118,7 +118,7 @@ def swap_teams(seats: Sequence[T]) -> list[T]:
     return [seats[1], seats[0], seats[3], seats[2]]
 
 
-def play_duplicate(bots: Sequence[Callable[[], Player]], variant: Variant = DEFAULT,
+def play_duplicate(bots: Sequence[Callable[[], Player]], variant: Variant = DEFAULT, *,
                    seed: int | str | None = None, match_ids: tuple[str, str] = ("dup-1", "dup-2"),
                    seat_names: Sequence[str] | None = None,
                    decks: Iterable[Iterable[object]] = (),

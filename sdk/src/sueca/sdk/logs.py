@@ -24,6 +24,7 @@ bot-sent text. Standard library only: the SDK depends on grpcio and protobuf alo
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import contextvars
 import json
@@ -34,6 +35,8 @@ import time
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, TextIO
+
+from sueca.sdk.settings import current
 
 __all__ = ["FORMATS", "FIELDS", "SHOWN_CHARS", "FIELD_CHARS", "MESSAGE_CHARS", "shown",
            "printable", "capped", "log_context", "bind", "context", "JsonFormatter",
@@ -212,7 +215,6 @@ def current_format() -> str:
     """The format lines are written in: the one :func:`setup` chose, else SUECA_LOG_FORMAT."""
     if _format is not None:
         return _format
-    from sueca.sdk.settings import current
     return current().log_format
 
 
@@ -220,7 +222,6 @@ def setup_from_args(args: Any, level: int | str | None = None) -> str:
     """:func:`setup` with the format of ``--log-format`` when given, else ``SUECA_LOG_FORMAT``."""
     fmt = getattr(args, "log_format", None)
     if fmt is None:
-        from sueca.sdk.settings import current
         fmt = current().log_format
     return setup(fmt, level)
 
@@ -229,7 +230,6 @@ def add_flag(parser: Any) -> None:
     """``--log-format {text,json}`` on ``parser`` and on every sub-command beneath it. Absent
     from the namespace unless given (``SUPPRESS``), so a sub-command never overrides what was
     given before it, and ``SUECA_LOG_FORMAT`` applies otherwise."""
-    import argparse
     parser.add_argument("--log-format", choices=FORMATS, default=argparse.SUPPRESS,
                         help="log lines as text or one JSON object each (default "
                              "$SUECA_LOG_FORMAT, else text)")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
+import shlex
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,11 +22,14 @@ from typing import Any
 from sueca.engine import BotFailed, Match, SuecaError, Variant
 from sueca.engine import replay as replays
 from sueca.engine.game import FAULT_ENDS, REDEAL
+from sueca.engine.variant import DEFAULT
 
+from .execbot import PREFIX
 from .local import play_local
 from .logs import shown
 
-__all__ = ["MatchFailed", "bot_labels", "match_seed", "play_numbered", "selfplay", "wilson"]
+__all__ = ["MatchFailed", "bot_labels", "match_seed", "play_numbered", "selfplay", "short_name",
+           "wilson"]
 
 
 class _Tally:
@@ -69,14 +74,32 @@ def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def bot_labels(specs: Sequence[str]) -> list[str]:
-    """Names for the seats list: the specs, told apart when the same bot plays itself."""
-    if specs[0] == specs[1]:
-        return [f"{specs[0]}#1", f"{specs[1]}#2"]
-    return list(specs)
+def short_name(spec: str) -> str:
+    """A bot's name where a spec would be long: a file bot ``path/to/mybot.py:Greedy`` is
+    ``mybot:Greedy``, an ``exec:`` bot its words without their folders (``exec:python
+    bot.py``); an example or ``module:Class`` is its spec."""
+    if spec.startswith(PREFIX):
+        try:
+            words = shlex.split(spec[len(PREFIX):])
+        except ValueError:
+            return spec
+        return PREFIX + " ".join(os.path.basename(w) or w for w in words)
+    where, sep, attr = spec.rpartition(":")
+    if sep and (where.endswith(".py") or "/" in where or os.sep in where):
+        return f"{Path(where).stem}:{attr}"
+    return spec
 
 
-def play_numbered(factories: Sequence[Callable[[], Any]], names: Sequence[str],
+def bot_labels(specs: Sequence[str], names: Sequence[str] = ()) -> list[str]:
+    """Names for the seats list: ``names`` where given (in the order of ``specs``), else each
+    bot's :func:`short_name`; told apart with ``#1``, ``#2`` when the two are the same."""
+    labels = [names[k] if k < len(names) else short_name(spec) for k, spec in enumerate(specs)]
+    if labels[0] == labels[1]:
+        return [f"{labels[0]}#1", f"{labels[1]}#2"]
+    return labels
+
+
+def play_numbered(factories: Sequence[Callable[[], Any]], names: Sequence[str], *,
                   variant: Variant, i: int, seed: int | str,
                   duplicate: bool = False) -> tuple[Match, tuple[int, ...], list[str]]:
     """Play match number ``i`` of a run: returns the match, the bot index (0 for A, 1 for B) of
@@ -100,8 +123,9 @@ def play_numbered(factories: Sequence[Callable[[], Any]], names: Sequence[str],
     return match, order, seats
 
 
-def selfplay(factories: Sequence[Callable[[], Any]], names: Sequence[str], variant: Variant,
-             matches: int, seed: int | str, duplicate: bool = False,
+def selfplay(factories: Sequence[Callable[[], Any]], names: Sequence[str], *,
+             variant: Variant = DEFAULT, matches: int, seed: int | str = 0,
+             duplicate: bool = False,
              on_match: Callable[[Any, replays.ReplayRecord | None], None] | None = None,
              want_records: bool = False) -> dict[str, Any]:
     """Play the matches and return the summary (the ``--json`` object, minus timing).
@@ -112,7 +136,8 @@ def selfplay(factories: Sequence[Callable[[], Any]], names: Sequence[str], varia
     stats = [_Tally(names[0]), _Tally(names[1])]
     total_deals = 0
     for i in range(matches):
-        match, order, seats = play_numbered(factories, names, variant, i, seed, duplicate)
+        match, order, seats = play_numbered(factories, names, variant=variant, i=i, seed=seed,
+                                            duplicate=duplicate)
         a_team = i % 2  # bot A's team (play_numbered seats it)
         team_of_bot = (a_team, 1 - a_team)
         for b in (0, 1):

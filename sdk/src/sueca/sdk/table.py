@@ -14,7 +14,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-__all__ = ["progress", "table"]
+__all__ = ["progress", "table", "per_move", "interval", "MISSING"]
+
+MISSING = "—"  # a value that is not there (no moves, no bound)
 
 
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]],
@@ -39,6 +41,25 @@ def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any
         for k in range(max(len(lines) for lines in row)):
             out.append(line([lines[k] if k < len(lines) else "" for lines in row]))
     return "\n".join(out)
+
+
+def per_move(ms: float | None) -> str:
+    """A time per move, three significant figures in its unit: ``2.50 ms``, ``25.2 µs`` (below
+    0.1 ms), ``312 ms``; ``—`` for none."""
+    if ms is None:
+        return MISSING
+    if ms < 0.1:
+        return f"{_figures(ms * 1000)} µs"
+    return f"{_figures(ms)} ms" if ms < 99.95 else f"{ms:.0f} ms"
+
+
+def _figures(x: float) -> str:
+    return f"{x:#.3g}".rstrip(".")
+
+
+def interval(low: str, high: str) -> str:
+    """An interval as the product writes one: ``57.1%..70.3%``."""
+    return f"{low}..{high}"
 
 
 @contextmanager

@@ -25,6 +25,7 @@ from typing import Any, cast
 from sueca.engine import Player
 
 from ..bot import Bot
+from ..execbot import ExecSpecError, load_exec
 from .heuristic import HeuristicBot
 from .pimc import PimcBot
 from .random_bot import RandomBot
@@ -62,7 +63,6 @@ def load_bot(spec: str) -> Callable[[], Player]:
         raise BotLoadError(f"bad bot {_quote(spec)}: {_valid()}")
     spec = spec.strip()
     if spec.startswith("exec:"):  # a program in any language (sueca.sdk.execbot)
-        from ..execbot import ExecSpecError, load_exec
         try:
             return load_exec(spec)
         except ExecSpecError as err:
@@ -89,7 +89,7 @@ def load_bot(spec: str) -> Callable[[], Player]:
         found = getattr(found, part, None)
         if found is None:
             raise BotLoadError(f"bot {_quote(spec)}: {what} has no {_quote(attr)}"
-                               + (_classes_in(module) if what.startswith("file") else ""))
+                               f"{_classes_in(module)}")
     if not callable(found):
         raise BotLoadError(f"bot {_quote(spec)}: {_quote(attr)} in {what} is a "
                            f"{type(found).__name__}, not a class or factory")
@@ -105,7 +105,6 @@ def check_bot(spec: str, factory: Callable[[], Any]) -> None:
     class that is not a bot, a class whose ``__init__`` needs arguments) would load fine and
     fail only when the first game begins, far from the command line that caused it.
     """
-    from sueca.sdk.bot import Bot
     name = getattr(factory, "__qualname__", None) or repr(factory)
     try:
         made = factory()
@@ -138,7 +137,6 @@ def _import_module(spec: str, name: str) -> Any:
 def _classes_in(module: Any) -> str:
     """``: its bot classes are A, B`` (the Bot subclasses a bot file defines, else those it
     imports), or ``: it defines no Bot subclass``."""
-    from sueca.sdk.bot import Bot
     bots = [v for v in vars(module).values()
             if isinstance(v, type) and issubclass(v, Bot) and v is not Bot]
     own = [b for b in bots if b.__module__ == module.__name__] or bots

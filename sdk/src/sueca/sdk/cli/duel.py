@@ -23,7 +23,11 @@ import sys
 import time
 from typing import Any
 
+from sueca.engine import Variant, VariantError
 from sueca.sdk.cli.common import Bounded, UserError, load_checked
+from sueca.sdk.cli.execflags import add_flags, use_flags
+from sueca.sdk.sprt import Sprt, SprtError, parse_elos
+from sueca.sdk.table import interval, per_move, progress, table
 
 EXIT = {"H1": 0, "H0": 1, None: 3}  # the exit status of a --sprt run by verdict
 SPRT_EVERY = 2.0  # seconds between two LLR lines on stderr
@@ -50,18 +54,14 @@ def add_parser(sub: Any) -> None:
                    help="rule variants, e.g. tie=double target=8")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (last line) instead of the table")
-    from sueca.sdk.cli.execflags import add_flags
     add_flags(p, timeout=True)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from sueca.engine import Variant, VariantError
-    from sueca.sdk.cli.execflags import use_flags
+    # deferred: the duel's process pool and self-play (asyncio, multiprocessing): ~50 ms CPU
     from sueca.sdk.duel import DuelTally, duel
-    from sueca.sdk.selfplay import MatchFailed
-    from sueca.sdk.sprt import Sprt, SprtError, parse_elos
-    from sueca.sdk.table import progress
+    from sueca.sdk.selfplay import MatchFailed  # deferred: as the line above
 
     try:
         variant = Variant.parse(args.variant)
@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
                       flush=True)
 
         try:
-            summary = duel(specs, variant, seed, pairs, args.workers, sprt, on_pair)
+            summary = duel(specs, variant, seed=seed, pairs=pairs, workers=args.workers,
+                           sprt=sprt, on_pair=on_pair)
         except MatchFailed as err:
             raise UserError(str(err)) from None
     summary["specs"] = specs
@@ -114,26 +115,22 @@ def _pct(x: float) -> str:
 
 
 def _interval(bounds: list[float | None], fmt: str = "{:+.0f}") -> str:
-    show = [fmt.format(x) if x is not None else ("-inf" if i == 0 else "+inf")
-            for i, x in enumerate(bounds)]
-    return f"{show[0]} .. {show[1]}"
+    low, high = (fmt.format(x) if x is not None else ("-inf" if i == 0 else "+inf")
+                 for i, x in enumerate(bounds))
+    return interval(low, high)
 
 
 def duel_table(s: dict[str, Any]) -> str:
     """The duel summary as two plain tables and, with --sprt, the verdict."""
-    from sueca.sdk.table import table
-
     a, b = s["bots"]
     rows = []
     for name in (a, b):
-        mean, median = s["ms_per_move"][name], s["ms_per_move_median"][name]
         rows.append([name, f"{s['points_per_deal'][name]:.1f}", s["faults"][name],
-                     "-" if mean is None else f"{mean:.3g}",
-                     "-" if median is None else f"{median:.3g}"])
+                     per_move(s["ms_per_move"][name]), per_move(s["ms_per_move_median"][name])])
     title = (f"{s['matches']} matches ({s['pairs']} duplicate pairs), {s['deals']} deals in "
              f"{s['seconds']:.1f} s on {s['workers']} processes; seed {s['seed']}")
-    text = table(title, ["bot", "points/deal", "faults", "ms/move", "median ms"], rows,
-                 right=["points/deal", "faults", "ms/move", "median ms"])
+    text = table(title, ["bot", "points/deal", "faults", "time/move", "median"], rows,
+                 right=["points/deal", "faults", "time/move", "median"])
     decided = s["deal_wins"] + s["deal_losses"]
     elo = s["elo"]
     measures = [

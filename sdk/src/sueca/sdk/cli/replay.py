@@ -13,6 +13,9 @@ import json
 from typing import Any
 
 from sueca.sdk.cli.common import UserError
+from sueca.sdk.logs import printable
+from sueca.sdk.replayfile import ReplayFileError, verify_file
+from sueca.sdk.table import MISSING, table
 
 SHOWN_PROBLEMS = 3  # problems per bad record in the table (--json has them all)
 
@@ -35,9 +38,6 @@ def add_verify(actions: Any) -> None:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    from sueca.sdk.replayfile import ReplayFileError, verify_file
-    from sueca.sdk.table import table
-
     try:
         report = verify_file(args.file)
     except ReplayFileError as err:
@@ -55,7 +55,7 @@ def run_verify(args: argparse.Namespace) -> int:
             more = len(b["problems"]) - len(shown)
             text = "\n".join(shown) + (f"\n(+{more} more)" if more > 0 else "")
             rows.append([b["line"], _one_line(b["match_id"]) if b["match_id"] is not None
-                         else "-", text])
+                         else MISSING, text])
         print(table(f"bad records in {args.file}", ["line", "match", "problems"], rows,
                     right=["line"]))
         print(f"{len(report['bad'])} of {report['records']} records in {args.file} are bad")
@@ -67,5 +67,4 @@ def run_verify(args: argparse.Namespace) -> int:
 def _one_line(value: Any, limit: int = 200) -> str:
     """A value from the file, as one capped line of printable text (a replay file is input:
     it may hold anything, terminal escapes included)."""
-    from sueca.sdk.logs import printable
     return printable(value if isinstance(value, str) else repr(value), limit)

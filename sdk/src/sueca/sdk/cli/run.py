@@ -20,7 +20,9 @@ import sys
 from typing import Any
 
 from sueca.sdk import logs
+from sueca.sdk.addresses import resolve
 from sueca.sdk.cli.common import Bounded, UserError, add_tls_flags, load_checked, settings, tls_from_args
+from sueca.sdk.cli.execflags import add_flags, use_flags
 
 TOKEN_FILE_LIMIT = 4096  # bytes: a token is a few dozen; anything longer is the wrong file
 
@@ -56,7 +58,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--drain-timeout", action=Bounded, kind=float, low=0, default=60.0,
                    help="on Ctrl-C, how long running games may take to finish (default 60)")
     add_tls_flags(p)
-    from sueca.sdk.cli.execflags import add_flags
     add_flags(p, timeout=False)
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                    help="the least severe log lines written (default info)")
@@ -129,15 +130,14 @@ def run(args: argparse.Namespace) -> int:
                         f"to bot {issued_to[:64]!r} (a token starts with its bot's name): drop "
                         "--name, or use that bot's token")
     tls = tls_from_args(args)
-    from sueca.sdk.cli.execflags import use_flags
     use_flags(args)
     factory = load_checked(args.bot)
-    from sueca.sdk.client import resolve
+    # deferred: the client imports grpc, ~170 ms CPU measured, which no other command needs
     from sueca.sdk.client import run as run_client
     try:
         resolve(args.server)
     except ValueError as err:
         raise UserError(str(err)) from None
-    return run_client(factory, args.server, token, args.capacity, name=args.name,
+    return run_client(factory, args.server, token=token, capacity=args.capacity, name=args.name,
                       threads=args.threads, max_backoff=args.max_backoff,
                       drain_timeout=args.drain_timeout, tls=tls)

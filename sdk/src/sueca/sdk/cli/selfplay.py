@@ -7,8 +7,14 @@ come in pairs with the same seed (so the same cards) and the teams swapped, whic
 the luck of the deal out of the comparison. The 95% interval is the Wilson score interval of the
 win rate: when the two bots' intervals do not overlap, the difference is not luck.
 
+A bot is named by its spec, shortened where the spec is a path (``path/to/mybot.py:Greedy``
+is ``mybot:Greedy``, an exec: bot's words lose their folders); --name NAME, once per bot in
+the order of --bots, names it instead, in the table and in the replays' seats.
+
   sueca-bot selfplay --bots mybot:Greedy,random --matches 200
   sueca-bot selfplay --bots ./mybot.py:Greedy,heuristic --duplicate --replays games.jsonl
+  sueca-bot selfplay --bots ./bots/v2/mybot.py:Greedy,./bots/v1/mybot.py:Greedy \
+      --name v2 --name v1
 """
 
 from __future__ import annotations
@@ -19,9 +25,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sueca.engine import Variant, VariantError
+from sueca.engine import replay as replays
 from sueca.sdk.cli.common import Bounded, UserError, load_checked
+from sueca.sdk.cli.execflags import add_flags, use_flags
+from sueca.sdk.logs import printable
+from sueca.sdk.table import MISSING, interval, progress, table
 
 BATCH = 200  # replay records written per file append
+NAME_CHARS = 40  # the longest --name: the table fits 80 columns
 
 
 def add_parser(sub: Any) -> None:
@@ -38,27 +50,27 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--replays", metavar="PATH", help="append one sueca-replay/1 line per match")
     p.add_argument("--duplicate", action="store_true",
                    help="play pairs of matches with the same cards and the teams swapped")
+    p.add_argument("--name", action="append", default=[], metavar="NAME",
+                   help="a bot's name in the table and the replays, once per bot in the order "
+                        "of --bots (default: its spec, a path shortened to file:Class)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    from sueca.sdk.cli.execflags import add_flags
     add_flags(p, timeout=True)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from sueca.engine import Variant, VariantError
-    from sueca.engine import replay as replays
+    # deferred: asyncio, subprocess (exec: bots): ~50 ms CPU measured, at every start-up else
     from sueca.sdk.selfplay import MatchFailed, bot_labels, selfplay
-    from sueca.sdk.table import progress
 
     try:
         variant = Variant.parse(args.variant)
     except VariantError as err:
         raise UserError(str(err)) from None
-    from sueca.sdk.cli.execflags import use_flags
     use_flags(args)
     specs = [s.strip() for s in args.bots.split(",")]
     if len(specs) != 2 or not all(specs):
         raise UserError(f"bad --bots {args.bots!r}: expected two bots A,B, e.g. heuristic,random")
+    names = bot_labels(specs, checked_names(args.name))
     factories = [load_checked(s) for s in specs]
     if args.duplicate and args.matches % 2:
         raise UserError(f"bad --matches {args.matches}: duplicate play needs an even number "
@@ -71,7 +83,6 @@ def run(args: argparse.Namespace) -> int:
         except OSError as err:
             raise UserError(f"cannot write replays to {args.replays!r}: {err.strerror}") from None
 
-    names = bot_labels(specs)
     pending: list[replays.ReplayRecord] = []
     started = time.perf_counter()
     with progress(args.matches, "selfplay") as advance:
@@ -84,8 +95,9 @@ def run(args: argparse.Namespace) -> int:
             advance(1)
 
         try:
-            summary = selfplay(factories, names, variant, args.matches, seed, args.duplicate,
-                               on_match, want_records=replay_path is not None)
+            summary = selfplay(factories, names, variant=variant, matches=args.matches,
+                               seed=seed, duplicate=args.duplicate, on_match=on_match,
+                               want_records=replay_path is not None)
         except MatchFailed as err:
             raise UserError(str(err)) from None
         finally:
@@ -103,15 +115,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def checked_names(names: list[str]) -> list[str]:
+    """The --name values: at most one per bot, each a short line of printable text."""
+    if len(names) > 2:
+        raise UserError(f"bad --name '{printable(names[2], NAME_CHARS)}': give one --name per "
+                        "bot, at most two")
+    for name in names:
+        if not name.strip() or len(name) > NAME_CHARS or not name.isprintable():
+            raise UserError(f"bad --name '{printable(name, NAME_CHARS)}': 1 to {NAME_CHARS} "
+                            "printable characters")
+    return [name.strip() for name in names]
+
+
 def summary_table(summary: dict[str, Any], variant: Any) -> str:
     """The self-play summary as the plain table both commands print."""
-    from sueca.sdk.table import table
-
     rows = []
     for b in summary["bots"]:
         lo, hi = b["ci95"]
         rows.append([b["name"], b["matches"], b["wins"], f"{b['win_rate']:.1%}",
-                     f"{lo:.1%}-{hi:.1%}", f"{b['mean_points']:.1f}", b["faults"]])
+                     interval(f"{lo:.1%}", f"{hi:.1%}"),
+                     f"{b['mean_points']:.1f}" if b["deals"] else MISSING, b["faults"]])
     words = " ".join(variant.words()) or "default rules"
     mode = ", duplicate pairs" if summary["duplicate"] else ""
     title = (f"{summary['matches']} matches{mode}, {summary['deals']} deals in "

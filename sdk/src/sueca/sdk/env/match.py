@@ -158,7 +158,7 @@ class EncodedMatch:
         match = self.match
         deal = match.deal
         g = match.game_points
-        lines = [f"deal {deal.number}  dealer seat {deal.dealer}  trump {deal.trump}"
+        lines = [f"deal {deal.number + 1}  dealer seat {deal.dealer}  trump {deal.trump}"
                  f"{' (held)' if deal.trump_held else ''}  game points {g[0]}-{g[1]}  "
                  f"card points {deal.points[0]}-{deal.points[1]}"]
         lead = deal.leader

@@ -63,9 +63,13 @@ class ExecSpecError(ValueError):
 
 
 class ExecBotError(Forfeit):
-    """The program lost this game (late, exited, bad line, illegal card): the message names
-    the bot, the game and the reason, quoting what it printed (escaped and cut). A
-    :class:`~sueca.sdk.bot.Forfeit`: self-play counts it as that seat's bot error."""
+    """The program lost this game (late, exited, bad line, illegal card): the message is the
+    reason, quoting what it printed (escaped and cut) first, as the match record keeps it
+    within its 200 characters; the bot and the game are in the log line :class:`ExecBot` wrote
+    (with the program's stderr). A :class:`~sueca.sdk.bot.Forfeit`: self-play counts it as that
+    seat's bot error."""
+
+    logged = True
 
 
 class ExecCommand:
@@ -190,7 +194,7 @@ class ExecBot(Bot):
                 self._release = weakref.finalize(self, self.command.release, program, self.game)
             self.turns += 1
             answer = program.expect(self.game, self.turns)
-            self._pending.append(protocol.turn(self.game, self.turns, kind, obs, ms))
+            self._pending.append(protocol.turn(self.game, self.turns, kind=kind, obs=obs, ms=ms))
             program.send(b"".join(self._pending))
             self._pending = []
             try:
@@ -208,7 +212,7 @@ class ExecBot(Bot):
         this game), log why with the tail of its stderr, and return the error to raise.
         ``program``: the one that failed before it was this game's (no hello)."""
         program = self.program or program
-        self.lost = f"exec bot {self.command.label} lost game {self.game}: {reason}"
+        self.lost = reason
         tail = "(not started)"
         if program is not None:
             if whole or program.games == 1:
@@ -216,8 +220,9 @@ class ExecBot(Bot):
                 await asyncio.to_thread(program.wait_stderr, 0.5)
             self._release()
             tail = program.stderr_tail()
-        log.error("%s; its stderr ends: %s", self.lost, tail, extra={"game_id": self.game})
-        return ExecBotError(self.lost)
+        log.error("exec bot %s lost game %s: %s; its stderr ends: %s", self.command.label,
+                  self.game, reason, tail, extra={"game_id": self.game})
+        return ExecBotError(reason)
 
     def on_trick_end(self, trick: Trick) -> None:
         if self.lost is None:

@@ -31,12 +31,20 @@ __all__ = ["PROTOCOL", "LINE_LIMIT", "MAX_GAMES", "ProtocolError", "hello", "sta
 PROTOCOL = "sueca-exec/1"
 LINE_LIMIT = 64 * 1024  # bytes of one line from the program, newline excluded
 MAX_GAMES = 1024  # the most games one process may say it takes at once
+# A bad line is quoted up to this many characters: with the reason's words before it, the whole
+# fits the 200 characters a match record keeps of a resigning bot's reason
+BAD_LINE_CHARS = 120
 
 _dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
 
 
 class ProtocolError(ValueError):
     """A line from the program that breaks the protocol; the message quotes it (escaped, cut)."""
+
+
+def _quoted(text: str | bytes) -> str:
+    """What the program printed, escaped and cut to :data:`BAD_LINE_CHARS`."""
+    return shown(text, BAD_LINE_CHARS)
 
 
 def _line(obj: dict[str, Any]) -> bytes:
@@ -67,7 +75,7 @@ def variant(v: Variant) -> dict[str, Any]:
     return v.to_dict()
 
 
-def turn(game: str, turn_id: int, kind: str, obs: Observation, ms: int) -> bytes:
+def turn(game: str, turn_id: int, *, kind: str, obs: Observation, ms: int) -> bytes:
     """A decision for ``game``: ``kind`` "play" (answer a card of ``legal``) or "redeal"
     (answer true to throw the hand in), within ``ms`` milliseconds."""
     return _line({"type": "turn", "game": game, "id": turn_id, "kind": kind, "ms": ms,
@@ -105,9 +113,9 @@ def _object(line: bytes) -> dict[str, Any]:
     try:
         obj = json.loads(line)
     except (ValueError, UnicodeDecodeError):
-        raise ProtocolError(f"printed a line that is not JSON: {shown(line)}") from None
+        raise ProtocolError(f"printed a line that is not JSON: {_quoted(line)}") from None
     if not isinstance(obj, dict):
-        raise ProtocolError(f"printed a line that is not a JSON object: {shown(line)}")
+        raise ProtocolError(f"printed a line that is not a JSON object: {_quoted(line)}")
     return obj
 
 
@@ -117,7 +125,7 @@ def read_hello(line: bytes) -> int:
     obj = _object(line)
     if obj.get("type") != "hello":
         raise ProtocolError(f"its first line must be its hello ({{\"type\": \"hello\", "
-                            f"\"protocol\": \"{PROTOCOL}\"}}), not {shown(line)}")
+                            f"\"protocol\": \"{PROTOCOL}\"}}), not {_quoted(line)}")
     if obj.get("protocol") != PROTOCOL:
         raise ProtocolError(f"speaks protocol {shown(obj.get('protocol'))}, not {PROTOCOL!r}")
     games = obj.get("games", 1)
@@ -134,7 +142,7 @@ def read_answer(line: bytes) -> tuple[str, int, dict[str, Any]]:
     game, turn_id = obj.get("game"), obj.get("id")
     if not isinstance(game, str) or not isinstance(turn_id, int) or isinstance(turn_id, bool):
         raise ProtocolError(f"printed a line without a \"game\" text and a whole-number \"id\": "
-                            f"{shown(line)}")
+                            f"{_quoted(line)}")
     return game, turn_id, obj
 
 
@@ -143,11 +151,11 @@ def card_of(obj: dict[str, Any], legal: Sequence[Card]) -> Card:
     text = obj.get("card")
     if not isinstance(text, str):
         raise ProtocolError(f"answered turn {obj.get('id')} with no \"card\" text: "
-                            f"{shown(_dumps(obj))}")
+                            f"{_quoted(_dumps(obj))}")
     try:
         c = parse_card(text)
     except CardError:
-        raise ProtocolError(f"answered turn {obj.get('id')} with {shown(text)}, which is not a "
+        raise ProtocolError(f"answered turn {obj.get('id')} with {_quoted(text)}, which is not a "
                             "card (rank then suit, e.g. \"AS\")") from None
     if c not in legal:
         raise ProtocolError(f"played {c}, which is not legal here (legal: "
@@ -160,5 +168,5 @@ def redeal_of(obj: dict[str, Any]) -> bool:
     value = obj.get("redeal")
     if not isinstance(value, bool):
         raise ProtocolError(f"answered redeal turn {obj.get('id')} without \"redeal\": true or "
-                            f"false: {shown(_dumps(obj))}")
+                            f"false: {_quoted(_dumps(obj))}")
     return value
