@@ -181,7 +181,7 @@ def cli_modules() -> dict[str, str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == "COMMANDS" for t in node.targets):
-            return dict(ast.literal_eval(node.value))
+            return {module: command for module, command, _ in ast.literal_eval(node.value)}
     raise AssertionError("arena/cli/__init__.py has no COMMANDS")
 
 

@@ -1,5 +1,6 @@
-"""RL environment speed: agent steps/s of the PettingZoo env with random legal actions, the
-observation encoding's share, against the engine's own random playout.
+"""RL environment speed: agent steps/s of the PettingZoo env against the engine's playout.
+
+The env plays random legal actions; the observation encoding's share is measured too.
 
 The env side is what a learner's loop does: ``env()`` (PettingZoo's order-enforcing wrapper
 included), ``agent_iter``, ``last()`` (an observation dict per step: the array and the action
