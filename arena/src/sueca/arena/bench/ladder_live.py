@@ -19,9 +19,15 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import secrets
 import time
 from typing import Any
 
+from rich.console import Console
+
+from sueca.arena.bench.league import bench_arena, celery_run
+from sueca.arena.schedule import Ladder
+from sueca.arena.tasks import enqueue
 from sueca.sdk.cli import Bounded
 
 
@@ -45,8 +51,6 @@ def _ladder_run(arena: Any, names: list[str], n: int, target: int, timeout: floa
                 interval: float | None) -> float:
     """Seconds until ``n`` more results are recorded under a ladder; ``interval`` None: woken
     by results, else a round every ``interval`` seconds (a fixed tick)."""
-    from sueca.arena.schedule import Ladder
-    from sueca.arena.tasks import enqueue
     store = arena.store
     ladder = Ladder(store, target, lambda: {b: 1000 for b in names}, lambda m: enqueue([m]),
                     rng=random.Random(1))
@@ -69,11 +73,6 @@ def _ladder_run(arena: Any, names: list[str], n: int, target: int, timeout: floa
 
 
 def run(args: argparse.Namespace) -> int:
-    import secrets
-
-    from rich.console import Console
-
-    from sueca.arena.bench.league import bench_arena, celery_run
     console = Console(stderr=True, highlight=False)
     names = [f"bench{i}" for i in range(args.bots)]
     run_id = secrets.token_hex(3)

@@ -9,7 +9,9 @@ the batch stops scheduling after a few, and the run exits 1.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
 import sys
 import time
 import uuid
@@ -17,10 +19,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import grpc
+
+from sueca.arena import render
 from sueca.arena.processes import Supervisor
 from sueca.arena.promscrape import Samples, deltas_by_label, histogram_delta
 from sueca.arena.quantiles import histogram_quantile, nearest_rank
 from sueca.codec import ResultDict
+from sueca.referee.control import _OPTIONS, MatchAborted, run_match_async
 
 #: The referee's histogram of move round trips (turn request sent -> the bot's answer read).
 RTT_METRIC = "sueca_referee_move_rtt_seconds"
@@ -34,14 +40,6 @@ def play(address: str | Sequence[str], names: Sequence[str], n: int, conc: int, 
           ) -> dict[str, Any]:
     """Play ``n`` matches, ``conc`` at once; match i goes to ``address`` (or the i-th of several,
     round robin) and seats ``seats(i)`` (default: ``names`` rotated by i)."""
-    import asyncio
-    import random
-
-    import grpc
-
-    from sueca.arena.render import progress
-    from sueca.referee.control import _OPTIONS, MatchAborted, run_match_async
-
     addresses = [address] if isinstance(address, str) else list(address)
     if seats is None:
         def seats(i: int) -> list[str]:
@@ -114,7 +112,7 @@ def play(address: str | Sequence[str], names: Sequence[str], n: int, conc: int, 
                 for c in cs:
                     await c.close()
 
-    with progress(n, label) as advance:
+    with render.progress(n, label) as advance:
         totals["seconds"] = asyncio.run(play_all())
     totals["ends"] = dict(totals["ends"])
     fleet.check()

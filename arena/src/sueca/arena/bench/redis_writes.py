@@ -15,17 +15,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from sueca.arena.bench import cpu_seconds, measured
+from sueca.arena.bench.league import bench_arena, celery_run
+from sueca.arena.store import Store
+from sueca.sdk.cli import Bounded
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from sueca.sdk.cli import Bounded
-
     p.add_argument("--bots", action=Bounded, kind=int, low=2, default=4,
                    help="random bots, each its own process (default 4)")
     p.add_argument("--matches", action=Bounded, kind=int, low=1, default=40,
@@ -54,11 +56,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    import secrets
-
-    from sueca.arena.bench.league import bench_arena, celery_run
-    from sueca.arena.store import Store
-
     names = [f"bench{i}" for i in range(args.bots)]
     run_id = secrets.token_hex(3)
     with bench_arena(names, args.capacity, args.concurrency, None, None, args.pool) as arena:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from sueca.arena.bench import cpu_seconds, measured
+from sueca.arena.bench import pingpong as bench_pingpong
 from sueca.arena.bench.fleet import (
     BOT,
     private_arena,
@@ -56,6 +57,8 @@ from sueca.arena.bench.matches import (
 )
 from sueca.arena.processes import Supervisor
 from sueca.arena.promscrape import counter_delta, merged
+from sueca.sdk.channels import drop_tls_settings
+from sueca.sdk.cli import Bounded
 
 MAX_SESSIONS = 5000
 
@@ -68,8 +71,6 @@ SESSIONS_PER_SIMULATOR = 250
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sueca.sdk.cli import Bounded
-
     # The defaults are the arena's shape: a bot is one process holding many games (capacity),
     # and a referee runs many matches at once, so every message carries a batch of turns. Two
     # bot processes, not one per seat: on a small machine (2 cores) more processes than cores
@@ -170,9 +171,6 @@ def run(args: argparse.Namespace) -> int:
 # --- the run ---------------------------------------------------------------------------------
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    from sueca.arena.bench import pingpong as bench_pingpong
-    from sueca.sdk.channels import drop_tls_settings
-
     drop_tls_settings()  # its own referee is plaintext on loopback
     n, procs_n, conc = args.matches, args.bot_processes, args.concurrency
     if n < 1 or procs_n < 1 or conc < 1:
@@ -255,8 +253,6 @@ def measure_sessions(args: argparse.Namespace) -> dict[str, Any]:
     sessions (match i seats bots 4i..4i+3 mod N: with N = 4 x concurrency, one game per
     session), then the same matches over ``--baseline-sessions`` sessions (each then holds
     many games, so turns and answers travel in batches), on the same referee."""
-    from sueca.sdk.channels import drop_tls_settings
-
     drop_tls_settings()
     n_sessions, n, conc = args.sessions, args.matches, args.concurrency
     base_sessions = min(args.baseline_sessions, n_sessions)  # checked by run()
@@ -413,8 +409,6 @@ def measure_replicas(args: argparse.Namespace) -> dict[str, Any]:
     both addresses (``--server A,B``: one session per referee). The same matches are played on
     one referee, then spread over both (match i on referee i mod 2), ``--rounds`` times each,
     alternated, with the same bot processes: the ratio is the second's moves/s to the first's."""
-    from sueca.sdk.channels import drop_tls_settings
-
     drop_tls_settings()
     n, procs_n, conc = args.matches, args.bot_processes, args.concurrency
     n_bots = args.bots or (procs_n if procs_n >= 4 else 1)

@@ -28,12 +28,27 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 import tempfile
 import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.table import Table
+
+from sueca.arena import render, retention
+from sueca.arena.bench import measured
+from sueca.arena.keys import Keys
+from sueca.arena.redisproc import RedisServer
+from sueca.arena.store import Store, connect
+from sueca.arena.store.ratings import catch_up, rebuild
+from sueca.engine import replay as replays
+from sueca.sdk.bots import RandomBot
 from sueca.sdk.cli import Bounded
+from sueca.sdk.local import play_local
 
 #: Real replays recorded once and reused (renamed) for every synthetic match.
 TEMPLATES = 24
@@ -54,9 +69,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def replay_templates(n: int = TEMPLATES, seed: int = 0) -> list[dict[str, Any]]:
     """``n`` replays of real matches (random bots, the default variant), played now."""
-    from sueca.engine import replay as replays
-    from sueca.sdk.bots import RandomBot
-    from sueca.sdk.local import play_local
     out = []
     for i in range(n):
         match = play_local([RandomBot] * 4, seed=f"bench-{seed}-{i}", match_id=f"t{i}",
@@ -110,8 +122,6 @@ def _record_all(store: Any, results: list[dict[str, Any]], templates: list[dict[
     """Create and record every match with the store's own calls, from ``threads`` threads (as
     many workers record at once): one call waits a whole round trip, and Redis on a busy
     machine answers in about half a millisecond."""
-    from concurrent.futures import ThreadPoolExecutor
-
     def one(i: int) -> None:
         res = results[i]
         mid = res["match_id"]
@@ -135,7 +145,6 @@ def _record_all(store: Any, results: list[dict[str, Any]], templates: list[dict[
 
 
 def _say(line: str) -> None:
-    import sys
     print(line, file=sys.stderr, flush=True)
 
 
@@ -182,14 +191,6 @@ def _read_all(store: Any, mids: list[str]) -> int:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    import uuid
-
-    from sueca.arena import render, retention
-    from sueca.arena.keys import Keys
-    from sueca.arena.redisproc import RedisServer
-    from sueca.arena.store import Store, connect
-    from sueca.arena.store.ratings import catch_up, rebuild
-
     templates = replay_templates(seed=args.seed)
     results = synthetic_results(args.matches, args.bots, args.seed)
     server = None if args.redis else RedisServer().start()
@@ -249,7 +250,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sueca.arena.bench import measured
     out = measured("retention", measure, args)
     if out is None:
         return 1
@@ -259,8 +259,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _table(o: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
     t = Table(title=f"Redis per recorded match ({o['matches']:,} matches, {o['bots']} bots)")
     t.add_column("")
     t.add_column("value", justify="right")

@@ -24,7 +24,10 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
+from sueca.engine import End
+from sueca.sdk.bots import BotLoadError, check_bot, load_bot
 from sueca.sdk.cli import Bounded
+from sueca.sdk.local import play_duplicate
 from sueca.sdk.selfplay import match_seed, wilson
 from sueca.sdk.table import progress, table
 
@@ -49,7 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _factory(spec: str) -> Callable[[], Any]:
     made = _factories.get(spec)
     if made is None:
-        from sueca.sdk.bots import load_bot
         made = _factories[spec] = load_bot(spec)
     return made
 
@@ -75,9 +77,6 @@ def _timed(factory: Callable[[], Any], wall: list[float], cpu: list[float]) -> C
 def play_pairs(bot: str, against: str, seed: str, first: int, count: int) -> list[dict[str, Any]]:
     """Duplicate pairs ``first`` .. ``first + count - 1``: per pair, the bot's deals won, lost,
     tied and fault-ended, and the per-move times of both bots."""
-    from sueca.engine import End
-    from sueca.sdk.local import play_duplicate
-
     out = []
     for i in range(first, first + count):
         times: dict[str, list[float]] = {"bot_wall": [], "bot_cpu": [], "base_wall": [],
@@ -169,7 +168,6 @@ def measure(bot: str, against: str, deals: int, workers: int, seed: str,
 
 
 def run(args: argparse.Namespace) -> int:
-    from sueca.sdk.bots import BotLoadError, check_bot, load_bot
     for spec in (args.bot, args.against):
         try:
             check_bot(spec, load_bot(spec))

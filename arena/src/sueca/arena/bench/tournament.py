@@ -18,10 +18,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import secrets
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from rich.console import Console
+
+from sueca.arena.bench.league import bench_arena, celery_run, round_robin_specs
+from sueca.referee import control
 from sueca.sdk.cli import Bounded
 
 
@@ -48,10 +54,6 @@ def _direct_run(address: str, tid: str, names: list[str], n: int, threads: int,
                 secret: str, channels: list[Any]) -> float:
     """``threads`` threads, each with its own channel kept across runs (as each worker pool
     process keeps one: :func:`sueca.arena.match_job._channel`)."""
-    import threading
-
-    from sueca.arena.bench.league import round_robin_specs
-    from sueca.referee import control
     specs = [m["spec"] for m in round_robin_specs(tid, names, n, secret)]
     mine = threading.local()
     taken = iter(channels)
@@ -69,12 +71,6 @@ def _direct_run(address: str, tid: str, names: list[str], n: int, threads: int,
 
 
 def run(args: argparse.Namespace) -> int:
-    import secrets
-
-    from rich.console import Console
-
-    from sueca.arena.bench.league import bench_arena, celery_run
-    from sueca.referee import control
     console = Console(stderr=True, highlight=False)
     names = [f"bench{i}" for i in range(args.bots)]
     run_id = secrets.token_hex(3)

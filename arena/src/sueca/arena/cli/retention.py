@@ -7,7 +7,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from rich.table import Table
+
+from sueca.arena import render
 from sueca.arena.cli.common import Bounded, UserError, add_redis, console, emit, open_store
+from sueca.arena.retention import RetentionError, memory, run
+from sueca.arena.settings import current
+from sueca.arena.store.ratings import load_checkpoint
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,9 +39,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def cmd_retention_run(args: argparse.Namespace) -> int:
-    from sueca.arena import render
-    from sueca.arena.retention import RetentionError, run
-    from sueca.arena.settings import current
     days = args.older_than if args.older_than is not None else current().retain_days
     if not days:
         msg = "retention is off (SUECA_RETAIN_DAYS is 0 and no --older-than DAYS): nothing done"
@@ -57,7 +60,6 @@ def _mb(n: int) -> str:
 
 
 def _show_run(rep: dict[str, Any]) -> None:
-    from rich.table import Table
     t = Table(title="Retention" + (" (dry run: nothing changed)" if rep["dry_run"] else ""))
     t.add_column("")
     t.add_column("value", justify="right")
@@ -82,9 +84,6 @@ def _show_run(rep: dict[str, Any]) -> None:
 
 
 def cmd_retention_status(args: argparse.Namespace) -> int:
-    from sueca.arena.retention import memory
-    from sueca.arena.settings import current
-    from sueca.arena.store.ratings import load_checkpoint
     store = open_store(args)
     cp = load_checkpoint(store)
     out = {"memory": memory(store), "matches": store.match_count(),
