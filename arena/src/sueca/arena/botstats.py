@@ -91,7 +91,7 @@ def _rank(ordered: Sequence[int], q: float) -> int:
     return found
 
 
-def seat_stats(seats: int, end: str | None, fault_seat: int | None,
+def seat_stats(seats: int, end: str | None, *, fault_seat: int | None,
                replay: Mapping[str, Any] | None,
                times: Mapping[int, Sequence[int]] | None = None) -> list[SeatStats]:
     """One dict per seat (see the module's notes). ``replay`` (sueca-replay/1) gives the cards
@@ -138,7 +138,7 @@ def stats_of(entry: Mapping[str, Any],
         return cast(list[SeatStats], got)
     fs = entry.get("fault_seat")
     return seat_stats(len(entry.get("seats") or ()), entry.get("end"),
-                      fs if isinstance(fs, int) else None, replay)
+                      fault_seat=fs if isinstance(fs, int) else None, replay=replay)
 
 
 def increments(seats: Sequence[str],

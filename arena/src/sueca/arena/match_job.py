@@ -370,8 +370,8 @@ def outcome_to_result(match: Mapping[str, Any], out: Mapping[str, Any],
         "replicas": out.get("replicas", 0),
         "variant": spec.get("variant") or {}, "time": round(time.time(), 3),
         "rated": out["end"] != "aborted",
-        "stats": botstats.seat_stats(len(spec["bots"]), out["end"], fs, rep or None,
-                                     out.get("turn_times")),
+        "stats": botstats.seat_stats(len(spec["bots"]), out["end"], fault_seat=fs,
+                                     replay=rep or None, times=out.get("turn_times")),
     }
 
 

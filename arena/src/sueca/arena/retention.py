@@ -244,7 +244,7 @@ def _renewing(store: Store, token: str | None, bar: Any) -> Iterator[Callable[[i
         yield step
 
 
-def run(store: Store, older_than_days: float, archive: str | None = None, drop: bool = False,
+def run(store: Store, older_than_days: float, *, archive: str | None = None, drop: bool = False,
         dry_run: bool = False, now: float | None = None,
         progress: Callable[[int, str], Any] | None = None) -> dict[str, Any]:
     """Archive (or, with ``drop``, delete) what was recorded more than ``older_than_days`` ago;

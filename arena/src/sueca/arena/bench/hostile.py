@@ -37,25 +37,10 @@ from typing import Any
 import grpc
 
 from sueca.arena.bench import cpu_seconds, measured
-from sueca.arena.bench.fleet import (
-    ARENA,
-    BOT,
-    private_arena,
-    register,
-    rss_kb,
-    scrape_port,
-    stop_all,
-    wait_for_referee,
-    wait_for_sessions,
-)
-from sueca.arena.bench.matches import play
-from sueca.arena.cli import UserError
 from sueca.arena.processes import Supervisor
-from sueca.arena.promscrape import deltas_by_label
-from sueca.arena.redisproc import free_port
 from sueca.arena.settings import current
 from sueca.sdk.channels import drop_tls_settings
-from sueca.sdk.cli import Bounded
+from sueca.sdk.cli import Bounded, UserError
 from sueca.v1 import sueca_pb2 as pb
 
 ATTACKS = ("unread", "rate", "hello_less", "bad_hello", "churn")
@@ -107,6 +92,22 @@ def _attacks(text: str) -> list[str]:
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Run the bench (see the module's notes); returns the JSON-able result."""
+    # deferred: each attacker process imports this module (_ATTACK) and needs none of these;
+    # without them (and rich, through matches) it imports in a third of the time (-X importtime)
+    from sueca.arena.bench.fleet import (  # deferred: as above
+        ARENA,
+        BOT,
+        private_arena,
+        register,
+        rss_kb,
+        scrape_port,
+        stop_all,
+        wait_for_referee,
+        wait_for_sessions,
+    )
+    from sueca.arena.promscrape import deltas_by_label  # deferred: as above
+    from sueca.arena.redisproc import free_port  # deferred: as above
+
     attacks = _attacks(args.attacks)
     drop_tls_settings()
     speeds: dict[str, list[float]] = {"baseline": [], **{a: [] for a in attacks}}
@@ -182,9 +183,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 def _round(address: str, n: int, conc: int, fleet: Supervisor) -> dict[str, Any]:
     """Play ``n`` honest matches; their rate, and the referee's CPU per match meanwhile."""
+    from sueca.arena.bench.matches import play  # deferred: as measure()'s, for the attackers
+
     pid = fleet["referee"].pid
     cpu = cpu_seconds(pid)
-    played = play(address, ["honest"], n, conc, 2000, 120.0, fleet)
+    played = play(address, ["honest"], n=n, conc=conc, move_ms=2000, timeout=120.0, fleet=fleet)
     secs = played["seconds"]
     done = sum(played["ends"].values())
     played["matches_per_s"] = done / secs if secs > 0 else 0.0
@@ -298,7 +301,7 @@ def _drain(call: Any, stats: dict[str, int]) -> None:
         pass
 
 
-def hello_less(address: str, token: str, stop: Callable[[], bool],
+def hello_less(address: str, token: str, stop: Callable[[], bool], *,
                connections: int = 40, streams: int = 16) -> dict[str, int]:
     """Hold as many hello-less streams as the referee allows; reopen those it closes."""
     stats = {"opened": 0, "refused": 0}

@@ -65,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
         for i in range(args.ladders):
             true = strengths(args.bots, random.Random(args.seed * 100_003 + i), args.spread)
             for policy in policies:
-                _, points = simulate(true, marks[-1], random.Random(args.seed + 7919 * i),
-                                     policy, args.target, marks, outcomes=args.seed * 7 + i)
+                _, points = simulate(true, marks[-1], rng=random.Random(args.seed + 7919 * i),
+                                     policy=policy, target=args.target, checkpoints=marks,
+                                     outcomes=args.seed * 7 + i)
                 for pt in points:
                     sums[policy][pt["results"]][0] += pt["tau"]
                     sums[policy][pt["results"]][1] += int(pt["exact"])

@@ -76,11 +76,13 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True, highlight=False)
     names = [f"bench{i}" for i in range(args.bots)]
     run_id = secrets.token_hex(3)
-    with bench_arena(names, args.capacity, args.concurrency, args.redis, args.referee) as arena:
-        celery_run(arena, f"bench-{run_id}-warm", names, 4, args.timeout, run_id)
+    with bench_arena(names, capacity=args.capacity, concurrency=args.concurrency,
+                     redis=args.redis, referee=args.referee) as arena:
+        celery_run(arena, f"bench-{run_id}-warm", names=names, n=4, timeout=args.timeout,
+                   secret=run_id)
         console.print(f"{args.matches} matches as a tournament through Celery")
-        tournament_s = celery_run(arena, f"bench-{run_id}-t", names, args.matches,
-                                  args.timeout, run_id)
+        tournament_s = celery_run(arena, f"bench-{run_id}-t", names=names, n=args.matches,
+                                  timeout=args.timeout, secret=run_id)
         console.print(f"{args.matches} ladder matches, event-driven, {args.target} in flight")
         ladder_s = _ladder_run(arena, names, args.matches, args.target, args.timeout, None)
         console.print(f"{args.matches} ladder matches, a round every {args.interval:g}s")

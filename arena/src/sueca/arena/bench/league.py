@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def bench_arena(names: list[str], capacity: int, concurrency: int, redis: str | None,
+def bench_arena(names: list[str], *, capacity: int, concurrency: int, redis: str | None,
                 referee: str | None, pool: str = "prefork") -> Iterator[LocalArena]:
     """A :class:`sueca.arena.local_arena.LocalArena` (Redis and a referee unless given, one random
     bot process per name, one Celery worker with ``concurrency`` pool processes or, with
@@ -50,7 +50,7 @@ def round_robin_specs(tid: str, names: list[str], n: int, secret: str) -> list[S
     return round_robin(tid, tournament_spec(names, k, False, {}, secret=secret))[:n]
 
 
-def celery_run(arena: LocalArena, tid: str, names: list[str], n: int, timeout: float,
+def celery_run(arena: LocalArena, tid: str, *, names: list[str], n: int, timeout: float,
                secret: str) -> float:
     """Seconds to queue ``n`` matches as tournament ``tid`` and see every one recorded
     (:func:`sueca.arena.tournaments.wait_for`); a failed match is an error."""

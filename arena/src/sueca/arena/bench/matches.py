@@ -34,7 +34,7 @@ RTT_METRIC = "sueca_referee_move_rtt_seconds"
 MOVES_METRIC = "sueca_referee_moves_total"
 
 
-def play(address: str | Sequence[str], names: Sequence[str], n: int, conc: int, move_ms: int,
+def play(address: str | Sequence[str], names: Sequence[str], *, n: int, conc: int, move_ms: int,
           timeout: float, fleet: Supervisor,
           seats: Callable[[int], list[str]] | None = None, label: str = "matches",
           ) -> dict[str, Any]:

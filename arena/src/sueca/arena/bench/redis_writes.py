@@ -58,11 +58,13 @@ def run(args: argparse.Namespace) -> int:
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     names = [f"bench{i}" for i in range(args.bots)]
     run_id = secrets.token_hex(3)
-    with bench_arena(names, args.capacity, args.concurrency, None, None, args.pool) as arena:
+    with bench_arena(names, capacity=args.capacity, concurrency=args.concurrency,
+                     redis=None, referee=None, pool=args.pool) as arena:
         store = Store.from_url(arena.redis_url)
         writes = store.write_commands()
         # one warm-up match: first-time keys (the bots' ratings, the worker's scripts)
-        celery_run(arena, f"bench-{run_id}-warm", names, 1, args.timeout, run_id)
+        celery_run(arena, f"bench-{run_id}-warm", names=names, n=1, timeout=args.timeout,
+                   secret=run_id)
         print(f"bench redis-writes: a tournament of {args.matches} matches, idle spans around "
               "it", file=sys.stderr, flush=True)
         worker = next(p.popen.pid for p in arena.procs if p.name.startswith("worker"))
@@ -70,8 +72,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         mem0 = store.used_memory()
         s0 = store.command_calls()
         cpu0 = _tree_cpu(worker), cpu_seconds(referee)
-        seconds = celery_run(arena, f"bench-{run_id}", names, args.matches, args.timeout,
-                             run_id)
+        seconds = celery_run(arena, f"bench-{run_id}", names=names, n=args.matches,
+                             timeout=args.timeout, secret=run_id)
         cpu1 = _tree_cpu(worker), cpu_seconds(referee)
         s1 = store.command_calls()
         mem1 = store.used_memory()

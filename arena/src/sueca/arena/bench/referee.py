@@ -200,7 +200,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             split0: dict[str, float] | None = {g: cpu_seconds(*p) for g, p in groups.items()}
         except OSError:  # no /proc: no CPU figure
             split0 = None
-        played = play(address, names, n, conc, args.move_ms, args.match_timeout, fleet)
+        played = play(address, names, n=n, conc=conc, move_ms=args.move_ms,
+                      timeout=args.match_timeout, fleet=fleet)
         split = (None if split0 is None else
                  {g: cpu_seconds(*p) - split0[g] for g, p in groups.items()})
         after = scrape_port(metrics_port)
@@ -325,8 +326,8 @@ def _phase(address: str, metrics_port: int, pid: int, names: Sequence[str], n: i
     before = scrape_port(metrics_port)
     sim_pids = [fleet[s].pid for s in sims]
     cpu0, sim0 = cpu_seconds(pid), cpu_seconds(*sim_pids)
-    played = play(address, names, n, conc, args.move_ms, args.match_timeout, fleet,
-                   seats=seats, label=label)
+    played = play(address, names, n=n, conc=conc, move_ms=args.move_ms,
+                  timeout=args.match_timeout, fleet=fleet, seats=seats, label=label)
     cpu, sim_cpu = cpu_seconds(pid) - cpu0, cpu_seconds(*sim_pids) - sim0
     after = scrape_port(metrics_port)
     out = batch_figures(played, before, after)
@@ -439,8 +440,8 @@ def measure_replicas(args: argparse.Namespace) -> dict[str, Any]:
                 before = [scrape_port(m) for _, m in referees[:used]]
                 cpu0 = [cpu_seconds(p) for p in pids]
                 bot0 = cpu_seconds(*bot_pids)
-                played = play(addresses[:used], names, n, conc, args.move_ms,
-                               args.match_timeout, fleet,
+                played = play(addresses[:used], names, n=n, conc=conc, move_ms=args.move_ms,
+                               timeout=args.match_timeout, fleet=fleet,
                                label=f"round {r + 1}, {used} referee(s)")
                 cpu = [cpu_seconds(p) - c for p, c in zip(pids, cpu0, strict=True)]
                 bot_cpu = cpu_seconds(*bot_pids) - bot0

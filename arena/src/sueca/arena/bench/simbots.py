@@ -230,7 +230,7 @@ class H2Session(asyncio.Protocol):
         self.send(b"".join(actions))
 
 
-async def h2_session(address: str, name: str, token: str, capacity: int, stats: Stats,
+async def h2_session(address: str, name: str, *, token: str, capacity: int, stats: Stats,
                      stop: asyncio.Event, gate: asyncio.Semaphore, rng: random.Random) -> None:
     hello = pb.BotMessage(hello=pb.Hello(bot=name, token=token, sdk_version="bench-sim",
                                          capacity=capacity)).SerializeToString()
@@ -271,7 +271,8 @@ async def main_async(address: str, bots: list[tuple[str, str]], capacity: int) -
         loop.add_signal_handler(sig, stop.set)
     gate = asyncio.Semaphore(CONNECTING)
     rng = random.Random()
-    tasks = [asyncio.create_task(h2_session(address, name, token, capacity, stats, stop, gate, rng))
+    tasks = [asyncio.create_task(h2_session(address, name, token=token, capacity=capacity,
+                                              stats=stats, stop=stop, gate=gate, rng=rng))
              for name, token in bots]
     await stop.wait()
     for task in tasks:

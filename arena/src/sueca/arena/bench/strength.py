@@ -74,7 +74,7 @@ def _timed(factory: Callable[[], Any], wall: list[float], cpu: list[float]) -> C
     return make
 
 
-def play_pairs(bot: str, against: str, seed: str, first: int, count: int) -> list[dict[str, Any]]:
+def play_pairs(bot: str, against: str, *, seed: str, first: int, count: int) -> list[dict[str, Any]]:
     """Duplicate pairs ``first`` .. ``first + count - 1``: per pair, the bot's deals won, lost,
     tied and fault-ended, and the per-move times of both bots."""
     out = []
@@ -100,7 +100,7 @@ def play_pairs(bot: str, against: str, seed: str, first: int, count: int) -> lis
     return out
 
 
-def measure(bot: str, against: str, deals: int, workers: int, seed: str,
+def measure(bot: str, against: str, *, deals: int, workers: int, seed: str,
             advance: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
     """Play pairs on ``workers`` processes until the first pairs in order hold ``deals``
     decided deals; the figures of those pairs."""
@@ -115,7 +115,8 @@ def measure(bot: str, against: str, deals: int, workers: int, seed: str,
 
         def submit() -> None:
             nonlocal next_pair
-            running[pool.submit(play_pairs, bot, against, seed, next_pair, chunk)] = next_pair
+            running[pool.submit(play_pairs, bot, against, seed=seed, first=next_pair,
+                                     count=chunk)] = next_pair
             next_pair += chunk
 
         for _ in range(2 * workers):
@@ -175,7 +176,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"sueca-arena bench strength: {err}", file=sys.stderr)
             return 2
     with progress(args.deals, f"{args.bot} vs {args.against}") as advance:
-        result = measure(args.bot, args.against, args.deals, args.workers, args.seed, advance)
+        result = measure(args.bot, args.against, deals=args.deals, workers=args.workers,
+                         seed=args.seed, advance=advance)
     if not args.json:
         low, high = result["deal_win_ci"]
         rows = [[result["bot"], f"{100 * result['deal_win_rate']:.1f}%",

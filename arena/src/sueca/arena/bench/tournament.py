@@ -74,10 +74,12 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True, highlight=False)
     names = [f"bench{i}" for i in range(args.bots)]
     run_id = secrets.token_hex(3)
-    with bench_arena(names, args.capacity, args.concurrency, args.redis, args.referee) as arena:
+    with bench_arena(names, capacity=args.capacity, concurrency=args.concurrency,
+                     redis=args.redis, referee=args.referee) as arena:
         channels = [control.channel(arena.referee) for _ in range(args.concurrency)]
         if args.warmup:
-            celery_run(arena, f"bench-{run_id}-warm", names, args.warmup, args.timeout, run_id)
+            celery_run(arena, f"bench-{run_id}-warm", names=names, n=args.warmup,
+                       timeout=args.timeout, secret=run_id)
             _direct_run(arena.referee, f"bench-{run_id}-warmd", names, args.warmup,
                         args.concurrency, run_id, channels)
         rounds = max(1, min(args.rounds, args.matches))
@@ -88,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
                           "through RunMatch")
             secret = f"{run_id}-{r}"  # round r: the same n matches both ways
             runs = [lambda r=r, n=n, secret=secret: celery_run(
-                        arena, f"bench-{run_id}-c{r}", names, n, args.timeout, secret),
+                        arena, f"bench-{run_id}-c{r}", names=names, n=n, timeout=args.timeout, secret=secret),
                     lambda r=r, n=n, secret=secret: _direct_run(
                         arena.referee, f"bench-{run_id}-d{r}", names, n, args.concurrency,
                         secret, channels)]

@@ -97,8 +97,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                       + (f" through a {args.rtt_ms:g} ms proxy" if server == proxy else ""),
                       kind="wan")
             before = scrape_port(metrics_port)
-            played = play(address, names, n, conc, args.move_ms, args.match_timeout, fleet,
-                           label=phase)
+            played = play(address, names, n=n, conc=conc, move_ms=args.move_ms,
+                           timeout=args.match_timeout, fleet=fleet, label=phase)
             figures = batch_figures(played, before, scrape_port(metrics_port))
             figures["moves_per_s_per_bot"] = round(figures["moves_per_s"] / procs_n, 1)
             phases[phase] = figures
