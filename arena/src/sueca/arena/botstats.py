@@ -34,6 +34,7 @@ from typing import Any, cast
 
 from sueca.arena.quantiles import geometric_bucket_quantile, nearest_rank
 from sueca.arena.records import BotHealth, SeatStats
+from sueca.engine import End
 
 __all__ = ["BOUNDS_US", "COUNTERS", "FAULT_KINDS", "TURN_TIMES_KEY", "parse_turn_times",
            "seat_stats", "stats_of", "increments", "Totals", "summary", "quantile"]
@@ -46,7 +47,7 @@ COUNTERS = ("games", "moves", "renuncias", "timeouts", "disconnects", "bot_error
 FAULT_KINDS = ("renuncia", "timeout", "disconnect", "bot_error")
 _FAULT_FIELDS = dict(zip(FAULT_KINDS, ("renuncias", "timeouts", "disconnects", "bot_errors")))
 #: The match ends charged to one seat (a renúncia is counted per deal, from the replay).
-_MATCH_FAULTS = ("timeout", "disconnect", "bot_error")
+_MATCH_FAULTS = (End.TIMEOUT, End.DISCONNECT, End.BOT_ERROR)
 #: The trailing metadata key of RunMatch's turn times (``sueca.referee.clocked_match``).
 TURN_TIMES_KEY = "sueca-turn-times-us"
 MAX_SEAT_TIMES = 10_000  # a seat's times read from the metadata at most (the referee sends 2,000)
@@ -109,9 +110,9 @@ def seat_stats(seats: int, end: str | None, *, fault_seat: int | None,
                     if seat < seats:
                         out[seat]["moves"] += 1
             fs = deal.get("fault_seat")
-            if deal.get("end") == "renuncia" and isinstance(fs, int) and 0 <= fs < seats:
+            if deal.get("end") == End.RENUNCIA and isinstance(fs, int) and 0 <= fs < seats:
                 out[fs]["renuncias"] += 1
-    elif end == "renuncia" and fault_seat is not None and 0 <= fault_seat < seats:
+    elif end == End.RENUNCIA and fault_seat is not None and 0 <= fault_seat < seats:
         out[fault_seat]["renuncias"] += 1
     if end in _MATCH_FAULTS and fault_seat is not None and 0 <= fault_seat < seats:
         out[fault_seat][_FAULT_FIELDS[end]] = 1

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from sueca.arena.celery_app import configure
 from sueca.arena.local_arena import LocalArena
+from sueca.arena.records import MatchStatus
 from sueca.arena.schedule import round_robin, tournament_spec
 from sueca.arena.tournaments import enqueue_missing, wait_for
 
@@ -62,6 +63,6 @@ def celery_run(arena: LocalArena, tid: str, *, names: list[str], n: int, timeout
     progress = wait_for(arena.store, tid, timeout, quiet=True)
     elapsed = time.perf_counter() - t0
     if progress["failed"]:
-        bad = [m for m in arena.store.recent_matches(tournament=tid) if m["status"] == "failed"]
+        bad = [m for m in arena.store.recent_matches(tournament=tid) if m["status"] == MatchStatus.FAILED]
         raise RuntimeError(f"{progress['failed']} matches failed, e.g. {bad[0]['error']}")
     return elapsed

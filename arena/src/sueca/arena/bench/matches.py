@@ -26,6 +26,7 @@ from sueca.arena.processes import Supervisor
 from sueca.arena.promscrape import Samples, deltas_by_label, histogram_delta
 from sueca.arena.quantiles import histogram_quantile, nearest_rank
 from sueca.codec import ResultDict
+from sueca.engine import End
 from sueca.referee.control import _OPTIONS, MatchAborted, run_match_async
 
 #: The referee's histogram of move round trips (turn request sent -> the bot's answer read).
@@ -77,7 +78,7 @@ def play(address: str | Sequence[str], names: Sequence[str], *, n: int, conc: in
             totals["moves"] += moves
             totals["deals"] += deals
             totals["ends"][result["end"]] += 1
-            if result["end"] != "normal" and error is None:
+            if result["end"] != End.NORMAL and error is None:
                 totals["abnormal"] += 1
                 if totals["first_error"] is None:
                     totals["first_error"] = (f"match {i} ended {result['end']!r} (seat "

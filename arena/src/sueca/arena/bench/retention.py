@@ -45,6 +45,7 @@ from sueca.arena.keys import Keys
 from sueca.arena.redisproc import RedisServer
 from sueca.arena.store import Store, connect
 from sueca.arena.store.ratings import catch_up, rebuild
+from sueca.engine import End
 from sueca.engine import replay as replays
 from sueca.sdk.bots import RandomBot
 from sueca.sdk.cli import Bounded
@@ -99,13 +100,13 @@ def synthetic_results(n: int, bots: int = 100, seed: int = 0) -> list[dict[str, 
             seats = [a, b, c, d]
         s0 = (strength[seats[0]] + strength[seats[2]] - strength[seats[1]] - strength[seats[3]]) / 2
         winner = 0 if rng.random() < 1.0 / (1.0 + 10.0 ** (-s0 / 400.0)) else 1
-        end = "timeout" if rng.random() < 0.02 else "normal"
+        end = End.TIMEOUT if rng.random() < 0.02 else End.NORMAL
         res = {"match_id": f"m{k:07d}", "seats": seats, "winner": winner,
                "game_points": [4, rng.randrange(3)] if winner == 0 else [rng.randrange(3), 4],
                "end": end, "pair": "", "seed": f"s{k}", "referee": "127.0.0.1:50051",
-               "fault_seat": 2 if end == "timeout" else None,
-               "fault_bot": seats[2] if end == "timeout" else None, "time": 0.0}
-        if end == "timeout":
+               "fault_seat": 2 if end == End.TIMEOUT else None,
+               "fault_bot": seats[2] if end == End.TIMEOUT else None, "time": 0.0}
+        if end == End.TIMEOUT:
             res["winner"], res["game_points"] = 1, [0, 4]
         if not four and rng.random() < 0.5 and len(out) + 1 < n:
             res["pair"] = f"p{k}"

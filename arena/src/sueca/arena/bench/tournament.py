@@ -27,6 +27,7 @@ from typing import Any
 from rich.console import Console
 
 from sueca.arena.bench.league import bench_arena, celery_run, round_robin_specs
+from sueca.engine import End
 from sueca.referee import control
 from sueca.sdk.cli import Bounded
 
@@ -66,7 +67,7 @@ def _direct_run(address: str, tid: str, names: list[str], n: int, threads: int,
     t0 = time.perf_counter()
     with ThreadPoolExecutor(threads) as pool:
         for out in pool.map(one, specs):
-            assert out["end"] != "aborted"
+            assert out["end"] != End.ABORTED
     return time.perf_counter() - t0
 
 
