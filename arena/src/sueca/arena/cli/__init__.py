@@ -4,9 +4,9 @@
 Every command module exposes ``add_parser(subparsers)`` and sets ``func`` on its parser, and
 imports what it needs at its top. :func:`main` imports only the chosen command's module
 (:class:`LazyCommands`): the 19 modules together import grpc, Redis, Celery and the web stack,
-and building every parser costs about 0.6 s more than the package alone (``farm-bench --
-sueca-arena --help``: 0.83 s with every module, 0.22 s for ``import sueca.arena.cli``).
-The one-line helps the top-level ``--help`` lists are therefore kept here, in :data:`COMMANDS`.
+and building every parser takes several times as long as ``sueca-arena --help`` itself
+needs (``farm-bench -- sueca-arena --help``). The one-line helps that ``--help`` lists are
+therefore kept here, in :data:`COMMANDS`.
 
 User errors (bad variant, unknown bot, unreachable Redis, a number option out of range) are
 :class:`UserError`: the message is printed on stderr and the exit code is 2, with no stack trace.
