@@ -50,8 +50,8 @@ def _lines(path_text: str) -> Iterator[tuple[int, Any, str | None]]:
         raise UserError(str(err)) from None
 
 
-def find_record(path_text: str, match_id: str | None) -> dict[str, Any]:
-    """The record with ``match_id`` (the first record when None)."""
+def find_record(path_text: str, match_id: str | None) -> dict[str, Any]:  # Any: JSON from a file
+    """The record with ``match_id`` (the first record when None), not yet verified."""
     seen: list[str] = []
     for _line, rec, error in _lines(path_text):
         if error is not None or not isinstance(rec, dict) or rec.get("format") != FORMAT:
