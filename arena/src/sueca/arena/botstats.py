@@ -53,7 +53,8 @@ TURN_TIMES_KEY = "sueca-turn-times-us"
 MAX_SEAT_TIMES = 10_000  # a seat's times read from the metadata at most (the referee sends 2,000)
 
 
-def parse_turn_times(metadata: Iterable[tuple[str, Any]] | None) -> dict[int, list[int]] | None:
+def parse_turn_times(metadata: Iterable[tuple[str, str | bytes]] | None,
+                     ) -> dict[int, list[int]] | None:
     """Each seat's turn times in microseconds from ``sueca-turn-times-us: 0=812,977;1=...``;
     None when the referee sent none. Anything malformed is skipped, not trusted."""
     for key, value in metadata or ():
@@ -93,7 +94,7 @@ def _rank(ordered: Sequence[int], q: float) -> int:
 
 
 def seat_stats(seats: int, end: str | None, *, fault_seat: int | None,
-               replay: Mapping[str, Any] | None,
+               replay: Mapping[str, Any] | None,  # Any: a stored replay, read defensively
                times: Mapping[int, Sequence[int]] | None = None) -> list[SeatStats]:
     """One dict per seat (see the module's notes). ``replay`` (sueca-replay/1) gives the cards
     played and the renúncias (a deal that ended ``renuncia`` names its ``fault_seat``);
@@ -130,7 +131,7 @@ def seat_stats(seats: int, end: str | None, *, fault_seat: int | None,
     return cast(list[SeatStats], out)
 
 
-def stats_of(entry: Mapping[str, Any],
+def stats_of(entry: Mapping[str, Any],  # Any: a stored entry of any age, read defensively
              replay: Mapping[str, Any] | None = None) -> list[SeatStats]:
     """The per-seat stats of a results-log entry: its own, or (an entry written before they
     existed) what its ``replay`` and its end tell."""
@@ -142,7 +143,7 @@ def stats_of(entry: Mapping[str, Any],
                       fault_seat=fs if isinstance(fs, int) else None, replay=replay)
 
 
-def increments(seats: Sequence[str],
+def increments(seats: Sequence[str],  # Any: stored per-seat stats (keys read by name, defensively)
                stats: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     """What one match adds to each bot's hash: counters and buckets summed over its seats,
     ``games`` 1 (a bot in two seats played one match), ``max_us`` its slowest turn."""
@@ -167,7 +168,7 @@ class Totals:
     def __init__(self) -> None:
         self.bots: dict[str, dict[str, float]] = {}
 
-    def add(self, seats: Sequence[str], stats: Sequence[Mapping[str, Any]],
+    def add(self, seats: Sequence[str], stats: Sequence[Mapping[str, Any]],  # Any: as increments'
             when: float | None) -> None:
         for bot, inc in increments(seats, stats).items():
             row = self.bots.setdefault(bot, {})
@@ -187,7 +188,7 @@ def quantile(hist: Sequence[int], q: float, max_us: float) -> float | None:
     return None if us is None else round(us / 1000, 3)
 
 
-def summary(raw: Mapping[Any, Any] | None) -> BotHealth:
+def summary(raw: Mapping[Any, Any] | None) -> BotHealth:  # Any: HGETALL's bytes or text
     """A bot's hash (as HGETALL returns it, bytes or text; None or empty: never recorded) as
     shown: ``games``, ``moves``, ``faults`` by kind, ``turns``, ``p50_ms``, ``p99_ms``,
     ``max_ms`` (the latency ones None without timed turns), ``last``."""
