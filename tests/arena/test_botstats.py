@@ -27,7 +27,7 @@ def _health(store: Any, names: list[str]) -> dict[str, dict[str, Any]]:
 # -- the numbers of one match ------------------------------------------------------------------
 def test_seat_latency_is_exact_per_match_and_close_from_the_buckets() -> None:
     times = {0: [300, 700, 900, 1500, 2600, 40_000], 2: [100] * 99 + [9_000_000]}
-    st = botstats.seat_stats(4, "timeout", 1, None, times)
+    st = botstats.seat_stats(4, "timeout", fault_seat=1, replay=None, times=times)
     assert st[0]["turns"] == 6 and st[0]["p50_ms"] == 0.9 and st[0]["max_ms"] == 40.0
     assert st[0]["p99_ms"] == 40.0 and sum(st[0]["hist"]) == 6
     assert st[2]["p50_ms"] == 0.1 and st[2]["p99_ms"] == 0.1 and st[2]["max_ms"] == 9000.0

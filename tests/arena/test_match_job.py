@@ -65,7 +65,7 @@ def test_a_pair_whose_half_was_reseeded_is_rated_as_two_games(store) -> None:
 
 
 def test_the_local_runner_reads_a_seed_as_the_referee_does() -> None:
-    """A spec's seed is text; the referee reads "42" as the int 42 (proto_convert.parse_seed),
+    """A spec's seed is text; the referee reads "42" as the int 42 (sueca.codec.parse_seed),
     and so must the local runner, or the two would deal different decks from one spec."""
     from sueca.arena.match_job import run_local
     from sueca.codec import parse_seed

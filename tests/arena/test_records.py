@@ -91,7 +91,7 @@ def test_seat_stats_with_turn_times_and_every_fault_match_their_type() -> None:
     from sueca.arena.botstats import seat_stats
     times = {0: [1200, 3400, 90_000], 1: [500]}
     for end in ("timeout", "disconnect", "renuncia"):
-        stats = seat_stats(4, end, 1, None, times)
+        stats = seat_stats(4, end, fault_seat=1, replay=None, times=times)
         for seat in stats:
             _conforms(seat, records.SeatStats)
         assert {"turns", "p50_ms", "p99_ms", "max_ms", "hist"} <= set(stats[0])

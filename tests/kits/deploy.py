@@ -64,7 +64,7 @@ def cli_modules() -> dict[str, str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == "COMMANDS" for t in node.targets):
-            return dict(ast.literal_eval(node.value))
+            return {module: command for module, command, _ in ast.literal_eval(node.value)}
     raise AssertionError("arena/cli/__init__.py has no COMMANDS")
 
 
@@ -103,7 +103,7 @@ def argv_of(command: Any) -> list[str]:
 def check_argv(argv: list[str], where: str) -> None:
     program, rest = argv[0], argv[1:]
     if program == "sueca-arena":
-        # the commands are what arena/cli.py's COMMANDS modules add (a module may add several)
+        # the commands are what the modules of sueca.arena.cli.COMMANDS add (a module may add several)
         from sueca.arena.cli import build_parser
 
         parser = build_parser()

@@ -17,17 +17,26 @@ from sueca.arena import cli
 CLI_DIR = Path(cli.__file__).parent
 
 
-def test_each_command_module_defines_exactly_its_one_command() -> None:
-    import argparse
-    for module_name, command in cli.COMMANDS:
-        parser = argparse.ArgumentParser()
-        sub = parser.add_subparsers()
+def test_each_command_module_defines_exactly_its_one_command_with_the_listed_help() -> None:
+    """The top-level --help lists COMMANDS' helps without importing the modules: each must be
+    what its module says."""
+    for module_name, command, help in cli.COMMANDS:
+        sub = cli.Parser().add_subparsers()
         importlib.import_module(module_name).add_parser(sub)
         assert list(sub.choices) == [command], f"{module_name} adds {list(sub.choices)}"
+        said = [c.help for c in sub._get_subactions()]
+        assert said == [help], f"{command}: COMMANDS says {help!r}, its module {said}"
+
+
+def test_each_bench_kinds_help_is_its_modules_first_line() -> None:
+    from sueca.arena.cli.bench import KINDS
+    for kind, (module_name, help) in KINDS.items():
+        doc = importlib.import_module(module_name).__doc__ or ""
+        assert doc.strip().splitlines()[0] == help, kind
 
 
 def test_every_cli_module_is_a_command_or_the_shared_helpers() -> None:
-    listed = {m.rsplit(".", 1)[1] for m, _ in cli.COMMANDS}
+    listed = {m.rsplit(".", 1)[1] for m, _, _ in cli.COMMANDS}
     present = {p.stem for p in CLI_DIR.glob("*.py")} - {"__init__", "__main__", "common"}
     assert present == listed
 
@@ -41,9 +50,52 @@ def test_no_command_module_imports_another_modules_private_names() -> None:
 
 
 def test_a_command_module_that_fails_to_import_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "COMMANDS", cli.COMMANDS + (("sueca.arena.cli.no_such", "x"),))
+    monkeypatch.setattr(cli, "COMMANDS", cli.COMMANDS + (("sueca.arena.cli.no_such", "x", "x"),))
     with pytest.raises(ModuleNotFoundError, match="no_such"):
         cli.build_parser()
+    with pytest.raises(ModuleNotFoundError, match="no_such"):
+        cli.build_parser(lazy=True).parse_args(["x"])
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    """``sueca-arena replay ...`` builds the replay parser alone: the other command modules
+    (grpc servers, Celery, the web) are not imported, and the help lists every command."""
+    code = ("import sys; from sueca.arena.cli import build_parser; "
+            "p = build_parser(lazy=True); p.parse_args(['replay', 'verify', 'f']); "
+            "print(*sorted(m for m in sys.modules if m.startswith('sueca.arena.cli.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    loaded = {m.rsplit(".", 1)[1] for m in out.stdout.split()}
+    assert "replay" in loaded and loaded <= {"common", "replay", "matches"}, out.stdout  # replay shows stored matches as `matches show`
+    listing = _bare_arena("--help")
+    assert listing.returncode == 0, listing.stderr
+    for _, command, _ in cli.COMMANDS:
+        assert f"    {command} " in listing.stdout, command
+
+
+def _bare_arena(*args: str) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).parent / "sueca-arena"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=60, env=env)
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["tournament", "run", "--bots", "a,b", "--matchs", "2"],
+     "sueca-arena tournament run: error: unrecognized arguments: --matchs 2 "
+     "(--matchs: did you mean --matches-per-pair?)"),
+    (["bench", "engine", "--dels=5"],
+     "sueca-arena bench engine: error: unrecognized arguments: --dels=5 "
+     "(--dels: did you mean --deals?)"),
+    (["leaderboard", "--qqqqqq"], "sueca-arena leaderboard: error: unrecognized arguments: "
+     "--qqqqqq (--qqqqqq: no such option of sueca-arena leaderboard)"),
+    (["matches", "extra"], "sueca-arena matches: error: argument ACTION: invalid choice"),
+])
+def test_a_misspelt_option_is_named_with_its_command_and_the_close_one(argv, says) -> None:
+    out = _bare_arena(*argv)
+    assert out.returncode == 2, out
+    assert out.stderr.startswith(f"usage: sueca-arena {argv[0]}"), out.stderr
+    assert out.stderr.splitlines()[-1].startswith(says), out.stderr
+    assert "Traceback" not in out.stderr
 
 
 @pytest.mark.parametrize("command", ["sueca-arena", "sueca-bot"])

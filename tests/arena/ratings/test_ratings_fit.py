@@ -98,7 +98,7 @@ def test_the_95_percent_intervals_cover_the_true_strengths_in_simulated_ladders(
     for seed in range(30):
         rng = random.Random(seed)
         true = simulate.strengths(10, rng, sd=150.0)
-        fitted, _ = simulate.run(true, 300, rng, "ladder")
+        fitted, _ = simulate.run(true, 300, rng=rng, policy="ladder")
         h, n = simulate.coverage(fitted, true)
         hits, total = hits + h, total + n
     assert total == 300

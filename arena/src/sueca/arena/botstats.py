@@ -34,6 +34,7 @@ from typing import Any, cast
 
 from sueca.arena.quantiles import geometric_bucket_quantile, nearest_rank
 from sueca.arena.records import BotHealth, SeatStats
+from sueca.engine import End
 
 __all__ = ["BOUNDS_US", "COUNTERS", "FAULT_KINDS", "TURN_TIMES_KEY", "parse_turn_times",
            "seat_stats", "stats_of", "increments", "Totals", "summary", "quantile"]
@@ -46,13 +47,14 @@ COUNTERS = ("games", "moves", "renuncias", "timeouts", "disconnects", "bot_error
 FAULT_KINDS = ("renuncia", "timeout", "disconnect", "bot_error")
 _FAULT_FIELDS = dict(zip(FAULT_KINDS, ("renuncias", "timeouts", "disconnects", "bot_errors")))
 #: The match ends charged to one seat (a renúncia is counted per deal, from the replay).
-_MATCH_FAULTS = ("timeout", "disconnect", "bot_error")
+_MATCH_FAULTS = (End.TIMEOUT, End.DISCONNECT, End.BOT_ERROR)
 #: The trailing metadata key of RunMatch's turn times (``sueca.referee.clocked_match``).
 TURN_TIMES_KEY = "sueca-turn-times-us"
 MAX_SEAT_TIMES = 10_000  # a seat's times read from the metadata at most (the referee sends 2,000)
 
 
-def parse_turn_times(metadata: Iterable[tuple[str, Any]] | None) -> dict[int, list[int]] | None:
+def parse_turn_times(metadata: Iterable[tuple[str, str | bytes]] | None,
+                     ) -> dict[int, list[int]] | None:
     """Each seat's turn times in microseconds from ``sueca-turn-times-us: 0=812,977;1=...``;
     None when the referee sent none. Anything malformed is skipped, not trusted."""
     for key, value in metadata or ():
@@ -91,8 +93,8 @@ def _rank(ordered: Sequence[int], q: float) -> int:
     return found
 
 
-def seat_stats(seats: int, end: str | None, fault_seat: int | None,
-               replay: Mapping[str, Any] | None,
+def seat_stats(seats: int, end: str | None, *, fault_seat: int | None,
+               replay: Mapping[str, Any] | None,  # Any: a stored replay, read defensively
                times: Mapping[int, Sequence[int]] | None = None) -> list[SeatStats]:
     """One dict per seat (see the module's notes). ``replay`` (sueca-replay/1) gives the cards
     played and the renúncias (a deal that ended ``renuncia`` names its ``fault_seat``);
@@ -109,9 +111,9 @@ def seat_stats(seats: int, end: str | None, fault_seat: int | None,
                     if seat < seats:
                         out[seat]["moves"] += 1
             fs = deal.get("fault_seat")
-            if deal.get("end") == "renuncia" and isinstance(fs, int) and 0 <= fs < seats:
+            if deal.get("end") == End.RENUNCIA and isinstance(fs, int) and 0 <= fs < seats:
                 out[fs]["renuncias"] += 1
-    elif end == "renuncia" and fault_seat is not None and 0 <= fault_seat < seats:
+    elif end == End.RENUNCIA and fault_seat is not None and 0 <= fault_seat < seats:
         out[fault_seat]["renuncias"] += 1
     if end in _MATCH_FAULTS and fault_seat is not None and 0 <= fault_seat < seats:
         out[fault_seat][_FAULT_FIELDS[end]] = 1
@@ -129,7 +131,7 @@ def seat_stats(seats: int, end: str | None, fault_seat: int | None,
     return cast(list[SeatStats], out)
 
 
-def stats_of(entry: Mapping[str, Any],
+def stats_of(entry: Mapping[str, Any],  # Any: a stored entry of any age, read defensively
              replay: Mapping[str, Any] | None = None) -> list[SeatStats]:
     """The per-seat stats of a results-log entry: its own, or (an entry written before they
     existed) what its ``replay`` and its end tell."""
@@ -138,10 +140,10 @@ def stats_of(entry: Mapping[str, Any],
         return cast(list[SeatStats], got)
     fs = entry.get("fault_seat")
     return seat_stats(len(entry.get("seats") or ()), entry.get("end"),
-                      fs if isinstance(fs, int) else None, replay)
+                      fault_seat=fs if isinstance(fs, int) else None, replay=replay)
 
 
-def increments(seats: Sequence[str],
+def increments(seats: Sequence[str],  # Any: stored per-seat stats (keys read by name, defensively)
                stats: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     """What one match adds to each bot's hash: counters and buckets summed over its seats,
     ``games`` 1 (a bot in two seats played one match), ``max_us`` its slowest turn."""
@@ -166,7 +168,7 @@ class Totals:
     def __init__(self) -> None:
         self.bots: dict[str, dict[str, float]] = {}
 
-    def add(self, seats: Sequence[str], stats: Sequence[Mapping[str, Any]],
+    def add(self, seats: Sequence[str], stats: Sequence[Mapping[str, Any]],  # Any: as increments'
             when: float | None) -> None:
         for bot, inc in increments(seats, stats).items():
             row = self.bots.setdefault(bot, {})
@@ -186,7 +188,7 @@ def quantile(hist: Sequence[int], q: float, max_us: float) -> float | None:
     return None if us is None else round(us / 1000, 3)
 
 
-def summary(raw: Mapping[Any, Any] | None) -> BotHealth:
+def summary(raw: Mapping[Any, Any] | None) -> BotHealth:  # Any: HGETALL's bytes or text
     """A bot's hash (as HGETALL returns it, bytes or text; None or empty: never recorded) as
     shown: ``games``, ``moves``, ``faults`` by kind, ``turns``, ``p50_ms``, ``p99_ms``,
     ``max_ms`` (the latency ones None without timed turns), ``last``."""

@@ -58,7 +58,7 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, dela
     await asyncio.gather(feed(), drain())
 
 
-async def serve(port: int, to: str, rtt_ms: float, jitter_ms: float,
+async def serve(port: int, to: str, *, rtt_ms: float, jitter_ms: float,
                 ready: asyncio.Event | None = None) -> None:
     host, _, target_port = to.rpartition(":")
     delay, jitter = rtt_ms / 2000, jitter_ms / 1000
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.rtt_ms < 0 or args.jitter_ms < 0 or args.jitter_ms > args.rtt_ms:
         p.error(f"need 0 <= --jitter-ms <= --rtt-ms, got {args.jitter_ms:g} and {args.rtt_ms:g}")
-    asyncio.run(serve(args.port, args.to, args.rtt_ms, args.jitter_ms))
+    asyncio.run(serve(args.port, args.to, rtt_ms=args.rtt_ms, jitter_ms=args.jitter_ms))
     return 0
 
 

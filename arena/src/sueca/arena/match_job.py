@@ -369,8 +369,8 @@ def outcome_to_result(match: MatchRecord, out: Outcome,
         "replicas": out.get("replicas", 0),
         "variant": spec.get("variant") or {}, "time": round(time.time(), 3),
         "rated": end is not End.ABORTED,
-        "stats": botstats.seat_stats(len(spec["bots"]), end, out.get("fault_seat"), rep,
-                                     out.get("turn_times")),
+        "stats": botstats.seat_stats(len(spec["bots"]), end, fault_seat=out.get("fault_seat"),
+                                     replay=rep, times=out.get("turn_times")),
     }
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import urllib.request
 from collections.abc import Mapping, Sequence
 
+from prometheus_client.parser import text_string_to_metric_families
+
 __all__ = ["Samples", "counter_delta", "deltas_by_label", "histogram_delta", "merged",
            "metrics_url", "parse_samples", "scrape", "total"]
 
@@ -24,8 +26,6 @@ def metrics_url(port: int, host: str = "127.0.0.1") -> str:
 
 def parse_samples(text: str) -> Samples:
     """Every sample of a Prometheus text page."""
-    from prometheus_client.parser import text_string_to_metric_families
-
     out: Samples = {}
     for family in text_string_to_metric_families(text):
         for s in family.samples:

@@ -48,7 +48,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Required, TypedDict, cast
 
 from sueca.arena.records import ResultEntry
 from sueca.arena.store import Store
@@ -62,6 +62,56 @@ DAY = 86_400.0
 _BATCH = 1000
 _LOCK = "retention"
 _LOCK_SECONDS = 3600.0
+
+
+#: what ``progress(total, label)`` gives: a context yielding ``advance(n)``
+Progress = contextlib.AbstractContextManager[Callable[[int], None]]
+
+
+class RetentionReport(TypedDict, total=False):
+    """What :func:`run` did (or, in a dry run, would do); ``--json`` prints it."""
+
+    older_than_days: Required[float]
+    cutoff: Required[str]  # the cutoff instant, ISO 8601 (UTC)
+    archive: Required[str | None]
+    dry_run: Required[bool]
+    memory_before: Required[int]
+    memory_after: Required[int]
+    seconds: Required[float]
+    matches: int  # matches recorded before the cutoff
+    days: list[str]
+    archived_matches: int
+    removed_matches: int
+    deferred_matches: int  # old, but their results-log entry is not in the checkpoint yet
+    checkpoint_before: str | None
+    checkpoint: str | None
+    results_to_trim: int  # a dry run's
+    trimmed_results: int
+    archived_results: int
+    checkpoint_seconds: float
+    files: list[str]
+
+
+class RunSummary(TypedDict, total=False):
+    """One scheduled run (:meth:`Schedule.run_once`): its figures, or the ``error`` it met."""
+
+    at: Required[str]
+    matches_archived: int
+    results_trimmed: int
+    memory_after: int
+    seconds: float
+    error: str
+    archive_files_removed: int
+
+
+class ScheduleStatus(TypedDict):
+    """The scheduled retention's policy and its last run, as the web's health shows them."""
+
+    retain_days: float
+    archive: str
+    archive_days: float
+    every_seconds: float
+    last_run: RunSummary | None
 
 
 class RetentionError(ValueError):
@@ -227,7 +277,7 @@ def archived_results(archive: str) -> Iterator[tuple[str, ResultEntry]]:
 
 
 @contextlib.contextmanager
-def _renewing(store: Store, token: str | None, bar: Any) -> Iterator[Callable[[int], None]]:
+def _renewing(store: Store, token: str | None, bar: Progress) -> Iterator[Callable[[int], None]]:
     """``bar``'s ``advance``, also renewing the run's lock every 5,000 steps: a long run must
     not outlive its lock (two runs merging one day's file could lose one's lines)."""
     with bar as advance:
@@ -244,9 +294,9 @@ def _renewing(store: Store, token: str | None, bar: Any) -> Iterator[Callable[[i
         yield step
 
 
-def run(store: Store, older_than_days: float, archive: str | None = None, drop: bool = False,
+def run(store: Store, older_than_days: float, *, archive: str | None = None, drop: bool = False,
         dry_run: bool = False, now: float | None = None,
-        progress: Callable[[int, str], Any] | None = None) -> dict[str, Any]:
+        progress: Callable[[int, str], Progress] | None = None) -> RetentionReport:
     """Archive (or, with ``drop``, delete) what was recorded more than ``older_than_days`` ago;
     returns the report (counts, checkpoint, files, memory before and after, seconds).
 
@@ -268,22 +318,22 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
     now = time.time() if now is None else now
     cutoff_ms = int((now - older_than_days * DAY) * 1000)
 
-    def bar(total: int, label: str) -> Any:
+    def bar(total: int, label: str) -> Progress:
         if progress is None:
             return contextlib.nullcontext(lambda n=1: None)
         return progress(total, label)
 
-    report: dict[str, Any] = {
+    report: RetentionReport = {
         "older_than_days": older_than_days,
         "cutoff": datetime.fromtimestamp(cutoff_ms / 1000.0, UTC).isoformat(timespec="seconds"),
         "archive": None if where is None else str(where), "dry_run": dry_run,
-        "memory_before": memory(store)}
+        "memory_before": memory(store), "memory_after": 0, "seconds": 0.0}
     token = None if dry_run else store.lock(_LOCK, _LOCK_SECONDS)
     if not dry_run and token is None:
         raise RetentionError("another retention run is under way (lock "
                              f"{store.lock_key(_LOCK)!r}); try again when it has finished")
 
-    def bar_kept(total: int, label: str) -> Any:
+    def bar_kept(total: int, label: str) -> Progress:
         return _renewing(store, token, bar(total, label))
 
     try:
@@ -291,11 +341,12 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
         days = _by_day(candidates)
         old_cp = store.trimmed_through()
         last = store.last_result_before(cutoff_ms)
-        report.update(matches=len(candidates), days=list(days), archived_matches=0,
-                      removed_matches=0, deferred_matches=0, checkpoint_before=old_cp, files=[])
+        report.update({"matches": len(candidates), "days": list(days), "archived_matches": 0,
+                       "removed_matches": 0, "deferred_matches": 0, "checkpoint_before": old_cp,
+                       "files": []})
         if dry_run:
             report["results_to_trim"] = 0 if last is None else store.count_results(old_cp, last)
-            report.update(checkpoint=old_cp, trimmed_results=0, archived_results=0)
+            report.update({"checkpoint": old_cp, "trimmed_results": 0, "archived_results": 0})
         else:
             # The results log first: its entries are archived and folded into the checkpoint
             # while every match's replay is still there (an entry from before the per-bot stats
@@ -317,8 +368,8 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
                 report["checkpoint_seconds"] = time.perf_counter() - t0
             else:
                 cp = CheckpointReport(cursor=old_cp, results=0, trimmed=0)
-            report.update(checkpoint=cp["cursor"], trimmed_results=cp["trimmed"],
-                          archived_results=archived_results)
+            report.update({"checkpoint": cp["cursor"], "trimmed_results": cp["trimmed"],
+                           "archived_results": archived_results})
             cursor = cp["cursor"]
             covered = [] if cursor is None else [(mid, eid) for mid, eid in candidates
                                                  if not _after(eid, cursor)]
@@ -326,7 +377,7 @@ def run(store: Store, older_than_days: float, archive: str | None = None, drop: 
             with bar_kept(len(covered),
                           "archiving matches" if where else "dropping matches") as adv:
                 a, r, files = _archive_matches(store, where, _by_day(covered), adv)
-            report.update(archived_matches=a, removed_matches=r)
+            report.update({"archived_matches": a, "removed_matches": r})
             report["files"] += files
     finally:
         if token is not None:
@@ -359,14 +410,13 @@ def prune_archive(archive: Path, keep_days: float, now: float | None = None) -> 
     return gone
 
 
-def schedule_status(store: Store) -> dict[str, Any] | None:
+def schedule_status(store: Store) -> ScheduleStatus | None:
     """The policy of the scheduled retention and what its last run did (None when no
     scheduled retention runs on this arena): the web's health shows it."""
     raw = store.retention_schedule()
     if raw is None:
         return None
-    got: dict[str, Any] = json.loads(raw)
-    return got
+    return cast(ScheduleStatus, json.loads(raw))  # written by Schedule._save alone
 
 
 class Schedule:
@@ -386,18 +436,18 @@ class Schedule:
     def due(self) -> bool:
         return time.monotonic() >= self.next
 
-    def run_once(self) -> dict[str, Any]:
+    def run_once(self) -> RunSummary:
         """One run; returns (and records) its summary, an ``error`` in it if it failed."""
         self.next = time.monotonic() + self.every
         started = time.time()
-        summary: dict[str, Any] = {"at": datetime.fromtimestamp(started, UTC).isoformat(
+        summary: RunSummary = {"at": datetime.fromtimestamp(started, UTC).isoformat(
             timespec="seconds")}
         try:
             report = run(self.store, self.retain_days, archive=str(self.archive))
-            summary.update(matches_archived=report["archived_matches"],
-                           results_trimmed=report["trimmed_results"],
-                           memory_after=report["memory_after"],
-                           seconds=round(report["seconds"], 2))
+            summary.update({"matches_archived": report["archived_matches"],
+                            "results_trimmed": report["trimmed_results"],
+                            "memory_after": report["memory_after"],
+                            "seconds": round(report["seconds"], 2)})
         except Exception as err:  # a bad moment (Redis restarting, the lock held): next time
             summary["error"] = str(err)[:300]
         summary["archive_files_removed"] = len(prune_archive(self.archive, self.archive_days))
@@ -405,5 +455,5 @@ class Schedule:
             self._save(summary)
         return summary
 
-    def _save(self, last: dict[str, Any] | None) -> None:
+    def _save(self, last: RunSummary | None) -> None:
         self.store.set_retention_schedule(json.dumps({**self.policy, "last_run": last}))

@@ -151,7 +151,7 @@ class Sim:
         return self.fit
 
 
-def run(true: Mapping[str, float], total: int, rng: random.Random, policy: str = "ladder",
+def run(true: Mapping[str, float], total: int, *, rng: random.Random, policy: str = "ladder",
         target: int = 4, checkpoints: Sequence[int] = (),
         outcomes: int = 0) -> tuple[Fit, list[Checkpoint]]:
     """Play ``total`` results under ``policy`` (see :class:`Sim`); returns the final fit and,
@@ -176,7 +176,7 @@ def coverage(fitted: Fit, true: Mapping[str, float]) -> tuple[int, int]:
     return hits, len(true)
 
 
-def newcomer_share(established: int, rng: random.Random, before: int = 300, after: int = 100,
+def newcomer_share(established: int, rng: random.Random, *, before: int = 300, after: int = 100,
                    target: int = 4, strength: float = 0.0) -> dict[str, float]:
     """A ladder of ``established`` bots plays ``before`` results, then a new bot (of true
     strength ``strength``) joins: its share of the next ``after`` matches scheduled, and the

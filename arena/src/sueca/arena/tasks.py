@@ -62,7 +62,7 @@ def _set_store(s: Store) -> None:
 class Folder:
     """Folds recorded results into the live ratings (:func:`sueca.arena.store.ratings.catch_up`) from
     a thread of this process, so that a task is answered without waiting for the fold's Redis
-    round trips (7 of them, on every match's path before). Requests made while a fold runs are
+    round trips (7 of them a match). Requests made while a fold runs are
     served by one more fold. Nothing can be lost: the fold is exactly-once and cumulative (a
     cursor in Redis), so what a fold misses — its process killed, Redis away — the next fold
     anywhere takes in; a pool process that stops waits for its own (:func:`_fold_rest`)."""

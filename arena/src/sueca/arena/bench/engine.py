@@ -15,7 +15,10 @@ import json
 import random
 import time
 
+from sueca.engine import DEFAULT
+from sueca.sdk.bots import RandomBot
 from sueca.sdk.cli import Bounded
+from sueca.sdk.local import play_local
 
 BLOCKS = 10  # engine and baseline alternate this many times
 
@@ -75,10 +78,6 @@ class _Engine:
     """Engine matches, played block by block; counts deals."""
 
     def __init__(self, seed: int) -> None:
-        from sueca.engine import DEFAULT
-        from sueca.sdk.bots import RandomBot
-        from sueca.sdk.local import play_local
-
         self.play_local, self.variant, self.bots = play_local, DEFAULT, [RandomBot] * 4
         self.names = ["random"] * 4
         self.seed = seed

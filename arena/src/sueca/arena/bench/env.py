@@ -1,5 +1,6 @@
-"""RL environment speed: agent steps/s of the PettingZoo env with random legal actions, the
-observation encoding's share, against the engine's own random playout.
+"""RL environment speed: agent steps/s of the PettingZoo env against the engine's playout.
+
+The env plays random legal actions; the observation encoding's share is measured too.
 
 The env side is what a learner's loop does: ``env()`` (PettingZoo's order-enforcing wrapper
 included), ``agent_iter``, ``last()`` (an observation dict per step: the array and the action
@@ -27,7 +28,13 @@ import sys
 import time
 from typing import Any
 
+import numpy as np
+
+from sueca.engine import DEFAULT, legal_mask
+from sueca.engine.cards import SUIT_MASKS, cards_of
+from sueca.sdk.bots import RandomBot
 from sueca.sdk.cli import Bounded
+from sueca.sdk.local import play_local
 
 BLOCKS = 5  # env, raw env and engine alternate this many times
 TARGET = 10_000  # agent steps/s on one core (docs/benchmarks.md § env)
@@ -43,7 +50,6 @@ class _EnvLoop:
     """The learner's loop with random legal actions; keeps the finished matches."""
 
     def __init__(self, make: Any, seed: int) -> None:
-        import numpy as np
         self.flatnonzero = np.flatnonzero
         self.env = make()
         self.env.reset(seed=seed)
@@ -74,10 +80,6 @@ class _Engine:
     """The engine's random playout, whole matches; counts cards played."""
 
     def __init__(self, seed: int) -> None:
-        from sueca.engine import DEFAULT
-        from sueca.sdk.bots import RandomBot
-        from sueca.sdk.local import play_local
-
         self.play_local, self.variant, self.bots = play_local, DEFAULT, [RandomBot] * 4
         self.seed = seed
         self.matches = 0
@@ -96,9 +98,7 @@ class _Engine:
 def encoding_replay(matches: list[Any]) -> int:
     """Tell the four seats' encoder every event of ``matches`` and take one observation copy
     and one action mask per card, as the env does (the caller times it); returns the cards."""
-    from sueca.engine import legal_mask
-    from sueca.engine.cards import SUIT_MASKS, cards_of
-    from sueca.sdk.env import SeatEncoder, mask_array
+    from sueca.sdk.env import SeatEncoder, mask_array  # deferred: the SDK's optional rl extra
 
     cards = 0
     for match in matches:
@@ -122,7 +122,7 @@ def encoding_replay(matches: list[Any]) -> int:
 
 
 def measure(steps: int, seed: int) -> dict[str, Any]:
-    from sueca.sdk.env import env, raw_env
+    from sueca.sdk.env import env, raw_env  # deferred: the SDK's optional rl extra (run() says)
 
     loops = {"env": _EnvLoop(env, seed), "raw": _EnvLoop(raw_env, seed + 1)}
     engine = _Engine(seed)

@@ -29,8 +29,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from sueca.arena.local_arena import LocalArena
+from sueca.engine import DEFAULT
+from sueca.referee import control
 from sueca.sdk import Bot
+from sueca.sdk.bots import RandomBot, load_bot
 from sueca.sdk.cli import Bounded, UserError
+from sueca.sdk.local import play_local
 
 BLOCKS = 4
 POINTS = (0, 0, 0, 0, 0, 2, 3, 4, 10, 11)
@@ -120,10 +125,6 @@ def _examples() -> Path:
 
 def selfplay(exec_spec: str, matches: int) -> dict[str, Any]:
     """Both sides on the same seeds, in alternating blocks."""
-    from sueca.engine import DEFAULT
-    from sueca.sdk.bots import RandomBot, load_bot
-    from sueca.sdk.local import play_local
-
     sides = {"exec": load_bot(exec_spec), "python": CheapestWinner}
     deals = dict.fromkeys(sides, 0)
     seconds = dict.fromkeys(sides, 0.0)
@@ -152,9 +153,6 @@ def selfplay(exec_spec: str, matches: int) -> dict[str, Any]:
 
 def network(exec_spec: str, matches: int, concurrency: int) -> dict[str, Any]:
     """Matches through a private referee, each side in turn with the same seeds."""
-    from sueca.arena.local_arena import LocalArena
-    from sueca.referee import control
-
     bots = {"exec-c": exec_spec, "python-twin": f"{__name__}:CheapestWinner",
             "random": "random"}
     out: dict[str, Any] = {"matches": matches, "concurrency": concurrency}

@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import queue
+import shlex
 import statistics
 import sys
 import threading
@@ -33,10 +34,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import grpc
+
 from sueca.arena.bench import cpu_seconds, measured
 from sueca.arena.processes import Supervisor
 from sueca.arena.settings import current
-from sueca.sdk.cli import Bounded
+from sueca.sdk.channels import drop_tls_settings
+from sueca.sdk.cli import Bounded, UserError
+from sueca.v1 import sueca_pb2 as pb
 
 ATTACKS = ("unread", "rate", "hello_less", "bad_hello", "churn")
 ATTACKER = "mallory"  # the hostile bot's registered name
@@ -77,7 +82,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _attacks(text: str) -> list[str]:
-    from sueca.arena.cli import UserError
     names = [a.strip() for a in text.split(",") if a.strip()]
     bad = [a for a in names if a not in ATTACKS]
     if bad or not names:
@@ -88,9 +92,9 @@ def _attacks(text: str) -> list[str]:
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Run the bench (see the module's notes); returns the JSON-able result."""
-    import shlex
-
-    from sueca.arena.bench.fleet import (
+    # deferred: each attacker process imports this module (_ATTACK) and needs none of these;
+    # without them (and rich, through matches) it imports in a third of the time (-X importtime)
+    from sueca.arena.bench.fleet import (  # deferred: as above
         ARENA,
         BOT,
         private_arena,
@@ -101,9 +105,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         wait_for_referee,
         wait_for_sessions,
     )
-    from sueca.arena.promscrape import deltas_by_label
-    from sueca.arena.redisproc import free_port
-    from sueca.sdk.channels import drop_tls_settings
+    from sueca.arena.promscrape import deltas_by_label  # deferred: as above
+    from sueca.arena.redisproc import free_port  # deferred: as above
 
     attacks = _attacks(args.attacks)
     drop_tls_settings()
@@ -180,11 +183,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 def _round(address: str, n: int, conc: int, fleet: Supervisor) -> dict[str, Any]:
     """Play ``n`` honest matches; their rate, and the referee's CPU per match meanwhile."""
-    from sueca.arena.bench.matches import play
+    from sueca.arena.bench.matches import play  # deferred: as measure()'s, for the attackers
 
     pid = fleet["referee"].pid
     cpu = cpu_seconds(pid)
-    played = play(address, ["honest"], n, conc, 2000, 120.0, fleet)
+    played = play(address, ["honest"], n=n, conc=conc, move_ms=2000, timeout=120.0, fleet=fleet)
     secs = played["seconds"]
     done = sum(played["ends"].values())
     played["matches_per_s"] = done / secs if secs > 0 else 0.0
@@ -205,8 +208,6 @@ def attack_main() -> None:
 def _stream(address: str, first: list[bytes], options: list[tuple[str, Any]] | None = None
             ) -> tuple[Any, Any, queue.Queue[bytes | None]]:
     """A raw Connect stream: (channel, call, outgoing queue); ``first`` is sent at once."""
-    import grpc
-
     channel = grpc.insecure_channel(address, options=options or _LOCAL)
     out: queue.Queue[bytes | None] = queue.Queue()
     for item in first:
@@ -230,7 +231,6 @@ def _connect(channel: Any) -> Any:
 
 def _exhausted(call: Any) -> bool:
     """Whether the referee has ended ``call`` with RESOURCE_EXHAUSTED (a limit acted)."""
-    import grpc
     try:
         return bool(call.done() and call.code() == grpc.StatusCode.RESOURCE_EXHAUSTED)
     except Exception:
@@ -238,13 +238,11 @@ def _exhausted(call: Any) -> bool:
 
 
 def _hello(bot: str, token: str, sdk_version: str = "hostile") -> bytes:
-    from sueca.v1 import sueca_pb2 as pb
     return pb.BotMessage(hello=pb.Hello(bot=bot, token=token, capacity=1,
                                         sdk_version=sdk_version)).SerializeToString()
 
 
 def _bogus(n: int) -> bytes:
-    from sueca.v1 import sueca_pb2 as pb
     return pb.BotMessage(actions=[pb.Action(game_id=f"no-such-game-{i}", request_id=i, card=1)
                                   for i in range(n)]).SerializeToString()
 
@@ -303,10 +301,9 @@ def _drain(call: Any, stats: dict[str, int]) -> None:
         pass
 
 
-def hello_less(address: str, token: str, stop: Callable[[], bool],
+def hello_less(address: str, token: str, stop: Callable[[], bool], *,
                connections: int = 40, streams: int = 16) -> dict[str, int]:
     """Hold as many hello-less streams as the referee allows; reopen those it closes."""
-    import grpc
     stats = {"opened": 0, "refused": 0}
     held: list[tuple[Any, Any]] = []
     channels = [grpc.insecure_channel(address, options=_LOCAL) for _ in range(connections)]
@@ -340,7 +337,6 @@ def _forever() -> Iterator[bytes]:
 
 def bad_hello(address: str, token: str, stop: Callable[[], bool]) -> dict[str, int]:
     """Refused hellos in a loop: a 60 KB name, a wrong token, a forged log line."""
-    import grpc
     stats: dict[str, int] = {}
     hellos = [_hello("x" * 60_000, "x.y"), _hello(ATTACKER, f"{ATTACKER}.wrong-token"),
               _hello(ATTACKER, f"{ATTACKER}.wrong", "1.0\n2026-01-01 ERROR sueca: forged line")]

@@ -23,7 +23,13 @@ import argparse
 import json
 import random
 
-from sueca.sdk.cli import Bounded
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from sueca.arena.simulate import newcomer_share, strengths
+from sueca.arena.simulate import run as simulate
+from sueca.sdk.cli import Bounded, UserError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -40,7 +46,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _checkpoints(text: str) -> list[int]:
-    from sueca.sdk.cli import UserError
     try:
         marks = sorted({int(x) for x in text.split(",") if x.strip()})
     except ValueError:
@@ -51,12 +56,6 @@ def _checkpoints(text: str) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.progress import Progress
-    from rich.table import Table
-
-    from sueca.arena.simulate import newcomer_share, strengths
-    from sueca.arena.simulate import run as simulate
     marks = _checkpoints(args.checkpoints)
     console = Console(stderr=True, highlight=False)
     policies = ("ladder", "round-robin")
@@ -66,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
         for i in range(args.ladders):
             true = strengths(args.bots, random.Random(args.seed * 100_003 + i), args.spread)
             for policy in policies:
-                _, points = simulate(true, marks[-1], random.Random(args.seed + 7919 * i),
-                                     policy, args.target, marks, outcomes=args.seed * 7 + i)
+                _, points = simulate(true, marks[-1], rng=random.Random(args.seed + 7919 * i),
+                                     policy=policy, target=args.target, checkpoints=marks,
+                                     outcomes=args.seed * 7 + i)
                 for pt in points:
                     sums[policy][pt["results"]][0] += pt["tau"]
                     sums[policy][pt["results"]][1] += int(pt["exact"])

@@ -19,9 +19,15 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import secrets
 import time
 from typing import Any
 
+from rich.console import Console
+
+from sueca.arena.bench.league import bench_arena, celery_run
+from sueca.arena.schedule import Ladder
+from sueca.arena.tasks import Priority, enqueue
 from sueca.sdk.cli import Bounded
 
 
@@ -45,8 +51,6 @@ def _ladder_run(arena: Any, names: list[str], n: int, target: int, timeout: floa
                 interval: float | None) -> float:
     """Seconds until ``n`` more results are recorded under a ladder; ``interval`` None: woken
     by results, else a round every ``interval`` seconds (a fixed tick)."""
-    from sueca.arena.schedule import Ladder
-    from sueca.arena.tasks import Priority, enqueue
     store = arena.store
     ladder = Ladder(store, target, lambda: {b: 1000 for b in names},
                     lambda m: enqueue([m], priority=Priority.LADDER),
@@ -70,19 +74,16 @@ def _ladder_run(arena: Any, names: list[str], n: int, target: int, timeout: floa
 
 
 def run(args: argparse.Namespace) -> int:
-    import secrets
-
-    from rich.console import Console
-
-    from sueca.arena.bench.league import bench_arena, celery_run
     console = Console(stderr=True, highlight=False)
     names = [f"bench{i}" for i in range(args.bots)]
     run_id = secrets.token_hex(3)
-    with bench_arena(names, args.capacity, args.concurrency, args.redis, args.referee) as arena:
-        celery_run(arena, f"bench-{run_id}-warm", names, 4, args.timeout, run_id)
+    with bench_arena(names, capacity=args.capacity, concurrency=args.concurrency,
+                     redis=args.redis, referee=args.referee) as arena:
+        celery_run(arena, f"bench-{run_id}-warm", names=names, n=4, timeout=args.timeout,
+                   secret=run_id)
         console.print(f"{args.matches} matches as a tournament through Celery")
-        tournament_s = celery_run(arena, f"bench-{run_id}-t", names, args.matches,
-                                  args.timeout, run_id)
+        tournament_s = celery_run(arena, f"bench-{run_id}-t", names=names, n=args.matches,
+                                  timeout=args.timeout, secret=run_id)
         console.print(f"{args.matches} ladder matches, event-driven, {args.target} in flight")
         ladder_s = _ladder_run(arena, names, args.matches, args.target, args.timeout, None)
         console.print(f"{args.matches} ladder matches, a round every {args.interval:g}s")

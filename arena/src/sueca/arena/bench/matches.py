@@ -9,7 +9,9 @@ the batch stops scheduling after a few, and the run exits 1.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
 import sys
 import time
 import uuid
@@ -17,10 +19,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import grpc
+
+from sueca.arena import render
 from sueca.arena.processes import Supervisor
 from sueca.arena.promscrape import Samples, deltas_by_label, histogram_delta
 from sueca.arena.quantiles import histogram_quantile, nearest_rank
 from sueca.codec import ResultDict, SpecDict
+from sueca.engine import End
+from sueca.referee.control import CHANNEL_OPTIONS, MatchAborted, run_match_async
 
 #: The referee's histogram of move round trips (turn request sent -> the bot's answer read).
 RTT_METRIC = "sueca_referee_move_rtt_seconds"
@@ -28,20 +35,12 @@ RTT_METRIC = "sueca_referee_move_rtt_seconds"
 MOVES_METRIC = "sueca_referee_moves_total"
 
 
-def play(address: str | Sequence[str], names: Sequence[str], n: int, conc: int, move_ms: int,
+def play(address: str | Sequence[str], names: Sequence[str], *, n: int, conc: int, move_ms: int,
           timeout: float, fleet: Supervisor,
           seats: Callable[[int], list[str]] | None = None, label: str = "matches",
           ) -> dict[str, Any]:
     """Play ``n`` matches, ``conc`` at once; match i goes to ``address`` (or the i-th of several,
     round robin) and seats ``seats(i)`` (default: ``names`` rotated by i)."""
-    import asyncio
-    import random
-
-    import grpc
-
-    from sueca.arena.render import progress
-    from sueca.referee.control import CHANNEL_OPTIONS, MatchAborted, run_match_async
-
     addresses = [address] if isinstance(address, str) else list(address)
     if seats is None:
         def seats(i: int) -> list[str]:
@@ -79,7 +78,7 @@ def play(address: str | Sequence[str], names: Sequence[str], n: int, conc: int, 
             totals["moves"] += moves
             totals["deals"] += deals
             totals["ends"][result["end"]] += 1
-            if result["end"] != "normal" and error is None:
+            if result["end"] != End.NORMAL and error is None:
                 totals["abnormal"] += 1
                 if totals["first_error"] is None:
                     totals["first_error"] = (f"match {i} ended {result['end']!r} (seat "
@@ -114,7 +113,7 @@ def play(address: str | Sequence[str], names: Sequence[str], n: int, conc: int, 
                 for c in cs:
                     await c.close()
 
-    with progress(n, label) as advance:
+    with render.progress(n, label) as advance:
         totals["seconds"] = asyncio.run(play_all())
     totals["ends"] = dict(totals["ends"])
     fleet.check()

@@ -6,12 +6,13 @@ with identity (de)serializers, so no protobuf work is timed: what is left is the
 of Python gRPC itself, which bounds every referee design that sends one message per move.
 
 The two sides run in separate *spawned* processes (never forked: gRPC does not survive a fork),
-so the parent imports nothing heavy and can itself use gRPC afterwards (``bench referee`` does).
+so the parent can itself use gRPC before and after (``bench referee`` does).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import multiprocessing
 import os
@@ -19,7 +20,10 @@ import queue
 import time
 from typing import Any
 
+import grpc
+
 from sueca.arena.bench import cpu_seconds
+from sueca.sdk.cli import Bounded
 
 METHOD = "/sueca.bench.PingPong/Echo"
 MESSAGE_BYTES = 40
@@ -27,8 +31,6 @@ _START_TIMEOUT = 20.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sueca.sdk.cli import Bounded
-
     parser.add_argument("--seconds", action=Bounded, kind=float, low=0, above=True, default=3.0,
                         help="measured time after the warm-up (default 3)")
     parser.add_argument("--streams", action=Bounded, kind=int, low=1, default=64,
@@ -96,8 +98,6 @@ def measure(seconds: float = 3.0, streams: int = 64, warmup: float = 1.0) -> dic
 # --- server process --------------------------------------------------------------------------
 
 def _server_main(ports: Any, stop: Any) -> None:
-    import asyncio
-
     try:
         asyncio.run(_serve(ports, stop))
     except Exception as err:  # report instead of leaving the parent waiting
@@ -105,10 +105,6 @@ def _server_main(ports: Any, stop: Any) -> None:
 
 
 async def _serve(ports: Any, stop: Any) -> None:
-    import asyncio
-
-    import grpc
-
     async def echo(requests: Any, context: Any) -> Any:
         async for message in requests:
             yield message
@@ -131,8 +127,6 @@ async def _serve(ports: Any, stop: Any) -> None:
 
 def _client_main(address: str, streams: int, warmup: float, seconds: float,
                  results: Any, server_pid: int) -> None:
-    import asyncio
-
     try:
         results.put(asyncio.run(_client(address, streams, warmup, seconds, server_pid)))
     except Exception as err:
@@ -141,10 +135,6 @@ def _client_main(address: str, streams: int, warmup: float, seconds: float,
 
 async def _client(address: str, streams: int, warmup: float, seconds: float,
                   server_pid: int | None = None) -> dict[str, Any]:
-    import asyncio
-
-    import grpc
-
     payload = bytes(range(MESSAGE_BYTES))
     count = [0]
     running = [True]

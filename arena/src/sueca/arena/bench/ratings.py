@@ -27,6 +27,10 @@ import random
 import time
 from collections.abc import Iterator
 
+from rich.console import Console
+
+from sueca.arena.ratings.fit import MatchupCounts, fit
+from sueca.arena.simulate import count, coverage, kendall_tau
 from sueca.sdk.cli import Bounded
 
 
@@ -75,10 +79,6 @@ class _Clock:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from sueca.arena.ratings.fit import MatchupCounts, fit
-    from sueca.arena.simulate import count, coverage, kendall_tau
     console = Console(stderr=True, highlight=False)
     rng = random.Random(args.seed)
     true = {f"bot{i:04d}": rng.gauss(0.0, args.spread) for i in range(args.bots)}

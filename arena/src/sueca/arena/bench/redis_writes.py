@@ -15,17 +15,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from sueca.arena.bench import cpu_seconds, measured
+from sueca.arena.bench.league import bench_arena, celery_run
+from sueca.arena.store import Store
+from sueca.sdk.cli import Bounded
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from sueca.sdk.cli import Bounded
-
     p.add_argument("--bots", action=Bounded, kind=int, low=2, default=4,
                    help="random bots, each its own process (default 4)")
     p.add_argument("--matches", action=Bounded, kind=int, low=1, default=40,
@@ -54,18 +56,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    import secrets
-
-    from sueca.arena.bench.league import bench_arena, celery_run
-    from sueca.arena.store import Store
-
     names = [f"bench{i}" for i in range(args.bots)]
     run_id = secrets.token_hex(3)
-    with bench_arena(names, args.capacity, args.concurrency, None, None, args.pool) as arena:
+    with bench_arena(names, capacity=args.capacity, concurrency=args.concurrency,
+                     redis=None, referee=None, pool=args.pool) as arena:
         store = Store.from_url(arena.redis_url)
         writes = store.write_commands()
         # one warm-up match: first-time keys (the bots' ratings, the worker's scripts)
-        celery_run(arena, f"bench-{run_id}-warm", names, 1, args.timeout, run_id)
+        celery_run(arena, f"bench-{run_id}-warm", names=names, n=1, timeout=args.timeout,
+                   secret=run_id)
         print(f"bench redis-writes: a tournament of {args.matches} matches, idle spans around "
               "it", file=sys.stderr, flush=True)
         worker = next(p.popen.pid for p in arena.procs if p.name.startswith("worker"))
@@ -73,8 +72,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         mem0 = store.used_memory()
         s0 = store.command_calls()
         cpu0 = _tree_cpu(worker), cpu_seconds(referee)
-        seconds = celery_run(arena, f"bench-{run_id}", names, args.matches, args.timeout,
-                             run_id)
+        seconds = celery_run(arena, f"bench-{run_id}", names=names, n=args.matches,
+                             timeout=args.timeout, secret=run_id)
         cpu1 = _tree_cpu(worker), cpu_seconds(referee)
         s1 = store.command_calls()
         mem1 = store.used_memory()

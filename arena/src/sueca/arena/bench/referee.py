@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from sueca.arena.bench import cpu_seconds, measured
+from sueca.arena.bench import pingpong as bench_pingpong
 from sueca.arena.bench.fleet import (
     BOT,
     private_arena,
@@ -56,6 +57,8 @@ from sueca.arena.bench.matches import (
 )
 from sueca.arena.processes import Supervisor
 from sueca.arena.promscrape import counter_delta, merged
+from sueca.sdk.channels import drop_tls_settings
+from sueca.sdk.cli import Bounded
 
 MAX_SESSIONS = 5000
 
@@ -68,8 +71,6 @@ SESSIONS_PER_SIMULATOR = 250
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sueca.sdk.cli import Bounded
-
     # The defaults are the arena's shape: a bot is one process holding many games (capacity),
     # and a referee runs many matches at once, so every message carries a batch of turns. Two
     # bot processes, not one per seat: on a small machine (2 cores) more processes than cores
@@ -170,9 +171,6 @@ def run(args: argparse.Namespace) -> int:
 # --- the run ---------------------------------------------------------------------------------
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    from sueca.arena.bench import pingpong as bench_pingpong
-    from sueca.sdk.channels import drop_tls_settings
-
     drop_tls_settings()  # its own referee is plaintext on loopback
     n, procs_n, conc = args.matches, args.bot_processes, args.concurrency
     if n < 1 or procs_n < 1 or conc < 1:
@@ -202,7 +200,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             split0: dict[str, float] | None = {g: cpu_seconds(*p) for g, p in groups.items()}
         except OSError:  # no /proc: no CPU figure
             split0 = None
-        played = play(address, names, n, conc, args.move_ms, args.match_timeout, fleet)
+        played = play(address, names, n=n, conc=conc, move_ms=args.move_ms,
+                      timeout=args.match_timeout, fleet=fleet)
         split = (None if split0 is None else
                  {g: cpu_seconds(*p) - split0[g] for g, p in groups.items()})
         after = scrape_port(metrics_port)
@@ -255,8 +254,6 @@ def measure_sessions(args: argparse.Namespace) -> dict[str, Any]:
     sessions (match i seats bots 4i..4i+3 mod N: with N = 4 x concurrency, one game per
     session), then the same matches over ``--baseline-sessions`` sessions (each then holds
     many games, so turns and answers travel in batches), on the same referee."""
-    from sueca.sdk.channels import drop_tls_settings
-
     drop_tls_settings()
     n_sessions, n, conc = args.sessions, args.matches, args.concurrency
     base_sessions = min(args.baseline_sessions, n_sessions)  # checked by run()
@@ -329,8 +326,8 @@ def _phase(address: str, metrics_port: int, pid: int, names: Sequence[str], n: i
     before = scrape_port(metrics_port)
     sim_pids = [fleet[s].pid for s in sims]
     cpu0, sim0 = cpu_seconds(pid), cpu_seconds(*sim_pids)
-    played = play(address, names, n, conc, args.move_ms, args.match_timeout, fleet,
-                   seats=seats, label=label)
+    played = play(address, names, n=n, conc=conc, move_ms=args.move_ms,
+                  timeout=args.match_timeout, fleet=fleet, seats=seats, label=label)
     cpu, sim_cpu = cpu_seconds(pid) - cpu0, cpu_seconds(*sim_pids) - sim0
     after = scrape_port(metrics_port)
     out = batch_figures(played, before, after)
@@ -413,8 +410,6 @@ def measure_replicas(args: argparse.Namespace) -> dict[str, Any]:
     both addresses (``--server A,B``: one session per referee). The same matches are played on
     one referee, then spread over both (match i on referee i mod 2), ``--rounds`` times each,
     alternated, with the same bot processes: the ratio is the second's moves/s to the first's."""
-    from sueca.sdk.channels import drop_tls_settings
-
     drop_tls_settings()
     n, procs_n, conc = args.matches, args.bot_processes, args.concurrency
     n_bots = args.bots or (procs_n if procs_n >= 4 else 1)
@@ -445,8 +440,8 @@ def measure_replicas(args: argparse.Namespace) -> dict[str, Any]:
                 before = [scrape_port(m) for _, m in referees[:used]]
                 cpu0 = [cpu_seconds(p) for p in pids]
                 bot0 = cpu_seconds(*bot_pids)
-                played = play(addresses[:used], names, n, conc, args.move_ms,
-                               args.match_timeout, fleet,
+                played = play(addresses[:used], names, n=n, conc=conc, move_ms=args.move_ms,
+                               timeout=args.match_timeout, fleet=fleet,
                                label=f"round {r + 1}, {used} referee(s)")
                 cpu = [cpu_seconds(p) - c for p, c in zip(pids, cpu0, strict=True)]
                 bot_cpu = cpu_seconds(*bot_pids) - bot0

@@ -28,12 +28,28 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 import tempfile
 import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.table import Table
+
+from sueca.arena import render, retention
+from sueca.arena.bench import measured
+from sueca.arena.keys import Keys
+from sueca.arena.redisproc import RedisServer
+from sueca.arena.store import Store, connect
+from sueca.arena.store.ratings import catch_up, rebuild
+from sueca.engine import End
+from sueca.engine import replay as replays
+from sueca.sdk.bots import RandomBot
 from sueca.sdk.cli import Bounded
+from sueca.sdk.local import play_local
 
 #: Real replays recorded once and reused (renamed) for every synthetic match.
 TEMPLATES = 24
@@ -54,9 +70,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def replay_templates(n: int = TEMPLATES, seed: int = 0) -> list[dict[str, Any]]:
     """``n`` replays of real matches (random bots, the default variant), played now."""
-    from sueca.engine import replay as replays
-    from sueca.sdk.bots import RandomBot
-    from sueca.sdk.local import play_local
     out = []
     for i in range(n):
         match = play_local([RandomBot] * 4, seed=f"bench-{seed}-{i}", match_id=f"t{i}",
@@ -87,13 +100,13 @@ def synthetic_results(n: int, bots: int = 100, seed: int = 0) -> list[dict[str, 
             seats = [a, b, c, d]
         s0 = (strength[seats[0]] + strength[seats[2]] - strength[seats[1]] - strength[seats[3]]) / 2
         winner = 0 if rng.random() < 1.0 / (1.0 + 10.0 ** (-s0 / 400.0)) else 1
-        end = "timeout" if rng.random() < 0.02 else "normal"
+        end = End.TIMEOUT if rng.random() < 0.02 else End.NORMAL
         res = {"match_id": f"m{k:07d}", "seats": seats, "winner": winner,
                "game_points": [4, rng.randrange(3)] if winner == 0 else [rng.randrange(3), 4],
                "end": end, "pair": "", "seed": f"s{k}", "referee": "127.0.0.1:50051",
-               "fault_seat": 2 if end == "timeout" else None,
-               "fault_bot": seats[2] if end == "timeout" else None, "time": 0.0}
-        if end == "timeout":
+               "fault_seat": 2 if end == End.TIMEOUT else None,
+               "fault_bot": seats[2] if end == End.TIMEOUT else None, "time": 0.0}
+        if end == End.TIMEOUT:
             res["winner"], res["game_points"] = 1, [0, 4]
         if not four and rng.random() < 0.5 and len(out) + 1 < n:
             res["pair"] = f"p{k}"
@@ -110,8 +123,6 @@ def _record_all(store: Any, results: list[dict[str, Any]], templates: list[dict[
     """Create and record every match with the store's own calls, from ``threads`` threads (as
     many workers record at once): one call waits a whole round trip, and Redis on a busy
     machine answers in about half a millisecond."""
-    from concurrent.futures import ThreadPoolExecutor
-
     def one(i: int) -> None:
         res = results[i]
         mid = res["match_id"]
@@ -135,7 +146,6 @@ def _record_all(store: Any, results: list[dict[str, Any]], templates: list[dict[
 
 
 def _say(line: str) -> None:
-    import sys
     print(line, file=sys.stderr, flush=True)
 
 
@@ -182,14 +192,6 @@ def _read_all(store: Any, mids: list[str]) -> int:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    import uuid
-
-    from sueca.arena import render, retention
-    from sueca.arena.keys import Keys
-    from sueca.arena.redisproc import RedisServer
-    from sueca.arena.store import Store, connect
-    from sueca.arena.store.ratings import catch_up, rebuild
-
     templates = replay_templates(seed=args.seed)
     results = synthetic_results(args.matches, args.bots, args.seed)
     server = None if args.redis else RedisServer().start()
@@ -249,7 +251,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sueca.arena.bench import measured
     out = measured("retention", measure, args)
     if out is None:
         return 1
@@ -259,8 +260,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _table(o: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
     t = Table(title=f"Redis per recorded match ({o['matches']:,} matches, {o['bots']} bots)")
     t.add_column("")
     t.add_column("value", justify="right")

@@ -22,13 +22,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rich.table import Table
+
+from sueca.arena.cli.common import console
+from sueca.arena.cli.serve import PACE
+from sueca.arena.local_arena import arena_url
+from sueca.arena.processes import Child
+from sueca.arena.redisproc import free_port, free_ports
+from sueca.arena.store import Store
 from sueca.sdk.cli import Bounded
 
 SAMPLE_SECONDS = 5.0
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from sueca.arena.cli.serve import PACE
     p.add_argument("--seconds", action=Bounded, kind=float, low=10, default=300.0,
                    help="how long each of the two runs lasts (default 300)")
     p.add_argument("--pace", metavar="N", action=Bounded, kind=float, low=0, above=True,
@@ -74,10 +81,6 @@ def _size(folder: Path) -> int:
 
 
 def _one(pace: float, seconds: float, folder: Path, say: Any) -> dict[str, Any]:
-    from sueca.arena.local_arena import arena_url
-    from sueca.arena.processes import Child
-    from sueca.arena.redisproc import free_port, free_ports
-    from sueca.arena.store import Store
     data = folder / f"pace-{pace:g}"
     env = {k: v for k, v in os.environ.items()
            if k not in ("SUECA_REDIS_URL", "PROMETHEUS_MULTIPROC_DIR")}
@@ -119,9 +122,6 @@ def _one(pace: float, seconds: float, folder: Path, say: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
-    from sueca.arena.cli.common import console
     err = console(stderr=True)
     folder = Path(tempfile.mkdtemp(prefix="sueca-bench-serve-"))
     load = os.getloadavg()

@@ -35,6 +35,7 @@ import time
 from typing import Any
 
 from sueca.codec import action_bytes, game_id_field
+from sueca.v1 import sueca_pb2 as pb
 
 CONNECT = "/sueca.v1.BotService/Connect"
 # connections per process opened at once (their hellos wait on the referee's Redis
@@ -98,7 +99,6 @@ class H2Session(asyncio.Protocol):
 
     def __init__(self, name: str, hello: bytes, authority: str, stats: Stats,
                  rng: random.Random, welcome: asyncio.Future[None]) -> None:
-        from sueca.v1 import sueca_pb2 as pb
         self.name, self.hello, self.authority = name, hello, authority
         self.stats, self.rng, self.welcome = stats, rng, welcome
         self.parse = pb.RefereeMessage.FromString
@@ -230,10 +230,8 @@ class H2Session(asyncio.Protocol):
         self.send(b"".join(actions))
 
 
-async def h2_session(address: str, name: str, token: str, capacity: int, stats: Stats,
+async def h2_session(address: str, name: str, *, token: str, capacity: int, stats: Stats,
                      stop: asyncio.Event, gate: asyncio.Semaphore, rng: random.Random) -> None:
-    from sueca.v1 import sueca_pb2 as pb
-
     hello = pb.BotMessage(hello=pb.Hello(bot=name, token=token, sdk_version="bench-sim",
                                          capacity=capacity)).SerializeToString()
     host, _, port = address.rpartition(":")
@@ -273,7 +271,8 @@ async def main_async(address: str, bots: list[tuple[str, str]], capacity: int) -
         loop.add_signal_handler(sig, stop.set)
     gate = asyncio.Semaphore(CONNECTING)
     rng = random.Random()
-    tasks = [asyncio.create_task(h2_session(address, name, token, capacity, stats, stop, gate, rng))
+    tasks = [asyncio.create_task(h2_session(address, name, token=token, capacity=capacity,
+                                              stats=stats, stop=stop, gate=gate, rng=rng))
              for name, token in bots]
     await stop.wait()
     for task in tasks:

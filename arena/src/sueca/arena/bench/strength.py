@@ -24,7 +24,10 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
+from sueca.engine import End
+from sueca.sdk.bots import BotLoadError, check_bot, load_bot
 from sueca.sdk.cli import Bounded
+from sueca.sdk.local import play_duplicate
 from sueca.sdk.selfplay import match_seed, wilson
 from sueca.sdk.table import progress, table
 
@@ -49,7 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _factory(spec: str) -> Callable[[], Any]:
     made = _factories.get(spec)
     if made is None:
-        from sueca.sdk.bots import load_bot
         made = _factories[spec] = load_bot(spec)
     return made
 
@@ -72,12 +74,9 @@ def _timed(factory: Callable[[], Any], wall: list[float], cpu: list[float]) -> C
     return make
 
 
-def play_pairs(bot: str, against: str, seed: str, first: int, count: int) -> list[dict[str, Any]]:
+def play_pairs(bot: str, against: str, *, seed: str, first: int, count: int) -> list[dict[str, Any]]:
     """Duplicate pairs ``first`` .. ``first + count - 1``: per pair, the bot's deals won, lost,
     tied and fault-ended, and the per-move times of both bots."""
-    from sueca.engine import End
-    from sueca.sdk.local import play_duplicate
-
     out = []
     for i in range(first, first + count):
         times: dict[str, list[float]] = {"bot_wall": [], "bot_cpu": [], "base_wall": [],
@@ -101,7 +100,7 @@ def play_pairs(bot: str, against: str, seed: str, first: int, count: int) -> lis
     return out
 
 
-def measure(bot: str, against: str, deals: int, workers: int, seed: str,
+def measure(bot: str, against: str, *, deals: int, workers: int, seed: str,
             advance: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
     """Play pairs on ``workers`` processes until the first pairs in order hold ``deals``
     decided deals; the figures of those pairs."""
@@ -116,7 +115,8 @@ def measure(bot: str, against: str, deals: int, workers: int, seed: str,
 
         def submit() -> None:
             nonlocal next_pair
-            running[pool.submit(play_pairs, bot, against, seed, next_pair, chunk)] = next_pair
+            running[pool.submit(play_pairs, bot, against, seed=seed, first=next_pair,
+                                     count=chunk)] = next_pair
             next_pair += chunk
 
         for _ in range(2 * workers):
@@ -169,7 +169,6 @@ def measure(bot: str, against: str, deals: int, workers: int, seed: str,
 
 
 def run(args: argparse.Namespace) -> int:
-    from sueca.sdk.bots import BotLoadError, check_bot, load_bot
     for spec in (args.bot, args.against):
         try:
             check_bot(spec, load_bot(spec))
@@ -177,7 +176,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"sueca-arena bench strength: {err}", file=sys.stderr)
             return 2
     with progress(args.deals, f"{args.bot} vs {args.against}") as advance:
-        result = measure(args.bot, args.against, args.deals, args.workers, args.seed, advance)
+        result = measure(args.bot, args.against, deals=args.deals, workers=args.workers,
+                         seed=args.seed, advance=advance)
     if not args.json:
         low, high = result["deal_win_ci"]
         rows = [[result["bot"], f"{100 * result['deal_win_rate']:.1f}%",

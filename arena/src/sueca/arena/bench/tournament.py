@@ -18,11 +18,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import secrets
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from rich.console import Console
+
+from sueca.arena.bench.league import bench_arena, celery_run, round_robin_specs
 from sueca.codec import SpecDict
+from sueca.engine import End
+from sueca.referee import control
 from sueca.sdk.cli import Bounded
 
 
@@ -49,10 +56,6 @@ def _direct_run(address: str, tid: str, names: list[str], n: int, threads: int,
                 secret: str, channels: list[Any]) -> float:
     """``threads`` threads, each with its own channel kept across runs (as each worker pool
     process keeps one: :func:`sueca.arena.match_job._channel`)."""
-    import threading
-
-    from sueca.arena.bench.league import round_robin_specs
-    from sueca.referee import control
     specs = [m["spec"] for m in round_robin_specs(tid, names, n, secret)]
     mine = threading.local()
     taken = iter(channels)
@@ -65,24 +68,20 @@ def _direct_run(address: str, tid: str, names: list[str], n: int, threads: int,
     t0 = time.perf_counter()
     with ThreadPoolExecutor(threads) as pool:
         for out in pool.map(one, specs):
-            assert out["end"] != "aborted"
+            assert out["end"] != End.ABORTED
     return time.perf_counter() - t0
 
 
 def run(args: argparse.Namespace) -> int:
-    import secrets
-
-    from rich.console import Console
-
-    from sueca.arena.bench.league import bench_arena, celery_run
-    from sueca.referee import control
     console = Console(stderr=True, highlight=False)
     names = [f"bench{i}" for i in range(args.bots)]
     run_id = secrets.token_hex(3)
-    with bench_arena(names, args.capacity, args.concurrency, args.redis, args.referee) as arena:
+    with bench_arena(names, capacity=args.capacity, concurrency=args.concurrency,
+                     redis=args.redis, referee=args.referee) as arena:
         channels = [control.channel(arena.referee) for _ in range(args.concurrency)]
         if args.warmup:
-            celery_run(arena, f"bench-{run_id}-warm", names, args.warmup, args.timeout, run_id)
+            celery_run(arena, f"bench-{run_id}-warm", names=names, n=args.warmup,
+                       timeout=args.timeout, secret=run_id)
             _direct_run(arena.referee, f"bench-{run_id}-warmd", names, args.warmup,
                         args.concurrency, run_id, channels)
         rounds = max(1, min(args.rounds, args.matches))
@@ -93,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
                           "through RunMatch")
             secret = f"{run_id}-{r}"  # round r: the same n matches both ways
             runs = [lambda r=r, n=n, secret=secret: celery_run(
-                        arena, f"bench-{run_id}-c{r}", names, n, args.timeout, secret),
+                        arena, f"bench-{run_id}-c{r}", names=names, n=n, timeout=args.timeout, secret=secret),
                     lambda r=r, n=n, secret=secret: _direct_run(
                         arena.referee, f"bench-{run_id}-d{r}", names, n, args.concurrency,
                         secret, channels)]

@@ -32,11 +32,12 @@ from sueca.arena.bench.fleet import (
     wait_for_sessions,
 )
 from sueca.arena.bench.matches import batch_figures, play, progress, verdict
+from sueca.arena.redisproc import free_port
+from sueca.sdk.channels import drop_tls_settings
+from sueca.sdk.cli import Bounded
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sueca.sdk.cli import Bounded
-
     parser.add_argument("--rtt-ms", action=Bounded, kind=float, low=0, default=50.0,
                         help="round trip the proxy adds (default 50)")
     parser.add_argument("--jitter-ms", action=Bounded, kind=float, low=0, default=10.0,
@@ -73,9 +74,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    from sueca.arena.redisproc import free_port
-    from sueca.sdk.channels import drop_tls_settings
-
     drop_tls_settings()
     procs_n, n, conc = args.bot_processes, args.matches, args.concurrency
     load = [round(x, 2) for x in os.getloadavg()]
@@ -99,8 +97,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                       + (f" through a {args.rtt_ms:g} ms proxy" if server == proxy else ""),
                       kind="wan")
             before = scrape_port(metrics_port)
-            played = play(address, names, n, conc, args.move_ms, args.match_timeout, fleet,
-                           label=phase)
+            played = play(address, names, n=n, conc=conc, move_ms=args.move_ms,
+                           timeout=args.match_timeout, fleet=fleet, label=phase)
             figures = batch_figures(played, before, scrape_port(metrics_port))
             figures["moves_per_s_per_bot"] = round(figures["moves_per_s"] / procs_n, 1)
             phases[phase] = figures

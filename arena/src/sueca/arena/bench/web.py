@@ -28,9 +28,21 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import uvicorn
+
+from sueca.arena import render
+from sueca.arena.keys import Keys
+from sueca.arena.match_job import outcome_to_result, play_and_record, run_local
+from sueca.arena.redisproc import RedisServer, free_port
+from sueca.arena.schedule import match_spec
+from sueca.arena.store import Store, StoreUnavailable, connect
+from sueca.arena.store.ratings import rebuild
 from sueca.arena.records import MatchRecord, MatchStatus
+from sueca.arena.tournaments import new_spec, prepare_tournament
+from sueca.arena.web.app import create_app
 from sueca.engine.replay import ReplayRecord
-from sueca.sdk.cli import Bounded
+from sueca.sdk.bots import EXAMPLES
+from sueca.sdk.cli import Bounded, UserError
 
 if TYPE_CHECKING:
     import uvicorn
@@ -71,12 +83,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _seed(store: Store, n_matches: int, n_bots: int, n_games: int,
           progress: Callable[[int], None]) -> dict[str, str]:
-    from sueca.arena.match_job import outcome_to_result, play_and_record, run_local
-    from sueca.arena.schedule import match_spec
-    from sueca.arena.store.ratings import rebuild
-    from sueca.arena.tournaments import new_spec, prepare_tournament
-    from sueca.sdk.bots import EXAMPLES
-
     rng = random.Random(7)
     registry = store.bots
     bots = [f"bot{i:04d}" for i in range(n_bots)]
@@ -114,10 +120,6 @@ def _seed(store: Store, n_matches: int, n_bots: int, n_games: int,
 
 
 def _serve(store: Store) -> tuple[uvicorn.Server, int, threading.Thread]:
-    import uvicorn
-
-    from sueca.arena.redisproc import free_port
-    from sueca.arena.web.app import create_app
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port,
                                            log_level="warning", access_log=False))
@@ -148,12 +150,6 @@ def _p95(xs: list[float]) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sueca.arena import render
-    from sueca.arena.keys import Keys
-    from sueca.arena.redisproc import RedisServer
-    from sueca.arena.store import Store, StoreUnavailable, connect
-    from sueca.sdk.cli import UserError
-
     server_proc = None
     url = args.redis
     if url is None:

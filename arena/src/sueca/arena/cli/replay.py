@@ -16,9 +16,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from sueca.arena import render
 from sueca.arena.cli.common import UserError, add_redis, open_store
+from sueca.arena.cli.matches import show_match
 from sueca.arena.settings import current
+from sueca.engine import replay as replays
+from sueca.engine.replay import FORMAT
 from sueca.sdk.cli.replay import add_verify
+from sueca.sdk.replayfile import ReplayFileError, lines
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,17 +44,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def _lines(path_text: str) -> Iterator[tuple[int, Any, str | None]]:
     """The file's (line, record, error) triples; unreadable files are a UserError."""
-    from sueca.sdk.replayfile import ReplayFileError, lines
     try:
         yield from lines(path_text)
     except ReplayFileError as err:
         raise UserError(str(err)) from None
 
 
-def find_record(path_text: str, match_id: str | None) -> dict[str, Any]:
-    """The record with ``match_id`` (the first record when None)."""
-    from sueca.engine.replay import FORMAT
-
+def find_record(path_text: str, match_id: str | None) -> dict[str, Any]:  # Any: JSON from a file
+    """The record with ``match_id`` (the first record when None), not yet verified."""
     seen: list[str] = []
     for _line, rec, error in _lines(path_text):
         if error is not None or not isinstance(rec, dict) or rec.get("format") != FORMAT:
@@ -70,13 +72,11 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rec, indent=2))
         return 0
-    from sueca.engine import replay as replays
 
     problems = replays.verify(rec)
     if problems:  # the renderer trusts the record; a bad one is shown as its problems
         raise UserError(f"match {rec.get('match_id')!r} in {args.target!r} is not a valid "
                         f"replay: {problems[0]} (run 'sueca-arena replay verify' for all)")
-    from sueca.arena import render
 
     render.stdout().print(render.render_match(rec))
     return 0
@@ -84,9 +84,6 @@ def run_show(args: argparse.Namespace) -> int:
 
 def _show_stored(args: argparse.Namespace) -> int:
     """``replay show ID``: the match recorded in Redis, as ``matches show ID`` shows it."""
-
-    from sueca.arena.cli.matches import show_match
-
     if args.match is not None:
         raise UserError(f"no replay file {args.target!r} (--match ID picks a match in a file)")
     if not (args.redis or current().redis_url):

@@ -5,9 +5,27 @@ out of Redis into gzip archive files (or drop them), behind a ratings checkpoint
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TypedDict
 
+from rich.table import Table
+
+from sueca.arena import render
 from sueca.arena.cli.common import Bounded, UserError, add_redis, console, emit, open_store
+from sueca.arena.retention import RetentionError, RetentionReport, memory, run
+from sueca.arena.settings import current
+from sueca.arena.store.ratings import load_checkpoint
+
+
+class RetentionStatus(TypedDict):
+    """``retention status --json``: what Redis holds and what the policy keeps."""
+
+    memory: int
+    matches: int
+    results_retained: int
+    checkpoint: str | None
+    results_in_checkpoint: int
+    retain_days: float
+    archive_dir: str | None
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,9 +51,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def cmd_retention_run(args: argparse.Namespace) -> int:
-    from sueca.arena import render
-    from sueca.arena.retention import RetentionError, run
-    from sueca.arena.settings import current
     days = args.older_than if args.older_than is not None else current().retain_days
     if not days:
         msg = "retention is off (SUECA_RETAIN_DAYS is 0 and no --older-than DAYS): nothing done"
@@ -56,8 +71,7 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
 
-def _show_run(rep: dict[str, Any]) -> None:
-    from rich.table import Table
+def _show_run(rep: RetentionReport) -> None:
     t = Table(title="Retention" + (" (dry run: nothing changed)" if rep["dry_run"] else ""))
     t.add_column("")
     t.add_column("value", justify="right")
@@ -82,18 +96,15 @@ def _show_run(rep: dict[str, Any]) -> None:
 
 
 def cmd_retention_status(args: argparse.Namespace) -> int:
-    from sueca.arena.retention import memory
-    from sueca.arena.settings import current
-    from sueca.arena.store.ratings import load_checkpoint
     store = open_store(args)
     cp = load_checkpoint(store)
-    out = {"memory": memory(store), "matches": store.match_count(),
+    out: RetentionStatus = {"memory": memory(store), "matches": store.match_count(),
            "results_retained": store.results_count(),
            "checkpoint": None if cp is None else cp["cursor"],
            "results_in_checkpoint": 0 if cp is None else cp["results"],
            "retain_days": current().retain_days, "archive_dir": current().archive_dir}
 
-    def show(o: dict[str, Any]) -> None:
+    def show(o: RetentionStatus) -> None:
         print(f"Redis memory        {_mb(o['memory'])}\n"
               f"matches stored      {o['matches']}\n"
               f"results in the log  {o['results_retained']}")
