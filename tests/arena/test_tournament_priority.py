@@ -5,7 +5,7 @@ start times (a result's ``time`` less its ``seconds``), never from wall-clock th
 from __future__ import annotations
 
 import pytest
-from waiting import wait_for
+from kits.wait import wait_for
 
 from sueca.arena.records import MatchStatus
 from sueca.arena.recovery import Sweep

@@ -186,7 +186,7 @@ def test_over_the_network_a_bad_line_is_one_log_line_and_the_record_quotes_it(
     stderr escaped in it) with no Python traceback, and the reason the match record keeps
     quotes the bad line to its end within the record's cap."""
     import redis
-    from netkit import KEY_PREFIX
+    from kits.net import KEY_PREFIX
 
     from sueca.arena.keys import Keys
     from sueca.arena.store.bots import BotRegistry

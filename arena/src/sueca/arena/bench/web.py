@@ -33,11 +33,11 @@ import uvicorn
 from sueca.arena import render
 from sueca.arena.keys import Keys
 from sueca.arena.match_job import outcome_to_result, play_and_record, run_local
+from sueca.arena.records import MatchRecord, MatchStatus
 from sueca.arena.redisproc import RedisServer, free_port
 from sueca.arena.schedule import match_spec
 from sueca.arena.store import Store, StoreUnavailable, connect
 from sueca.arena.store.ratings import rebuild
-from sueca.arena.records import MatchRecord, MatchStatus
 from sueca.arena.tournaments import new_spec, prepare_tournament
 from sueca.arena.web.app import create_app
 from sueca.engine.replay import ReplayRecord

@@ -7,7 +7,7 @@ import argparse
 import json
 
 import pytest
-from arenakit import arena_env, cli
+from kits.arena import arena_env, cli
 from rich.console import Console
 
 from sueca.arena.cli import tournament as command

@@ -10,8 +10,8 @@ import signal
 import subprocess
 
 import pytest
-from arenakit import SUECA_ARENA, arena_env, cli
-from waiting import wait_for
+from kits.arena import SUECA_ARENA, arena_env, cli
+from kits.wait import wait_for
 
 BOT = [os.path.join(os.path.dirname(SUECA_ARENA), "sueca-bot")]
 
