@@ -26,6 +26,8 @@ EXAMPLE_BOTS = ("random", "heuristic", "reckless")
 
 #: the socket of the Redis that ``serve --data DIR`` keeps in DIR
 SOCKET_NAME = "redis.sock"
+#: serve's data folder when none is given, where the league commands look when given no Redis
+DATA_DIR = "sueca-data"
 
 
 def arena_socket(data: str | os.PathLike[str]) -> Path:

@@ -17,7 +17,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from sueca.arena.cli.common import Bounded, UserError
+from sueca.arena.cli.common import Bounded, UserError, share_options
 from sueca.arena.settings import SettingsError, current
 from sueca.sdk.cli import complete
 from sueca.sdk.cli.common import plain_help
@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module_name, _ in COMMANDS:
         # a command module that fails to import is a broken install: say so, never hide it
         importlib.import_module(module_name).add_parser(sub)
+    share_options(parser)  # --redis/--data/--json before an action as well as after it
     add_flag(parser)  # --log-format on every command, at every level
     plain_help(parser)  # help texts are often docstrings: no reST markup in a terminal
     return parser
