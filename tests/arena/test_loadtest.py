@@ -134,10 +134,39 @@ def test_a_raising_bot_is_a_bot_error_and_allow_faults_accepts_it(tmp_path: Path
     assert r is not None and r["bot_errors"] >= 1 and r["timeouts"] == 0, r
     assert r["ends"]["bot_error"] == r["bot_errors"] and r["faults"] >= r["bot_errors"]
     assert r["first_bot_error"] == "RuntimeError: no such trick"  # the first line only
-    assert "bot errors" in err and "first bot error: RuntimeError" in err
+    assert r["first_bot_error_at"] == "shaky.py:7"  # the raise in the bot's own file
+    assert "bot errors" in err
+    assert "first bot error: RuntimeError: no such trick (raised at shaky.py:7)" in err
+    assert "logs kept in" not in err  # a run that passed leaves nothing behind
     page = report.read_text()
     assert "no limits were set" in page and "bot errors" in page
     assert_no_python_values(page)
+
+
+def test_a_failed_run_keeps_its_logs_and_says_where(tmp_path: Path) -> None:
+    """Bot errors fail the run (no --allow-faults): the private arena's logs are kept without
+    --keep-logs, named on stderr, and hold the bot's traceback."""
+    import re
+    import shutil
+    (tmp_path / "broken.py").write_text(textwrap.dedent("""
+        from sueca.sdk.bots import RandomBot
+
+        class Broken(RandomBot):
+            def play(self, observation):
+                raise KeyError("\x1b[31mred")
+    """))
+    code, r, err = loadtest("./broken.py:Broken", "--games", "2", "--duration", "1", "--json",
+                            cwd=tmp_path)
+    assert code == 1, err
+    assert r is not None and r["bot_errors"] >= 1 and r["first_bot_error_at"] == "broken.py:6"
+    assert "\x1b" not in err  # the bot's words escaped
+    kept = re.search(r"logs kept in (\S+)", err)
+    assert kept is not None, err
+    logs = Path(kept[1])
+    try:
+        assert "Traceback" in (logs / "target-0.log").read_text()
+    finally:
+        shutil.rmtree(logs)
 
 
 def test_a_bot_answering_instantly_from_100ms_away_never_times_out_under_default_clocks(

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sueca.arena.local_arena import DATA_DIR, arena_socket, arena_url, not_running
+from sueca.arena.redisurl import DATA_DIR, arena_socket, arena_url, not_running
 from sueca.arena.settings import current
 from sueca.arena.store import REDIS_HINT, Store, StoreUnavailable
 from sueca.sdk.cli import Bounded, UserError

@@ -39,12 +39,22 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
+
+from sueca import codec as conv
+from sueca.arena.promscrape import scrape, total
 from sueca.arena.quantiles import nearest_rank
+from sueca.engine import End
+from sueca.referee import control
+from sueca.referee.security import operator_metadata
+from sueca.sdk.channels import client_tls_from_env, open_aio_channel
+from sueca.v1 import sueca_pb2 as pb
 
 MAX_GAMES = 2000
 MAX_DURATION = 3600.0
@@ -266,12 +276,6 @@ def parse_turn_times(metadata: Any, seat: int) -> list[float] | None:
 
 async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Target,
                stats: Stats) -> None:
-    import grpc
-
-    from sueca import codec as conv
-    from sueca.referee.security import operator_metadata
-    from sueca.v1 import sueca_pb2 as pb
-
     call = channel.unary_stream(
         "/sueca.v1.MatchService/RunMatch", request_serializer=pb.MatchSpec.SerializeToString,
         response_deserializer=pb.MatchEvent.FromString)(
@@ -295,7 +299,7 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
                     gaps.append(now - last)
             elif kind == "deal_end":
                 d = event.deal_end
-                if d.end == "renuncia" and d.fault_seat == seat:
+                if d.end == End.RENUNCIA and d.fault_seat == seat:
                     stats.renuncias += 1
             elif kind == "result":
                 r = event.result
@@ -304,13 +308,13 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
                 stats.failed_in_row = 0
                 finished = True
                 if r.fault_seat == seat:
-                    if r.end == "timeout":
+                    if r.end == End.TIMEOUT:
                         stats.timeouts += 1
                         stats.at(now).timeouts += 1
-                    elif r.end == "disconnect":
+                    elif r.end == End.DISCONNECT:
                         stats.disconnects += 1
                         stats.at(now).faults += 1
-                    elif r.end == "bot_error":
+                    elif r.end == End.BOT_ERROR:
                         stats.bot_errors += 1
                         stats.at(now).faults += 1
                         if stats.first_bot_error is None:
@@ -341,12 +345,9 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
 async def _poll(target: Target, stats: Stats, stop: asyncio.Event) -> None:
     """Protocol faults and late answers (referee metrics) and target sessions (ListBots), once
     a second."""
-    from sueca.referee import control
-
     def faults_now() -> tuple[int, int] | None:
         if not target.metrics_url:
             return None
-        from sueca.arena.promscrape import scrape, total
         families = scrape(target.metrics_url, timeout=2)
         return (int(total(families, "sueca_referee_faults_total", {"class": "protocol"})),
                 int(total(families, "sueca_referee_faults_total", {"class": "late"})))
@@ -388,11 +389,6 @@ async def run_load(target: Target, shape: Shape,
                    tick: float = 0.5) -> Stats:
     """Run the load; ``on_tick`` gets :func:`live` every ``tick`` seconds. Raises
     :class:`LoadTestError` when the referee refuses the target's matches outright."""
-    import uuid
-
-    from sueca.referee import control
-    from sueca.sdk.channels import client_tls_from_env, open_aio_channel
-
     run_id = uuid.uuid4().hex[:8]
     stats = Stats()
     # room for the turn times in the trailing metadata (up to 4 x 2000 numbers a match)
