@@ -315,3 +315,53 @@ def test_rate_caps_new_matches_per_second() -> None:
     assert code == 0, err
     assert r is not None and 2 <= r["matches_started"] <= 1 + 2 * 2
     assert r["matches_finished"] == r["matches_started"]
+
+
+def test_a_killed_loadtest_leaves_no_process_and_no_folder(tmp_path: Path) -> None:
+    """SIGKILL gives loadtest no chance to clean up: its private arena's janitor stops the
+    referee, Redis and the target's processes and removes their folder (and the children's
+    temporary files, which live in it)."""
+    import contextlib
+    import signal
+    import time
+
+    from arenakit import children
+    from waiting import wait_for
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
+    env["TMPDIR"] = str(tmp)
+    proc = subprocess.Popen([str(BIN / "sueca-arena"), "loadtest", "random", "--games", "2",
+                             "--duration", "60"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+
+    def tree() -> set[int]:
+        found, todo = set(), [proc.pid]
+        while todo:
+            kids = children(todo.pop())
+            found |= set(kids)
+            todo += kids
+        return found
+
+    try:
+        def running() -> set[int] | None:
+            kids = tree()
+            logs = list(tmp.glob("sueca-loadtest-*/target-0.log"))
+            return kids if logs and len(kids) >= 4 else None  # janitor, redis, referee, bot
+        kids = wait_for(running, 60, "the private arena to start", interval=0.2)
+        time.sleep(1.0)
+        with contextlib.suppress(AssertionError):  # a process that ended meanwhile
+            kids |= tree()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+    def alive() -> list[int]:
+        return [p for p in kids if Path(f"/proc/{p}").exists()
+                and b"zombie" not in Path(f"/proc/{p}/status").read_bytes().lower()]
+
+    wait_for(lambda: not alive() and not any(tmp.iterdir()), 20,
+             "the private arena's processes and folders to be gone", interval=0.1,
+             detail=lambda: f"left: {alive()}, {list(tmp.rglob('*'))[:20]}")

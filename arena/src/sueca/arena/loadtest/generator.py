@@ -168,7 +168,8 @@ class Target:
     match_timeout: float = 600.0
     metrics_url: str | None = None   # the referee's /metrics, for protocol faults
 
-    def spec(self, i: int, run_id: str) -> dict[str, Any]:
+    def spec(self, i: int, run_id: str) -> dict[str, Any]:  # Any: a match spec, as JSON
+        """Match ``i``'s spec: the target in seat ``i % 4``, house bots in the others."""
         seat = i % 4
         house = [f"house:{h}" for h in self.house]
         bots = [house[k % len(house)] for k in range(4)]
@@ -189,7 +190,7 @@ def _ms(x: float | None) -> float | None:
     return None if x is None else round(x * 1000, 3)
 
 
-def live(stats: Stats, now: float) -> dict[str, Any]:
+def live(stats: Stats, now: float) -> dict[str, Any]:  # Any: figures, as JSON
     """What the live view shows: the last few seconds, and the totals so far."""
     k = int(now - stats.t0)
     last = stats.seconds[k - 1] if 0 < k <= len(stats.seconds) else Second()
@@ -211,7 +212,8 @@ def faults(stats: Stats) -> int:
     return (stats.protocol_faults or 0) + stats.disconnects + stats.bot_errors + stats.failed
 
 
-def summary(stats: Stats, shape: Shape, target: Target) -> dict[str, Any]:
+def summary(stats: Stats, shape: Shape, target: Target) -> dict[str, Any]:  # Any: JSON
+    """The run's result: what the table, ``--json`` and the report show."""
     lat = sorted(stats.latencies())
     moves = sum(s.moves for s in stats.seconds)
     target_moves = sum(s.target_moves for s in stats.seconds)
@@ -243,7 +245,7 @@ def summary(stats: Stats, shape: Shape, target: Target) -> dict[str, Any]:
     }
 
 
-def check_slo(result: dict[str, Any], p99_ms: float | None = None,
+def check_slo(result: dict[str, Any], p99_ms: float | None = None,  # Any: summary()'s JSON
               max_timeouts: int | None = None, max_faults: int | None = None) -> list[str]:
     """The SLOs the run broke, each as one line quoting the measured value and the limit."""
     broken = []
@@ -260,7 +262,8 @@ def check_slo(result: dict[str, Any], p99_ms: float | None = None,
 
 # -- the run ---------------------------------------------------------------------------------
 
-def parse_turn_times(metadata: Any, seat: int) -> list[float] | None:
+def parse_turn_times(metadata: Sequence[tuple[str, str | bytes]] | None,
+                     seat: int) -> list[float] | None:
     """The seat's turn times (seconds) from RunMatch's trailing metadata
     ``sueca-turn-times-us: 0=812,977;1=...``; None when the referee sent none."""
     for key, value in metadata or ():
@@ -385,7 +388,7 @@ async def _poll(target: Target, stats: Stats, stop: asyncio.Event) -> None:
 
 
 async def run_load(target: Target, shape: Shape,
-                   on_tick: Callable[[dict[str, Any]], None] | None = None,
+                   on_tick: Callable[[dict[str, Any]], None] | None = None,  # Any: live()
                    tick: float = 0.5) -> Stats:
     """Run the load; ``on_tick`` gets :func:`live` every ``tick`` seconds. Raises
     :class:`LoadTestError` when the referee refuses the target's matches outright."""
