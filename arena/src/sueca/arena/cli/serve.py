@@ -19,7 +19,9 @@ started again after a wait that doubles while it keeps dying at start; one that 
 10 seconds of its start 5 times in a row stops the arena with its error.
 
 Metrics (Prometheus /metrics): the referee on --metrics-port, the worker on the next port,
-the ratings exporter on the one after and the scheduler after that (the deploys' ports).
+the ratings exporter on the one after and the scheduler after that (the deploys' ports); the
+referee's listen on --host, the other three on --metrics-host (default 127.0.0.1). Every port
+is checked before anything starts: one in use stops serve with the port and what holds it.
 
 Ctrl-C or SIGTERM stops everything in order: the scheduler and the web first, then the worker
 (it finishes the match in hand; an unfinished one is re-queued), the bots, the referee, and
@@ -93,7 +95,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
              help="Prometheus metrics of the referee on this port, the worker's on the next, "
                   "the ratings exporter's on the one after, the scheduler's after that "
                   "(default 9464: 9464-9467, as in the deploys)")
-    p.add_argument("--metrics-host", default="127.0.0.1",
+    p.add_argument("--metrics-host", metavar="ADDR", default="127.0.0.1",
                    help="address the worker's, ratings exporter's and scheduler's metrics listen "
                         "on (default 127.0.0.1; the referee's listen on --host)")
     p.add_argument("--tls-cert", default=current().tls_cert, metavar="FILE",
