@@ -158,8 +158,6 @@ def test_a_failed_run_keeps_its_logs_and_says_where(tmp_path: Path) -> None:
     code, r, err = loadtest("./broken.py:Broken", "--games", "2", "--duration", "1", "--json",
                             cwd=tmp_path)
     assert code == 1, err
-    assert r is not None and r["bot_errors"] >= 1 and r["first_bot_error_at"] == "broken.py:6"
-    assert "\x1b" not in err  # the bot's words escaped
     kept = re.search(r"logs kept in (\S+)", err)
     assert kept is not None, err
     logs = Path(kept[1])
@@ -167,6 +165,8 @@ def test_a_failed_run_keeps_its_logs_and_says_where(tmp_path: Path) -> None:
         assert "Traceback" in (logs / "target-0.log").read_text()
     finally:
         shutil.rmtree(logs)
+    assert r is not None and r["bot_errors"] >= 1 and r["first_bot_error_at"] == "broken.py:6"
+    assert "\x1b" not in err  # the bot's words escaped
 
 
 def test_a_bot_answering_instantly_from_100ms_away_never_times_out_under_default_clocks(
