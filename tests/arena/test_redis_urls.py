@@ -184,6 +184,7 @@ def test_league_commands_find_the_arena_serve_runs_from_the_default_folder(
     ["ratings", "--data", "DIR", "show-config", "--json"],
     ["ratings", "show-config", "--data", "DIR", "--json"],
     ["bots", "--data", "DIR", "list", "--json"],
+    ["bots", "--json", "--data", "DIR", "list"],
     ["tournament", "--json", "--data", "DIR", "list"],
     ["tournament", "--data", "DIR", "list", "--json"],
     ["retention", "--json", "--data", "DIR", "status"],
@@ -199,3 +200,15 @@ def test_shared_options_go_before_or_after_the_action(tmp_path: Path, prefix: st
     assert run.returncode == 0, run.stderr
     json.loads(run.stdout)  # --json was heard wherever it stood
     assert "using the arena" not in run.stderr  # --data was heard too
+
+
+@pytest.mark.parametrize("words, refused", [
+    (["bots", "--json", "remove", "someone"], "`sueca-arena bots remove` takes no --json"),
+    (["ratings", "--json", "exporter", "--metrics-port", "9"],
+     "`sueca-arena ratings exporter` takes no --json"),
+])
+def test_a_shared_option_before_an_action_that_lacks_it_is_refused(
+        tmp_path: Path, prefix: str, words: list[str], refused: str) -> None:
+    run = _league(tmp_path, *words, prefix=prefix)
+    assert run.returncode == 2 and refused in run.stderr and "Traceback" not in run.stderr
+

@@ -74,10 +74,10 @@ SHARED_OPTIONS = ("redis", "data", "json")
 
 def share_options(parser: argparse.ArgumentParser) -> None:
     """Let ``COMMAND --data DIR ACTION`` mean ``COMMAND ACTION --data DIR``, under ``parser``
-    and every sub-command beneath it: each of :data:`SHARED_OPTIONS` that every action of a
+    and every sub-command beneath it: each of :data:`SHARED_OPTIONS` that an action of a
     command takes is added to the command too (unless it has it already), and the actions'
     copies stop defaulting (``SUPPRESS``), so that an action never resets what was given
-    before it."""
+    before it. An action without the option refuses it when it was given before it."""
     for action in parser._actions:
         if not isinstance(action, argparse._SubParsersAction):
             continue
@@ -86,14 +86,32 @@ def share_options(parser: argparse.ArgumentParser) -> None:
             share_options(sub)
         have = {a.dest for a in parser._actions}
         for dest in SHARED_OPTIONS:
-            found = [next((a for a in sub._actions if a.dest == dest), None) for sub in subs]
-            options = [a for a in found if a is not None]
-            if not options or (dest not in have and len(options) < len(subs)):
+            found = {sub: next((a for a in sub._actions if a.dest == dest), None)
+                     for sub in subs}
+            options = [a for a in found.values() if a is not None]
+            if not options:
                 continue
             if dest not in have:
                 parser._add_action(copy.copy(options[0]))
+                for sub, option in found.items():
+                    if option is None and callable(sub._defaults.get("func")):
+                        sub.set_defaults(func=_refusing(sub, dest, options[0],
+                                                        sub._defaults["func"]))
             for option in options:
                 option.default = argparse.SUPPRESS
+
+
+def _refusing(sub: argparse.ArgumentParser, dest: str, option: argparse.Action,
+              func: Command) -> Command:
+    """``func``, unless the option ``dest``, which ``sub`` lacks, was given before it."""
+    unset = option.default
+
+    def run(args: argparse.Namespace) -> int:
+        if getattr(args, dest, unset) != unset:
+            raise UserError(f"`{sub.prog}` takes no {option.option_strings[-1]}")
+        return func(args)
+
+    return run
 
 
 #: what a command's parser runs (``set_defaults(func=...)``): the exit code
