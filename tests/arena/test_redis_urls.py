@@ -4,15 +4,18 @@ a password in a URL never shows in what our commands print or log."""
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kits.arena import Worker, arena_env, cli
+from kits.arena import SUECA_ARENA, Worker, arena_env, cli
 from kits.wait import wait_for
 
+from sueca.arena.keys import Keys
 from sueca.arena.redisproc import RedisServer, free_port
 from sueca.arena.redisurl import for_celery, masked
+from sueca.arena.store import Store, connect
 
 SECRET = "s3cret-Pw"
 
@@ -145,3 +148,67 @@ def test_the_password_is_not_on_redis_servers_command_line(unix_redis: RedisServ
     assert unix_redis.proc is not None
     cmdline = Path(f"/proc/{unix_redis.proc.pid}/cmdline").read_bytes().decode()
     assert "redis" in cmdline and SECRET not in cmdline
+
+
+def _league(cwd: Path, *args: str, prefix: str) -> subprocess.CompletedProcess[str]:
+    """``sueca-arena ARGS`` in ``cwd`` with no Redis in the environment."""
+    env = arena_env("", prefix)
+    env.pop("SUECA_REDIS_URL")
+    return subprocess.run([SUECA_ARENA, *args], capture_output=True, text=True, timeout=60,
+                          env=env, cwd=cwd)
+
+
+def test_league_commands_find_the_arena_serve_runs_from_the_default_folder(
+        tmp_path: Path, prefix: str) -> None:
+    """In a folder where ``serve`` made ``./sueca-data``, a league command given no Redis uses
+    that arena and says so once on stderr; with none running it says what to pass."""
+    missing = _league(tmp_path, "bots", "list", "--json", prefix=prefix)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert "--redis URL" in missing.stderr and "--data DIR" in missing.stderr
+    assert "./sueca-data" in missing.stderr
+    with RedisServer(data_dir=tmp_path / "sueca-data", unix_socket=True) as server:
+        store = Store(connect(server.url), Keys(prefix))
+        store.bots.add("finder")
+        listed = _league(tmp_path, "bots", "list", "--json", prefix=prefix)
+        assert listed.returncode == 0, listed.stderr
+        assert [b["bot"] for b in json.loads(listed.stdout)] == ["finder"]
+        said = [line for line in listed.stderr.splitlines() if "sueca-data" in line]
+        assert len(said) == 1 and "using the arena" in said[0], listed.stderr
+        # the tournament command reads the URL twice: still said once
+        shown = _league(tmp_path, "tournament", "list", "--json", prefix=prefix)
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stderr.count("using the arena") == 1, shown.stderr
+
+
+@pytest.mark.parametrize("words", [
+    ["ratings", "--data", "DIR", "show-config", "--json"],
+    ["ratings", "show-config", "--data", "DIR", "--json"],
+    ["bots", "--data", "DIR", "list", "--json"],
+    ["bots", "--json", "--data", "DIR", "list"],
+    ["tournament", "--json", "--data", "DIR", "list"],
+    ["tournament", "--data", "DIR", "list", "--json"],
+    ["retention", "--json", "--data", "DIR", "status"],
+    ["matches", "--data", "DIR", "--json"],
+])
+def test_shared_options_go_before_or_after_the_action(tmp_path: Path, prefix: str,
+                                                      words: list[str]) -> None:
+    """``--data``, ``--redis`` and ``--json`` are the command's as well as each action's:
+    ``ratings --data DIR show-config`` is ``ratings show-config --data DIR``."""
+    data = tmp_path / "club data"
+    with RedisServer(data_dir=data, unix_socket=True):
+        run = _league(tmp_path, *[str(data) if w == "DIR" else w for w in words], prefix=prefix)
+    assert run.returncode == 0, run.stderr
+    json.loads(run.stdout)  # --json was heard wherever it stood
+    assert "using the arena" not in run.stderr  # --data was heard too
+
+
+@pytest.mark.parametrize("words, refused", [
+    (["bots", "--json", "remove", "someone"], "`sueca-arena bots remove` takes no --json"),
+    (["ratings", "--json", "exporter", "--metrics-port", "9"],
+     "`sueca-arena ratings exporter` takes no --json"),
+])
+def test_a_shared_option_before_an_action_that_lacks_it_is_refused(
+        tmp_path: Path, prefix: str, words: list[str], refused: str) -> None:
+    run = _league(tmp_path, *words, prefix=prefix)
+    assert run.returncode == 2 and refused in run.stderr and "Traceback" not in run.stderr
+

@@ -134,10 +134,39 @@ def test_a_raising_bot_is_a_bot_error_and_allow_faults_accepts_it(tmp_path: Path
     assert r is not None and r["bot_errors"] >= 1 and r["timeouts"] == 0, r
     assert r["ends"]["bot_error"] == r["bot_errors"] and r["faults"] >= r["bot_errors"]
     assert r["first_bot_error"] == "RuntimeError: no such trick"  # the first line only
-    assert "bot errors" in err and "first bot error: RuntimeError" in err
+    assert r["first_bot_error_at"] == "shaky.py:7"  # the raise in the bot's own file
+    assert "bot errors" in err
+    assert "first bot error: RuntimeError: no such trick (raised at shaky.py:7)" in err
+    assert "logs kept in" not in err  # a run that passed leaves nothing behind
     page = report.read_text()
     assert "no limits were set" in page and "bot errors" in page
     assert_no_python_values(page)
+
+
+def test_a_failed_run_keeps_its_logs_and_says_where(tmp_path: Path) -> None:
+    """Bot errors fail the run (no --allow-faults): the private arena's logs are kept without
+    --keep-logs, named on stderr, and hold the bot's traceback."""
+    import re
+    import shutil
+    (tmp_path / "broken.py").write_text(textwrap.dedent("""
+        from sueca.sdk.bots import RandomBot
+
+        class Broken(RandomBot):
+            def play(self, observation):
+                raise KeyError("\x1b[31mred")
+    """))
+    code, r, err = loadtest("./broken.py:Broken", "--games", "2", "--duration", "1", "--json",
+                            cwd=tmp_path)
+    assert code == 1, err
+    kept = re.search(r"logs kept in (\S+)", err)
+    assert kept is not None, err
+    logs = Path(kept[1])
+    try:
+        assert "Traceback" in (logs / "target-0.log").read_text()
+    finally:
+        shutil.rmtree(logs)
+    assert r is not None and r["bot_errors"] >= 1 and r["first_bot_error_at"] == "broken.py:6"
+    assert "\x1b" not in err  # the bot's words escaped
 
 
 def test_a_bot_answering_instantly_from_100ms_away_never_times_out_under_default_clocks(
@@ -286,3 +315,53 @@ def test_rate_caps_new_matches_per_second() -> None:
     assert code == 0, err
     assert r is not None and 2 <= r["matches_started"] <= 1 + 2 * 2
     assert r["matches_finished"] == r["matches_started"]
+
+
+def test_a_killed_loadtest_leaves_no_process_and_no_folder(tmp_path: Path) -> None:
+    """SIGKILL gives loadtest no chance to clean up: its private arena's janitor stops the
+    referee, Redis and the target's processes and removes their folder (and the children's
+    temporary files, which live in it)."""
+    import contextlib
+    import signal
+    import time
+
+    from arenakit import children
+    from waiting import wait_for
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
+    env["TMPDIR"] = str(tmp)
+    proc = subprocess.Popen([str(BIN / "sueca-arena"), "loadtest", "random", "--games", "2",
+                             "--duration", "60"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+
+    def tree() -> set[int]:
+        found, todo = set(), [proc.pid]
+        while todo:
+            kids = children(todo.pop())
+            found |= set(kids)
+            todo += kids
+        return found
+
+    try:
+        def running() -> set[int] | None:
+            kids = tree()
+            logs = list(tmp.glob("sueca-loadtest-*/target-0.log"))
+            return kids if logs and len(kids) >= 4 else None  # janitor, redis, referee, bot
+        kids = wait_for(running, 60, "the private arena to start", interval=0.2)
+        time.sleep(1.0)
+        with contextlib.suppress(AssertionError):  # a process that ended meanwhile
+            kids |= tree()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+    def alive() -> list[int]:
+        return [p for p in kids if Path(f"/proc/{p}").exists()
+                and b"zombie" not in Path(f"/proc/{p}/status").read_bytes().lower()]
+
+    wait_for(lambda: not alive() and not any(tmp.iterdir()), 20,
+             "the private arena's processes and folders to be gone", interval=0.1,
+             detail=lambda: f"left: {alive()}, {list(tmp.rglob('*'))[:20]}")

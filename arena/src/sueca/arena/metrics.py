@@ -58,24 +58,32 @@ anything a caller controls — plus ``sueca_worker_queue_depth``, ``sueca_build_
 from __future__ import annotations
 
 import os
+import platform
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 from prometheus_client import (
     CollectorRegistry,
     Counter,
     Histogram,
     ProcessCollector,
+    make_wsgi_app,
+    multiprocess,
     start_http_server,
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from sueca.arena.settings import current
+from sueca.arena.store import Store
+from sueca.arena.store.ratings import fit_of_record, load
+
 if TYPE_CHECKING:
     from sueca.arena.records import SeatStats
-    from sueca.arena.store import Store
 
 __all__ = ["MATCHES_RECORDED", "MATCHES_FAILED", "TASK_SECONDS", "RETRIES", "QueueDepthCollector",
            "BOT_TURN_SECONDS", "BOT_FAULTS", "BotLabels", "observe_bots",
@@ -161,7 +169,6 @@ def observe_bots(store: Store, seats: Sequence[str], stats: Sequence[SeatStats],
     """A recorded match's per-bot series: each seat's turn times (microseconds, as the referee
     sent them) and faults (its ``stats``, :func:`sueca.arena.botstats.seat_stats`)."""
     global _labels
-    from sueca.arena.settings import current
     bound = current().metrics_max_bots
     if _labels is None or _labels.bound != bound:
         _labels = BotLabels(bound)
@@ -180,8 +187,6 @@ class BuildInfoCollector(Collector):
     """``sueca_build_info{component,version,python}`` = 1: which code a process runs."""
 
     def __init__(self, component: str) -> None:
-        import platform
-        from importlib.metadata import PackageNotFoundError, version
         try:
             release = version("sueca-arena")
         except PackageNotFoundError:  # a source tree that is not installed
@@ -206,7 +211,6 @@ class QueueDepthCollector(Collector):
         self._store = store
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from sueca.arena.store import Store
         g = GaugeMetricFamily("sueca_worker_queue_depth",
                               "Match tasks waiting in the broker queue", labels=["queue"])
         try:
@@ -219,16 +223,16 @@ class QueueDepthCollector(Collector):
 
 
 def serve_worker_metrics(port: int, redis_url: str, queue: str,
-                         addr: str = "0.0.0.0") -> CollectorRegistry:
-    """Serve the worker's metrics: the pool processes' files plus the depth of ``queue``."""
-    from prometheus_client import multiprocess
+                         addr: str | None = None) -> CollectorRegistry:
+    """Serve the worker's metrics: the pool processes' files plus the depth of ``queue``, on
+    ``addr`` (default ``SUECA_METRICS_ADDR``)."""
     registry = CollectorRegistry()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
     registry.register(QueueDepthCollector(redis_url, queue))
     registry.register(BuildInfoCollector("worker"))
     ProcessCollector(registry=registry)  # the serving (main) process; pool children are not
-    start_http_server(port, addr=addr, registry=registry)
+    start_http_server(port, addr=addr or current().metrics_addr, registry=registry)
     return registry
 
 
@@ -239,7 +243,6 @@ class RatingsCollector(Collector):
         self.store = store
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from sueca.arena.store.ratings import fit_of_record, load
         rating = GaugeMetricFamily("sueca_rating", "Current rating of a registered bot",
                                    labels=["bot", "system"])
         pm = GaugeMetricFamily("sueca_rating_uncertainty",
@@ -314,14 +317,14 @@ class SchedulerMetrics(Collector):
         yield CounterMetricFamily("sueca_scheduler_matches_queued",
                                   "Ladder matches this scheduler queued", value=self.queued)
 
-    def serve(self, port: int, addr: str = "0.0.0.0") -> None:
-        from wsgiref.simple_server import WSGIRequestHandler, make_server
-
-        from prometheus_client import make_wsgi_app
-
+    def serve(self, port: int, addr: str | None = None) -> None:
+        """``/healthz`` and the metrics on ``port`` at ``addr`` (default
+        ``SUECA_METRICS_ADDR``), from a daemon thread."""
         metrics_app = make_wsgi_app(self.registry)
 
-        def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        def app(environ: dict[str, object],
+                start_response: Callable[[str, list[tuple[str, str]]], object]
+                ) -> Iterable[bytes]:
             if environ.get("PATH_INFO") == "/healthz":
                 ok = self.healthy()
                 start_response("200 OK" if ok else "503 Service Unavailable",
@@ -330,9 +333,10 @@ class SchedulerMetrics(Collector):
             return metrics_app(environ, start_response)  # type: ignore[no-any-return]
 
         class Quiet(WSGIRequestHandler):
-            def log_message(self, *args: Any) -> None:  # a probe every few seconds: no log
-                pass
+            def log_message(self, format: str, *args: object) -> None:  # a probe every few
+                pass  # seconds: no log
 
-        server = make_server(addr, port, app, handler_class=Quiet)
+        server = make_server(addr or current().metrics_addr, port, app,
+                             handler_class=Quiet)
         threading.Thread(target=server.serve_forever, name="scheduler-metrics",
                          daemon=True).start()

@@ -30,6 +30,7 @@ kits all start their children here.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -40,10 +41,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
-__all__ = ["Child", "ChildExited", "Janitor", "Supervisor", "child_argv", "port_answers",
-           "wait_until"]
+from sueca.sdk.logs import printable
+
+__all__ = ["Child", "ChildExited", "Janitor", "Listener", "Supervisor", "child_argv",
+           "listeners", "port_answers", "port_holder", "wait_until"]
 
 #: How many log lines a :class:`ChildExited` quotes when the child said no ``error:`` line.
 TAIL_LINES = 25
@@ -148,7 +151,6 @@ class Child:
         """The last ``error: ...`` line of the log -- what one of our commands says when it
         refuses to run (a port in use, a bad file) -- without the prefix, escaped and capped
         (a log may hold anything, terminal escapes included); None if there is none."""
-        from sueca.sdk.logs import printable
         found = [line for line in self.text().splitlines() if line.startswith("error: ")]
         return printable(found[-1].removeprefix("error: "), 300) if found else None
 
@@ -232,7 +234,7 @@ class Supervisor:
         self.quick_deaths: dict[str, int] = {}  # name -> deaths at start in a row
         self.due: dict[str, float] = {}  # name -> when (monotonic) to start it again
 
-    def start(self, name: str, argv: Sequence[str], env: Mapping[str, str] | None = None,
+    def start(self, name: str, argv: Sequence[str], env: Mapping[str, str] | None = None, *,
               log: Path | None = None, append: bool = True,
               extra: Mapping[str, str] | None = None) -> Child:
         """Start child ``name``: its environment ``env`` (default: ours as it is now, plus
@@ -344,6 +346,85 @@ def port_answers(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bo
         return True
     except OSError:
         return False
+
+
+class Listener(NamedTuple):
+    """A TCP socket listening on this machine, as ``/proc/net/tcp{,6}`` shows it."""
+
+    host: str
+    port: int
+    inode: int
+
+
+def _hex_address(text: str) -> str:
+    """``0100007F`` (IPv4) or 32 hex digits (IPv6), as the kernel writes them, as an address."""
+    raw = bytes.fromhex(text)
+    if len(raw) == 4:
+        return socket.inet_ntop(socket.AF_INET, raw[::-1])
+    words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+    return socket.inet_ntop(socket.AF_INET6, words)
+
+
+def listeners() -> list[Listener]:
+    """Every listening TCP socket of this machine's network namespace (none where there is no
+    ``/proc``)."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 9 and fields[3] == "0A":  # TCP_LISTEN
+                host, _, port = fields[1].partition(":")
+                found.append(Listener(_hex_address(host), int(port, 16), int(fields[9])))
+    return found
+
+
+def socket_owner(inode: int) -> int | None:
+    """The process holding socket ``inode`` (one of ours, or any when we may read every
+    process's descriptors), else None."""
+    target = f"socket:[{inode}]"
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if any(os.readlink(fd) == target for fd in (proc / "fd").iterdir()):
+                return int(proc.name)
+        except OSError:
+            continue
+    return None
+
+
+def port_holder(host: str, port: int) -> str | None:
+    """None if ``host:port`` can be listened on now (a socket in TIME_WAIT does not count, as
+    for a server), else why not: ``"in use (by pid 123: sueca-arena referee ...)"``, or the
+    system's reason (``"Permission denied"``)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+            return None
+        except OSError as err:
+            if err.errno != errno.EADDRINUSE:
+                return err.strerror or str(err)
+    return f"in use (by {_who(port)})"
+
+
+def _who(port: int) -> str:
+    """The process listening on ``port``, as ``pid N: its command line`` (escaped, capped)."""
+    for listener in listeners():
+        if listener.port != port:
+            continue
+        pid = socket_owner(listener.inode)
+        if pid is None:
+            break
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return f"pid {pid}"
+        words = " ".join(w.decode(errors="replace") for w in argv if w)
+        return f"pid {pid}: {printable(words, 120)}"
+    return "another program"
 
 
 # The janitor's program: stdlib only, so it starts in a few tens of milliseconds. Lines on

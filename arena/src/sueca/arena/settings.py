@@ -52,6 +52,8 @@ def _prefix(raw: str) -> str:
     return value
 
 
+_host = checked(str.strip, lambda v: bool(v) and not any(c.isspace() for c in v),
+                "an address to listen on, such as 127.0.0.1 or 0.0.0.0")
 _runner = checked(str.strip, lambda v: v in ("referee", "local"), "referee or local")
 _days = checked(digits, lambda n: True, "a whole number of days, at least 0 (0 keeps everything)")
 
@@ -71,6 +73,9 @@ VARIABLES: tuple[Variable, ...] = (
              "comma list of NAME=SPEC bots the local runner may load", text),
     Variable("SUECA_METRICS_PORT", "", "worker",
              "serve the worker's Prometheus metrics on this port", port),
+    Variable("SUECA_METRICS_ADDR", "0.0.0.0", "worker, scheduler",
+             "the address the worker's and the scheduler's metrics listen on (0.0.0.0: every "
+             "interface, for a deploy's scraper; `serve` sets its `--metrics-host`)", _host),
     Variable("SUECA_METRICS_MAX_BOTS", "100", "worker",
              "bots with their own `bot` label in the worker's `sueca_bot_*` series (the first "
              "seen); the rest are `bot=\"_other\"`", whole),
@@ -106,6 +111,7 @@ class ArenaSettings(RefereeSettings):
     runner: str
     local_bots: str | None
     metrics_port: int | None
+    metrics_addr: str
     metrics_max_bots: int
     match_timeout: float
     place_wait: float

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as dist_version
 
-from sueca.arena.cli.common import Bounded, UserError
+from sueca.arena.cli.common import Bounded, UserError, share_options
 from sueca.arena.settings import SettingsError, current
 from sueca.sdk.cli import complete
 from sueca.sdk.cli.common import plain, plain_help
@@ -92,6 +92,7 @@ class LazyCommands(argparse._SubParsersAction):  # type: ignore[type-arg]
             self._choices_actions = [c for c in self._choices_actions if c.dest != name]
             load(self)
             real = self._name_parser_map[name]
+            share_options(real)  # --redis/--data/--json before an action as well as after it
             add_flag(real)  # what build_parser gives the whole tree, for a parser built later
             plain_help(real)
             for choice in self._choices_actions:

@@ -6,59 +6,116 @@ each other's private helpers.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import socket
+import sys
 from collections.abc import Callable, Collection, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
 from sueca.arena.format import clean, fmt
+from sueca.arena.redisurl import DATA_DIR, arena_socket, arena_url, not_running
 from sueca.arena.render import console as make_console
 from sueca.arena.settings import current
+from sueca.arena.store import REDIS_HINT, Store, StoreUnavailable
 from sueca.referee.security import operator_token_from_env
 from sueca.sdk.channels import CredentialsError, client_tls_from_env
 from sueca.sdk.cli import Bounded, UserError
 
-if TYPE_CHECKING:
-    from sueca.arena.store import Store
-
 __all__ = ["Bounded", "UserError", "add_redis", "add_port", "redis_url", "add_redis_action",
-           "open_store", "fmt", "clean", "emit", "console", "check_operator_settings",
-           "check_port_free", "Column", "fitted_table", "fit_columns"]
+           "open_store", "share_options", "fmt", "clean", "emit", "console",
+           "check_operator_settings", "check_port_free", "Column", "fitted_table", "fit_columns"]
 
 
-def add_redis(parser: argparse.ArgumentParser, default: Any = None) -> None:
+def add_redis(parser: argparse.ArgumentParser, default: None | str = None) -> None:
     """``--redis URL`` and ``--data DIR`` (the arena that ``sueca-arena serve --data DIR``
     keeps there); ``default=argparse.SUPPRESS`` for a sub-command that must not reset what its
     parent command was given."""
     parser.add_argument("--redis", metavar="URL", default=default,
-                        help="Redis URL (default: $SUECA_REDIS_URL)")
+                        help="Redis URL (default: $SUECA_REDIS_URL, else the arena serve runs "
+                             f"from ./{DATA_DIR})")
     parser.add_argument("--data", metavar="DIR", default=default,
                         help="the arena that `sueca-arena serve --data DIR` runs from DIR, "
                              "instead of --redis")
 
 
-def add_port(parser: argparse.ArgumentParser, flag: str, **kwargs: Any) -> None:
+def add_port(parser: argparse.ArgumentParser, flag: str, **kwargs: Any) -> None:  # Any: argparse's
     """A TCP port option to listen on: 1..65535 (0, "any free port", would be unknowable)."""
     parser.add_argument(flag, action=Bounded, kind=int, low=1, high=65535, **kwargs)
 
 
 def redis_url(args: argparse.Namespace) -> str:
+    """The Redis of the command: ``--data DIR``'s arena, ``--redis``, ``SUECA_REDIS_URL``, else
+    the arena ``serve`` runs from ``./sueca-data`` (said once on stderr, and kept in ``args``
+    so that the command's later calls and errors name that folder); a UserError saying what
+    to pass when there is none."""
     data = getattr(args, "data", None)
     if data is not None:
         if getattr(args, "redis", None):
             raise UserError(f"--redis {args.redis!r} and --data {data!r} name two arenas: "
                             "give one")
-        from sueca.arena.local_arena import arena_url
         return arena_url(data)
     url = getattr(args, "redis", None) or current().redis_url
-    if not url:
-        from sueca.arena.store import REDIS_HINT
-        raise UserError(f"no Redis given: pass --redis URL or set SUECA_REDIS_URL{REDIS_HINT}")
-    return url
+    if url:
+        return url
+    if arena_socket(DATA_DIR).is_socket():
+        print(f"using the arena serve runs from ./{DATA_DIR} (--data {DATA_DIR}; --redis URL "
+              "or --data DIR for another)", file=sys.stderr)
+        args.data = DATA_DIR
+        return arena_url(DATA_DIR)
+    raise UserError(f"no Redis given: pass --redis URL, set SUECA_REDIS_URL, or pass --data DIR "
+                    f"for the arena `sueca-arena serve --data DIR` runs (none runs from "
+                    f"./{DATA_DIR}){REDIS_HINT}")
+
+
+#: the options every action of a command shares, accepted before the action as well as after
+SHARED_OPTIONS = ("redis", "data", "json")
+
+
+def share_options(parser: argparse.ArgumentParser) -> None:
+    """Let ``COMMAND --data DIR ACTION`` mean ``COMMAND ACTION --data DIR``, under ``parser``
+    and every sub-command beneath it: each of :data:`SHARED_OPTIONS` that an action of a
+    command takes is added to the command too (unless it has it already), and the actions'
+    copies stop defaulting (``SUPPRESS``), so that an action never resets what was given
+    before it. An action without the option refuses it when it was given before it."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        subs = list(dict.fromkeys(action.choices.values()))  # aliases share a parser
+        for sub in subs:
+            share_options(sub)
+        have = {a.dest for a in parser._actions}
+        for dest in SHARED_OPTIONS:
+            found = {sub: next((a for a in sub._actions if a.dest == dest), None)
+                     for sub in subs}
+            options = [a for a in found.values() if a is not None]
+            if not options:
+                continue
+            if dest not in have:
+                parser._add_action(copy.copy(options[0]))
+                for sub, option in found.items():
+                    if option is None and callable(sub._defaults.get("func")):
+                        sub.set_defaults(func=_refusing(sub, dest, options[0],
+                                                        sub._defaults["func"]))
+            for option in options:
+                option.default = argparse.SUPPRESS
+
+
+def _refusing(sub: argparse.ArgumentParser, dest: str, option: argparse.Action,
+              func: Command) -> Command:
+    """``func``, unless the option ``dest``, which ``sub`` lacks, was given before it."""
+    unset = option.default
+
+    def run(args: argparse.Namespace) -> int:
+        if getattr(args, dest, unset) != unset:
+            raise UserError(f"`{sub.prog}` takes no {option.option_strings[-1]}")
+        return func(args)
+
+    return run
 
 
 #: what a command's parser runs (``set_defaults(func=...)``): the exit code
@@ -67,7 +124,8 @@ _Data = TypeVar("_Data")
 
 
 def add_redis_action(actions: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
-                     help: str, func: Command, with_json: bool = True) -> argparse.ArgumentParser:
+                     help: str, func: Command, *, with_json: bool = True
+                     ) -> argparse.ArgumentParser:
     """An ACTION parser taking ``--redis URL`` (and ``--json``) that runs ``func``."""
     p = actions.add_parser(name, help=help)
     add_redis(p)
@@ -78,13 +136,13 @@ def add_redis_action(actions: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def open_store(args: argparse.Namespace) -> Store:
-    from sueca.arena.store import Store, StoreUnavailable
+    """The store of :func:`redis_url`; a UserError quoting why it cannot be reached (for a
+    data folder: that no serve runs there)."""
     try:
         return Store.from_url(redis_url(args))
     except StoreUnavailable as err:
         data = getattr(args, "data", None)
         if data is not None:
-            from sueca.arena.local_arena import not_running
             raise not_running(data) from None
         raise UserError(str(err)) from None
 

@@ -22,12 +22,19 @@ and removes the temporary folders (:mod:`sueca.arena.processes`).
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import signal
 import time
-from typing import Any
+from types import FrameType
 
-from sueca.arena.cli.common import Bounded, UserError
+from sueca.arena.cli.common import Bounded, UserError, clean
+from sueca.arena.cli.common import console as make_console
+from sueca.arena.cli.leaderboard import print_leaderboard
+from sueca.arena.leaderboard import leaderboard
 from sueca.arena.local_arena import EXAMPLE_BOTS, LocalArena
+from sueca.arena.redisurl import masked
+from sueca.arena.tournaments import TournamentError, new_spec, run_tournament
 
 
 # -- the command -----------------------------------------------------------------------------
@@ -50,15 +57,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    import json
-
+    # deferred: Celery takes ~0.1 s to import, which every other command would pay
     from sueca.arena.celery_app import configure
-    from sueca.arena.cli.common import clean
-    from sueca.arena.cli.common import console as make_console
-    from sueca.arena.cli.leaderboard import print_leaderboard
-    from sueca.arena.leaderboard import leaderboard
-    from sueca.arena.redisurl import masked
-    from sueca.arena.tournaments import TournamentError, new_spec, run_tournament
     if args.matches_per_pair % 2:  # checked before anything starts, in the user's own terms
         raise UserError(f"bad --matches-per-pair {str(args.matches_per_pair)!r}: the demo plays "
                         "duplicate pairs (two matches on the same cards, teams swapped), so it "
@@ -71,7 +71,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     arena = LocalArena(args.redis, args.referee, names, capacity=4,
                        concurrency=args.concurrency, reissue=True)
 
-    def terminate(signum: int, frame: Any) -> None:
+    def terminate(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, terminate)
@@ -118,7 +118,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
             arena.stop()
         signal.signal(signal.SIGTERM, old)
         if ok or not any(arena.log_dir.glob("*.log")):  # kept only when something went wrong
-            import shutil
             shutil.rmtree(arena.log_dir, ignore_errors=True)
         else:
             console.print(f"logs kept in {arena.log_dir}")

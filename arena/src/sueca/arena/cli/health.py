@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import argparse
 
+import grpc
+from grpc_health.v1 import health_pb2
+
+from sueca.sdk.channels import open_channel
 from sueca.sdk.cli import Bounded, add_tls_flags, tls_from_args
 
 
@@ -25,10 +29,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def health(args: argparse.Namespace) -> int:
     """Print the referee's health status; 0 when SERVING."""
-    import grpc
-    from grpc_health.v1 import health_pb2
-
-    from sueca.sdk.channels import open_channel
     tls = tls_from_args(args)
     try:
         with open_channel(args.address, tls) as channel:

@@ -23,12 +23,39 @@ sueca.arena.loadtest.generator.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
-from sueca.arena.cli.common import Bounded, UserError
-from sueca.arena.loadtest.generator import MAX_DURATION, MAX_GAMES  # standard library only: cheap
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from sueca.arena.cli.common import Bounded, UserError, clean
+from sueca.arena.cli.common import console as make_console
+from sueca.arena.loadtest.generator import (
+    MAX_DURATION,
+    MAX_GAMES,
+    LoadTestError,
+    Shape,
+    Stats,
+    Target,
+    check_slo,
+    run_load,
+    summary,
+)
+from sueca.arena.loadtest.private_arena import PrivateArena
+from sueca.arena.loadtest.report import html_report, machine
+from sueca.arena.store.bots import BotRegistryError, check_name
+from sueca.engine import Variant
+from sueca.engine.errors import SuecaError
+from sueca.referee import control
+from sueca.referee.house import HouseBotError, parse_house_bots
+from sueca.sdk.cli.common import load_checked
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -91,11 +118,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(func=run)
 
 
-def _check(args: argparse.Namespace) -> tuple[list[str], Any]:
+def _check(args: argparse.Namespace) -> tuple[list[str], Any]:  # Any: the bot factory
     """Every argument checked before anything starts: (house bots, bot factory or None)."""
-    from sueca.engine import Variant
-    from sueca.engine.errors import SuecaError
-    from sueca.referee.house import HouseBotError, parse_house_bots
     if (args.target is None) == (args.bot is None):
         raise UserError("give either TARGET (a bot to start: random, mybot:Greedy, "
                         "./mybot.py:Greedy) or --bot NAME --server ADDR (a running bot)")
@@ -118,16 +142,13 @@ def _check(args: argparse.Namespace) -> tuple[list[str], Any]:
     except SuecaError as err:
         raise UserError(str(err)) from None
     if args.report is not None:
-        from pathlib import Path
         folder = Path(args.report).resolve().parent
         if not folder.is_dir():
             raise UserError(f"cannot write --report {args.report!r}: no folder {str(folder)!r}")
     factory = None
     if args.target is not None:
-        from sueca.sdk.cli.common import load_checked
         factory = load_checked(args.target)
     else:
-        from sueca.arena.store.bots import BotRegistryError, check_name
         try:
             check_name(args.bot)
         except BotRegistryError as err:
@@ -136,20 +157,14 @@ def _check(args: argparse.Namespace) -> tuple[list[str], Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from sueca.arena.cli.common import console as make_console
-    from sueca.arena.loadtest.generator import LoadTestError, Shape, Target, check_slo, summary
-    from sueca.arena.loadtest.private_arena import PrivateArena
-    from sueca.arena.loadtest.report import machine
-
+    """Start the private arena (for TARGET), run the load, judge it, and stop the arena,
+    keeping its logs (and saying where) when the run failed or ``--keep-logs`` asks."""
     house, _ = _check(args)
     err_console = make_console(stderr=True)
     shape = Shape(games=args.games, duration=args.duration, rate=args.rate, ramp=args.ramp,
                   drain=args.drain_seconds)
     arena = None
-    kept = None
-    ok = False
+    broken: list[str] = ["the run did not finish"]
     try:
         if args.target is not None:
             with err_console.status(f"starting a private arena: Redis, a referee with house "
@@ -172,20 +187,40 @@ def run(args: argparse.Namespace) -> int:
             stats = asyncio.run(_run_live(target, shape, err_console))
         except LoadTestError as err:
             raise UserError(str(err)) from None
-        exited = None
-        if arena is not None:
-            try:
-                arena.check()
-            except RuntimeError as err:  # the target died: that is the result, not a crash
-                exited = str(err)[:2000]
-        ok = exited is None
+        result = _judge(args, summary(stats, shape, target), arena, err_console)
+        broken = result["slo_broken"]
     finally:
         if arena is not None:
             with err_console.status("stopping the private arena..."):
-                kept = arena.stop(keep_logs=args.keep_logs or not ok)
+                kept = arena.stop(keep_logs=args.keep_logs or bool(broken))
             if kept:
-                err_console.print(f"logs kept in {kept}")
-    result = summary(stats, shape, target)
+                err_console.print(f"logs kept in {kept}", markup=False, soft_wrap=True)
+    print_result(result, make_console(stderr=args.json))
+    if args.report:
+        _write_report(args.report, html_report(result, stats))
+        err_console.print(f"report written to {args.report}", markup=False)
+    for line in broken:
+        print(f"failed: {line}", file=sys.stderr)
+    if broken and not args.allow_faults and None in (args.max_timeouts, args.max_faults):
+        print("(--max-timeouts and --max-faults are 0 unless given; --allow-faults lifts "
+              "them)", file=sys.stderr)
+    if args.json:
+        print(json.dumps(clean(result)), flush=True)
+    return 1 if broken else 0
+
+
+def _judge(args: argparse.Namespace, result: dict[str, Any], arena: PrivateArena | None,
+           err_console: Console) -> dict[str, Any]:  # Any: the JSON result of the run
+    """The run's ``result`` with what was asked, the machine, where the first bot error was
+    raised, whether a target process exited, and the SLOs it broke (``slo_broken``)."""
+    exited = None
+    if arena is not None:
+        try:
+            arena.check()
+        except RuntimeError as err:  # the target died: that is the result, not a crash
+            exited = str(err)[:2000]
+        if result.get("first_bot_error"):
+            result["first_bot_error_at"] = arena.first_raise()
     result["target"] = args.target or args.bot
     result["mode"] = "private arena" if args.target is not None else "running bot"
     result["bot_processes"] = args.bot_processes if args.target is not None else None
@@ -202,37 +237,23 @@ def run(args: argparse.Namespace) -> int:
     result["slo"] = {"p99_ms": args.slo_p99_ms, "max_timeouts": max_timeouts,
                      "max_faults": max_faults}
     result["slo_broken"] = broken
-    print_result(result, make_console(stderr=args.json))
-    if args.report:
-        import os
-
-        from sueca.arena.loadtest.report import html_report
-        page = html_report(result, stats)
-        partial = f"{args.report}.partial"
-        try:  # all or nothing: never a half-written report under the name asked for
-            with open(partial, "w", encoding="utf-8") as f:
-                f.write(page)
-            os.replace(partial, args.report)
-        except OSError as err:
-            try:
-                os.unlink(partial)
-            except OSError:
-                pass
-            raise UserError(f"cannot write --report {args.report!r}: {err}") from None
-        err_console.print(f"report written to {args.report}")
-    for line in broken:
-        print(f"failed: {line}", file=sys.stderr)
-    if broken and not args.allow_faults and None in (args.max_timeouts, args.max_faults):
-        print("(--max-timeouts and --max-faults are 0 unless given; --allow-faults lifts "
-              "them)", file=sys.stderr)
-    if args.json:
-        from sueca.arena.cli.common import clean
-        print(json.dumps(clean(result)), flush=True)
-    return 1 if broken else 0
+    return result
 
 
-def _check_connected(address: str, bot: str, games: int, console: Any) -> None:
-    from sueca.referee import control
+def _write_report(path: str, page: str) -> None:
+    """All or nothing: never a half-written report under the name asked for."""
+    partial = f"{path}.partial"
+    try:
+        with open(partial, "w", encoding="utf-8") as f:
+            f.write(page)
+        os.replace(partial, path)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise UserError(f"cannot write --report {path!r}: {err}") from None
+
+
+def _check_connected(address: str, bot: str, games: int, console: Console) -> None:
     try:
         bots = control.list_bots(address)
     except control.RefereeError as err:
@@ -246,11 +267,9 @@ def _check_connected(address: str, bot: str, games: int, console: Any) -> None:
                       f"{address}, fewer than --games {games}: matches beyond it will fail")
 
 
-async def _run_live(target: Any, shape: Any, console: Any) -> Any:
-    from sueca.arena.loadtest.generator import run_load
+async def _run_live(target: Target, shape: Shape, console: Console) -> Stats:
     if not console.is_terminal:
         return await run_load(target, shape)
-    from rich.live import Live
     with Live(_live_table({}), console=console, refresh_per_second=4, transient=True) as view:
         return await run_load(target, shape, on_tick=lambda s: view.update(_live_table(s)))
 
@@ -259,9 +278,8 @@ def _v(x: Any, unit: str = "") -> str:
     return "—" if x is None else f"{x:g}{unit}" if isinstance(x, float) else f"{x}{unit}"
 
 
-def _live_table(s: dict[str, Any]) -> Any:
+def _live_table(s: dict[str, Any]) -> Table:  # Any: live()'s figures
     """The live view: one line per kind of figure, narrow enough for 80 columns."""
-    from rich.table import Table
     t = Table(title=f"loadtest — {s.get('elapsed', 0.0):.1f}s", show_header=False)
     t.add_column("what")
     t.add_column("now", justify="right")
@@ -277,8 +295,9 @@ def _live_table(s: dict[str, Any]) -> Any:
     return t
 
 
-def print_result(r: dict[str, Any], out: Any) -> None:
-    from rich.table import Table
+def print_result(r: dict[str, Any], out: Console) -> None:  # Any: the JSON result
+    """The result as a table on ``out``, then the first errors (where the first bot error was
+    raised, when the bot's log says)."""
     t = Table(title=f"Load test of {r['target']} — {r['games']} games at once, "
                     f"{r['seconds']:.1f}s", show_header=True)
     t.add_column("measure")
@@ -303,6 +322,7 @@ def print_result(r: dict[str, Any], out: Any) -> None:
     if r.get("stopped_early"):
         out.print(f"[yellow]{r['stopped_early']}[/]")
     if r.get("first_bot_error"):
-        out.print(f"first bot error: {r['first_bot_error']}", markup=False)
+        at = f" (raised at {r['first_bot_error_at']})" if r.get("first_bot_error_at") else ""
+        out.print(f"first bot error: {r['first_bot_error']}{at}", markup=False, soft_wrap=True)
     if r.get("first_error"):
         out.print(f"first error: {r['first_error']}", markup=False)

@@ -15,6 +15,7 @@ import sys
 from types import FrameType
 
 from sueca.arena.cli.common import UserError, add_port
+from sueca.arena.redisproc import RedisServer
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,7 +30,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def cmd_redis(args: argparse.Namespace) -> int:
-    from sueca.arena.redisproc import RedisServer
     try:
         server = RedisServer(port=args.port, data_dir=args.dir, log=True)
     except OSError as err:  # --dir cannot be made

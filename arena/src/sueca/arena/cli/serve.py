@@ -19,7 +19,9 @@ started again after a wait that doubles while it keeps dying at start; one that 
 10 seconds of its start 5 times in a row stops the arena with its error.
 
 Metrics (Prometheus /metrics): the referee on --metrics-port, the worker on the next port,
-the ratings exporter on the one after and the scheduler after that (the deploys' ports).
+the ratings exporter on the one after and the scheduler after that (the deploys' ports); the
+referee's listen on --host, the other three on --metrics-host (default 127.0.0.1). Every port
+is checked before anything starts: one in use stops serve with the port and what holds it.
 
 Ctrl-C or SIGTERM stops everything in order: the scheduler and the web first, then the worker
 (it finishes the match in hand; an unfinished one is re-queued), the bots, the referee, and
@@ -30,15 +32,26 @@ DIR/logs.prev). One serve per data folder: a second one on a folder in use is re
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
+import shlex
+import shutil
 import signal
 import sys
 import time
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from types import FrameType
+from typing import IO
+
+from rich.console import Console
+from rich.markup import escape
 
 from sueca.arena.cli.common import Bounded, UserError, add_port
-from sueca.arena.local_arena import EXAMPLE_BOTS, LocalArena, arena_socket
+from sueca.arena.cli.common import console as make_console
+from sueca.arena.cli.referee import is_loopback, security
+from sueca.arena.local_arena import DATA_DIR, EXAMPLE_BOTS, LocalArena, arena_socket
 from sueca.arena.processes import (
     BACKOFF_FIRST,
     BACKOFF_MAX,
@@ -46,10 +59,15 @@ from sueca.arena.processes import (
     Child,
     ChildExited,
     Supervisor,
+    port_holder,
     wait_until,
 )
-from sueca.arena.redisproc import RedisServer
+from sueca.arena.redisproc import SOCKET_PATH_MAX, RedisServer
+from sueca.arena.redisurl import masked
+from sueca.arena.retention import Schedule
 from sueca.arena.settings import current, replace, use
+from sueca.arena.store import StoreUnavailable, connect
+from sueca.sdk.channels import drop_tls_settings
 
 #: the ladder's default pace (matches a minute) and retention (days), documented in
 #: docs/operating.md with what they cost
@@ -63,9 +81,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("serve", help="run a persistent arena on this machine (Redis, referee, "
                                      "worker, ladder, web pages) until Ctrl-C",
                        description=(__doc__ or "").split("\n\n", 1)[-1])
-    p.add_argument("--data", metavar="DIR", default="sueca-data",
-                   help="the folder the private Redis keeps the arena in, and its socket "
-                        "(default sueca-data); league commands reach it with --data DIR")
+    p.add_argument("--data", metavar="DIR", default=DATA_DIR,
+                   help=f"the folder the private Redis keeps the arena in, and its socket "
+                        f"(default {DATA_DIR}); league commands reach it with --data DIR, and "
+                        f"find ./{DATA_DIR} when given no Redis")
     p.add_argument("--redis", metavar="URL", default=None,
                    help="use this Redis instead of a private one (default $SUECA_REDIS_URL)")
     p.add_argument("--host", default="127.0.0.1",
@@ -76,6 +95,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
              help="Prometheus metrics of the referee on this port, the worker's on the next, "
                   "the ratings exporter's on the one after, the scheduler's after that "
                   "(default 9464: 9464-9467, as in the deploys)")
+    p.add_argument("--metrics-host", metavar="ADDR", default="127.0.0.1",
+                   help="address the worker's, ratings exporter's and scheduler's metrics listen "
+                        "on (default 127.0.0.1; the referee's listen on --host)")
     p.add_argument("--tls-cert", default=current().tls_cert, metavar="FILE",
                    help="serve TLS to bots with this PEM certificate (chain), with --tls-key "
                         "(default $SUECA_TLS_CERT; without it the bots' port is plaintext)")
@@ -109,19 +131,82 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 METRICS = ("referee", "worker", "ratings", "scheduler")
 
 
-def _lock(data: Path) -> IO[str]:
-    """Hold ``DIR/serve.lock`` for as long as we run: two Redis on one file would ruin it."""
-    import fcntl
+def _metrics_ports(args: argparse.Namespace) -> dict[str, int]:
+    """Each of :data:`METRICS`'s port, from ``--metrics-port`` up; a UserError when the last
+    one would be past 65535."""
+    if args.metrics_port + len(METRICS) - 1 > 65535:
+        raise UserError(f"bad --metrics-port {str(args.metrics_port)!r}: the next "
+                        f"{len(METRICS) - 1} ports are taken too ({', '.join(METRICS[1:])}); "
+                        f"at most {65536 - len(METRICS)}")
+    return {name: args.metrics_port + i for i, name in enumerate(METRICS)}
+
+
+def _check_socket_path(data: Path) -> None:
+    """A UserError if the socket of serve's Redis in ``data`` would have too long a path."""
+    sock = os.fsencode(arena_socket(data))
+    if len(sock) > SOCKET_PATH_MAX:
+        raise UserError(f"data directory {str(data)!r} has too long a path for the socket "
+                        f"of its Redis ({len(sock)} bytes, at most {SOCKET_PATH_MAX}): "
+                        "use a folder with a shorter path")
+
+
+def _in_use_error(data: Path) -> UserError:
+    return UserError(f"data directory {str(data)!r} is in use by another `sueca-arena serve`; "
+                     "stop it first or pass another --data")
+
+
+def _refuse_folder_in_use(data: Path) -> None:
+    """A UserError if another serve holds ``data``'s lock; creates nothing."""
+    try:
+        with open(data / "serve.lock") as f:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except FileNotFoundError:
+        return
+    except OSError:
+        raise _in_use_error(data) from None
+
+
+def _check_ports_free(args: argparse.Namespace, metrics: dict[str, int]) -> None:
+    """A UserError naming the first port serve would listen on that it cannot, and what
+    holds it (``port 50051 in use (by pid 123: ...)``), before anything starts: a referee
+    would otherwise share a port held with SO_REUSEPORT by another one, whose tokens differ."""
+    wanted = [(args.host, args.port, "the referee's port for bots", "--port"),
+              (args.host, metrics["referee"], "the referee's metrics", "--metrics-port"),
+              *((args.metrics_host, metrics[name], f"the {name}'s metrics", "--metrics-port")
+                for name in METRICS[1:]),
+              (args.web_host, args.web_port, "the web pages", "--web-port")]
+    for host, port, what, flag in wanted:
+        why = port_holder(host, port)
+        if why is None:
+            continue
+        if why.startswith("in use"):
+            raise UserError(f"port {port} {why}: serve needs it for {what}; stop that program "
+                            f"or pass another {flag}")
+        raise UserError(f"cannot listen on {host}:{port} for {what}: {why} (pass another "
+                        f"{flag})")
+
+
+def _prepare_data(data: Path) -> IO[str]:
+    """Make ``data``, take its lock (held for as long as we run: two Redis on one file would
+    ruin it) and start this run's logs in ``logs/``, the previous run's moved to
+    ``logs.prev/``."""
+    try:
+        data.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"cannot use data directory {str(data)!r}: {err.strerror}") from None
     f = open(data / "serve.lock", "a+")
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         f.close()
-        raise UserError(f"data directory {str(data)!r} is in use by another `sueca-arena serve`; "
-                        "stop it first or pass another --data") from None
+        raise _in_use_error(data) from None
     f.truncate(0)
     f.write(f"{os.getpid()}\n")
     f.flush()
+    if (data / "logs").exists():
+        shutil.rmtree(data / "logs.prev", ignore_errors=True)
+        (data / "logs").rename(data / "logs.prev")
+    (data / "logs").mkdir()
     return f
 
 
@@ -132,8 +217,6 @@ def _tls(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
     with one, the caller's ``SUECA_TLS``/``SUECA_TLS_CA``/``SUECA_TLS_SERVER_NAME`` if set, else
     the certificate itself as the CA (a self-signed one, made for 127.0.0.1). Returns the
     ``sueca-bot`` flag a bot needs ("" for plaintext) and the children's extra environment."""
-    from sueca.arena.cli.referee import security
-    from sueca.sdk.channels import drop_tls_settings
     args.tls_cert, args.tls_key = args.tls_cert or None, args.tls_key or None
     security(argparse.Namespace(tls_cert=args.tls_cert, tls_key=args.tls_key,
                                 operator_token_file=None))  # a UserError quoting a bad file
@@ -158,7 +241,6 @@ def _bin(name: str) -> str:
 def _shown_path(path: str | Path) -> str:
     """``path`` as a shell word for commands printed to run from the current folder: relative
     when under it, else absolute; quoted when it needs it."""
-    import shlex
     full = os.path.abspath(path)
     rel = os.path.relpath(full)
     return shlex.quote(full if rel == ".." or rel.startswith("../") else rel)
@@ -168,7 +250,6 @@ def shown_bin(name: str) -> str:
     """How to run our command ``name`` as printed from the current folder: the bare name when
     the shell finds this very program on PATH, else its path (``.venv/bin/sueca-arena`` after
     ``make demo``, whose virtual environment is not activated)."""
-    import shutil
     here = Path(sys.executable).parent / name
     if not here.exists():
         return name
@@ -180,8 +261,6 @@ def shown_bin(name: str) -> str:
 
 
 def _wait_web(url: str, proc: Child, timeout: float = 30.0) -> None:
-    import urllib.request
-
     def healthy() -> bool:
         try:
             with urllib.request.urlopen(url + "/api/health", timeout=1) as r:
@@ -202,152 +281,193 @@ def _shown_host(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "::", "[::]") else host
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    from rich.markup import escape
+#: what serve says about its processes while it runs (a line, with the time)
+Note = Callable[[str], None]
 
-    from sueca.arena.cli.common import console as make_console
-    from sueca.arena.store import StoreUnavailable, connect
+
+class _Arena:
+    """serve's processes: its Redis (unless ``external``), the :class:`LocalArena` (referee,
+    worker, example bots), the scheduler, the ratings exporter and the web; started by
+    :meth:`start`, kept running by :meth:`watch`, stopped in order by :meth:`stop`."""
+
+    def __init__(self, args: argparse.Namespace, data: Path, *, external: str | None,
+                 metrics: dict[str, int], tls_env: dict[str, str]) -> None:
+        self.args, self.data, self.external = args, data, external
+        self.metrics, self.tls_env = metrics, tls_env
+        self.url = external or ""
+        self.redis_server: RedisServer | None = None
+        self.arena: LocalArena | None = None
+        self.extra: Supervisor | None = None
+        self.retention: Schedule | None = None
+        self.web_url = f"http://{_shown_host(args.web_host)}:{args.web_port}"
+
+    @property
+    def logs(self) -> Path:
+        return self.data / "logs"
+
+    def start(self) -> None:
+        self._start_redis()
+        arena = self._start_arena()
+        self.extra = Supervisor(arena.log_dir)
+        self._start_ladder(arena)
+        self._start_web(arena)
+        if self.args.retain_days and not self.external:
+            self.retention = Schedule(arena.store, self.args.retain_days,
+                                      (self.data / "archive").resolve(), self.args.archive_days,
+                                      every=RETENTION_EVERY)
+
+    def _start_redis(self) -> None:
+        if self.external:
+            try:
+                connect(self.external).close()
+            except StoreUnavailable as err:
+                raise UserError(str(err)) from None
+            return
+        self.redis_server = RedisServer(data_dir=self.data, unix_socket=True,
+                                        log_file=self.logs / "redis.log")
+        try:  # a long append-only file takes a while to load
+            self.redis_server.start(timeout=60)
+        except RuntimeError as err:
+            raise UserError(f"{err}; see {self.logs / 'redis.log'}") from None
+        self.url = self.redis_server.url
+
+    def _start_arena(self) -> LocalArena:
+        """The referee, the worker and the example bots. On a Redis of our own the example
+        bots are "random" etc.; on a shared one "example-random" etc., so that no real bot's
+        token is ever re-issued; a resumed arena re-issues theirs (ratings stay: by name)."""
+        args = self.args
+        bots = ({(f"example-{b}" if self.external else b): b for b in EXAMPLE_BOTS}
+                if args.example_bots else {})
+        worker_env = {"SUECA_METRICS_PORT": str(self.metrics["worker"]),
+                      "SUECA_METRICS_ADDR": args.metrics_host}
+        self.arena = arena = LocalArena(self.url, f"127.0.0.1:{args.port}", bots, capacity=4,
+                                        concurrency=args.concurrency, log_dir=self.logs,
+                                        worker_env=worker_env, extra_env=self.tls_env,
+                                        reissue=True)
+        tls = ["--tls-cert", args.tls_cert, "--tls-key", args.tls_key] if args.tls_cert else []
+        # the arena's own: its start-up checks the referee is alive while it waits for it
+        # (the referee's own error at once, not bots that never connect), and its stop ends
+        # the referee after the workers and bots
+        arena.procs.start("referee", [
+            _bin("sueca-arena"), "referee", "--host", args.host, "--port", str(args.port),
+            "--operator-port", "0", "--metrics-port", str(self.metrics["referee"]),
+            "--drain-seconds", "5", "--log-level", "warning", *tls], arena.env())
+        arena.start(timeout=60)
+        return arena
+
+    def _spawn(self, arena: LocalArena, name: str, argv: list[str], **env: str) -> Child:
+        assert self.extra is not None
+        return self.extra.start(name, argv, arena.env(**env))
+
+    def _start_ladder(self, arena: LocalArena) -> None:
+        """The scheduler and the ratings exporter, their metrics on ``--metrics-host``."""
+        args = self.args
+        self._spawn(arena, "scheduler", [
+            _bin("sueca-arena"), "scheduler", "--referee", arena.referee,
+            "--target", str(args.target), "--pace", str(args.pace),
+            "--metrics-port", str(self.metrics["scheduler"])],
+            SUECA_METRICS_ADDR=args.metrics_host)
+        self._spawn(arena, "exporter", [
+            _bin("sueca-arena"), "ratings", "exporter",
+            "--metrics-port", str(self.metrics["ratings"]), "--addr", args.metrics_host])
+
+    def _start_web(self, arena: LocalArena) -> None:
+        web = self._spawn(arena, "web", [
+            sys.executable, "-m", "uvicorn", "--factory", "sueca.arena.web.app:from_env",
+            "--host", self.args.web_host, "--port", str(self.args.web_port),
+            "--log-level", "warning", "--no-access-log"],
+            SUECA_REFEREES=arena.referee)  # spectators: where matches run
+        _wait_web(self.web_url, web)
+
+    def watch(self, note: Note) -> None:
+        """Until interrupted: start again whatever exits (Redis first), and run the hourly
+        retention when it is due."""
+        assert self.arena is not None and self.extra is not None
+        redis_down = 0
+        while True:
+            time.sleep(1.0)
+            if self.redis_server is not None and not self.redis_server.alive():
+                redis_down = _revive_redis(self.redis_server, redis_down, note)
+                continue
+            redis_down = 0
+            try:
+                self.extra.revive(note)
+                self.arena.procs.revive(note)
+            except ChildExited as err:
+                raise UserError(str(err)) from None
+            if self.retention is not None and self.retention.due():
+                _run_retention(self.retention, note)
+
+    def stop(self) -> None:
+        """The scheduler and the web first, one by one (each given 10 s), then the arena
+        (workers, bots, referee), then Redis."""
+        if self.extra is not None:
+            self.extra.stop(*([child.name] for child in self.extra), grace=10.0)
+        if self.arena is not None:
+            self.arena.stop()
+        if self.redis_server is not None:
+            self.redis_server.stop()
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Check everything that can be checked (options, TLS files, the folder, every port)
+    before anything starts or is written; then start the arena, print where it is, and keep
+    it running until Ctrl-C or SIGTERM."""
     console = make_console(stderr=True)
-    if args.metrics_port + len(METRICS) - 1 > 65535:
-        raise UserError(f"bad --metrics-port {str(args.metrics_port)!r}: the next "
-                        f"{len(METRICS) - 1} ports are taken too ({', '.join(METRICS[1:])}); "
-                        f"at most {65536 - len(METRICS)}")
+    metrics = _metrics_ports(args)
     tls_client, tls_env = _tls(args)
     data = Path(args.data)
     external = args.redis or current().redis_url
     if not external:
-        from sueca.arena.redisproc import SOCKET_PATH_MAX
-        sock = os.fsencode(arena_socket(data))
-        if len(sock) > SOCKET_PATH_MAX:
-            raise UserError(f"data directory {args.data!r} has too long a path for the socket "
-                            f"of its Redis ({len(sock)} bytes, at most {SOCKET_PATH_MAX}): "
-                            "use a folder with a shorter path")
-    try:
-        data.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UserError(f"cannot use data directory {args.data!r}: {err.strerror}") from None
-    lock = _lock(data)
-    import shutil
-    if (data / "logs").exists():  # this run's logs in logs/, the previous run's in logs.prev/
-        shutil.rmtree(data / "logs.prev", ignore_errors=True)
-        (data / "logs").rename(data / "logs.prev")
-    (data / "logs").mkdir()
-    redis_server: RedisServer | None = None
-    arena: LocalArena | None = None
-    extra: Supervisor | None = None
-
-    def terminate(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
+        _check_socket_path(data)
+    _refuse_folder_in_use(data)
+    _check_ports_free(args, metrics)
+    lock = _prepare_data(data)
+    run = _Arena(args, data, external=external, metrics=metrics, tls_env=tls_env)
 
     def note(message: str) -> None:
-        """A line about the arena's processes, with the time, on our stderr."""
         console.print(f"[yellow]{time.strftime('%H:%M:%S')} {escape(message)}[/]",
                       soft_wrap=True)
 
-    old = signal.signal(signal.SIGTERM, terminate)
+    old = signal.signal(signal.SIGTERM, _interrupt)
     try:
         with console.status("starting Redis, the referee, a worker, the ladder and the web..."):
-            if external:
-                try:
-                    connect(external).close()
-                except StoreUnavailable as err:
-                    raise UserError(str(err)) from None
-                url = external
-            else:
-                redis_server = RedisServer(data_dir=data, unix_socket=True,
-                                           log_file=data / "logs" / "redis.log")
-                try:  # a long append-only file takes a while to load
-                    redis_server.start(timeout=60)
-                except RuntimeError as err:
-                    raise UserError(f"{err}; see {data / 'logs' / 'redis.log'}") from None
-                url = redis_server.url
-            # on a Redis of our own the example bots are "random" etc.; on a shared one
-            # "example-random" etc., so that no real bot's token is ever re-issued
-            bots = ({(f"example-{b}" if external else b): b for b in EXAMPLE_BOTS}
-                    if args.example_bots else {})
-            m = args.metrics_port
-            port_of = {name: m + i for i, name in enumerate(METRICS)}
-            # a resumed arena re-issues the example bots' tokens (ratings stay: they are by name)
-            arena = LocalArena(url, f"127.0.0.1:{args.port}", bots, capacity=4,
-                               concurrency=args.concurrency, log_dir=data / "logs",
-                               worker_env={"SUECA_METRICS_PORT": str(port_of["worker"])},
-                               extra_env=tls_env, reissue=True)
-
-            extra = Supervisor(arena.log_dir)
-
-            def spawn(name: str, argv: list[str], **env: str) -> Child:
-                assert arena is not None and extra is not None
-                return extra.start(name, argv, arena.env(**env))
-
-            tls = ["--tls-cert", args.tls_cert, "--tls-key", args.tls_key] if args.tls_cert else []
-            # the arena's own: its start-up checks the referee is alive while it waits for it
-            # (a port in use is then the referee's own error at once, not bots that never
-            # connect), and its stop ends the referee after the workers and bots
-            arena.procs.start("referee", [
-                _bin("sueca-arena"), "referee", "--host", args.host, "--port", str(args.port),
-                "--operator-port", "0", "--metrics-port", str(port_of["referee"]),
-                "--drain-seconds", "5", "--log-level", "warning", *tls], arena.env())
-            arena.start(timeout=60)
-            spawn("scheduler", [_bin("sueca-arena"), "scheduler", "--referee", arena.referee,
-                                "--target", str(args.target), "--pace", str(args.pace),
-                                "--metrics-port", str(port_of["scheduler"])])
-            spawn("exporter", [_bin("sueca-arena"), "ratings", "exporter",
-                               "--metrics-port", str(port_of["ratings"]),
-                               "--addr", "127.0.0.1"])
-            web = spawn("web", [sys.executable, "-m", "uvicorn", "--factory",
-                                "sueca.arena.web.app:from_env", "--host", args.web_host,
-                                "--port", str(args.web_port), "--log-level", "warning",
-                                "--no-access-log"],
-                        SUECA_REFEREES=arena.referee)  # spectators: where matches run
-            web_url = f"http://{_shown_host(args.web_host)}:{args.web_port}"
-            _wait_web(web_url, web)
-            retention = _retention(args, arena.store, data)
-        from sueca.arena.cli.referee import is_loopback
-        if not is_loopback(args.host) and current().operator_token is None:
-            console.print(f"[yellow]the referee listens on {args.host} without an operator "
-                          "token: anyone who reaches its port can run matches and list bots; "
-                          "set SUECA_OPERATOR_TOKEN[/]")
-        console.print(escape(_banner(args, url, external, data, arena.log_dir, web_url,
-                                     port_of, tls_client)),
+            run.start()
+        _warn_open_referee(args, console)
+        console.print(escape(_banner(args, run, tls_client)),
                       soft_wrap=True)  # commands to copy: never broken across lines
-        redis_down = 0
-        while True:
-            time.sleep(1.0)
-            if redis_server is not None and not redis_server.alive():
-                redis_down = _revive_redis(redis_server, redis_down, note)
-                continue
-            redis_down = 0
-            try:
-                extra.revive(note)
-                arena.procs.revive(note)
-            except ChildExited as err:
-                raise UserError(str(err)) from None
-            if retention is not None and retention.due():
-                _run_retention(retention, note)
+        run.watch(note)
     except KeyboardInterrupt:
         console.print("stopping...")
         return 0
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop short
         try:
-            if extra is not None:  # one by one, each given 10 s
-                extra.stop(*([child.name] for child in extra), grace=10.0)
-            if arena is not None:
-                arena.stop()
-            if redis_server is not None:
-                redis_server.stop()
+            run.stop()
         finally:
             use(None)
             signal.signal(signal.SIGTERM, old)
             signal.signal(signal.SIGINT, signal.default_int_handler)
             lock.close()
+    return 0
 
 
-def _banner(args: argparse.Namespace, url: str, external: str | None, data: Path,
-            logs: Path, web_url: str, port_of: dict[str, int], tls_client: str) -> str:
+def _warn_open_referee(args: argparse.Namespace, console: Console) -> None:
+    if not is_loopback(args.host) and current().operator_token is None:
+        console.print(f"[yellow]the referee listens on {args.host} without an operator "
+                      "token: anyone who reaches its port can run matches and list bots; "
+                      "set SUECA_OPERATOR_TOKEN[/]")
+
+
+def _banner(args: argparse.Namespace, run: _Arena, tls_client: str) -> str:
     """What serve prints once it is up: where everything is, and commands that run as printed
     from the folder serve was started in."""
-    from sueca.arena.redisurl import masked
+    url, external, data, logs = run.url, run.external, run.data, run.logs
+    web_url, port_of = run.web_url, run.metrics
     arena_cmd, bot_cmd = shown_bin("sueca-arena"), shown_bin("sueca-bot")
     where = (f"--redis {masked(url)}" if external else f"--data {_shown_path(data)}")
     bot_addr = f"{_shown_host(args.host)}:{args.port}"
@@ -386,7 +506,6 @@ _NOT_RESUMED = {"help", "data", "redis", "tls_cert", "tls_key", "log_format"}
 def resume_args(args: argparse.Namespace, data: Path) -> str:
     """``serve --data DIR`` and every option this serve was given another value than its
     default (``--example-bots``, ports, pace...): the arena as it runs now, started again."""
-    import shlex
     sub = argparse.ArgumentParser().add_subparsers()
     add_parser(sub)
     words = ["serve", "--data", _shown_path(data)]
@@ -402,7 +521,7 @@ def resume_args(args: argparse.Namespace, data: Path) -> str:
     return " ".join(words)
 
 
-def _revive_redis(server: RedisServer, failures: int, note: Any) -> int:
+def _revive_redis(server: RedisServer, failures: int, note: Note) -> int:
     """Start serve's Redis again (same socket, its data reloaded); returns the failures in a
     row, and stops the arena after :data:`QUICK_DEATHS` of them."""
     code = server.proc.returncode if server.proc is not None else None
@@ -421,16 +540,7 @@ def _revive_redis(server: RedisServer, failures: int, note: Any) -> int:
     return 0
 
 
-def _retention(args: argparse.Namespace, store: Any, data: Path) -> Any:
-    """The hourly retention of serve's own Redis (None with --retain-days 0 or --redis)."""
-    if not args.retain_days or args.redis or current().redis_url:
-        return None
-    from sueca.arena.retention import Schedule
-    return Schedule(store, args.retain_days, (data / "archive").resolve(), args.archive_days,
-                    every=RETENTION_EVERY)
-
-
-def _run_retention(schedule: Any, note: Any) -> None:
+def _run_retention(schedule: Schedule, note: Note) -> None:
     summary = schedule.run_once()
     if "error" in summary:
         note(f"retention: {summary['error']}; again in {RETENTION_EVERY / 60:g} minutes")

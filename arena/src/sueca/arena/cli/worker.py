@@ -59,7 +59,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     settings.use(settings.replace(settings.current(), **flags))
     port = settings.current().metrics_port  # checked (1..65535) by the settings already
     if port is not None:  # served from a Celery signal handler, whose errors Celery only logs
-        check_port_free("0.0.0.0", port, "worker metrics",
+        check_port_free(settings.current().metrics_addr, port, "worker metrics",
                         "another worker? give each its own --metrics-port")
     # the app reads the settings (set just above) when its module is first imported
     from sueca.arena.celery_app import (  # deferred: reads the settings at import, see above

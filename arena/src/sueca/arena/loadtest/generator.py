@@ -39,12 +39,22 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
+
+from sueca import codec as conv
+from sueca.arena.promscrape import scrape, total
 from sueca.arena.quantiles import nearest_rank
+from sueca.engine import End
+from sueca.referee import control
+from sueca.referee.security import operator_metadata
+from sueca.sdk.channels import client_tls_from_env, open_aio_channel
+from sueca.v1 import sueca_pb2 as pb
 
 MAX_GAMES = 2000
 MAX_DURATION = 3600.0
@@ -158,7 +168,8 @@ class Target:
     match_timeout: float = 600.0
     metrics_url: str | None = None   # the referee's /metrics, for protocol faults
 
-    def spec(self, i: int, run_id: str) -> dict[str, Any]:
+    def spec(self, i: int, run_id: str) -> dict[str, Any]:  # Any: a match spec, as JSON
+        """Match ``i``'s spec: the target in seat ``i % 4``, house bots in the others."""
         seat = i % 4
         house = [f"house:{h}" for h in self.house]
         bots = [house[k % len(house)] for k in range(4)]
@@ -179,7 +190,7 @@ def _ms(x: float | None) -> float | None:
     return None if x is None else round(x * 1000, 3)
 
 
-def live(stats: Stats, now: float) -> dict[str, Any]:
+def live(stats: Stats, now: float) -> dict[str, Any]:  # Any: figures, as JSON
     """What the live view shows: the last few seconds, and the totals so far."""
     k = int(now - stats.t0)
     last = stats.seconds[k - 1] if 0 < k <= len(stats.seconds) else Second()
@@ -201,7 +212,8 @@ def faults(stats: Stats) -> int:
     return (stats.protocol_faults or 0) + stats.disconnects + stats.bot_errors + stats.failed
 
 
-def summary(stats: Stats, shape: Shape, target: Target) -> dict[str, Any]:
+def summary(stats: Stats, shape: Shape, target: Target) -> dict[str, Any]:  # Any: JSON
+    """The run's result: what the table, ``--json`` and the report show."""
     lat = sorted(stats.latencies())
     moves = sum(s.moves for s in stats.seconds)
     target_moves = sum(s.target_moves for s in stats.seconds)
@@ -233,7 +245,7 @@ def summary(stats: Stats, shape: Shape, target: Target) -> dict[str, Any]:
     }
 
 
-def check_slo(result: dict[str, Any], p99_ms: float | None = None,
+def check_slo(result: dict[str, Any], p99_ms: float | None = None,  # Any: summary()'s JSON
               max_timeouts: int | None = None, max_faults: int | None = None) -> list[str]:
     """The SLOs the run broke, each as one line quoting the measured value and the limit."""
     broken = []
@@ -250,7 +262,8 @@ def check_slo(result: dict[str, Any], p99_ms: float | None = None,
 
 # -- the run ---------------------------------------------------------------------------------
 
-def parse_turn_times(metadata: Any, seat: int) -> list[float] | None:
+def parse_turn_times(metadata: Sequence[tuple[str, str | bytes]] | None,
+                     seat: int) -> list[float] | None:
     """The seat's turn times (seconds) from RunMatch's trailing metadata
     ``sueca-turn-times-us: 0=812,977;1=...``; None when the referee sent none."""
     for key, value in metadata or ():
@@ -266,12 +279,6 @@ def parse_turn_times(metadata: Any, seat: int) -> list[float] | None:
 
 async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Target,
                stats: Stats) -> None:
-    import grpc
-
-    from sueca import codec as conv
-    from sueca.referee.security import operator_metadata
-    from sueca.v1 import sueca_pb2 as pb
-
     call = channel.unary_stream(
         "/sueca.v1.MatchService/RunMatch", request_serializer=pb.MatchSpec.SerializeToString,
         response_deserializer=pb.MatchEvent.FromString)(
@@ -295,7 +302,7 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
                     gaps.append(now - last)
             elif kind == "deal_end":
                 d = event.deal_end
-                if d.end == "renuncia" and d.fault_seat == seat:
+                if d.end == End.RENUNCIA and d.fault_seat == seat:
                     stats.renuncias += 1
             elif kind == "result":
                 r = event.result
@@ -304,13 +311,13 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
                 stats.failed_in_row = 0
                 finished = True
                 if r.fault_seat == seat:
-                    if r.end == "timeout":
+                    if r.end == End.TIMEOUT:
                         stats.timeouts += 1
                         stats.at(now).timeouts += 1
-                    elif r.end == "disconnect":
+                    elif r.end == End.DISCONNECT:
                         stats.disconnects += 1
                         stats.at(now).faults += 1
-                    elif r.end == "bot_error":
+                    elif r.end == End.BOT_ERROR:
                         stats.bot_errors += 1
                         stats.at(now).faults += 1
                         if stats.first_bot_error is None:
@@ -341,12 +348,9 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
 async def _poll(target: Target, stats: Stats, stop: asyncio.Event) -> None:
     """Protocol faults and late answers (referee metrics) and target sessions (ListBots), once
     a second."""
-    from sueca.referee import control
-
     def faults_now() -> tuple[int, int] | None:
         if not target.metrics_url:
             return None
-        from sueca.arena.promscrape import scrape, total
         families = scrape(target.metrics_url, timeout=2)
         return (int(total(families, "sueca_referee_faults_total", {"class": "protocol"})),
                 int(total(families, "sueca_referee_faults_total", {"class": "late"})))
@@ -384,15 +388,10 @@ async def _poll(target: Target, stats: Stats, stop: asyncio.Event) -> None:
 
 
 async def run_load(target: Target, shape: Shape,
-                   on_tick: Callable[[dict[str, Any]], None] | None = None,
+                   on_tick: Callable[[dict[str, Any]], None] | None = None,  # Any: live()
                    tick: float = 0.5) -> Stats:
     """Run the load; ``on_tick`` gets :func:`live` every ``tick`` seconds. Raises
     :class:`LoadTestError` when the referee refuses the target's matches outright."""
-    import uuid
-
-    from sueca.referee import control
-    from sueca.sdk.channels import client_tls_from_env, open_aio_channel
-
     run_id = uuid.uuid4().hex[:8]
     stats = Stats()
     # room for the turn times in the trailing metadata (up to 4 x 2000 numbers a match)
