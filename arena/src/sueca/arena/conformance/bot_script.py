@@ -355,6 +355,12 @@ class BotScript:
                                      f"request is {game.open.request_id}")
         return game
 
+    async def _settle(self, game: Game, phase: str) -> None:
+        """Read until ``game`` has no turn open, before the script stops it or asks it again.
+        A refused answer opens a new request at once: stopping or re-asking the game while
+        that request is in flight would make the bot's honest answer to it look stale."""
+        await self._pump(lambda: game.open is None, phase)
+
     def _end(self, game: Game) -> None:
         self.games.pop(game.game_id, None)
         self.hold.discard(game.game_id)
@@ -421,9 +427,7 @@ class BotScript:
         self.hold.add(game.game_id)  # after the answer asked again, the script ends the game
         await self._send([game.start_event()], [first])
         await self._pump(lambda: first.request_id in game.answered, "a turn to ask again")
-        if game.game_id in self.games and game.open is not None:
-            again = game.open.request_id
-            await self._pump(lambda: again in game.answered, "the turn asked again")
+        await self._settle(game, "the turn asked again")
         await self._quiet()
         await self._send(game.stop(), [])
         self._end(game)
@@ -440,6 +444,7 @@ class BotScript:
         turn = game.ask()
         await self._send([game.start_event()], [turn])
         await self._pump(lambda: turn.request_id in game.answered, "the redeal question")
+        await self._settle(game, "the turn after the redeal question")
         if game.match.results and game.match.results[-1].end == "redeal":
             said = "answered: redeal"
         else:
@@ -476,6 +481,7 @@ class BotScript:
         await self._send([game.start_event()], [turn])
         try:
             await self._pump(lambda: rid in game.answered, "the turn sent again")
+            await self._settle(game, "the turn after the one sent again")
             # an answer kept from the dropped stream may come first or after the real one:
             # wait half as long again as the bot has had the turn so far
             await self._quiet(min(self.timing.turn, 1.5 * (time.monotonic() - asked))
@@ -523,7 +529,7 @@ class BotScript:
         if game.over:
             self._end(game)
             await self._send([], [])
-        else:
+        elif game.open is None:  # a refused answer's request may still be open: it goes on
             await self._send([], [game.ask()])
         try:
             await self._pump(lambda: game.game_id not in self.games, "the game after the drain")
