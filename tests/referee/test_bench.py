@@ -101,7 +101,8 @@ def test_moves_and_deals_are_counted_from_the_replay() -> None:
 READY = all(importlib.util.find_spec(m) is not None
             for m in ("sueca.referee.server", "sueca.arena.cli.referee", "sueca.sdk.cli"))
 needs_referee = pytest.mark.skipif(
-    not READY, reason="bench referee needs referee/server.py, referee/cli.py and sdk/cli.py")
+    not READY,
+    reason="bench referee needs sueca.referee.server, sueca.arena.cli.referee and sueca.sdk.cli")
 
 
 def bench_children() -> set[int]:

@@ -476,11 +476,11 @@ def test_refusals_wait_but_never_more_than_a_bounded_number_per_address(monkeypa
     """A refused stream is answered after a pause (cheap: a timer), but only so many of one
     address wait at once; beyond that they are refused at once, so waiting refusals cannot
     pile up in memory. In-process referee, the bound set to 2 for the test."""
-    from sueca.referee import server as referee_server
+    from sueca.referee import admission
     from sueca.referee.limits import Limits
     from sueca.referee.server import ServerThread, StaticAuth
 
-    monkeypatch.setattr(referee_server, "MAX_PAUSED_PER_ADDRESS", 2)
+    monkeypatch.setattr(admission, "MAX_PAUSED_PER_ADDRESS", 2)
     limits = Limits(streams_per_connection=1, hello_seconds=1.0)
     with ServerThread(StaticAuth(None), limits=limits) as srv:
         channel = own_channel(srv.address)

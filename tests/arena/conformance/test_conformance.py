@@ -33,7 +33,15 @@ BROKEN = {
     "illegal-card": ({"legal-cards"}, "legal:"),
     "no-reconnect": ({"reconnect"}, "did not connect again"),
     "ignores-drain": ({"drain"}, "no drain message"),
+    "ignores-stop": (set(), ""),
     "old-answer-after-reconnect": ({"reconnect"}, "answered twice after coming back"),
+}
+# the checks a misbehaviour makes unjudgeable, and words of the reason each is skipped with:
+# a bot that never comes back cannot be asked to drain; a --listen bot that stays connected
+# when told to stop is skipped for what it did (its author may not have stopped it)
+SKIPPED = {
+    "no-reconnect": {"drain": "not reached: the bot was gone"},
+    "ignores-stop": {"drain": "the bot did not drain within 5s of being stopped"},
 }
 
 
@@ -127,10 +135,23 @@ def test_a_broken_client_fails_exactly_the_checks_it_breaks(broken_runs, mode):
         if c["status"] == "fail":
             assert words in c["reason"], c
             assert "\n" not in c["reason"] and len(c["reason"]) <= 300
-    # what the broken client did not break still passes (a check it made unreachable is
-    # skipped: a bot that never comes back cannot be asked to drain)
-    skipped = {n for n, s in statuses(report).items() if s == "skip"}
-    assert skipped <= ({"drain"} if mode == "no-reconnect" else set()), report
+    # what the broken client did not break still passes; what it made unjudgeable is skipped
+    # with its own reason
+    skipped = {c["name"]: c["reason"] for c in report["checks"] if c["status"] == "skip"}
+    assert set(skipped) == set(SKIPPED.get(mode, {})), report
+    for name, words in SKIPPED.get(mode, {}).items():
+        assert words in skipped[name], report
+
+
+def test_a_bot_of_capacity_1_is_skipped_for_batches_saying_so():
+    """At capacity 1 the batch checks cannot be judged: they are skipped with that reason, not
+    the end-of-run "not reached", and every other check passes."""
+    code, report, err = kit("heuristic", "--capacity", "1")
+    assert code == 0, (report, err)
+    reasons = {c["name"]: c["reason"] for c in report["checks"] if c["status"] == "skip"}
+    assert reasons == {"batched-turns": "capacity 1: one game at a time",
+                       "many-games": "capacity 1: one game at a time"}, report
+    assert {s for n, s in statuses(report).items() if n not in reasons} == {"pass"}, report
 
 
 def test_usage_errors_exit_2_quoting_the_bad_value():

@@ -5,8 +5,9 @@ exactly what it breaks.
     SUECA_TOKEN=conformance.x python broken_client.py HOST:PORT MODE
 
 MODE: ``ok`` (conforming), ``wrong-request-id``, ``duplicate`` (every answer sent twice),
-``illegal-card`` (the first card of its first game is not a legal one), ``no-reconnect`` (exits
+``illegal-card`` (the first card of every game is not a legal one), ``no-reconnect`` (exits
 when its stream drops), ``ignores-drain`` (on SIGTERM exits at once, its game running),
+``ignores-stop`` (SIGTERM does nothing: it stays connected and never drains),
 ``old-answer-after-reconnect`` (a turn sent again on a new stream is answered twice: once with
 the answer it had for the dropped stream, then afresh, as an SDK that kept the old answer).
 """
@@ -25,7 +26,7 @@ import grpc
 from sueca.v1 import sueca_pb2 as pb
 
 MODES = ("ok", "wrong-request-id", "duplicate", "illegal-card", "no-reconnect",
-         "ignores-drain", "old-answer-after-reconnect")
+         "ignores-drain", "ignores-stop", "old-answer-after-reconnect")
 
 
 class Broken:
@@ -57,7 +58,7 @@ class Broken:
         else:
             obs = turn.observation
             card = obs.legal[0]
-            if self.mode == "illegal-card" and not self.played:
+            if self.mode == "illegal-card" and turn.game_id not in self.played:
                 card = next(c for c in range(40) if c not in obs.legal)
             self.played.add(turn.game_id)
             action = pb.Action(game_id=turn.game_id, request_id=rid, card=card)
@@ -109,7 +110,10 @@ def main() -> int:
     address, mode = sys.argv[1], sys.argv[2]
     assert mode in MODES, mode
     bot = Broken(address, os.environ["SUECA_TOKEN"], mode)
-    signal.signal(signal.SIGTERM, lambda *_: bot.drain())
+    # drain in a thread of its own: a handler runs on the main thread between two bytecodes,
+    # maybe while that thread holds the lock or the queue's, which drain needs too
+    signal.signal(signal.SIGTERM, (lambda *_: None) if mode == "ignores-stop" else
+                  lambda *_: threading.Thread(target=bot.drain, daemon=True).start())
     for _ in range(100):  # the kit may not listen yet
         try:
             return bot.run()

@@ -3,6 +3,6 @@
 codec (:mod:`sueca.codec`).
 
 It needs no league: the token check and heartbeat arrive through small Protocols it owns
-(:class:`sueca.referee.server.Authenticator`), so ``pip install ./sdk ./referee`` is a referee
+(:class:`sueca.referee.auth.Authenticator`), so ``pip install ./sdk ./referee`` is a referee
 without Celery, a Redis client, the web stack or numpy. Importing this package imports nothing.
 """

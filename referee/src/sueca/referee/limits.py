@@ -200,7 +200,7 @@ class AccessLog:
         self.rate, self.burst = rate, burst
         self.reasons: dict[str, Summary] = {}
 
-    def refused(self, what: str, reason: str, peer: str, detail: str,
+    def refused(self, what: str, reason: str, peer: str, detail: str, *,
                 bot: str | None = None) -> None:
         """Record that ``what`` ("a bot hello", ...) from ``peer`` was refused for ``reason``;
         ``detail`` is the referee's own words (bot-sent text in it only through shown())."""

@@ -11,8 +11,10 @@ the cost of prometheus_client's locked Counter and Histogram on the hot path.
 
 from __future__ import annotations
 
+import platform
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from prometheus_client import REGISTRY, Counter, Gauge, start_http_server
 from prometheus_client.core import (
@@ -150,8 +152,6 @@ class _BuildInfo:
     """``sueca_build_info{component,version,python}`` = 1: which code a replica runs."""
 
     def __init__(self, component: str) -> None:
-        import platform
-        from importlib.metadata import PackageNotFoundError, version
         try:
             self.version = version("sueca-arena")
         except PackageNotFoundError:  # running from a source tree that is not installed

@@ -74,7 +74,7 @@ _ERRORS = metrics.LIMIT_HITS.labels("errors")
 class Session:
     """One authenticated bot stream, with what it may cost the referee (:class:`Limits`)."""
 
-    def __init__(self, bot: str, capacity: int, peer: str = "", sdk_version: str = "",
+    def __init__(self, bot: str, capacity: int, *, peer: str = "", sdk_version: str = "",
                  limits: Limits | None = None) -> None:
         limits = limits or Limits()
         self.id = next(_ids)

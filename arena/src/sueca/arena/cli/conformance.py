@@ -16,13 +16,16 @@ import json
 import sys
 import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from sueca.arena.cli.common import UserError
+from sueca.arena.conformance.bot_script import Timing
+from sueca.arena.conformance.kit import check_bot
+from sueca.arena.conformance.referee_script import check_referee
+from sueca.arena.conformance.report import Check, exit_code, to_json
+from sueca.referee.security import operator_token_from_env, read_token_file
+from sueca.sdk.channels import CredentialsError
 from sueca.sdk.cli import Bounded
-
-if TYPE_CHECKING:
-    from sueca.arena.conformance.report import Check
+from sueca.sdk.cli.common import settings
 
 NAME_WIDTH, STATUS_WIDTH, WIDTH = 14, 4, 80
 
@@ -71,7 +74,6 @@ def _progress(line: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sueca.arena.conformance.report import exit_code, to_json
     if args.referee is not None:
         if args.bot is not None:
             raise UserError(f"give a BOT ({args.bot[:100]!r}) or --referee, not both")
@@ -87,12 +89,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_bot(args: argparse.Namespace) -> tuple[list[Check], dict[str, object]]:
-    from sueca.arena.conformance.bot_script import Timing
     if args.operator_token_file is not None:
         raise UserError(f"--operator-token-file {args.operator_token_file[:100]!r} goes with "
                         "--referee (a bot check needs no operator token)")
-    from sueca.arena.conformance.kit import check_bot
-    from sueca.sdk.bots import BotLoadError, load_bot
     if (args.bot is None) == (args.listen is None):
         raise UserError("give a BOT to start (e.g. heuristic) or --listen HOST:PORT to wait "
                         "for yours" + (f", not both ({args.bot[:100]!r})" if args.bot else ""))
@@ -104,6 +103,8 @@ def _check_bot(args: argparse.Namespace) -> tuple[list[Check], dict[str, object]
         raise UserError(f"bad --token: it must read {args.name}.SECRET (the bot's name is "
                         "the part before its last '.')")
     if args.bot is not None:
+        # deferred: it imports every example bot, which only a BOT spec needs
+        from sueca.sdk.bots import BotLoadError, load_bot
         try:
             load_bot(args.bot)  # a bad spec is a usage error now, not a bot that never comes
         except BotLoadError as err:
@@ -113,18 +114,15 @@ def _check_bot(args: argparse.Namespace) -> tuple[list[Check], dict[str, object]
                     reconnect=max(5.0, 1.5 * args.turn_seconds),
                     drain=max(5.0, 1.5 * args.turn_seconds))
     try:
-        checks, extra = asyncio.run(check_bot(args.bot, listen, args.name, args.capacity,
-                                              timing, args.token, _progress))
+        checks, extra = asyncio.run(check_bot(args.bot, listen, name=args.name,
+                                              capacity=args.capacity, timing=timing,
+                                              token=args.token, progress=_progress))
     except OSError as err:
         raise UserError(f"cannot serve the scripted referee: {err}") from None
     return checks.all(), extra
 
 
 def _check_referee(args: argparse.Namespace) -> tuple[list[Check], dict[str, object]]:
-    from sueca.arena.conformance.referee_script import check_referee
-    from sueca.referee.security import operator_token_from_env, read_token_file
-    from sueca.sdk.channels import CredentialsError
-    from sueca.sdk.cli.common import settings
     _address(args.referee, "--referee")
     try:
         operator = (read_token_file(args.operator_token_file) if args.operator_token_file
@@ -136,8 +134,8 @@ def _check_referee(args: argparse.Namespace) -> tuple[list[Check], dict[str, obj
     if not (dot and name and secret):
         raise UserError("no bot token for --referee: set SUECA_TOKEN (or --token) to a "
                         "registered bot's NAME.SECRET")
-    checks = asyncio.run(check_referee(args.referee, token, args.turn_seconds, _progress,
-                                       operator))
+    checks = asyncio.run(check_referee(args.referee, token, seconds=args.turn_seconds,
+                                       progress=_progress, operator_token=operator))
     return checks.all(), {"referee": args.referee}
 
 

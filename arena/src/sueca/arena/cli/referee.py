@@ -32,16 +32,22 @@ import signal
 import socket
 from typing import TYPE_CHECKING, Any
 
+from sueca.arena.cli.common import UserError
 from sueca.arena.settings import current
+from sueca.arena.store import StoreUnavailable, connect
+from sueca.arena.store.bots import RegistryAuth
+from sueca.arena.store.referees import RefereeStore
+from sueca.referee.auth import Authenticator, StaticAuth
+from sueca.referee.limits import Limits
+from sueca.referee.security import operator_token_from_env, read_token_file, server_credentials
 from sueca.sdk import logs
+from sueca.sdk.channels import CredentialsError
 from sueca.sdk.cli import Bounded
 
 if TYPE_CHECKING:
     import grpc
 
-    from sueca.arena.store.bots import RegistryAuth
-    from sueca.referee.limits import Limits
-    from sueca.referee.server import Authenticator, Referee
+    from sueca.referee.server import Referee
 
 HEARTBEAT_SECONDS = 2.0
 MIN_SEED_KEY_CHARS = 16  # a short key could be found by trying keys and small seeds together
@@ -116,7 +122,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(func=run)
 
 def add_limit_flags(p: argparse.ArgumentParser) -> None:
-    from sueca.referee.limits import Limits
     group = p.add_argument_group(
         "per-bot limits", "what one bot may cost this referee (0 disables a limit); each flag "
         "is also read from SUECA_<FLAG>, e.g. SUECA_OUT_BYTES")
@@ -130,7 +135,6 @@ def add_limit_flags(p: argparse.ArgumentParser) -> None:
 def limits_from(args: argparse.Namespace) -> Limits:
     """The referee's :class:`~sueca.referee.limits.Limits` from the flags, else the settings
     (``SUECA_OUT_BYTES`` ..., checked at start-up), else the defaults."""
-    from sueca.referee.limits import Limits
     env = current()
     values: dict[str, Any] = {}
     for field in dataclasses.fields(Limits):
@@ -145,7 +149,6 @@ def limits_from(args: argparse.Namespace) -> Limits:
 
 def seed_key_from(args: argparse.Namespace) -> bytes | None:
     """The bot seed key from ``--seed-key-file`` or ``SUECA_SEED_KEY`` (None: neither)."""
-    from sueca.arena.cli import UserError
     if args.seed_key_file:
         where = f"seed key file {args.seed_key_file!r}"
         try:
@@ -176,13 +179,6 @@ def security(args: argparse.Namespace) -> tuple[grpc.ServerCredentials | None, s
     """Server credentials (None: plaintext) and the operator token (None: none required), from
     the flags and environment; a bad file is a UserError quoting its path, before anything
     starts."""
-    from sueca.arena.cli import UserError
-    from sueca.referee.security import (
-        operator_token_from_env,
-        read_token_file,
-        server_credentials,
-    )
-    from sueca.sdk.channels import CredentialsError
     if bool(args.tls_cert) != bool(args.tls_key):
         given, missing = (("--tls-cert", "--tls-key") if args.tls_cert
                           else ("--tls-key", "--tls-cert"))
@@ -198,8 +194,6 @@ def security(args: argparse.Namespace) -> tuple[grpc.ServerCredentials | None, s
 
 
 def run(args: argparse.Namespace) -> int:
-    from sueca.arena.cli import UserError
-
     logs.setup(level=args.log_level)  # in the format main() chose (--log-format)
     redis_url = args.redis or current().redis_url
     if not redis_url and not args.insecure:
@@ -211,19 +205,16 @@ def run(args: argparse.Namespace) -> int:
         log.warning("the operator token is only %d characters long: anyone who reaches the "
                     "operator API can guess a short one; use 32 random ones (python -c 'import "
                     "secrets; print(secrets.token_urlsafe(32))')", len(operator_token))
-    from sueca.referee.house import HouseBotError, parse_house_bots
+    from sueca.referee import house  # deferred: the SDK's example bots, for `referee` only
     try:
-        args.house_bots = parse_house_bots(args.house_bots) if args.house_bots else ()
-    except HouseBotError as err:
+        args.house_bots = house.parse_house_bots(args.house_bots) if args.house_bots else ()
+    except house.HouseBotError as err:
         raise UserError(str(err)) from None
     limits = limits_from(args)
     seed_key = seed_key_from(args)
-    from sueca.arena.store.bots import RegistryAuth
-    from sueca.referee.server import StaticAuth
     auth: Authenticator
     registry: RegistryAuth | None = None  # where this referee publishes its bots
     if redis_url:
-        from sueca.arena.store import StoreUnavailable, connect
         try:
             auth = registry = RegistryAuth(connect(redis_url, timeout=5.0))
         except StoreUnavailable as err:  # says what is wrong, the password masked
@@ -242,8 +233,9 @@ def run(args: argparse.Namespace) -> int:
     host = socket.gethostname() if host in ("0.0.0.0", "::", "[::]") else host
     advertise = args.advertise or f"{host}:{port}"
     try:
-        asyncio.run(_serve(args, auth, advertise, registry, credentials,
-                           operator_token, limits, seed_key))
+        asyncio.run(_serve(args, auth, advertise=advertise, registry=registry,
+                           credentials=credentials, operator_token=operator_token,
+                           limits=limits, seed_key=seed_key))
     except OSError as err:
         where = f"{args.host}:{args.port}" + (f" (operator {args.operator_host}:"
                                               f"{args.operator_port})" if args.operator_port
@@ -252,28 +244,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve(args: argparse.Namespace, auth: Authenticator, advertise: str,
-                 registry: RegistryAuth | None, credentials: grpc.ServerCredentials | None = None,
-                 operator_token: str | None = None, limits: Limits | None = None,
-                 seed_key: bytes | None = None) -> None:
+async def _serve(args: argparse.Namespace, auth: Authenticator, *, advertise: str,
+                 registry: RegistryAuth | None, credentials: grpc.ServerCredentials | None,
+                 operator_token: str | None, limits: Limits, seed_key: bytes | None) -> None:
     """Serve until SIGTERM or SIGINT, then drain; with a ``registry`` (the bot tokens' Redis),
     publish this replica and its bots' free capacity there meanwhile."""
-    from sueca.referee import metrics
-    from sueca.referee.server import start, tune_gc
+    # the referee's runtime: prometheus_client, gRPC health and reflection
+    from sueca.referee import metrics, server  # deferred: 0.1 s that other commands would pay
 
     if args.metrics_port:
         try:
             metrics.serve(args.metrics_port, args.host)
         except OSError as err:  # else it would read as a clash on the gRPC port
-            from sueca.arena.cli import UserError
             raise UserError(f"cannot serve the referee's metrics on {args.host}:"
                             f"{args.metrics_port}: {err.strerror or err} (another referee? "
                             "give each its own --metrics-port, or 0 for none)") from None
-    ref = await start(auth, args.host, args.port, referee_id=advertise, credentials=credentials,
-                      operator_token=operator_token, limits=limits, seed_key=seed_key,
-                      house_bots=args.house_bots, operator_port=args.operator_port,
-                      operator_host=args.operator_host)
-    tune_gc()
+    ref = await server.start(auth, args.host, port=args.port, referee_id=advertise,
+                             credentials=credentials, operator_token=operator_token,
+                             limits=limits, seed_key=seed_key, house_bots=args.house_bots,
+                             operator_port=args.operator_port,
+                             operator_host=args.operator_host)
+    server.tune_gc()
     if seed_key is None:
         log.warning("no SUECA_SEED_KEY: bots' seeds use a random key of this process, so a "
                     "match's bot play replays only on this referee; set the same key on every "
@@ -321,12 +312,10 @@ async def _heartbeat(ref: Referee, auth: RegistryAuth, advertise: str) -> None:
 
 
 def _publish(auth: RegistryAuth, advertise: str, free: dict[str, int]) -> None:
-    from sueca.arena.store.referees import RefereeStore
     RefereeStore(auth.client, auth.registry.keys).publish_referee(advertise, free, HEARTBEAT_TTL)
 
 
 def _unpublish(auth: RegistryAuth, advertise: str) -> None:
-    from sueca.arena.store.referees import RefereeStore
     try:
         RefereeStore(auth.client, auth.registry.keys).withdraw_referee(advertise)
     except Exception as err:

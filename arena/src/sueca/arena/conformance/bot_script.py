@@ -30,7 +30,7 @@ import grpc
 from sueca.arena.conformance.games import Game, weak_hand_seed
 from sueca.arena.conformance.report import Checks, shown
 from sueca.arena.conformance.wire import TIMEOUT, Listener, Malformed, Stream
-from sueca.engine import CARDS, Variant
+from sueca.engine import CARDS, End, Variant
 from sueca.v1 import sueca_pb2 as pb
 
 __all__ = ["CHECKS", "BotScript", "Timing"]
@@ -60,7 +60,7 @@ QUIET_SECONDS = 0.3     # how long the script waits for an answer that must not 
 class Timing:
     """How long the bot gets: per answer, to connect, to come back, to drain."""
 
-    def __init__(self, turn: float = 10.0, connect: float = 30.0, reconnect: float = 15.0,
+    def __init__(self, *, turn: float = 10.0, connect: float = 30.0, reconnect: float = 15.0,
                  drain: float = 15.0) -> None:
         self.turn, self.connect, self.reconnect, self.drain = turn, connect, reconnect, drain
 
@@ -76,7 +76,7 @@ class BotScript:
     tells a ``--listen`` user to stop theirs. ``progress`` gets one line per phase.
     """
 
-    def __init__(self, listener: Listener, token: str, timing: Timing,
+    def __init__(self, listener: Listener, token: str, *, timing: Timing,
                  stop_bot: Callable[[], Awaitable[None]],
                  progress: Callable[[str], None] = lambda line: None,
                  signalled: bool = True,
@@ -206,8 +206,8 @@ class BotScript:
 
     # -- reading and answering ------------------------------------------------------------------
     def _new_game(self, variant: Variant | None = None, seed: str | None = None) -> Game:
-        game = Game(self.name, variant or Variant(), seed or secrets.token_hex(8),
-                    int(self.timing.turn * 1000))
+        game = Game(self.name, variant or Variant(), seed=seed or secrets.token_hex(8),
+                    move_ms=int(self.timing.turn * 1000))
         self.games[game.game_id] = game
         return game
 
@@ -355,6 +355,12 @@ class BotScript:
                                      f"request is {game.open.request_id}")
         return game
 
+    async def _settle(self, game: Game, phase: str) -> None:
+        """Read until ``game`` has no turn open, before the script stops it or asks it again.
+        A refused answer opens a new request at once: stopping or re-asking the game while
+        that request is in flight would make the bot's honest answer to it look stale."""
+        await self._pump(lambda: game.open is None, phase)
+
     def _end(self, game: Game) -> None:
         self.games.pop(game.game_id, None)
         self.hold.discard(game.game_id)
@@ -394,7 +400,7 @@ class BotScript:
             for name in ("batched-turns", "many-games", "full-match"):
                 checks[name].failed(str(err))
             raise
-        refused = [g for g in games if g.match.end != "normal" and g.refusals >= MAX_REFUSALS]
+        refused = [g for g in games if g.match.end is not End.NORMAL and g.refusals >= MAX_REFUSALS]
         resigned = [g for g in games if g.resigned is not None]
         if refused:
             checks["full-match"].failed(f"game {refused[0].game_id!r} ended after "
@@ -421,9 +427,7 @@ class BotScript:
         self.hold.add(game.game_id)  # after the answer asked again, the script ends the game
         await self._send([game.start_event()], [first])
         await self._pump(lambda: first.request_id in game.answered, "a turn to ask again")
-        if game.game_id in self.games and game.open is not None:
-            again = game.open.request_id
-            await self._pump(lambda: again in game.answered, "the turn asked again")
+        await self._settle(game, "the turn asked again")
         await self._quiet()
         await self._send(game.stop(), [])
         self._end(game)
@@ -440,7 +444,8 @@ class BotScript:
         turn = game.ask()
         await self._send([game.start_event()], [turn])
         await self._pump(lambda: turn.request_id in game.answered, "the redeal question")
-        if game.match.results and game.match.results[-1].end == "redeal":
+        await self._settle(game, "the turn after the redeal question")
+        if game.match.results and game.match.results[-1].end is End.REDEAL:
             said = "answered: redeal"
         else:
             said = "answered: play the hand"
@@ -476,6 +481,7 @@ class BotScript:
         await self._send([game.start_event()], [turn])
         try:
             await self._pump(lambda: rid in game.answered, "the turn sent again")
+            await self._settle(game, "the turn after the one sent again")
             # an answer kept from the dropped stream may come first or after the real one:
             # wait half as long again as the bot has had the turn so far
             await self._quiet(min(self.timing.turn, 1.5 * (time.monotonic() - asked))
@@ -523,7 +529,7 @@ class BotScript:
         if game.over:
             self._end(game)
             await self._send([], [])
-        else:
+        elif game.open is None:  # a refused answer's request may still be open: it goes on
             await self._send([], [game.ask()])
         try:
             await self._pump(lambda: game.game_id not in self.games, "the game after the drain")

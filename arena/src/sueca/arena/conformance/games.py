@@ -32,7 +32,7 @@ class Turn:
 class Game:
     """One seat of one match, as a bot knows it: an opaque game id."""
 
-    def __init__(self, bot: str, variant: Variant, seed: str, move_ms: int,
+    def __init__(self, bot: str, variant: Variant, *, seed: str, move_ms: int,
                  decks: Sequence[Sequence[int]] = ()) -> None:
         self.game_id = secrets.token_hex(8)
         self.match = Match(variant, seed=seed, decks=decks)

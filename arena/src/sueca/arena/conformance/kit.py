@@ -33,7 +33,7 @@ def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     return " | ".join(shown(line, 160) for line in last)
 
 
-async def check_bot(spec: str | None, listen: tuple[str, int] | None, name: str,
+async def check_bot(spec: str | None, listen: tuple[str, int] | None, *, name: str,
                     capacity: int, timing: Timing, token: str | None = None,
                     progress: Callable[[str], None] = lambda line: None,
                     ) -> tuple[Checks, dict[str, object]]:
@@ -76,7 +76,7 @@ async def check_bot(spec: str | None, listen: tuple[str, int] | None, name: str,
             code = await proc.wait()
             return f"the bot process exited with code {code} before connecting: {_tail(log)}"
 
-        script = BotScript(listener, token, timing, stop_bot, progress,
+        script = BotScript(listener, token, timing=timing, stop_bot=stop_bot, progress=progress,
                            signalled=proc is not None,
                            exited=exited if proc is not None else None)
         checks = await script.run()

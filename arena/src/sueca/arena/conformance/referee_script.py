@@ -19,6 +19,7 @@ import grpc
 
 from sueca import codec
 from sueca.arena.conformance.report import Check, Checks, shown
+from sueca.engine import End
 from sueca.referee.security import operator_metadata
 from sueca.v1 import sueca_pb2 as pb
 
@@ -129,7 +130,7 @@ def _answer(turn: pb.TurnRequest) -> pb.Action:
 
 
 class _Run:
-    def __init__(self, address: str, token: str, seconds: float,
+    def __init__(self, address: str, token: str, *, seconds: float,
                  progress: Callable[[str], None], operator_token: str | None = None) -> None:
         self.address, self.token, self.seconds = address, token, seconds
         self.operator = operator_metadata(operator_token)
@@ -170,21 +171,20 @@ class _Run:
                         f"id {shown(msg.welcome.referee_id)}")
         return bot
 
-    def start_match(self, tag: str, **spec: Any) -> asyncio.Future[Any]:
+    def start_match(self, tag: str, **spec: int) -> asyncio.Future[codec.ResultDict]:
         """RunMatch for a match seating the kit's bot four times; resolves to its result (a
         dict, :func:`sueca.codec.result_to_dict`), or _Fail saying how RunMatch failed."""
         match_id = f"conformance-{tag}-{secrets.token_hex(4)}"
-        spec = {"bots": [self.name] * 4, "match_id": match_id, "seed": secrets.randbits(32),
-                "move_ms": int(self.seconds * 1000), "grace_ms": int(self.seconds * 1000),
-                **spec}
-        request = codec.spec_to_pb(spec)
+        request = codec.spec_to_pb({
+            "bots": [self.name] * 4, "match_id": match_id, "seed": secrets.randbits(32),
+            "move_ms": int(self.seconds * 1000), "grace_ms": int(self.seconds * 1000), **spec})
         request.quiet = True
         call = self.channel.unary_stream(
             RUN_MATCH, request_serializer=pb.MatchSpec.SerializeToString,
             response_deserializer=pb.MatchEvent.FromString)(
                 request, timeout=max(60.0, 10 * self.seconds), metadata=self.operator)
 
-        async def result() -> Any:
+        async def result() -> codec.ResultDict:
             try:
                 async for event in call:
                     if event.HasField("result"):
@@ -314,7 +314,7 @@ class _Run:
         return turns[0] if turns else nxt
 
     async def _renuncia(self, bot: _Bot, turn: pb.TurnRequest,
-                        match: asyncio.Future[Any]) -> None:
+                        match: asyncio.Future[codec.ResultDict]) -> None:
         """Play legal cards until one seat can break suit; break it; the deal must end as a
         renúncia by that seat, and the match (to 4) with it."""
         check = self.checks["renuncia"]
@@ -326,7 +326,7 @@ class _Run:
                 msg = await bot.expect("the deal end", self.seconds, lambda m: any(
                     e.HasField("deal_end") for e in m.events))
                 end = next(e.deal_end for e in msg.events if e.HasField("deal_end"))
-                if end.end != "renuncia" or end.fault_seat != obs.seat:
+                if end.end != End.RENUNCIA or end.fault_seat != obs.seat:
                     check.failed(f"the deal ended {shown(end.end)} with fault seat "
                                  f"{end.fault_seat}, expected renuncia by seat {obs.seat}")
                 else:
@@ -338,7 +338,7 @@ class _Run:
             check.skipped("no seat could break suit in 200 turns")
         try:
             result = await asyncio.wait_for(match, self.seconds)
-            if check.status == "pass" and result["end"] != "renuncia":
+            if check.status == "pass" and result["end"] != End.RENUNCIA:
                 check.failed(f"the match ended {shown(result['end'])}, expected renuncia")
         except Exception as err:
             check.failed(f"the match did not end: {shown(str(err), 120)}")
@@ -369,7 +369,7 @@ class _Run:
         result = await self._result(match, check)
         if result is None:
             pass
-        elif ends != {"timeout"} or faults != {seat} or result["end"] != "timeout" \
+        elif ends != {End.TIMEOUT} or faults != {seat} or result["end"] != End.TIMEOUT \
                 or result["fault_seat"] != seat:
             check.failed(f"the match ended {shown(result['end'])} (games: "
                          f"{shown(sorted(ends))}) with fault seat {result['fault_seat']}, "
@@ -404,7 +404,7 @@ class _Run:
         want = codec.fault_detail(RESIGN_REASON)
         if result is None:
             pass
-        elif result["end"] != "bot_error" or result["fault_seat"] != seat:
+        elif result["end"] != End.BOT_ERROR or result["fault_seat"] != seat:
             check.failed(f"the match ended {shown(result['end'])} with fault seat "
                          f"{result['fault_seat']}, expected bot_error by seat {seat}")
         elif result["fault_detail"] != want:
@@ -412,7 +412,8 @@ class _Run:
         else:
             check.passed(f"bot_error by seat {seat}, the reason escaped in fault_detail")
 
-    async def _result(self, match: asyncio.Future[Any], check: Check) -> Any:
+    async def _result(self, match: asyncio.Future[codec.ResultDict],
+                      check: Check) -> codec.ResultDict | None:
         """The match's result, or None (the check failed, saying why)."""
         try:
             return await asyncio.wait_for(match, self.seconds)
@@ -446,7 +447,7 @@ class _Run:
         self._turn = back
         return again
 
-    async def _drain(self, bot: _Bot, match: asyncio.Future[Any]) -> None:
+    async def _drain(self, bot: _Bot, match: asyncio.Future[codec.ResultDict]) -> None:
         check = self.checks["drain"]
         bot.send(pb.BotMessage(drain=True, actions=[_answer(self._turn)]))
         acked = False
@@ -485,16 +486,17 @@ def _ended(msg: pb.RefereeMessage, games: set[str]) -> bool:
     return any(e.HasField("match_end") and e.game_id in games for e in msg.events)
 
 
-async def _match_error(match: asyncio.Future[Any]) -> str:
+async def _match_error(match: asyncio.Future[codec.ResultDict]) -> str:
     if not match.done():
         return "the match call is still waiting"
     err = match.exception()
     return "the match ended" if err is None else f"RunMatch failed: {shown(str(err), 160)}"
 
 
-async def check_referee(address: str, token: str, seconds: float,
+async def check_referee(address: str, token: str, *, seconds: float,
                         progress: Callable[[str], None] = lambda line: None,
                         operator_token: str | None = None) -> Checks:
     """Run every referee check against the referee at ``address`` as the bot of ``token``;
     matches are asked for with ``operator_token`` (default ``SUECA_OPERATOR_TOKEN``, if set)."""
-    return await _Run(address, token, seconds, progress, operator_token).run()
+    return await _Run(address, token, seconds=seconds, progress=progress,
+                      operator_token=operator_token).run()

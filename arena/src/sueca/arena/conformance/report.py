@@ -37,7 +37,7 @@ class Check:
     what: str
     status: Status = "skip"
     reason: str = "not run"
-    judged: bool = False  # a verdict was given (a later pass never hides an earlier failure)
+    judged: bool = False  # a verdict or a skip was given: the end-of-run catch-all keeps it
 
     def passed(self, reason: str = "") -> None:
         if self.status != "fail":
@@ -49,8 +49,10 @@ class Check:
             self.status, self.reason, self.judged = "fail", reason[:REASON_CHARS], True
 
     def skipped(self, reason: str) -> None:
+        """The first skip's reason is kept: it says why the check could not be judged, which
+        a later catch-all ("not reached") would only blur. A later pass or failure wins."""
         if not self.judged:
-            self.status, self.reason = "skip", reason[:REASON_CHARS]
+            self.status, self.reason, self.judged = "skip", reason[:REASON_CHARS], True
 
 
 class Checks:
