@@ -325,8 +325,8 @@ def test_a_killed_loadtest_leaves_no_process_and_no_folder(tmp_path: Path) -> No
     import signal
     import time
 
-    from arenakit import children
-    from waiting import wait_for
+    from kits.arena import children
+    from kits.wait import wait_for
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
