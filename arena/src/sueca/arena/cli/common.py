@@ -77,17 +77,31 @@ SHARED_OPTIONS = ("redis", "data", "json")
 
 
 def share_options(parser: argparse.ArgumentParser) -> None:
-    """Let ``COMMAND --data DIR ACTION`` mean ``COMMAND ACTION --data DIR``, under ``parser``
-    and every sub-command beneath it: each of :data:`SHARED_OPTIONS` that an action of a
-    command takes is added to the command too (unless it has it already), and the actions'
-    copies stop defaulting (``SUPPRESS``), so that an action never resets what was given
-    before it. An action without the option refuses it when it was given before it."""
+    """Let ``COMMAND --data DIR ACTION`` mean ``COMMAND ACTION --data DIR`` for every command
+    of the program ``parser`` (never for the program itself, whose commands are no actions):
+    each of :data:`SHARED_OPTIONS` that an action of a command takes is added to the command
+    too (unless it has it already), and the actions' copies stop defaulting (``SUPPRESS``), so
+    that an action never resets what was given before it. An action without the option
+    refuses it when it was given before it."""
+    for sub in _sub_parsers(parser):
+        _share(sub)
+
+
+def _sub_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers of ``parser``'s sub-commands (aliases share a parser)."""
+    found: dict[argparse.ArgumentParser, None] = {}
     for action in parser._actions:
-        if not isinstance(action, argparse._SubParsersAction):
-            continue
-        subs = list(dict.fromkeys(action.choices.values()))  # aliases share a parser
-        for sub in subs:
-            share_options(sub)
+        if isinstance(action, argparse._SubParsersAction):
+            found.update(dict.fromkeys(action.choices.values()))
+    return list(found)
+
+
+def _share(parser: argparse.ArgumentParser) -> None:
+    """:func:`share_options` for one command and the commands beneath it."""
+    subs = _sub_parsers(parser)
+    for sub in subs:
+        _share(sub)
+    if subs:
         have = {a.dest for a in parser._actions}
         for dest in SHARED_OPTIONS:
             found = {sub: next((a for a in sub._actions if a.dest == dest), None)

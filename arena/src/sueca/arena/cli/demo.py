@@ -34,7 +34,6 @@ from sueca.arena.cli.leaderboard import print_leaderboard
 from sueca.arena.leaderboard import leaderboard
 from sueca.arena.local_arena import EXAMPLE_BOTS, LocalArena
 from sueca.arena.redisurl import masked
-from sueca.arena.tournaments import TournamentError, new_spec, run_tournament
 
 
 # -- the command -----------------------------------------------------------------------------
@@ -57,8 +56,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    # deferred: Celery takes ~0.1 s to import, which every other command would pay
-    from sueca.arena.celery_app import configure
+    from sueca.arena.celery_app import configure  # deferred: Celery (~0.1 s), demo only
+    from sueca.arena.tournaments import (  # deferred: ~8 ms
+        TournamentError,
+        new_spec,
+        run_tournament,
+    )
     if args.matches_per_pair % 2:  # checked before anything starts, in the user's own terms
         raise UserError(f"bad --matches-per-pair {str(args.matches_per_pair)!r}: the demo plays "
                         "duplicate pairs (two matches on the same cards, teams swapped), so it "

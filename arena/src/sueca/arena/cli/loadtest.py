@@ -29,11 +29,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.live import Live
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from sueca.arena.cli.common import Bounded, UserError, clean
 from sueca.arena.cli.common import console as make_console
@@ -54,8 +50,11 @@ from sueca.arena.store.bots import BotRegistryError, check_name
 from sueca.engine import Variant
 from sueca.engine.errors import SuecaError
 from sueca.referee import control
-from sueca.referee.house import HouseBotError, parse_house_bots
 from sueca.sdk.cli.common import load_checked
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -120,6 +119,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def _check(args: argparse.Namespace) -> tuple[list[str], Any]:  # Any: the bot factory
     """Every argument checked before anything starts: (house bots, bot factory or None)."""
+    from sueca.referee.house import HouseBotError, parse_house_bots  # deferred: bots, ~12 ms
     if (args.target is None) == (args.bot is None):
         raise UserError("give either TARGET (a bot to start: random, mybot:Greedy, "
                         "./mybot.py:Greedy) or --bot NAME --server ADDR (a running bot)")
@@ -270,6 +270,7 @@ def _check_connected(address: str, bot: str, games: int, console: Console) -> No
 async def _run_live(target: Target, shape: Shape, console: Console) -> Stats:
     if not console.is_terminal:
         return await run_load(target, shape)
+    from rich.live import Live  # deferred: rich (~25 ms), for this run only
     with Live(_live_table({}), console=console, refresh_per_second=4, transient=True) as view:
         return await run_load(target, shape, on_tick=lambda s: view.update(_live_table(s)))
 
@@ -280,6 +281,7 @@ def _v(x: Any, unit: str = "") -> str:
 
 def _live_table(s: dict[str, Any]) -> Table:  # Any: live()'s figures
     """The live view: one line per kind of figure, narrow enough for 80 columns."""
+    from rich.table import Table  # deferred: rich (~25 ms), for this run only
     t = Table(title=f"loadtest — {s.get('elapsed', 0.0):.1f}s", show_header=False)
     t.add_column("what")
     t.add_column("now", justify="right")
@@ -298,6 +300,7 @@ def _live_table(s: dict[str, Any]) -> Table:  # Any: live()'s figures
 def print_result(r: dict[str, Any], out: Console) -> None:  # Any: the JSON result
     """The result as a table on ``out``, then the first errors (where the first bot error was
     raised, when the bot's log says)."""
+    from rich.table import Table  # deferred: rich (~25 ms), for this run only
     t = Table(title=f"Load test of {r['target']} — {r['games']} games at once, "
                     f"{r['seconds']:.1f}s", show_header=True)
     t.add_column("measure")

@@ -43,10 +43,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import IO
-
-from rich.console import Console
-from rich.markup import escape
+from typing import IO, TYPE_CHECKING
 
 from sueca.arena.cli.common import Bounded, UserError, add_port
 from sueca.arena.cli.common import console as make_console
@@ -64,10 +61,14 @@ from sueca.arena.processes import (
 )
 from sueca.arena.redisproc import SOCKET_PATH_MAX, RedisServer
 from sueca.arena.redisurl import masked
-from sueca.arena.retention import Schedule
 from sueca.arena.settings import current, replace, use
 from sueca.arena.store import StoreUnavailable, connect
 from sueca.sdk.channels import drop_tls_settings
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from sueca.arena.retention import Schedule
 
 #: the ladder's default pace (matches a minute) and retention (days), documented in
 #: docs/operating.md with what they cost
@@ -312,6 +313,7 @@ class _Arena:
         self._start_ladder(arena)
         self._start_web(arena)
         if self.args.retain_days and not self.external:
+            from sueca.arena.retention import Schedule  # deferred: ~5 ms, serve's run only
             self.retention = Schedule(arena.store, self.args.retain_days,
                                       (self.data / "archive").resolve(), self.args.archive_days,
                                       every=RETENTION_EVERY)
@@ -417,6 +419,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Check everything that can be checked (options, TLS files, the folder, every port)
     before anything starts or is written; then start the arena, print where it is, and keep
     it running until Ctrl-C or SIGTERM."""
+    from rich.markup import escape  # deferred: rich (~25 ms), for this run only
     console = make_console(stderr=True)
     metrics = _metrics_ports(args)
     tls_client, tls_env = _tls(args)
