@@ -264,7 +264,7 @@ class BotScript:
                 self._end(game)
                 continue
             if turn.redeal:
-                if which != "redeal":
+                if not action.HasField("redeal"):  # the oneof "choice" holds no redeal answer
                     checks["legal-cards"].failed(
                         f"request {turn.request_id} of game {game.game_id!r} asks whether to "
                         f"redeal; answered with {which or 'nothing'}")
