@@ -76,17 +76,6 @@ def redis_url(args: argparse.Namespace) -> str:
 SHARED_OPTIONS = ("redis", "data", "json")
 
 
-def share_options(parser: argparse.ArgumentParser) -> None:
-    """Let ``COMMAND --data DIR ACTION`` mean ``COMMAND ACTION --data DIR`` for every command
-    of the program ``parser`` (never for the program itself, whose commands are no actions):
-    each of :data:`SHARED_OPTIONS` that an action of a command takes is added to the command
-    too (unless it has it already), and the actions' copies stop defaulting (``SUPPRESS``), so
-    that an action never resets what was given before it. An action without the option
-    refuses it when it was given before it."""
-    for sub in _sub_parsers(parser):
-        _share(sub)
-
-
 def _sub_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     """The parsers of ``parser``'s sub-commands (aliases share a parser)."""
     found: dict[argparse.ArgumentParser, None] = {}
@@ -96,11 +85,16 @@ def _sub_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParse
     return list(found)
 
 
-def _share(parser: argparse.ArgumentParser) -> None:
-    """:func:`share_options` for one command and the commands beneath it."""
+def share_options(parser: argparse.ArgumentParser) -> None:
+    """Let ``COMMAND --data DIR ACTION`` mean ``COMMAND ACTION --data DIR`` for the command
+    ``parser`` (built with its actions) and the commands beneath it: each of
+    :data:`SHARED_OPTIONS` that an action of a command takes is added to the command too
+    (unless it has it already), and the actions' copies stop defaulting (``SUPPRESS``), so that
+    an action never resets what was given before it. An action without the option refuses it
+    when it was given before it."""
     subs = _sub_parsers(parser)
     for sub in subs:
-        _share(sub)
+        share_options(sub)
     if subs:
         have = {a.dest for a in parser._actions}
         for dest in SHARED_OPTIONS:
