@@ -215,7 +215,7 @@ def test_a_reckless_bot_on_a_real_referee(monkeypatch) -> None:
     monkeypatch.setattr(metrics, "_labels", None)
     arena = _referee_arena("reckless", monkeypatch)
     try:
-        store = Store(connect(arena.redis.url), Keys())
+        store = Store(connect(arena.redis_url), Keys())
         turns0 = _sample("sueca_bot_turn_seconds_count", bot="target")
         seats = ["target", "house:random", "target", "house:random"]
         renuncias = 0
@@ -272,7 +272,7 @@ def test_timeouts_are_counted_per_bot(monkeypatch, tmp_path: Path) -> None:
     (tmp_path / "sleepy.py").write_text(SLEEPY)
     arena = _referee_arena(str(tmp_path / "sleepy.py") + ":Sleepy", monkeypatch)
     try:
-        store = Store(connect(arena.redis.url), Keys())
+        store = Store(connect(arena.redis_url), Keys())
         before = _sample("sueca_bot_faults_total", bot="target", kind="timeout")
         seats = ["target", "house:random", "house:random", "house:random"]
         store.create_match("t1", {"bots": seats, "seed": "1", "move_ms": 50, "bank_ms": 50})

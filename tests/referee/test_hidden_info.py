@@ -186,7 +186,7 @@ def test_game_ids_are_opaque_and_no_bot_is_told_the_match_id(referee, tokens):
     operator_events: list[dict] = []
     with ThreadPoolExecutor(3) as pool:
         futures = [pool.submit(control.run_match, referee.address, s, 120,
-                               operator_events.append if k == 0 else None)
+                               on_event=operator_events.append if k == 0 else None)
                    for k, s in enumerate(specs)]
         play_until_done([north, east], futures, random.Random(8))
         results = {r["match_id"]: r for r in (f.result(10) for f in futures)}

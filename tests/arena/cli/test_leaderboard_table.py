@@ -75,7 +75,8 @@ def test_the_tournament_table_is_fitted_the_same_way() -> None:
                   "rating": 1512.4, "rating_pm": 87.2, "elo": 1544.9, "faults": 12}
                  for name in ("a-rather-long-bot-name", "heuristic")]
     report = {"tournament": "t20261201-070000-abcd", "recorded": 240, "matches": 240,
-              "spec": {"duplicate": True}, "standings": standings, "failed": []}
+              "format": "round-robin", "spec": {"duplicate": True}, "standings": standings,
+              "failed": [], "cross": []}
     for width in (80, 120):
         buf = io.StringIO()
         print_table(report, Console(file=buf, width=width))

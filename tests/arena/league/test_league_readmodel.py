@@ -103,10 +103,11 @@ def test_matches_show_gives_the_fault_reason_escaped(store, prefix, redis_url) -
     """A bot's reported failure is shown by ``matches show`` (escaped, capped), and held back
     while the match is a duplicate half whose twin is unfinished."""
     from sueca.arena.match_job import outcome_to_result
-    from sueca.arena.tournaments import prepare_tournament
+    from sueca.arena.tournaments import new_spec, prepare_tournament
     for b in ("crashy", "random"):
         store.bots.add(b)
-    tid, _ = prepare_tournament(store, ["crashy", "random"], 2, True, [], "tpair")
+    tid, _ = prepare_tournament(store, new_spec(["crashy", "random"], 2, duplicate=True),
+                                tid="tpair")
     first, twin = store.tournament_matches(tid)
 
     def record(mid: str, detail: str) -> None:

@@ -50,6 +50,7 @@ class PrivateArena:
         self.net_rtt_ms, self.net_jitter_ms = net_rtt_ms, net_jitter_ms
         self.address = ""
         self.metrics_url = ""
+        self.redis_url = ""  # its own Redis, once started
         self.children: ArenaProcesses | None = None
 
     @property
@@ -62,6 +63,7 @@ class PrivateArena:
         deadline = time.monotonic() + timeout
         try:
             redis = children.start_redis()
+            self.redis_url = redis.url
             token = register(redis.url, [self.NAME])[self.NAME]
             self.address, mport = children.start_referee(args=[
                 "--redis", redis.url, "--drain-seconds", "2",
