@@ -422,6 +422,9 @@ def test_a_faults_detail_is_shown_escaped_and_capped(redis_url: str) -> None:
         assert 'id="fault-detail">crashy said:' in page and "<script>alert(1)" not in page
         assert "x" * (MAX_DETAIL - 50) in page and "x" * MAX_DETAIL not in page
         assert " · 1 deal · " in page
+        # the result in the CLI's words: a fault's win says so, the end in prose
+        assert "team 1 wins 0–4 on a bot error by crashy</strong>" in page
+        assert "· end: bot error by crashy" in page
         assert 'id="fault-detail"' not in c.get("/matches/f1").text
 
 

@@ -36,7 +36,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sueca.arena.format import clean, fmt, iso_time, ms, when
+from sueca.arena.format import MISSING, clean, end_word, fmt, iso_time, ms, outcome_words, when
 from sueca.arena.leaderboard import json_row
 from sueca.arena.league.limits import MATCH_ENDS
 from sueca.arena.league.rows import BadQuery, NotFound, check_page
@@ -71,7 +71,8 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> ServerTiming:
     view = LeagueView(store)
     slots = Slots()
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
-    env.filters.update(when=when, fmt=fmt, ms=ms)
+    env.filters.update(when=when, fmt=fmt, ms=ms, end_word=end_word)
+    env.globals.update(outcome_words=outcome_words, missing=MISSING)  # one wording with the CLI
     env.globals["provisional_games"] = PROVISIONAL_GAMES  # the leaderboard's ? mark
 
     def page(request: Request, name: str, status: int = 200,
