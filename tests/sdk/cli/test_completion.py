@@ -36,7 +36,8 @@ def candidates(line: str, tmp_path: Path) -> list[str]:
     ("sueca-bot replay ", {"verify"}),
     ("sueca-bot run random --token", {"--token", "--token-file"}),
     ("sueca-arena sel", {"selfplay"}),
-    ("sueca-arena replay ", {"verify", "show"}),
+    # the options its actions share are offered before the action too
+    ("sueca-arena replay ", {"verify", "show", "--redis", "--data", "--json"}),
     ("sueca-arena selfplay --rep", {"--replays"}),
 ])
 def test_completion_offers_commands_and_options(tmp_path: Path, line: str,
