@@ -16,11 +16,12 @@ import time
 from collections.abc import Sequence
 
 from sueca.engine.game import FAULT_ENDS, End
+from sueca.sdk import table
 
 __all__ = ["MISSING", "fmt", "pm", "interval", "ms", "score", "when", "iso_time", "clean",
            "outcome_words", "end_word"]
 
-MISSING = "—"
+MISSING = table.MISSING  # the SDK's tables write the same conventions
 
 #: how an end reads in prose ("team 1 wins on a renúncia by reckless"); the End's value
 #: (``renuncia``, ``bot_error``) is what records, filters and --json carry
@@ -53,23 +54,11 @@ def interval(low: float | None, high: float | None, digits: int = 1, unit: str =
     """``LOW..HIGH``, each with ``unit``: ``57.1%..70.3%``; :data:`MISSING` when a bound is."""
     if low is None or high is None or not (_finite(low) and _finite(high)):
         return MISSING
-    return f"{low:.{digits}f}{unit}..{high:.{digits}f}{unit}"
+    return table.interval(f"{low:.{digits}f}{unit}", f"{high:.{digits}f}{unit}")
 
 
-def ms(x: float | None) -> str:
-    """A time per move (given in ms) to three significant figures: ``12.3 ms``, ``25.2 µs``."""
-    if x is None or not _finite(x):
-        return MISSING
-    if x >= 0.1 or x == 0:
-        return f"{_sig3(x)} ms"
-    return f"{_sig3(x * 1000.0)} µs"
-
-
-def _sig3(x: float) -> str:
-    if x == 0:
-        return "0"
-    decimals = max(0, 2 - math.floor(math.log10(abs(x))))
-    return f"{x:.{decimals}f}"
+#: a time per move (given in ms) to three significant figures: ``12.3 ms``, ``25.2 µs``
+ms = table.per_move
 
 
 def score(points: Sequence[int] | None) -> str:

@@ -7,6 +7,7 @@ functions.
 
 from __future__ import annotations
 
+import math
 import shutil
 import sys
 import time
@@ -45,9 +46,11 @@ def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any
 
 def per_move(ms: float | None) -> str:
     """A time per move, three significant figures in its unit: ``2.50 ms``, ``25.2 µs`` (below
-    0.1 ms), ``312 ms``; ``—`` for none."""
-    if ms is None:
+    0.1 ms), ``312 ms``, ``0 ms``; ``—`` for none (or a time that is not finite)."""
+    if ms is None or not math.isfinite(ms):
         return MISSING
+    if ms == 0:
+        return "0 ms"
     if ms < 0.1:
         return f"{_figures(ms * 1000)} µs"
     return f"{_figures(ms)} ms" if ms < 99.95 else f"{ms:.0f} ms"
