@@ -50,12 +50,17 @@ class PrivateArena:
         self.net_rtt_ms, self.net_jitter_ms = net_rtt_ms, net_jitter_ms
         self.address = ""
         self.metrics_url = ""
-        self.redis_url = ""  # its own Redis, once started
         self.children: ArenaProcesses | None = None
 
     @property
     def logs(self) -> Path | None:
         return None if self.children is None else self.children.log_dir
+
+    @property
+    def redis_url(self) -> str:
+        """Its own Redis's URL; "" before it is started or after it is stopped."""
+        server = None if self.children is None else self.children.redis_server
+        return "" if server is None else server.url
 
     def start(self, timeout: float = 40.0) -> PrivateArena:
         self.children = children = ArenaProcesses(prefix="sueca-loadtest-",
@@ -63,7 +68,6 @@ class PrivateArena:
         deadline = time.monotonic() + timeout
         try:
             redis = children.start_redis()
-            self.redis_url = redis.url
             token = register(redis.url, [self.NAME])[self.NAME]
             self.address, mport = children.start_referee(args=[
                 "--redis", redis.url, "--drain-seconds", "2",
