@@ -139,7 +139,7 @@ def test_the_demo_table_explains_games_and_names_no_folder_it_deletes(tmp_path):
     games = {r[1].rstrip(" ?"): r[3] for r in rows if r[0].isdigit()}
     assert games == {"random": "4", "heuristic": "4", "reckless": "4"}, out.stdout
     table = " ".join(out.stdout.split())
-    assert "each half of a duplicate pair" in table and "4 matches per bot are 4 games" in table
+    assert "each half of a duplicate pair" in table and "each bot has 4 rated matches" in table
     assert "score" not in table
     assert "--id" not in out.stderr
     assert str(tmp_path) not in out.stderr + out.stdout and not any(tmp_path.iterdir())

@@ -106,9 +106,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             out = make_console()
             print_leaderboard(rows, out)
             per_bot = args.matches_per_pair * (len(names) - 1)
-            out.print(f"games: rated games — every match counts once, each half of a "
-                      f"duplicate pair (two matches on the same cards, teams swapped) too, so "
-                      f"{per_bot} matches per bot are {per_bot} games")
+            out.print(f"rated: every match counts once, each half of a duplicate pair (two "
+                      f"matches on the same cards, teams swapped) too, so each bot has "
+                      f"{per_bot} rated matches")
             console.print(f"{report['recorded']} matches in {elapsed:.1f}s "
                           f"({report['recorded'] / max(elapsed, 1e-9):.1f} matches/s); "
                           f"whole demo {time.monotonic() - started:.1f}s")
