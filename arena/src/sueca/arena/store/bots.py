@@ -99,10 +99,8 @@ class BotRegistry(StoreBase):
         return next((n for n in self.names() if n != name and n.casefold() == folded), None)
 
     def case_hint(self, name: str) -> str:
-        """For a message about an unknown ``name``: ``" (did you mean 'MyGreedy'?)"`` when a
-        registered name differs from it only in case, else ``""``."""
-        if self.exists(name):
-            return ""
+        """For a message about ``name``, which its caller found unregistered: ``" (did you mean
+        'MyGreedy'?)"`` when a registered name differs from it only in case, else ``""``."""
         twin = self.case_twin(name)
         return "" if twin is None else f" (did you mean {twin!r}?)"
 
