@@ -1,0 +1,6 @@
+"""Competitions: seasons with a lifecycle (draft, open, frozen, final, closed), entries, bot
+versions that play in them, and the rules their ladders and finals follow.
+
+:mod:`.model` is the pure part (rules, times, which move is due); the records live in
+:mod:`sueca.arena.store.competitions`.
+"""
