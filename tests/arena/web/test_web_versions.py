@@ -77,5 +77,6 @@ def test_a_new_version_is_rated_apart_and_the_bot_ranks_as_it(tmp_path: Path) ->
         # the rebuild from the log gives the same counts, versions and all
         rebuilt = json.loads(_cli(serve, "ratings", "rebuild", "--check", "--json").stdout)
         assert rebuilt["identical"] is True
+        assert rebuilt["versions"] == rebuilt["bots"] + 1             # reckless@2 besides
     finally:
         serve.stop()

@@ -65,7 +65,9 @@ from sueca.arena.store.ratings import (
     cached_fit,
     load,
     load_matchups,
+    playing,
     ratings_stamp,
+    read_record,
     stored_config,
     trim_point,
 )
@@ -215,6 +217,15 @@ class LeagueView:
         self._own_fit = (cursor, fit_record(counts, initial, start=start))
         self._fit_moved = time.monotonic()
         return self._own_fit[1], True
+
+    def competition_ratings(self, name: str) -> tuple[Fit, Fit]:
+        """A named competition's rating of record over its own results, read only: by bot (each
+        entrant's playing version: the one its entry fixed at the freeze, else its current
+        one) and by version (:func:`~sueca.arena.ratings.fit.identity`, for
+        :meth:`~sueca.arena.ratings.fit.Fit.versions_of`). The default ladder's is the
+        arena's."""
+        versions = read_record(self.store, name)
+        return versions.for_bots(playing(self.store, versions.bots(), name)), versions
 
     def trimmed(self) -> TrimPoint | None:
         """Where retention trimmed the results log (``through`` entry id, ``results`` it held),

@@ -44,10 +44,10 @@ from sueca.arena.store.errors import RatingsError
 from sueca.arena.store.versions import BotVersions
 
 __all__ = ["catch_up", "rebuild", "load", "load_config", "stored_config", "save_config",
-           "fit_of_record", "versions_of_record", "playing", "cached_fit", "load_matchups", "checkpoint",
-           "load_checkpoint",
-           "trim_point", "ratings_stamp", "RatingsConfig", "RebuildReport", "Checkpoint",
-           "CheckpointReport", "TrimPoint", "Archive", "FORMAT", "REBUILD_ATTEMPTS"]
+           "fit_of_record", "versions_of_record", "read_record", "playing", "cached_fit",
+           "load_matchups", "checkpoint", "load_checkpoint", "trim_point", "ratings_stamp",
+           "RatingsConfig", "RebuildReport", "Checkpoint", "CheckpointReport", "TrimPoint",
+           "Archive", "FORMAT", "REBUILD_ATTEMPTS"]
 
 # Every function takes the store (a :class:`sueca.arena.store.Store`), typed as the parts it
 # uses: the results log, and the bots' health totals that a checkpoint carries along.
@@ -72,10 +72,14 @@ class RatingsConfig(NamedTuple):
 
 class RebuildReport(TypedDict):
     """What :func:`rebuild` did: ``max_diff`` is the largest absolute difference between the
-    rebuilt and the live numbers (0.0: identical); ``checkpoint`` the entry it started from."""
+    rebuilt and the live numbers (0.0: identical); ``checkpoint`` the entry it started from;
+    ``versions`` the bot versions the rating of record rates, ``competitions`` the named
+    competitions whose own counts it rebuilt."""
 
     results: int
     bots: int
+    versions: int
+    competitions: list[str]
     max_diff: float
     elo_k: float
     elo_initial: float
@@ -311,9 +315,19 @@ def versions_of_record(store: BotStatsStore, competition: str | None = None) -> 
     from nothing).
     """
     catch_up(store)
+    return _record(store, competition, write=True)
+
+
+def read_record(store: BotStatsStore, competition: str | None = None) -> Fit:
+    """:func:`versions_of_record` read only (the pages'): the cached fit when it is at the live
+    ratings' position, else a fit of the stored counts, neither caught up nor cached."""
+    return _record(store, competition, write=False)
+
+
+def _record(store: BotStatsStore, competition: str | None, *, write: bool) -> Fit:
     k = store.keys
     name = competition_key(competition)
-    _, initial = load_config(store)
+    initial = (load_config(store) if write else stored_config(store)).elo_initial
     with store.r.pipeline(transaction=True) as pipe:
         pipe.get(k.ratings_cursor())
         pipe.hgetall(k.ratings_matchups(name))
@@ -326,8 +340,9 @@ def versions_of_record(store: BotStatsStore, competition: str | None = None) -> 
         return old
     stats = _parse_matchups(raw)
     new = fit(stats, initial, start=old.theta if old is not None and old.theta else None)
-    store.r.hset(k.ratings_record(name),
-                 mapping={"cursor": cursor, "fit": json.dumps(new.as_dict())})
+    if write:
+        store.r.hset(k.ratings_record(name),
+                     mapping={"cursor": cursor, "fit": json.dumps(new.as_dict())})
     return new
 
 
@@ -446,6 +461,8 @@ def _rebuild(store: BotStatsStore, new_k: float, new_initial: float, write: bool
                         pipe.get(k.ratings_cursor())
                     pipe.execute()
                     return {"results": n, "bots": len(state.bots), "max_diff": max_diff,
+                            "versions": len({b for m in state.matchups for b, _ in json.loads(m)}),
+                            "competitions": sorted(state.competitions),
                             "elo_k": new_k, "elo_initial": new_initial, "ratings": state.bots,
                             "checkpoint": None if cp is None else cp["cursor"],
                             "checkpoint_results": 0 if cp is None else cp["results"]}
