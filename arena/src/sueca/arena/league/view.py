@@ -265,7 +265,7 @@ class LeagueView:
     def _versions_page(self, name: str, registered: bool,
                        stats: BotFold) -> tuple[int, list[VersionRow]]:
         """The bot's current version and its versions, newest first, each with its rating
-        of record, its matches in the log and what :meth:`~sueca.arena.store.versions` keeps of
+        of record, its matches in the log and what :mod:`sueca.arena.store.versions` keeps of
         it (an unregistered bot: what the log says played)."""
         history = {h["version"]: h for h in self.store.versions.history(name)} if registered \
             else {}

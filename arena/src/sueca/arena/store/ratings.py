@@ -1,7 +1,9 @@
 """The ratings' state in Redis: the live fold (:mod:`sueca.arena.ratings.live`) applied
 incrementally as results are recorded (:func:`catch_up`), the rating of record's matchup counts
-and its cached fit (:func:`fit_of_record`), the rebuild from the results log (:func:`rebuild`)
-and the checkpoint that lets retention trim the log (:func:`checkpoint`). The folds themselves
+and its cached fit (:func:`versions_of_record` by version, :func:`fit_of_record` by bot: each
+bot's playing version), the same for each named competition over its own results, the rebuild
+from the results log (:func:`rebuild`) and the checkpoint that lets retention trim the log
+(:func:`checkpoint`). The folds themselves
 are pure (:mod:`sueca.arena.ratings`); this module only reads and writes their state.
 
 A worker calls :func:`catch_up` after recording; ``sueca-arena ratings rebuild`` is the same
@@ -14,11 +16,12 @@ Settings (K and the initial rating) are stored in Redis on first use and changed
 Checkpoint: to keep Redis bounded, retention (:mod:`sueca.arena.retention`) stores the fold's
 whole state at a results entry E (:func:`checkpoint`: every bot's Elo, OpenSkill mu and sigma,
 games and score, the duplicate halves waiting for their twin, the rating of record's matchup
-counts) and trims the log up to E in the same transaction. A rebuild then starts from that
-state and folds the tail: the same operations on the same floats in the same order as a fold of
-the whole log, so the numbers stay identical (``tests/arena/test_retention.py`` compares the
-two). What needs the trimmed entries themselves (another K or initial rating, a tournament's
-table) needs them back from the archive files.
+counts, the arena's and each competition's) and trims the log up to E in the same transaction.
+A rebuild then starts from that state and folds the tail: the same operations on the same
+floats in the same order as a fold of the whole log, so the numbers stay identical
+(``tests/arena/test_retention.py`` compares the two). What needs the trimmed entries
+themselves (another K or initial rating, a tournament's table) needs them back from the archive
+files.
 """
 
 from __future__ import annotations
