@@ -32,6 +32,9 @@ def test_a_version_is_started_listed_and_refused_while_frozen(store, redis_url, 
     bad = cli("bots", "version", "Greedy", env=env, check=2)
     assert bad.stderr.strip() == "error: unknown bot 'Greedy' (did you mean 'greedy'?)"
     assert bad.stdout == "" and "Traceback" not in bad.stderr
+    forged = cli("bots", "version", "greedy", "--note", "ok\nerror: forged", env=env, check=2)
+    assert forged.stderr == ("error: bad --note 'ok\\nerror: forged': one line of at most 200 "
+                             "printable characters (16 given)\n")
 
     store.competitions.create(new_spec("cup"), by="ann")
     store.competitions.enter("cup", "greedy", by="ann")
