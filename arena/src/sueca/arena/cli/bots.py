@@ -1,9 +1,14 @@
-"""``sueca-arena bots add|list|remove``: the bot registry (tokens are shown once, stored hashed)."""
+"""``sueca-arena bots add|list|remove|lift|challenge``: the bot registry (tokens are shown
+once, stored hashed), and fair play: lifting a suspension, an owner's unrated challenges."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
+import secrets
+import time
 from typing import TYPE_CHECKING
 
 from sueca.arena.cli.common import (
@@ -15,9 +20,22 @@ from sueca.arena.cli.common import (
     fitted_table,
     open_store,
 )
-from sueca.arena.format import pm
+from sueca.arena.fairplay import (
+    CHALLENGE,
+    COMES_BACK,
+    FairPlayError,
+    Suspension,
+    challenge_matches,
+    reason,
+)
+from sueca.arena.format import iso_time, pm
 from sueca.arena.leaderboard import BoardRow, connected_bots, json_row, leaderboard
+from sueca.arena.schedule import round_robin, tournament_spec
+from sueca.arena.settings import current
+from sueca.arena.store import UnknownMatch
 from sueca.arena.store.bots import BotRegistry, BotRegistryError
+from sueca.arena.store.fairplay import operator, suspended, versions_of
+from sueca.engine import Variant, VariantError
 
 if TYPE_CHECKING:
     from sueca.arena.store import Store
@@ -32,6 +50,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                      cmd_list)
     add_redis_action(acts, "remove", "unregister a bot (its results stay in the log)", cmd_remove,
                      with_json=False).add_argument("name")
+    add_fair_play(acts)
 
 
 def _registry(args: argparse.Namespace) -> tuple[Store, BotRegistry]:
@@ -61,10 +80,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     online = connected_bots(store)
     # the --json rows: a bot's leaderboard row, or no games (and whether it is connected)
     rows: list[dict[str, object]] = []
-    for name in registry.names():
+    names = registry.names()
+    held = suspended(store, names)
+    for name in names:
         row = board.get(name)
-        rows.append(json_row(row) if row is not None
-                    else {"bot": name, "games": 0, "connected": name in online})
+        rows.append({**(json_row(row) if row is not None
+                        else {"bot": name, "games": 0, "connected": name in online}),
+                     "suspended": _shown_suspension(held.get(name))})
     if args.json:
         print(json.dumps(clean(rows), indent=2))
         return 0
@@ -72,11 +94,13 @@ def cmd_list(args: argparse.Namespace) -> int:
         print("no bots registered: `sueca-arena bots add NAME`")
         return 0
     out = console()
-    cells = [_cells(board.get(str(r["bot"])), str(r["bot"]), name in online)
-             for r, name in ((r, str(r["bot"])) for r in rows)]
+    cells = [[*_cells(board.get(name), name, name in online), "yes" if name in held else ""]
+             for name in names]
     out.print(fitted_table("Bots", "rating: the leaderboard's rating of record, 95% interval "
                            "· ? provisional · live Elo: incremental · online: connected to a "
-                           "referee now", columns=_COLUMNS, rows=cells, out=out, name=0))
+                           "referee now · suspended: it faulted too often, the ladder and "
+                           "tournaments leave it out (`bots list --json` says why)",
+                           columns=_COLUMNS, rows=cells, out=out, name=0))
     return 0
 
 
@@ -88,10 +112,11 @@ def _cells(row: BoardRow | None, name: str, connected: bool) -> list[str]:
             "yes" if connected else "no"]
 
 
-# (header, drop rank): the name, the rating of record and whether it is online always;
-# live Elo is dropped first
+# (header, drop rank): the name, the rating of record, whether it is online and whether it
+# is suspended always; live Elo is dropped first
 _COLUMNS: tuple[Column, ...] = (("bot", None), ("rating ±95%", None), ("rank", 2),
-                                ("rated\nmatches", 1), ("live Elo", 0), ("on-\nline", None))
+                                ("rated\nmatches", 1), ("live Elo", 0), ("on-\nline", None),
+                                ("sus-\npended", None))
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
@@ -101,4 +126,122 @@ def cmd_remove(args: argparse.Namespace) -> int:
     except BotRegistryError as err:
         raise UserError(str(err)) from None
     print(f"removed {args.name}")
+    return 0
+
+
+# -- fair play: lift, challenge ------------------------------------------------------------------
+def add_fair_play(acts: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    lift = add_redis_action(acts, "lift", "end a bot's suspension: it is scheduled again, and "
+                            "its faults so far no longer count", cmd_lift)
+    lift.add_argument("name")
+    lift.add_argument("--by", default=None, metavar="WHO",
+                      help="who lifts it, for the record (default: this system user)")
+    ch = add_redis_action(acts, "challenge", "the owner of NAME asks for unrated matches "
+                          "against OPPONENT (duplicate pairs; capped per hour)", cmd_challenge)
+    ch.add_argument("name")
+    ch.add_argument("opponent")
+    ch.add_argument("-n", "--matches", type=int, default=2, metavar="N",
+                    help="matches to play: an even number, played as duplicate pairs (default 2)")
+    ch.add_argument("--token", default=None,
+                    help="NAME's token, proving its owner asks (default: $SUECA_TOKEN)")
+    ch.add_argument("--variant", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
+                    help="rule variants of the matches, e.g. tie=double target=8")
+
+
+def _shown_suspension(s: Suspension | None) -> dict[str, object] | None:
+    """A suspension for ``--json``: its record, ``at`` as ISO time, and the reason in words."""
+    if s is None:
+        return None
+    return {**s, "at": iso_time(s["at"]), "reason": reason(s)}
+
+
+def _known(store: Store, name: str) -> str:
+    if not store.bots.exists(name):
+        raise UserError(f"unknown bot {name!r}{store.bots.case_hint(name)}: `sueca-arena bots "
+                        f"list` shows the registered ones")
+    return name
+
+
+def cmd_lift(args: argparse.Namespace) -> int:
+    """Lift a bot's suspension, recording who and when; a bot that is not suspended is an
+    error (nothing is recorded)."""
+    store = open_store(args)
+    name = _known(store, args.name)
+    held = suspended(store, [name], record=True).get(name)
+    if held is None:
+        raise UserError(f"bot {name!r} is not suspended: nothing to lift")
+    lift = store.fairplay.lift(name, by=args.by or operator())
+    if args.json:
+        print(json.dumps({"bot": name, "lifted": {**lift, "at": iso_time(lift["at"])},
+                          "suspension": _shown_suspension(held)}, indent=2))
+    else:
+        print(f"lifted {name}'s suspension ({reason(held)}); lifted by {lift['by']} at "
+              f"{iso_time(lift['at'])}: it is scheduled again, its faults so far no longer count")
+    return 0
+
+
+def cmd_challenge(args: argparse.Namespace) -> int:
+    """Queue N unrated matches of NAME against OPPONENT, once NAME's token is checked and its
+    hourly cap allows: duplicate pairs (the same deals, teams swapped) at the challenge
+    priority, behind tournaments and ahead of the ladder. Refused with nothing queued: a bad
+    token, an unknown or suspended bot, one no referee holds, the cap reached."""
+    # deferred: Celery's start-up (~1 s), which the other bots commands skip
+    from sueca.arena.tasks import Priority, enqueue
+
+    # deferred: the tournaments module imports the progress display, for this command only
+    from sueca.arena.tournaments import missing_bots
+    try:
+        n = challenge_matches(args.matches)
+        variant = Variant.parse(args.variant).to_dict()
+    except (FairPlayError, VariantError) as err:
+        raise UserError(str(err)) from None
+    store = open_store(args)
+    name, opponent = _known(store, args.name), _known(store, args.opponent)
+    if name == opponent:
+        raise UserError(f"bot {name!r} cannot challenge itself: name another bot")
+    token = args.token or current().token
+    if not token:
+        raise UserError(f"no token: give --token (bot {name!r}'s, from `sueca-arena bots add`) "
+                        "or set SUECA_TOKEN")
+    if not store.bots.verify(name, token):
+        raise UserError(f"wrong token for bot {name!r}: only its owner may challenge with it")
+    held = suspended(store, [name, opponent], record=True)
+    if held:
+        raise UserError("; ".join(f"bot {b!r} is suspended: {reason(s)}"
+                                  for b, s in held.items()) + f". {COMES_BACK}")
+    missing, referees = missing_bots(store, [name, opponent])
+    if missing:
+        raise UserError(f"bot(s) {', '.join(map(repr, missing))} not connected to any referee "
+                        f"({', '.join(referees) or 'none known'}): a challenge plays only "
+                        "connected bots")
+    cid = f"{CHALLENGE}-{time.strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(3)}"
+    per_hour = current().challenges_per_hour
+    later = store.fairplay.ask_challenge(name, cid, per_hour=per_hour)
+    if later is not None:
+        raise UserError(f"bot {name!r} may not challenge now: challenges are off on this arena "
+                        "(SUECA_CHALLENGES_PER_HOUR=0)" if math.isinf(later) else
+                        f"bot {name!r} asked for {per_hour} challenge(s) in the last hour, the "
+                        f"cap: the next is allowed at {iso_time(later)} "
+                        f"(in {math.ceil((later - time.time()) / 60)} min)")
+    spec = tournament_spec([name, opponent], n, True, variant)
+    matches = round_robin(cid, spec)
+    versions = versions_of(store, [name, opponent])
+    try:
+        for m in matches:
+            store.create_match(m["id"], m["spec"], tournament=CHALLENGE, pair=m["pair"])
+        mids = [m["id"] for m in matches if store.claim(m["id"])]
+        enqueue(mids, priority=Priority.CHALLENGE)
+    except BaseException:  # broker down, Ctrl-C: nothing stays queued nor counted
+        store.fairplay.forget_challenge(name, cid)
+        for m in matches:
+            with contextlib.suppress(UnknownMatch):
+                store.record_failure(m["id"], "the challenge could not be queued")
+        raise
+    if args.json:
+        print(json.dumps({"challenge": cid, "bot": name, "opponent": opponent, "rated": False,
+                          "versions": versions, "matches": mids}, indent=2))
+    else:
+        print(f"{cid}: {len(mids)} unrated matches of {name} against {opponent} queued "
+              f"(duplicate pairs): {', '.join(mids)}\n"
+              f"see them: sueca-arena matches --tournament {CHALLENGE}")
     return 0

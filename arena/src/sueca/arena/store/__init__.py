@@ -16,6 +16,7 @@
 * :mod:`.labels`: which bots get a metrics label of their own
 * :mod:`.bots`: the bot registry (names, salted token hashes)
 * :mod:`.ratings`: the ratings' state (live fold, rating of record, checkpoint)
+* :mod:`.fairplay`: bots' recent outcomes, suspensions, lifts and challenges
 
 :class:`Store` puts them together: one instance per process, safe to share between threads.
 """
@@ -39,6 +40,7 @@ from sueca.arena.store.errors import (
     TournamentConflict,
     UnknownMatch,
 )
+from sueca.arena.store.fairplay import FairPlayStore
 from sueca.arena.store.labels import LabelStore
 from sueca.arena.store.ladder import LadderStore
 from sueca.arena.store.locks import LockStore
@@ -66,3 +68,8 @@ class Store(AttemptStore, TournamentStore, BotStatsStore, RefereeStore, LadderSt
     def bots(self) -> BotRegistry:
         """The bot registry, on this store's client and keys."""
         return BotRegistry(self.r, self.keys)
+
+    @cached_property
+    def fairplay(self) -> FairPlayStore:
+        """Bots' recent outcomes, suspensions, lifts and challenges (:mod:`.fairplay`)."""
+        return FairPlayStore(self.r, self.keys)

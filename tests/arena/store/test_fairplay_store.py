@@ -1,0 +1,148 @@
+"""Fair play's records against a real Redis: outcomes written with the result, suspensions
+recorded, sticky and lifted, the lists rebuilt from the log, the challenge cap under races,
+and an unrated challenge that moves no rating."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from sueca.arena.fairplay import CHALLENGE, MAX_WINDOW, Rule
+from sueca.arena.match_job import outcome_to_result
+from sueca.arena.settings import current, replace, use
+from sueca.arena.store.fairplay import suspended
+from sueca.arena.store.ratings import catch_up, fit_of_record, load, load_matchups, rebuild
+
+
+@pytest.fixture(autouse=True)
+def rule_3_of_5():
+    use(replace(current(), suspend_after=Rule(3, 5)))
+    yield
+    use(None)
+
+
+def record(store, mid, seats=("a", "b", "a", "b"), *, end="normal", fault=None, winner=0,
+           tournament="ladder"):
+    spec = {"match_id": mid, "bots": list(seats), "seed": "1", "first_dealer": 0, "variant": {}}
+    store.create_match(mid, spec, tournament=tournament, pair="")
+    match = store.match(mid)
+    out = {"match_id": mid, "end": end, "winner": winner, "game_points": [4, 0],
+           "fault_seat": None if fault is None else list(seats).index(fault),
+           "fault_bot": fault, "fault_detail": None, "replay": None, "referee": "local"}
+    result = outcome_to_result(match, out)
+    return store.record_result(mid, result)
+
+
+def test_the_outcomes_are_written_with_the_result(store):
+    record(store, "m1", end="bot_error", fault="a", winner=1)
+    record(store, "m2", end="renuncia", fault="b")  # a renúncia is no fault here
+    record(store, "m2", end="timeout", fault="a")   # a second record of m2: nothing written
+    state = store.fairplay.bots_state(["a", "b"])
+    assert [(o["match"], o["fault"]) for o in state["a"].outcomes] == [("m2", ""),
+                                                                         ("m1", "bot_error")]
+    assert [(o["match"], o["fault"]) for o in state["b"].outcomes] == [("m2", ""), ("m1", "")]
+    assert state["a"].outcomes[1]["entry"] == store.entry_ids(["m1"])[0]
+
+
+def test_the_list_is_capped(store):
+    for i in range(MAX_WINDOW + 5):
+        record(store, f"c{i}")
+    got = store.fairplay.bots_state(["a"])["a"].outcomes
+    assert len(got) == MAX_WINDOW and got[0]["match"] == f"c{MAX_WINDOW + 4}"
+
+
+def test_suspended_recorded_sticky_and_lifted(store):
+    for name in ("a", "b"):
+        store.bots.add(name)
+    record(store, "ok1")
+    for i in range(2):
+        record(store, f"f{i}", end="bot_error", fault="a", winner=1)
+    assert suspended(store, ["a", "b"]) == {}  # two of five: not yet
+    record(store, "f2", end="disconnect", fault="a", winner=1)
+    seen = suspended(store, ["a", "b"])
+    assert list(seen) == ["a"] and not seen["a"]["recorded"]  # found on read, not stored
+    assert store.fairplay.bots_state(["a"])["a"].suspensions == {}
+    held = suspended(store, ["a", "b"], record=True)["a"]
+    assert held["recorded"] and held["at"] and held["rule"] == "3/5" and held["version"] == 1
+    assert [(f["match"], f["end"]) for f in held["faults"]] == [
+        ("f2", "disconnect"), ("f1", "bot_error"), ("f0", "bot_error")]
+    # good results slide the faults out of the window: the recorded suspension holds
+    for i in range(5):
+        record(store, f"later{i}")
+    assert suspended(store, ["a"])["a"]["at"] == held["at"]
+    lift = store.fairplay.lift("a", by="ops")
+    assert lift["by"] == "ops" and lift["after"] == store.last_result()
+    assert suspended(store, ["a", "b"], record=True) == {}
+    # after the lift only new faults count: three more suspend it again
+    for i in range(3):
+        record(store, f"g{i}", end="timeout", fault="a", winner=1)
+    again = suspended(store, ["a"], record=True)["a"]
+    assert [f["match"] for f in again["faults"]] == ["g2", "g1", "g0"]
+    assert again["at"] >= held["at"]
+
+
+def test_the_rule_off_suspends_nobody(store):
+    for i in range(5):
+        record(store, f"f{i}", end="bot_error", fault="a", winner=1)
+    assert list(suspended(store, ["a"], record=True)) == ["a"]
+    use(replace(current(), suspend_after=None))
+    assert suspended(store, ["a"]) == {}
+
+
+def test_rebuild_recent_from_the_log(store):
+    for name in ("a", "b", "c"):
+        store.bots.add(name)
+    for i in range(6):
+        record(store, f"r{i}", seats=("a", "b", "a", "b") if i % 2 else ("c", "a", "c", "a"),
+               end="timeout" if i % 3 == 0 else "normal", fault="a" if i % 3 == 0 else None)
+    live = store.fairplay.bots_state(["a", "b", "c"])
+    assert store.fairplay.rebuild_recent(write=False) == {"bots": 3, "differed": 0}
+    store.r.delete(store.keys.fairplay_recent("a"))
+    store.r.lpush(store.keys.fairplay_recent("b"), '{"e":"1-0","m":"junk","f":"timeout","v":1}')
+    assert store.fairplay.rebuild_recent(write=False) == {"bots": 3, "differed": 2}
+    assert store.fairplay.rebuild_recent() == {"bots": 3, "differed": 2}
+    assert store.fairplay.bots_state(["a", "b", "c"]) == live
+
+
+def test_the_challenge_cap_holds_under_a_race(store):
+    got: list[float | None] = []
+    barrier = threading.Barrier(8)
+
+    def ask(i: int) -> None:
+        barrier.wait()
+        got.append(store.fairplay.ask_challenge("a", f"ch{i}", per_hour=3))
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(g is None for g in got) == [False] * 5 + [True] * 3
+    assert store.r.zcard(store.keys.fairplay_challenges("a")) == 3
+    store.fairplay.forget_challenge("a", "ch0")
+    store.fairplay.forget_challenge("a", "ch1")  # (one of them was refused: zrem is a no-op)
+    assert store.r.zcard(store.keys.fairplay_challenges("a")) >= 1
+
+
+def test_an_unrated_challenge_moves_no_rating(store):
+    """Live Elo and OpenSkill, games, the rating of record and a rebuild: unchanged by
+    challenge results. The health totals (matches, faults) count them: they are the bot's."""
+    for i in range(6):
+        record(store, f"l{i}", winner=i % 3 and 1)
+    catch_up(store)
+    live, fit, counts = load(store), fit_of_record(store), load_matchups(store)
+    games = store.bot_stats(["a"])["a"]["games"]
+    for i in range(4):
+        record(store, f"ch{i}", tournament=CHALLENGE, winner=0, seats=("a", "b", "a", "b"))
+    res = store.result_of("ch0")
+    assert res["rated"] is False and res["tournament"] == CHALLENGE
+    catch_up(store)
+    assert load(store) == live
+    assert load_matchups(store) == counts  # what the rating of record is fit from
+    after = fit_of_record(store)  # refit from a warm start: equal but for the solver's last bit
+    assert after.games == fit.games
+    assert after.rating == pytest.approx(fit.rating, abs=1e-6)
+    report = rebuild(store, write=False)
+    assert report["max_diff"] == 0.0 and report["ratings"] == live
+    assert store.bot_stats(["a"])["a"]["games"] == games + 4
