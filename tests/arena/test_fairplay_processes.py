@@ -96,6 +96,18 @@ def test_a_crashing_bot_is_suspended_then_lifted(tmp_path: Path, monkeypatch) ->
             recorded()), 60, "crashy suspended again by its new faults", 0.2)
         assert all(entry_key(f["entry"]) > entry_key(lifted["lifted"]["after"])
                    for f in resuspended["faults"])
+
+        # a new version comes back too (no lift: checked on read), and is judged on its own
+        before_v2 = set(ladder_matches(store))
+        assert store.versions.bump("crashy", by="owner") == 2
+        assert suspended(store, ["crashy"]) == {}
+        wait_for(lambda: any("crashy" in s for m, s in ladder_matches(store).items()
+                             if m not in before_v2), 60, "a ladder match of crashy's version 2",
+                 0.2)
+        v2 = wait_for(lambda: (lambda s: s if s and s["version"] == 2 else None)(recorded()),
+                      60, "version 2 suspended by its own faults", 0.2)
+        for f in v2["faults"]:
+            assert store.result_of(f["match"])["versions"]["crashy"] == 2
         not_held = cli("bots", "lift", "good1", env=env, check=2).stderr
         assert not_held == "error: bot 'good1' is not suspended: nothing to lift\n"
         unknown = cli("bots", "lift", "nobody", env=env, check=2).stderr

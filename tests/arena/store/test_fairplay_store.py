@@ -11,7 +11,7 @@ import pytest
 from sueca.arena.fairplay import CHALLENGE, MAX_WINDOW, Rule
 from sueca.arena.match_job import outcome_to_result
 from sueca.arena.settings import current, replace, use
-from sueca.arena.store.fairplay import suspended
+from sueca.arena.store.fairplay import challenge_cap, suspended
 from sueca.arena.store.ratings import catch_up, fit_of_record, load, load_matchups, rebuild
 
 
@@ -23,9 +23,9 @@ def rule_3_of_5():
 
 
 def record(store, mid, seats=("a", "b", "a", "b"), *, end="normal", fault=None, winner=0,
-           tournament="ladder"):
+           tournament="ladder", versions=None):
     spec = {"match_id": mid, "bots": list(seats), "seed": "1", "first_dealer": 0, "variant": {}}
-    store.create_match(mid, spec, tournament=tournament, pair="")
+    store.create_match(mid, spec, tournament=tournament, pair="", versions=versions)
     match = store.match(mid)
     out = {"match_id": mid, "end": end, "winner": winner, "game_points": [4, 0],
            "fault_seat": None if fault is None else list(seats).index(fault),
@@ -80,6 +80,37 @@ def test_suspended_recorded_sticky_and_lifted(store):
     again = suspended(store, ["a"], record=True)["a"]
     assert [f["match"] for f in again["faults"]] == ["g2", "g1", "g0"]
     assert again["at"] >= held["at"]
+
+
+def test_a_new_version_comes_back(store):
+    store.bots.add("a")
+    store.bots.add("b")
+    for i in range(3):
+        record(store, f"f{i}", end="bot_error", fault="a", winner=1)
+    assert suspended(store, ["a"], record=True)["a"]["version"] == 1
+    assert store.versions.bump("a", by="owner") == 2
+    assert suspended(store, ["a", "b"], record=True) == {}  # checked on read: no coupling
+    # the new version's own faults count, from nothing
+    for i in range(2):
+        record(store, f"v2f{i}", end="timeout", fault="a", winner=1, versions={"a": 2, "b": 1})
+    assert suspended(store, ["a"]) == {}
+    record(store, "v2f2", end="timeout", fault="a", winner=1, versions={"a": 2, "b": 1})
+    held = suspended(store, ["a"], record=True)["a"]
+    assert held["version"] == 2 and [f["match"] for f in held["faults"]] == ["v2f2", "v2f1",
+                                                                           "v2f0"]
+
+
+def test_a_competition_has_its_own_rule(store):
+    from sueca.arena.lifecycle import new_spec
+    store.bots.add("a")
+    store.competitions.create(new_spec("spring", fair_play={"faults": 1, "of_last": 2,
+                                                             "challenges_per_hour": 1}), by="t")
+    store.competitions.enter("spring", "a", by="t")
+    record(store, "f0", end="bot_error", fault="a", winner=1)
+    assert suspended(store, ["a"]) == {}  # 1 of 1 is not the arena's 3 of 5
+    assert suspended(store, ["a"], competition="spring", record=True)["a"]["rule"] == "1/2"
+    assert store.fairplay.bots_state(["a"])["a"].suspensions.keys() == {"spring"}
+    assert challenge_cap(store, "a") == 1 and challenge_cap(store, "b") == current().challenges_per_hour
 
 
 def test_the_rule_off_suspends_nobody(store):

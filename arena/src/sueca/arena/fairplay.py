@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from sueca.arena.records import ResultEntry
+from sueca.arena.records import FairPlaySpec, ResultEntry
 from sueca.engine import End
 
 __all__ = ["FAULTS", "MAX_WINDOW", "CHALLENGE", "CHALLENGE_WINDOW", "MAX_CHALLENGE_MATCHES",
@@ -81,10 +81,10 @@ def parse_rule(raw: str) -> Rule | None:
     return Rule(int(x), int(y))
 
 
-def rule_of(fair_play: object) -> Rule | None:
+def rule_of(fair_play: FairPlaySpec | None) -> Rule | None:
     """The rule of a competition's ``fair_play`` (``{"faults": X, "of_last": Y, ...}``); None
     when it sets none (``faults`` 0 or absent)."""
-    if not isinstance(fair_play, dict) or not fair_play.get("faults"):
+    if not fair_play or not fair_play.get("faults"):
         return None
     return Rule(int(fair_play["faults"]), int(fair_play.get("of_last") or 0))
 

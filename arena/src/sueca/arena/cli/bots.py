@@ -30,11 +30,12 @@ from sueca.arena.fairplay import (
 )
 from sueca.arena.format import iso_time, pm
 from sueca.arena.leaderboard import BoardRow, connected_bots, json_row, leaderboard
+from sueca.arena.records import CompetitionState
 from sueca.arena.schedule import round_robin, tournament_spec
 from sueca.arena.settings import current
 from sueca.arena.store import UnknownMatch
 from sueca.arena.store.bots import BotRegistry, BotRegistryError
-from sueca.arena.store.fairplay import operator, suspended, versions_of
+from sueca.arena.store.fairplay import challenge_cap, operator, suspended, versions_of
 from sueca.engine import Variant, VariantError
 
 if TYPE_CHECKING:
@@ -120,7 +121,12 @@ _COLUMNS: tuple[Column, ...] = (("bot", None), ("rating ±95%", None), ("rank", 
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
-    _, registry = _registry(args)
+    store, registry = _registry(args)
+    playing = [c for c, s in store.competitions.of_bot(args.name).items()
+               if s is not CompetitionState.CLOSED]
+    if playing:  # its versions are that competition's record until it closes
+        raise UserError(f"bot {args.name!r} is entered in competition {playing[0]!r}, which is "
+                        "not closed: it can be removed once the competition closes")
     try:
         registry.remove(args.name)
     except BotRegistryError as err:
@@ -215,11 +221,12 @@ def cmd_challenge(args: argparse.Namespace) -> int:
                         f"({', '.join(referees) or 'none known'}): a challenge plays only "
                         "connected bots")
     cid = f"{CHALLENGE}-{time.strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(3)}"
-    per_hour = current().challenges_per_hour
+    per_hour = challenge_cap(store, name)
     later = store.fairplay.ask_challenge(name, cid, per_hour=per_hour)
     if later is not None:
-        raise UserError(f"bot {name!r} may not challenge now: challenges are off on this arena "
-                        "(SUECA_CHALLENGES_PER_HOUR=0)" if math.isinf(later) else
+        raise UserError(f"bot {name!r} may not challenge: challenges are off for it "
+                        "(SUECA_CHALLENGES_PER_HOUR, or a competition it plays in, is 0)"
+                        if math.isinf(later) else
                         f"bot {name!r} asked for {per_hour} challenge(s) in the last hour, the "
                         f"cap: the next is allowed at {iso_time(later)} "
                         f"(in {math.ceil((later - time.time()) / 60)} min)")
@@ -228,7 +235,8 @@ def cmd_challenge(args: argparse.Namespace) -> int:
     versions = versions_of(store, [name, opponent])
     try:
         for m in matches:
-            store.create_match(m["id"], m["spec"], tournament=CHALLENGE, pair=m["pair"])
+            store.create_match(m["id"], m["spec"], tournament=CHALLENGE, pair=m["pair"],
+                               versions=versions if max(versions.values()) > 1 else None)
         mids = [m["id"] for m in matches if store.claim(m["id"])]
         enqueue(mids, priority=Priority.CHALLENGE)
     except BaseException:  # broker down, Ctrl-C: nothing stays queued nor counted

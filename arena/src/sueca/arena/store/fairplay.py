@@ -24,7 +24,7 @@ import getpass
 import json
 import math
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple, TypedDict, cast
 
 import redis
@@ -42,7 +42,7 @@ from sueca.arena.fairplay import (
     rule_of,
     tripped,
 )
-from sueca.arena.records import ResultEntry
+from sueca.arena.records import CompetitionState, ResultEntry
 from sueca.arena.settings import current
 from sueca.arena.store.client import Entries, StoreBase, entry_key, text
 
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from sueca.arena.store import Store
 
 __all__ = ["FairPlayStore", "Lift", "BotFairPlay", "RebuildReport", "recent_items", "suspended",
-           "rule_for", "versions_of", "DEFAULT", "operator"]
+           "rule_for", "challenge_cap", "versions_of", "DEFAULT", "operator"]
 
 #: The default competition: the arena's ladder (and plain tournaments), ruled by the settings.
 DEFAULT = "ladder"
@@ -263,27 +263,29 @@ class FairPlayStore(StoreBase):
 # -- which bots are suspended ---------------------------------------------------------------------
 def rule_for(store: Store, competition: str = DEFAULT) -> Rule | None:
     """The suspension rule of ``competition``: the arena's setting for the default ladder
-    (``SUECA_SUSPEND_AFTER``), a competition's own ``fair_play`` otherwise."""
-    if competition == DEFAULT:
+    (``SUECA_SUSPEND_AFTER``), a competition's own ``fair_play`` otherwise (the setting for
+    a competition that does not exist)."""
+    got = None if competition == DEFAULT else store.competitions.get(competition)
+    if got is None:
         return current().suspend_after
-    spec = _competition_spec(store, competition)
-    return rule_of(spec.get("fair_play")) if spec is not None else current().suspend_after
+    return rule_of(got["spec"].get("fair_play"))
 
 
-def _competition_spec(store: Store, competition: str) -> Mapping[str, object] | None:
-    competitions = getattr(store, "competitions", None)
-    if competitions is None:
-        return None
-    got = competitions.get(competition)
-    return None if got is None else cast(Mapping[str, object], got["spec"])
+def challenge_cap(store: Store, bot: str) -> int:
+    """How many challenges ``bot`` may ask for in an hour: the arena's setting
+    (``SUECA_CHALLENGES_PER_HOUR``), or less if a competition it plays in (not closed) says so."""
+    caps = [current().challenges_per_hour]
+    for name, state in store.competitions.of_bot(bot).items():
+        got = store.competitions.get(name) if state is not CompetitionState.CLOSED else None
+        fair = got["spec"].get("fair_play") if got is not None else None
+        if fair is not None and name != DEFAULT:
+            caps.append(int(fair.get("challenges_per_hour", caps[0])))
+    return min(caps)
 
 
 def versions_of(store: Store, bots: Sequence[str]) -> dict[str, int]:
     """Each bot's current version (1 for a bot that never started another)."""
-    versions = getattr(store, "versions", None)
-    if versions is None:
-        return {b: 1 for b in bots}
-    return cast(dict[str, int], versions.currents(bots))
+    return store.versions.currents(bots)
 
 
 def suspended(store: Store, bots: Sequence[str], *, competition: str = DEFAULT,
