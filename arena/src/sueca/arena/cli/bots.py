@@ -35,7 +35,8 @@ from sueca.arena.schedule import round_robin, tournament_spec
 from sueca.arena.settings import current
 from sueca.arena.store import UnknownMatch
 from sueca.arena.store.bots import BotRegistry, BotRegistryError
-from sueca.arena.store.fairplay import challenge_cap, operator, suspended, versions_of
+from sueca.arena.store.fairplay import DEFAULT, challenge_cap, operator, suspended, versions_of
+from sueca.arena.tournaments import missing_bots
 from sueca.engine import Variant, VariantError
 
 if TYPE_CHECKING:
@@ -168,18 +169,27 @@ def _known(store: Store, name: str) -> str:
     return name
 
 
+def _suspensions(store: Store, bot: str) -> list[Suspension]:
+    """``bot``'s suspensions: in the arena's ladder, and in each competition it plays in."""
+    playing = [c for c, s in store.competitions.of_bot(bot).items()
+               if s is not CompetitionState.CLOSED]
+    return [s for c in dict.fromkeys([DEFAULT, *playing])
+            if (s := suspended(store, [bot], competition=c, record=True).get(bot))]
+
+
 def cmd_lift(args: argparse.Namespace) -> int:
-    """Lift a bot's suspension, recording who and when; a bot that is not suspended is an
-    error (nothing is recorded)."""
+    """Lift a bot's suspensions (the ladder's and its competitions'), recording who and when;
+    a bot that is not suspended is an error (nothing is recorded)."""
     store = open_store(args)
     name = _known(store, args.name)
-    held = suspended(store, [name], record=True).get(name)
-    if held is None:
+    found = _suspensions(store, name)
+    if not found:
         raise UserError(f"bot {name!r} is not suspended: nothing to lift")
+    held = found[0]
     lift = store.fairplay.lift(name, by=args.by or operator())
     if args.json:
         print(json.dumps({"bot": name, "lifted": {**lift, "at": iso_time(lift["at"])},
-                          "suspension": _shown_suspension(held)}, indent=2))
+                          "suspensions": [_shown_suspension(s) for s in found]}, indent=2))
     else:
         print(f"lifted {name}'s suspension ({reason(held)}); lifted by {lift['by']} at "
               f"{iso_time(lift['at'])}: it is scheduled again, its faults so far no longer count")
@@ -191,11 +201,7 @@ def cmd_challenge(args: argparse.Namespace) -> int:
     hourly cap allows: duplicate pairs (the same deals, teams swapped) at the challenge
     priority, behind tournaments and ahead of the ladder. Refused with nothing queued: a bad
     token, an unknown or suspended bot, one no referee holds, the cap reached."""
-    # deferred: Celery's start-up (~1 s), which the other bots commands skip
-    from sueca.arena.tasks import Priority, enqueue
-
-    # deferred: the tournaments module imports the progress display, for this command only
-    from sueca.arena.tournaments import missing_bots
+    from sueca.arena.tasks import Priority, enqueue  # deferred: Celery's ~1 s start-up
     try:
         n = challenge_matches(args.matches)
         variant = Variant.parse(args.variant).to_dict()
@@ -211,10 +217,10 @@ def cmd_challenge(args: argparse.Namespace) -> int:
                         "or set SUECA_TOKEN")
     if not store.bots.verify(name, token):
         raise UserError(f"wrong token for bot {name!r}: only its owner may challenge with it")
-    held = suspended(store, [name, opponent], record=True)
+    held = [s for b in (name, opponent) for s in _suspensions(store, b)[:1]]
     if held:
-        raise UserError("; ".join(f"bot {b!r} is suspended: {reason(s)}"
-                                  for b, s in held.items()) + f". {COMES_BACK}")
+        raise UserError("; ".join(f"bot {s['bot']!r} is suspended: {reason(s)}"
+                                  for s in held) + f". {COMES_BACK}")
     missing, referees = missing_bots(store, [name, opponent])
     if missing:
         raise UserError(f"bot(s) {', '.join(map(repr, missing))} not connected to any referee "
