@@ -177,3 +177,43 @@ def test_an_unrated_challenge_moves_no_rating(store):
     report = rebuild(store, write=False)
     assert report["max_diff"] == 0.0 and report["ratings"] == live
     assert store.bot_stats(["a"])["a"]["games"] == games + 4
+
+
+def test_the_ladder_leaves_a_suspended_bot_out(store):
+    """Over 30 ticks of the real Ladder (its matches recorded as they are made), a suspended
+    bot is never paired and is recorded suspended at the first tick; the others keep playing.
+    A tournament naming it is refused before anything is stored."""
+    import random
+
+    from sueca.arena.schedule import Ladder
+    from sueca.arena.tournaments import TournamentError, new_spec, prepare_tournament
+    for b in ("a", "b", "c"):
+        store.bots.add(b)
+    for i in range(3):
+        record(store, f"f{i}", seats=("c", "a", "c", "a"), end="timeout", fault="c", winner=1)
+    sent: list[str] = []
+    ladder = Ladder(store, 2, lambda: {b: 100 for b in "abc"}, sent.append, rng=random.Random(5))
+    for _ in range(30):
+        for mid in ladder.tick():
+            record_existing(store, mid)
+    assert len(sent) >= 30
+    assert all("c" not in store.match(mid)["spec"]["bots"] for mid in sent)
+    assert store.fairplay.bots_state(["c"])["c"].suspensions["ladder"]["recorded"]
+    with pytest.raises(TournamentError, match="bot 'c' is suspended: faulted in 3"):
+        prepare_tournament(store, new_spec(["a", "c"], 2), tid="t-c")
+    assert store.tournament("t-c") is None
+    store.fairplay.lift("c", by="ops")
+    seen = set()
+    for _ in range(30):
+        for mid in ladder.tick():
+            seen.update(store.match(mid)["spec"]["bots"])
+            record_existing(store, mid)
+    assert "c" in seen  # back in the ladder after the lift
+
+
+def record_existing(store, mid):
+    m = store.match(mid)
+    out = {"match_id": mid, "end": "normal", "winner": 0, "game_points": [4, 0],
+           "fault_seat": None, "fault_bot": None, "fault_detail": None, "replay": None,
+           "referee": "local"}
+    store.record_result(mid, outcome_to_result(m, out))
