@@ -2,7 +2,8 @@
 and the ``sueca-arena scheduler``. A bot that raises in every match is suspended after X of
 its last Y, the ladder leaves it out over a window of matches, ``bots list`` and its page say
 so, a tournament naming it is refused; ``bots lift`` brings it back. An owner's challenge plays
-unrated duplicate pairs that move no rating, and its cap refuses the next one."""
+unrated duplicate pairs that move no rating, and its cap refuses the next one. (Bad requests:
+tests/arena/cli/test_fairplay_cli.py.)"""
 
 from __future__ import annotations
 
@@ -49,8 +50,7 @@ def test_a_crashing_bot_is_suspended_then_lifted(tmp_path: Path, monkeypatch) ->
             return held if held and held.get("recorded") else None
 
         held = wait_for(recorded, 60, "the scheduler records crashy's suspension", 0.2,
-                        detail=lambda: (logs / "scheduler.log").read_text()[-2000:]
-                        if (logs / "scheduler.log").exists() else "")
+                        detail=lambda: _debug(store, logs))
         assert held["rule"] == "2/3" and len(held["faults"]) >= 2
         assert {f["end"] for f in held["faults"]} == {"bot_error"}
         for f in held["faults"]:  # each one a recorded match that crashy lost by its fault
@@ -108,10 +108,6 @@ def test_a_crashing_bot_is_suspended_then_lifted(tmp_path: Path, monkeypatch) ->
                       60, "version 2 suspended by its own faults", 0.2)
         for f in v2["faults"]:
             assert store.result_of(f["match"])["versions"]["crashy"] == 2
-        not_held = cli("bots", "lift", "good1", env=env, check=2).stderr
-        assert not_held == "error: bot 'good1' is not suspended: nothing to lift\n"
-        unknown = cli("bots", "lift", "nobody", env=env, check=2).stderr
-        assert "unknown bot 'nobody'" in unknown
 
         # a challenge: unrated duplicate pairs; the ladder stopped so that nothing else moves
         arena.procs.stop(["scheduler"], grace=10)
@@ -121,12 +117,6 @@ def test_a_crashing_bot_is_suspended_then_lifted(tmp_path: Path, monkeypatch) ->
         catch_up(store)
         live, counts = load(store), load_matchups(store)
         tokens = arena.tokens
-        wrong = cli("bots", "challenge", "good1", "good2", "--token", tokens["good2"], env=env,
-                    check=2).stderr
-        assert wrong == "error: wrong token for bot 'good1': only its owner may challenge with it\n"
-        odd = cli("bots", "challenge", "good1", "good2", "-n", "3", "--token", tokens["good1"],
-                  env=env, check=2).stderr
-        assert "bad number of challenge matches 3" in odd
         queued = json.loads(cli("bots", "challenge", "good1", "good2", "-n", "2", "--token",
                                 tokens["good1"], "--json", env=env).stdout)
         assert queued["rated"] is False and len(queued["matches"]) == 2
@@ -157,7 +147,7 @@ def _bot_page(store, name: str) -> str:
         return got.text
 
 
-def _debug(store, logs):
+def _debug(store, logs):  # what the arena did, when a wait times out
     from sueca.arena.schedule import connected_bots
     out = [repr(suspended(store, ["crashy"])), repr(store.fairplay.bots_state(["crashy"])),
            repr(connected_bots(store, None))]
