@@ -217,3 +217,17 @@ def record_existing(store, mid):
            "fault_seat": None, "fault_bot": None, "fault_detail": None, "replay": None,
            "referee": "local"}
     store.record_result(mid, outcome_to_result(m, out))
+
+
+def test_rebuild_recent_stops_once_every_registered_bot_is_full(store):
+    """A removed bot met only in part before the registered ones' lists are full is left as it
+    is: a rebuild --check must not call its live list wrong."""
+    for name in ("a", "b"):
+        store.bots.add(name)
+    record(store, "gone0", seats=("old", "a", "old", "a"))
+    record(store, "gone1", seats=("old", "b", "old", "b"))
+    for i in range(MAX_WINDOW):
+        record(store, f"n{i}")
+    record(store, "gone2", seats=("old", "a", "old", "a"))  # newest: met first, then the stop
+    assert store.fairplay.rebuild_recent(write=False) == {"bots": 2, "differed": 0}
+    assert len(store.fairplay.bots_state(["old"])["old"].outcomes) == 3

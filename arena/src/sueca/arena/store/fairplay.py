@@ -237,7 +237,8 @@ class FairPlayStore(StoreBase):
                     got.append(o)
                     if len(got) == MAX_WINDOW:
                         full.add(bot)
-            if want <= full:
+            if want <= full:  # an unregistered bot met only in part is left as it is
+                found = {b: got for b, got in found.items() if b in want or b in full}
                 break
         found.update({b: [] for b in want if b not in found})
         live = self.bots_state(sorted(found))
