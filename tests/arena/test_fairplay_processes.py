@@ -52,6 +52,8 @@ def test_a_crashing_bot_is_suspended_then_lifted(tmp_path: Path, monkeypatch) ->
         held = wait_for(recorded, 60, "the scheduler records crashy's suspension", 0.2,
                         detail=lambda: _debug(store, logs))
         assert held["rule"] == "2/3" and len(held["faults"]) >= 2
+        wait_for(lambda: "bot crashy is suspended from the ladder: faulted in" in
+                 (logs / "scheduler.log").read_text(), 10, "the scheduler's log line", 0.2)
         assert {f["end"] for f in held["faults"]} == {"bot_error"}
         for f in held["faults"]:  # each one a recorded match that crashy lost by its fault
             res = store.result_of(f["match"])

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import getpass
 import json
+import logging
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple, TypedDict, cast
 
 import redis
@@ -39,6 +40,7 @@ from sueca.arena.fairplay import (
     counted,
     next_challenge,
     outcome_of,
+    reason,
     rule_of,
     tripped,
 )
@@ -50,10 +52,11 @@ if TYPE_CHECKING:
     from sueca.arena.store import Store
 
 __all__ = ["FairPlayStore", "Lift", "BotFairPlay", "RebuildReport", "recent_items", "suspended",
-           "rule_for", "challenge_cap", "versions_of", "DEFAULT", "operator"]
+           "rule_for", "challenge_cap", "versions_of", "playable", "DEFAULT", "operator"]
 
 #: The default competition: the arena's ladder (and plain tournaments), ruled by the settings.
 DEFAULT = "ladder"
+_log = logging.getLogger("sueca.scheduler")
 
 
 class Lift(TypedDict):
@@ -323,3 +326,17 @@ def suspended(store: Store, bots: Sequence[str], *, competition: str = DEFAULT,
             "entry": outcomes[0]["entry"], "at": None, "recorded": False}
         out[bot] = fp.record_suspension(found) if record else found
     return out
+
+
+def playable(store: Store, free: Mapping[str, int], *,
+             competition: str = DEFAULT) -> dict[str, int]:
+    """``free`` (bot -> free seats) without the bots suspended in ``competition``: the ladder's
+    filter. A suspension it is the first to see is recorded, and logged once."""
+    now = time.time()
+    out = suspended(store, list(free), competition=competition, record=True)
+    for bot, s in out.items():
+        if (s["at"] or 0.0) >= now:
+            _log.warning("bot %s is suspended from the %s: %s", bot,
+                         "ladder" if competition == DEFAULT else f"competition {competition}",
+                         reason(s))
+    return {b: f for b, f in free.items() if b not in out}
