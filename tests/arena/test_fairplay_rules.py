@@ -108,8 +108,8 @@ def test_the_reason_names_faults_and_matches():
          "at": None, "recorded": False,
          "faults": [{"match": "m9", "end": "timeout", "entry": "9-0"},
                     {"match": "m7", "end": "bot_error", "entry": "7-0"}]}
-    assert reason(s) == ("faulted in 2 of its last 4 matches, the rule is 2 "
-                         "(bot_error ×1, timeout ×1: m9, m7)")
+    assert reason(s) == ("faulted in 2 of its last 4 matches (suspended at 2): "
+                         "bot_error ×1, timeout ×1 in m9, m7")
 
 
 def test_the_challenge_cap():

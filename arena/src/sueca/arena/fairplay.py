@@ -159,7 +159,8 @@ def tripped(outcomes: Sequence[Outcome], rule: Rule) -> list[Outcome] | None:
 
 
 def reason(s: Suspension, *, most: int = 3) -> str:
-    """One line: ``faulted in 5 of its last 10 matches (bot_error ×5: m1, m2, m3, ...)``."""
+    """One line: ``faulted in 5 of its last 10 matches (suspended at 5): bot_error ×5 in m1,
+    m2, m3, ...``."""
     kinds: dict[str, int] = {}
     for f in s["faults"]:
         kinds[f["end"]] = kinds.get(f["end"], 0) + 1
@@ -167,8 +168,8 @@ def reason(s: Suspension, *, most: int = 3) -> str:
     shown = ", ".join(f["match"] for f in s["faults"][:most])
     more = ", ..." if len(s["faults"]) > most else ""
     what = ", ".join(f"{k} ×{n}" for k, n in sorted(kinds.items()))
-    return (f"faulted in {len(s['faults'])} of its last {y} matches, the rule is {x} "
-            f"({what}: {shown}{more})")
+    return (f"faulted in {len(s['faults'])} of its last {y} matches (suspended at {x}): "
+            f"{what} in {shown}{more}")
 
 
 def next_challenge(asked: Sequence[float], *, per_hour: int, now: float) -> float | None:
