@@ -55,7 +55,7 @@ def test_every_variable_named_in_the_code_is_declared() -> None:
 
 def test_each_variable_is_declared_once_by_one_layer() -> None:
     names = [v.name for v in ALL_VARIABLES]
-    assert len(names) == len(set(names)) == 42
+    assert len(names) == len(set(names)) == 44
     assert [own for _, _, own in LAYERS] == [sdk_settings.VARIABLES, referee_settings.VARIABLES,
                                            ArenaSettings.variables[-len(LAYERS[2][2]):]]
     assert issubclass(ArenaSettings, referee_settings.RefereeSettings)

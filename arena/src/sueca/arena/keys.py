@@ -87,6 +87,18 @@ key                                    type    holds
 ``stats:bots``                         set     bot names that have a ``stats:bot:`` hash
 ``stats:format``                       string  set by the first fold of those totals from the
                                                log (an arena older than them is folded once)
+``fairplay:recent:{name}``             list    a bot's last 100 outcomes, newest first (JSON
+                                               ``e`` results entry id, ``m`` match, ``f`` the
+                                               fault charged to it or "", ``v`` its version):
+                                               pushed with the result, rebuilt from the log by
+                                               ``ratings rebuild`` (:mod:`sueca.arena.fairplay`)
+``fairplay:bot:{name}``                hash    ``s:{competition}`` the suspension JSON (when,
+                                               which faults in which matches, the rule, the
+                                               version), ``lift`` JSON (``by``, ``at``,
+                                               ``after``: the results entry before which
+                                               nothing counts)
+``fairplay:challenges:{name}``         zset    challenge id -> when the bot asked (the hourly
+                                               cap; older than an hour: dropped)
 ``metrics:bots``                       zset    bot -> when a worker first saw it: the first
                                                ``SUECA_METRICS_MAX_BOTS`` get their own
                                                Prometheus label (:mod:`sueca.arena.metrics`)
@@ -216,6 +228,15 @@ class Keys:
 
     def bot_stats_format(self) -> str:
         return self.prefix + "stats:format"
+
+    def fairplay_recent(self, name: str) -> str:
+        return f"{self.prefix}fairplay:recent:{name}"
+
+    def fairplay_bot(self, name: str) -> str:
+        return f"{self.prefix}fairplay:bot:{name}"
+
+    def fairplay_challenges(self, name: str) -> str:
+        return f"{self.prefix}fairplay:challenges:{name}"
 
     def metrics_bots(self) -> str:
         return self.prefix + "metrics:bots"

@@ -31,6 +31,7 @@ from typing import Any
 import grpc
 
 from sueca.arena import botstats
+from sueca.arena.fairplay import CHALLENGE
 from sueca.arena.records import JobResult, JobStatus, MatchRecord, Outcome, ResultEntry, Timing
 from sueca.arena.settings import current
 from sueca.arena.store import (
@@ -350,7 +351,8 @@ def outcome_to_result(match: MatchRecord, out: Outcome,
                       played: SpecDict | None = None) -> ResultEntry:
     """The results-log entry of a finished match.
 
-    ``played`` is the spec actually played (:func:`reseeded`; default the scheduled one): its
+    A challenge's match (:data:`~sueca.arena.fairplay.CHALLENGE`) is never rated. ``played``
+    is the spec actually played (:func:`reseeded`; default the scheduled one): its
     ``seed`` goes into the entry, so that scoring can tell a duplicate pair whose halves were
     dealt the same decks from one whose half was re-played on fresh ones.
     """
@@ -368,7 +370,7 @@ def outcome_to_result(match: MatchRecord, out: Outcome,
         "deals": len(rep["deals"]) if rep else 0, "referee": out.get("referee", ""),
         "replicas": out.get("replicas", 0),
         "variant": spec.get("variant") or {}, "time": round(time.time(), 3),
-        "rated": end is not End.ABORTED,
+        "rated": end is not End.ABORTED and match.get("tournament") != CHALLENGE,
         "stats": botstats.seat_stats(len(spec["bots"]), end, fault_seat=out.get("fault_seat"),
                                      replay=rep, times=out.get("turn_times")),
     }

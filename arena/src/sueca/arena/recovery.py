@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from sueca.arena.celery_app import QUEUE
+from sueca.arena.fairplay import CHALLENGE
 from sueca.arena.records import NoteKind
 from sueca.arena.store import QUEUED, RUNNING, Store
 from sueca.arena.tasks import Priority, enqueue
@@ -88,7 +89,9 @@ class Reaper:
             self._enqueue(mids)
             return
         ladder = set(self.store.ladder_of(mids))
-        enqueue([m for m in mids if m not in ladder])
+        challenges = {m for m, t in zip(mids, self.store.tournaments_of(mids)) if t == CHALLENGE}
+        enqueue([m for m in mids if m not in ladder and m not in challenges])
+        enqueue([m for m in mids if m in challenges], priority=Priority.CHALLENGE)
         enqueue([m for m in mids if m in ladder], priority=Priority.LADDER)
 
     def sweep(self, also: Iterable[str] = ()) -> Sweep:

@@ -33,6 +33,7 @@ from typing import Any
 from sueca.arena.ratings.fit import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
 from sueca.arena.records import ScheduledMatch, TournamentSpec
 from sueca.arena.store import DONE, FAILED, RUNNING, Store
+from sueca.arena.store.fairplay import playable
 from sueca.arena.store.ratings import fit_of_record
 from sueca.codec import SpecDict
 
@@ -307,6 +308,7 @@ class Ladder:
             free = dict(self.connected())
             registered = set(self.store.bots.names())
             free = {b: f for b, f in free.items() if b in registered}
+            free = playable(self.store, free)  # fair play: a suspended bot sits out
             inflight: Counter[str] = Counter()
             for mid in running:
                 m = self.store.match(mid)

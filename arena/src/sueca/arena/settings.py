@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from sueca.arena.fairplay import RULE_WORDS, FairPlayError, Rule, parse_rule
 from sueca.referee import settings as referee_settings
 from sueca.referee.settings import RefereeSettings
 from sueca.sdk import config
@@ -55,6 +56,13 @@ def _prefix(raw: str) -> str:
 _host = checked(str.strip, lambda v: bool(v) and not any(c.isspace() for c in v),
                 "an address to listen on, such as 127.0.0.1 or 0.0.0.0")
 _runner = checked(str.strip, lambda v: v in ("referee", "local"), "referee or local")
+def _rule(raw: str) -> Rule | None:
+    try:
+        return parse_rule(raw)
+    except FairPlayError:
+        raise ValueError(RULE_WORDS) from None
+
+
 _days = checked(digits, lambda n: True, "a whole number of days, at least 0 (0 keeps everything)")
 
 
@@ -93,6 +101,12 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SUECA_RETAIN_DAYS", "0", "retention run",
              "archive (or drop) replays, match records and results-log entries of matches "
              "recorded more than this many days ago; 0 keeps everything", _days),
+    Variable("SUECA_SUSPEND_AFTER", "5/10", "scheduler, tournament and bots commands, web",
+             "X/Y: a bot that faulted (bot error, timeout, disconnect) in X of its last Y "
+             "matches is suspended from the ladder and tournaments until a new version or "
+             "`bots lift`; off: never (a competition's own fair_play rule wins in it)", _rule),
+    Variable("SUECA_CHALLENGES_PER_HOUR", "6", "bots challenge",
+             "challenges (`bots challenge`) one bot may ask for in any hour; 0: none", whole),
     Variable("SUECA_ARCHIVE_DIR", "", "retention run",
              "directory of retention's gzip JSON-lines archive files; `--archive` wins", text),
 )
@@ -120,6 +134,8 @@ class ArenaSettings(RefereeSettings):
     visibility_timeout: float
     elo_k: float
     retain_days: int
+    suspend_after: Rule | None
+    challenges_per_hour: int
     archive_dir: str | None
 
 

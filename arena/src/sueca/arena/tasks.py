@@ -197,10 +197,11 @@ class Priority(IntEnum):
     """A match task's priority on the broker. With kombu's Redis transport each priority step
     (0, 3, 6, 9) is a list of its own and a worker pops the lists in that order, 0 first: a
     tournament someone waits for goes ahead of the ladder, which keeps matches in flight for
-    ever. A running match is never interrupted: a tournament's matches start as worker slots
-    free up."""
+    ever, and an owner's challenge (unrated, :mod:`sueca.arena.fairplay`) between the two. A
+    running match is never interrupted: a tournament's matches start as worker slots free up."""
 
     TOURNAMENT = 0
+    CHALLENGE = 3
     LADDER = 6
 
 

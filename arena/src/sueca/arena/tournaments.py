@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as ProgressBar
 
+from sueca.arena.fairplay import CHALLENGE, COMES_BACK, reason
 from sueca.arena.pairing import PairingError, gauntlet_pairs, swiss_pairs, swiss_rounds_allowed
 from sueca.arena.ratings.live import pair_outcome, rated, sides
 from sueca.arena.ratings.standings import StandingsRow, standings
@@ -36,6 +37,7 @@ from sueca.arena.records import (
 )
 from sueca.arena.schedule import round_robin, same_tournament, tournament_spec
 from sueca.arena.store import DONE, PENDING, TRANSIENT_REDIS_ERRORS, Store, TournamentConflict
+from sueca.arena.store.fairplay import DEFAULT, suspended
 from sueca.arena.store.ratings import load_config
 from sueca.engine import Variant
 
@@ -142,10 +144,14 @@ def prepare_tournament(store: Store, spec: TournamentSpec | None, *,
         raise TournamentError(f"unknown bot(s) {', '.join(map(repr, unknown))}: register with "
                         f"`sueca-arena bots add NAME` (registered: "
                         f"{', '.join(registry.names()) or 'none'})")
+    _require_fair(store, bots)
     _require_connected(store, bots)
     tid = tid or new_tid()
     if not tid.replace("-", "").replace("_", "").replace(".", "").isalnum() or len(tid) > 80:
         raise TournamentError(f"bad tournament id {tid!r}: letters, digits, '-', '_', '.'; at most 80")
+    if tid in (DEFAULT, CHALLENGE):
+        raise TournamentError(f"bad tournament id {tid!r}: the arena's own name for its "
+                              f"{tid} matches; choose another")
     try:
         _, stored = store.create_tournament(tid, spec, schedule_of(store), same_tournament)
     except TournamentConflict as err:
@@ -264,9 +270,19 @@ def _resume(store: Store, tid: str | None) -> tuple[str, TournamentSpec]:
         raise TournamentError(f"unknown tournament {tid!r}: give --bots NAME,NAME,... (and any "
                               f"other options) to create it")
     spec = t["spec"]
+    _require_fair(store, spec["bots"])
     _require_connected(store, spec["bots"])
     _, stored = store.create_tournament(tid, spec, schedule_of(store), same_tournament)
     return tid, stored
+
+
+def _require_fair(store: Store, bots: Sequence[str]) -> None:
+    """A suspended bot plays no tournament (:mod:`sueca.arena.fairplay`): a TournamentError
+    naming it and why, before anything is stored or queued."""
+    held = suspended(store, bots, record=True)
+    if held:
+        raise TournamentError("; ".join(f"bot {b!r} is suspended: {reason(s)}" for b, s in
+                                        held.items()) + f". {COMES_BACK}")
 
 
 def _require_connected(store: Store, bots: Sequence[str]) -> None:

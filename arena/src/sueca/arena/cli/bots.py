@@ -1,11 +1,16 @@
-"""``sueca-arena bots add|list|remove|version``: the bot registry (tokens are shown once, stored
-hashed) and its versions."""
+"""``sueca-arena bots add|list|remove|version|lift|challenge``: the bot registry (tokens are
+shown once, stored hashed), its versions, and fair play: lifting a suspension, an owner's
+unrated challenges."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import json
+import math
+import secrets
+import time
 from typing import TYPE_CHECKING
 
 from sueca.arena.cli.common import (
@@ -17,12 +22,26 @@ from sueca.arena.cli.common import (
     fitted_table,
     open_store,
 )
-from sueca.arena.format import pm
+from sueca.arena.fairplay import (
+    CHALLENGE,
+    COMES_BACK,
+    FairPlayError,
+    Suspension,
+    challenge_matches,
+    reason,
+)
+from sueca.arena.format import iso_time, pm
 from sueca.arena.leaderboard import BoardRow, connected_bots, json_row, leaderboard
 from sueca.arena.records import CompetitionState
+from sueca.arena.schedule import round_robin, tournament_spec
+from sueca.arena.settings import current
+from sueca.arena.store import UnknownMatch
 from sueca.arena.store.bots import BotRegistry, BotRegistryError
 from sueca.arena.store.versions import MAX_NOTE, VersionError
 from sueca.sdk.logs import shown
+from sueca.arena.store.fairplay import DEFAULT, challenge_cap, operator, suspended, versions_of
+from sueca.arena.tournaments import missing_bots
+from sueca.engine import Variant, VariantError
 
 if TYPE_CHECKING:
     from sueca.arena.store import Store
@@ -38,6 +57,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_redis_action(acts, "remove", "unregister a bot (its results stay in the log)", cmd_remove,
                      with_json=False).add_argument("name")
     add_version_parser(acts)
+    add_fair_play(acts)
 
 
 def _registry(args: argparse.Namespace) -> tuple[Store, BotRegistry]:
@@ -70,11 +90,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     versions = store.versions.currents(names)
     # the --json rows: a bot's leaderboard row, or no games (and whether it is connected)
     rows: list[dict[str, object]] = []
+    held = suspended(store, names)
     for name in names:
         row = board.get(name)
         rows.append({**(json_row(row) if row is not None
                         else {"bot": name, "games": 0, "connected": name in online}),
-                     "version": versions.get(name, 1)})
+                     "version": versions.get(name, 1),
+                     "suspended": _shown_suspension(held.get(name))})
     if args.json:
         print(json.dumps(clean(rows), indent=2))
         return 0
@@ -82,11 +104,13 @@ def cmd_list(args: argparse.Namespace) -> int:
         print("no bots registered: `sueca-arena bots add NAME`")
         return 0
     out = console()
-    cells = [_cells(board.get(name), name, versions.get(name, 1), name in online)
-             for name in names]
+    cells = [[*_cells(board.get(name), name, versions.get(name, 1), name in online),
+              "yes" if name in held else ""] for name in names]
     out.print(fitted_table("Bots", "v: current version · rating: the leaderboard's rating of "
                            "record (the current version's), 95% interval · ? provisional · "
-                           "live Elo: incremental · online: connected to a referee now",
+                           "live Elo: incremental · online: connected to a referee now · "
+                           "suspended: it faulted too often, the ladder and tournaments leave "
+                           "it out (`bots list --json` says why)",
                            columns=_COLUMNS, rows=cells, out=out, name=0))
     return 0
 
@@ -99,10 +123,11 @@ def _cells(row: BoardRow | None, name: str, version: int, connected: bool) -> li
             pm(row["elo"], row["elo_pm"]), "yes" if connected else "no"]
 
 
-# (header, drop rank): the name, its version, the rating of record and whether it is online
-# always; live Elo is dropped first
+# (header, drop rank): the name, its version, the rating of record, whether it is online and
+# whether it is suspended always; live Elo is dropped first
 _COLUMNS: tuple[Column, ...] = (("bot", None), ("v", None), ("rating ±95%", None), ("rank", 2),
-                                ("rated\nmatches", 1), ("live Elo", 0), ("on-\nline", None))
+                                ("rated\nmatches", 1), ("live Elo", 0), ("on-\nline", None),
+                                ("sus-\npended", None))
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
@@ -158,3 +183,128 @@ def _os_user() -> str:
         return getpass.getuser()
     except (KeyError, OSError):  # no passwd entry and no LOGNAME/USER (a bare container)
         return "unknown"
+
+
+# -- fair play: lift, challenge ------------------------------------------------------------------
+def add_fair_play(acts: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    lift = add_redis_action(acts, "lift", "end a bot's suspension: it is scheduled again, and "
+                            "its faults so far no longer count", cmd_lift)
+    lift.add_argument("name")
+    lift.add_argument("--by", default=None, metavar="WHO",
+                      help="who lifts it, for the record (default: this system user)")
+    ch = add_redis_action(acts, "challenge", "the owner of NAME asks for unrated matches "
+                          "against OPPONENT (duplicate pairs; capped per hour)", cmd_challenge)
+    ch.add_argument("name")
+    ch.add_argument("opponent")
+    ch.add_argument("-n", "--matches", type=int, default=2, metavar="N",
+                    help="matches to play: an even number, played as duplicate pairs (default 2)")
+    ch.add_argument("--token", default=None,
+                    help="NAME's token, proving its owner asks (default: $SUECA_TOKEN)")
+    ch.add_argument("--variant", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
+                    help="rule variants of the matches, e.g. tie=double target=8")
+
+
+def _shown_suspension(s: Suspension | None) -> dict[str, object] | None:
+    """A suspension for ``--json``: its record, ``at`` as ISO time, and the reason in words."""
+    if s is None:
+        return None
+    return {**s, "at": iso_time(s["at"]), "reason": reason(s)}
+
+
+def _known(store: Store, name: str) -> str:
+    if not store.bots.exists(name):
+        raise UserError(f"unknown bot {name!r}{store.bots.case_hint(name)}: `sueca-arena bots "
+                        f"list` shows the registered ones")
+    return name
+
+
+def _suspensions(store: Store, bot: str) -> list[Suspension]:
+    """``bot``'s suspensions: in the arena's ladder, and in each competition it plays in."""
+    playing = [c for c, s in store.competitions.of_bot(bot).items()
+               if s is not CompetitionState.CLOSED]
+    return [s for c in dict.fromkeys([DEFAULT, *playing])
+            if (s := suspended(store, [bot], competition=c, record=True).get(bot))]
+
+
+def cmd_lift(args: argparse.Namespace) -> int:
+    """Lift a bot's suspensions (the ladder's and its competitions'), recording who and when;
+    a bot that is not suspended is an error (nothing is recorded)."""
+    store = open_store(args)
+    name = _known(store, args.name)
+    found = _suspensions(store, name)
+    if not found:
+        raise UserError(f"bot {name!r} is not suspended: nothing to lift")
+    held = found[0]
+    lift = store.fairplay.lift(name, by=args.by or operator())
+    if args.json:
+        print(json.dumps({"bot": name, "lifted": {**lift, "at": iso_time(lift["at"])},
+                          "suspensions": [_shown_suspension(s) for s in found]}, indent=2))
+    else:
+        print(f"lifted {name}'s suspension ({reason(held)}); lifted by {lift['by']} at "
+              f"{iso_time(lift['at'])}: it is scheduled again, its faults so far no longer count")
+    return 0
+
+
+def cmd_challenge(args: argparse.Namespace) -> int:
+    """Queue N unrated matches of NAME against OPPONENT, once NAME's token is checked and its
+    hourly cap allows: duplicate pairs (the same deals, teams swapped) at the challenge
+    priority, behind tournaments and ahead of the ladder. Refused with nothing queued: a bad
+    token, an unknown or suspended bot, one no referee holds, the cap reached."""
+    from sueca.arena.tasks import Priority, enqueue  # deferred: Celery's ~1 s start-up
+    try:
+        n = challenge_matches(args.matches)
+        variant = Variant.parse(args.variant).to_dict()
+    except (FairPlayError, VariantError) as err:
+        raise UserError(str(err)) from None
+    store = open_store(args)
+    name, opponent = _known(store, args.name), _known(store, args.opponent)
+    if name == opponent:
+        raise UserError(f"bot {name!r} cannot challenge itself: name another bot")
+    token = args.token or current().token
+    if not token:
+        raise UserError(f"no token: give --token (bot {name!r}'s, from `sueca-arena bots add`) "
+                        "or set SUECA_TOKEN")
+    if not store.bots.verify(name, token):
+        raise UserError(f"wrong token for bot {name!r}: only its owner may challenge with it")
+    held = [s for b in (name, opponent) for s in _suspensions(store, b)[:1]]
+    if held:
+        raise UserError("; ".join(f"bot {s['bot']!r} is suspended: {reason(s)}"
+                                  for s in held) + f". {COMES_BACK}")
+    missing, referees = missing_bots(store, [name, opponent])
+    if missing:
+        raise UserError(f"bot(s) {', '.join(map(repr, missing))} not connected to any referee "
+                        f"({', '.join(referees) or 'none known'}): a challenge plays only "
+                        "connected bots")
+    cid = f"{CHALLENGE}-{time.strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(3)}"
+    per_hour = challenge_cap(store, name)
+    later = store.fairplay.ask_challenge(name, cid, per_hour=per_hour)
+    if later is not None:
+        raise UserError(f"bot {name!r} may not challenge: challenges are off for it "
+                        "(SUECA_CHALLENGES_PER_HOUR, or a competition it plays in, is 0)"
+                        if math.isinf(later) else
+                        f"bot {name!r} asked for {per_hour} challenge(s) in the last hour, the "
+                        f"cap: the next is allowed at {iso_time(later)} "
+                        f"(in {math.ceil((later - time.time()) / 60)} min)")
+    spec = tournament_spec([name, opponent], n, True, variant)
+    matches = round_robin(cid, spec)
+    versions = versions_of(store, [name, opponent])
+    try:
+        for m in matches:
+            store.create_match(m["id"], m["spec"], tournament=CHALLENGE, pair=m["pair"],
+                               versions=versions if max(versions.values()) > 1 else None)
+        mids = [m["id"] for m in matches if store.claim(m["id"])]
+        enqueue(mids, priority=Priority.CHALLENGE)
+    except BaseException:  # broker down, Ctrl-C: nothing stays queued nor counted
+        store.fairplay.forget_challenge(name, cid)
+        for m in matches:
+            with contextlib.suppress(UnknownMatch):
+                store.record_failure(m["id"], "the challenge could not be queued")
+        raise
+    if args.json:
+        print(json.dumps({"challenge": cid, "bot": name, "opponent": opponent, "rated": False,
+                          "versions": versions, "matches": mids}, indent=2))
+    else:
+        print(f"{cid}: {len(mids)} unrated matches of {name} against {opponent} queued "
+              f"(duplicate pairs): {', '.join(mids)}\n"
+              f"see them: sueca-arena matches --tournament {CHALLENGE}")
+    return 0

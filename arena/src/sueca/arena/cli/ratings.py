@@ -86,10 +86,13 @@ def _run(fn: Callable[_P, _R], *a: _P.args, **kw: _P.kwargs) -> _R:
 def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
     store = open_store(args)
     report = _run(rebuild, store, elo_k=args.elo_k, write=not args.check, trimmed=_trimmed(args))
+    # the bots' recent outcomes (fair play's suspensions) are the log's too
+    recent = store.fairplay.rebuild_recent(write=not args.check, trimmed=store.trimmed_through())
     same = report["max_diff"] == 0.0
     if args.json:
         out = {k: v for k, v in report.items() if k != "ratings"}
         out["identical"] = same
+        out["fair_play"] = recent
         out["ratings"] = {b: r.as_dict() for b, r in sorted(report["ratings"].items())}
         print(json.dumps(clean(out), indent=2))
     else:
@@ -106,7 +109,10 @@ def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
         print(f"{action} {report['bots']} ratings{rated} from {report['results']} "
               f"results{base} (Elo K={report['elo_k']:g}, initial {report['elo_initial']:g}): "
               f"{verdict}")
-    return 1 if (args.check and not same) else 0
+        print(f"{action} {recent['bots']} bots' recent outcomes (fair play): "
+              + ("identical to the live ones" if not recent["differed"] else
+                 f"{recent['differed']} differed" + ("" if args.check else ", now replaced")))
+    return 1 if (args.check and not (same and not recent["differed"])) else 0
 
 
 class RatingSettings(TypedDict):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
+from sueca.arena.fairplay import Suspension
 from sueca.arena.leaderboard import BoardRow
 from sueca.arena.league.limits import MAX_DETAIL, MAX_PAGE, MAX_PAGE_SIZE
 from sueca.arena.ratings.fit import VersionRating
@@ -129,6 +130,7 @@ class BotPage(TypedDict):
     ends: dict[str, int]
     fault_ends: dict[str, int]
     fault_lines: list[FaultLine]
+    suspended: Suspension | None  # kept out of the ladder and tournaments: why, since when
 
 
 class MatchesPage(TypedDict):

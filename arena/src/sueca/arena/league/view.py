@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
+from sueca.arena.fairplay import CHALLENGE
 from sueca.arena.leaderboard import (
     ORDER_KEYS,
     BoardRow,
@@ -60,6 +61,7 @@ from sueca.arena.ratings.standings import standings
 from sueca.arena.records import BotHealth, MatchRecord, MatchStatus, RatingColumns
 from sueca.arena.store import Store
 from sueca.arena.store.client import entry_key
+from sueca.arena.store.fairplay import suspended
 from sueca.arena.store.ratings import (
     TrimPoint,
     cached_fit,
@@ -84,6 +86,8 @@ HEALTH_TTL = 10.0  # seconds the leaderboard's health columns may lag a rebuild 
 #: seconds the rating of record may lag the results log before this process refits it itself
 #: (a refit is 0.2-0.4 s of CPU with 1,000 bots: never per page view; see LeagueView._record)
 RECORD_TTL = 30.0
+#: the ``tournament`` of the arena's own matches, in no tournament's list
+_OWN = ("ladder", CHALLENGE)
 FEATURED_SCAN = 30  # newest matches looked at for the front page's featured match
 
 #: ``?sort=`` of the leaderboard: the CLI's orders (the rating of record first), and more
@@ -261,7 +265,8 @@ class LeagueView:
                 "head_to_head": h2h, "trimmed": self.trimmed(),
                 "recent_matches": self.match_rows(list(reversed(stats.recent[-recent:])), name),
                 "ends": dict(stats.ends), "fault_ends": dict(stats.fault_ends),
-                "fault_lines": self._public_lines(stats)}
+                "fault_lines": self._public_lines(stats),
+                "suspended": suspended(self.store, [name]).get(name)}
 
     def _versions_page(self, name: str, registered: bool, stats: BotFold,
                        of_record: Fit) -> tuple[int, list[VersionRow]]:
@@ -333,7 +338,7 @@ class LeagueView:
             raise BadQuery(f"bad end {end!r}: one of {', '.join(MATCH_ENDS)}")
         start = (page - 1) * per
         s = self.store
-        if tournament is not None and s.tournament(tournament) is None and tournament != "ladder":
+        if tournament is not None and s.tournament(tournament) is None and tournament not in _OWN:
             raise NotFound(f"no tournament {tournament!r}")
         if bot is not None or end is not None:
             self.refresh()
@@ -353,13 +358,13 @@ class LeagueView:
                 ids = [m for m, t in zip(ids, tour) if t == tournament]
             total = len(ids)
             chosen = list(reversed(ids))[start:start + per]
-        elif tournament is not None and tournament != "ladder":
+        elif tournament is not None and tournament not in _OWN:
             total, chosen = s.tournament_page(tournament, start, per)
         else:
             total, chosen = s.match_page(start, per)
-            if tournament == "ladder":  # ladder matches are in no tournament list: filter here
+            if tournament in _OWN:  # ladder and challenge matches are in no tournament list
                 tour = s.tournaments_of(chosen)
-                chosen = [m for m, t in zip(chosen, tour) if t == "ladder"]
+                chosen = [m for m, t in zip(chosen, tour) if t == tournament]
         return {"page": page, "per": per, "total": total,
                 "pages": max(1, -(-total // per)), "matches": self.match_rows(chosen, bot)}
 

@@ -18,6 +18,7 @@
 * :mod:`.ratings`: the ratings' state (live fold, rating of record, checkpoint)
 * :mod:`.versions`: bot versions
 * :mod:`.competitions`: competitions, their moves, entries and seed keys
+* :mod:`.fairplay`: bots' recent outcomes, suspensions, lifts and challenges
 
 :class:`Store` puts them together: one instance per process, safe to share between threads.
 """
@@ -42,6 +43,7 @@ from sueca.arena.store.errors import (
     TournamentConflict,
     UnknownMatch,
 )
+from sueca.arena.store.fairplay import FairPlayStore
 from sueca.arena.store.labels import LabelStore
 from sueca.arena.store.ladder import LadderStore
 from sueca.arena.store.locks import LockStore
@@ -81,3 +83,8 @@ class Store(AttemptStore, TournamentStore, BotStatsStore, RefereeStore, LadderSt
     def competitions(self) -> Competitions:
         """Competitions, on this store's client and keys."""
         return Competitions(self.r, self.keys)
+
+    @cached_property
+    def fairplay(self) -> FairPlayStore:
+        """Bots' recent outcomes, suspensions, lifts and challenges (:mod:`.fairplay`)."""
+        return FairPlayStore(self.r, self.keys)

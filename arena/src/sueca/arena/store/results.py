@@ -1,8 +1,9 @@
 """The results log (the ``results`` stream) and exactly-once recording.
 
 A result is written by one Lua script that checks the idempotency key ``recorded:{id}``,
-appends to the results stream, stores the replay, marks the match done and adds to the bots'
-health totals (:mod:`sueca.arena.botstats`), all atomically (Redis runs a script alone).
+appends to the results stream, stores the replay, marks the match done, adds to the bots'
+health totals (:mod:`sueca.arena.botstats`) and pushes each bot's outcome on its recent list
+(:mod:`sueca.arena.store.fairplay`), all atomically (Redis runs a script alone).
 Whoever runs a match twice — a re-delivered task, two racing workers — gets
 ``(False, first_entry_id)`` the second time and nothing is written.
 """
@@ -14,16 +15,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import cast
 
 from sueca.arena import botstats
+from sueca.arena.fairplay import MAX_WINDOW
 from sueca.arena.records import ResultEntry
 from sueca.arena.store.client import Entries, StoreBase, entry_key, now, text
+from sueca.arena.store.fairplay import recent_items
 from sueca.arena.store.replays import compress
 
 __all__ = ["ResultsLog"]
 
-# KEYS: recorded, results, replay, match, lease, inflight, stats index, stats:bot:{b} ...
+# KEYS: recorded, results, replay, match, lease, inflight, stats index, stats:bot:{b} ...,
+#       fairplay:recent:{b} ...
 # ARGV: match id, result JSON, replay blob, now, end,
 #       JSON [[bot, {field: increment}, slowest turn us], ...] in the order of the stats keys,
-#       '1' when the match must still exist, the result's unix time ('' if it has none)
+#       '1' when the match must still exist, the result's unix time ('' if it has none),
+#       JSON [outcome item, ...] in the order of the recent keys (store.fairplay.recent_items),
+#       how many outcomes a bot keeps
 # {0, ''}: a league match that is gone, i.e. recorded and then forgotten by retention (whose
 # forget script drops a ladder match's idempotency key with it): a worker that stalled past
 # the cutoff must not record it a second time.
@@ -38,7 +44,8 @@ redis.call('HSET', KEYS[4], 'status', 'done', 'result', id, 'end', ARGV[5],
            'updated', ARGV[4], 'error', '')
 redis.call('DEL', KEYS[5])
 redis.call('ZREM', KEYS[6], ARGV[1])
-for i, bot in ipairs(cjson.decode(ARGV[6])) do
+local stats = cjson.decode(ARGV[6])
+for i, bot in ipairs(stats) do
   local key = KEYS[7 + i]
   redis.call('SADD', KEYS[7], bot[1])
   for field, n in pairs(bot[2]) do redis.call('HINCRBY', key, field, n) end
@@ -48,6 +55,11 @@ for i, bot in ipairs(cjson.decode(ARGV[6])) do
   if ARGV[8] ~= '' and tonumber(ARGV[8]) > tonumber(redis.call('HGET', key, 'last') or '0') then
     redis.call('HSET', key, 'last', ARGV[8])  -- as a rebuild has it (botstats.Totals.add)
   end
+end
+for i, item in ipairs(cjson.decode(ARGV[9])) do
+  local key = KEYS[7 + #stats + i]
+  redis.call('LPUSH', key, '{"e":"' .. id .. '",' .. item)
+  redis.call('LTRIM', key, 0, tonumber(ARGV[10]) - 1)
 end
 return {1, id}
 """
@@ -78,13 +90,16 @@ class ResultsLog(StoreBase):
                 for bot, inc in botstats.increments(
                     [str(b) for b in result.get("seats") or ()],
                     botstats.stats_of(result, replay)).items()]
+        recent = recent_items(result)
         new, entry = self.script(_RECORD)(
             keys=[self.keys.recorded(mid), self.keys.results(), self.keys.replay(mid),
                   self.keys.match(mid), self.keys.lease(mid), self.keys.inflight(),
-                  self.keys.bot_stats_index(), *(self.keys.bot_stats(str(b)) for b, _, _ in incs)],
+                  self.keys.bot_stats_index(), *(self.keys.bot_stats(str(b)) for b, _, _ in incs),
+                  *(self.keys.fairplay_recent(b) for b, _ in recent)],
             args=[mid, data, blob, now(), str(result.get("end", "")),
                   json.dumps(incs, separators=(",", ":")), "1" if must_exist else "",
-                  repr(float(when)) if isinstance(when, int | float) else ""])
+                  repr(float(when)) if isinstance(when, int | float) else "",
+                  json.dumps([item for _, item in recent]), MAX_WINDOW])
         return bool(new), text(entry)
 
     def results(self, after: str | None = None, batch: int = 1000,
