@@ -11,9 +11,9 @@ from collections import Counter
 
 import pytest
 
-from sueca.arena import competition_ladder as comp_ladder
-from sueca.arena.competition_moves import advance, move
-from sueca.arena.competitions.model import DEFAULT, State, new_spec
+from sueca.arena.competitions import ladder as comp_ladder
+from sueca.arena.competitions.moves import advance, move
+from sueca.arena.lifecycle import DEFAULT, State, new_spec
 from sueca.arena.match_job import outcome_to_result
 from sueca.arena.schedule import Ladder, derive_seed
 from sueca.arena.store.versions import VersionError

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from sueca.arena.competitions.model import DEFAULT, CompetitionError, State, new_spec
+from sueca.arena.lifecycle import DEFAULT, CompetitionError, State, new_spec
 from sueca.arena.store.versions import VersionError
 
 

@@ -30,9 +30,9 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sueca.arena.competition_ladder import Play, board_of, next_board
-from sueca.arena.competition_ladder import plays as competition_plays
-from sueca.arena.competitions.model import DEFAULT
+from sueca.arena.competitions.ladder import Play, board_of, next_board
+from sueca.arena.competitions.ladder import plays as competition_plays
+from sueca.arena.lifecycle import DEFAULT
 from sueca.arena.ratings.fit import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
 from sueca.arena.records import ScheduledMatch, TournamentSpec
 from sueca.arena.store import DONE, FAILED, RUNNING, Store
@@ -293,7 +293,7 @@ class Ladder:
     def tick(self) -> list[str]:
         """Schedule what is missing; returns the new match ids (empty if another scheduler holds
         the lock). Every competition that plays its ladder shares the ``target``
-        (:func:`sueca.arena.competition_ladder.next_board` says how)."""
+        (:func:`sueca.arena.competitions.ladder.next_board` says how)."""
         token = self.store.lock("ladder", ttl=15.0)
         if token is None:
             return []

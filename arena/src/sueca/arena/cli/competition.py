@@ -1,6 +1,6 @@
 """``sueca-arena competition create|show|list|enter|open|freeze|final|close``: seasons with a
 lifecycle (draft, open, frozen, final, closed), moved by command or by the times set at
-creation (the scheduler moves them: :func:`sueca.arena.competition_moves.advance`).
+creation (the scheduler moves them: :func:`sueca.arena.competitions.moves.advance`).
 
 Times are ISO 8601 (``2026-12-02T18:00``, UTC unless an offset is given: ``+01:00``, ``Z``)
 or relative to now (``+90s``, ``+30m``, ``+2h``, ``+1d``); they are stored as unix times.
@@ -30,8 +30,10 @@ from sueca.arena.cli.common import (
     fitted_table,
     open_store,
 )
-from sueca.arena.competition_moves import move
-from sueca.arena.competitions.model import (
+from sueca.arena.competitions.moves import move
+from sueca.arena.format import MISSING, when
+from sueca.arena.league.competition import CompetitionReport, EntryRow, competition_report
+from sueca.arena.lifecycle import (
     DEFAULT,
     DEFAULT_FAIR_PLAY,
     FINAL_FORMATS,
@@ -45,8 +47,6 @@ from sueca.arena.competitions.model import (
     new_spec,
     parse_time,
 )
-from sueca.arena.format import MISSING, when
-from sueca.arena.league.competition import CompetitionReport, EntryRow, competition_report
 from sueca.arena.store.versions import VersionError
 from sueca.engine import Variant, VariantError
 
@@ -149,7 +149,7 @@ def _action(acts: argparse._SubParsersAction[argparse.ArgumentParser], name: str
 
 # -- parsing ---------------------------------------------------------------------------------
 def when_of(flag: str, text: str, now: float) -> float:
-    """``text`` as a unix time (:func:`sueca.arena.competitions.model.parse_time`); a
+    """``text`` as a unix time (:func:`sueca.arena.lifecycle.parse_time`); a
     UserError naming ``flag`` and quoting it otherwise."""
     try:
         return parse_time(text, now)

@@ -1,6 +1,6 @@
 """``sueca-arena scheduler``: the continuous ladder, keeping N matches in flight, shared by
 the default ladder and every open or frozen competition; and the competitions' moves that their
-times ask for (:func:`sueca.arena.competition_moves.advance`), each said on stderr.
+times ask for (:func:`sueca.arena.competitions.moves.advance`), each said on stderr.
 
 Event-driven: between two rounds of scheduling it blocks on the results log
 (:meth:`sueca.arena.schedule.Ladder.wait`), so a finished match frees its slot at once;
@@ -28,7 +28,7 @@ from sueca.arena.cli.common import (
     open_store,
     redis_url,
 )
-from sueca.arena.competition_moves import advance
+from sueca.arena.competitions.moves import advance
 from sueca.arena.store import TRANSIENT_REDIS_ERRORS
 from sueca.engine import Variant, VariantError
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from sueca.arena.competitions.model import DEFAULT
+from sueca.arena.lifecycle import DEFAULT
 from sueca.arena.records import CompetitionSpec, DivisionChange, Entry, Transition
 from sueca.arena.store import Store
 

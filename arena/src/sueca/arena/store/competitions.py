@@ -14,7 +14,7 @@ import secrets
 import time
 from typing import cast
 
-from sueca.arena.competitions.model import (
+from sueca.arena.lifecycle import (
     DEFAULT,
     ENTERING,
     CompetitionError,

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import cast
 
-from sueca.arena.competitions.model import FIXED
+from sueca.arena.lifecycle import FIXED
 from sueca.arena.records import VersionInfo
 from sueca.arena.store.bots import BotRegistry
 from sueca.arena.store.client import StoreBase, text

@@ -1,4 +1,5 @@
-"""A competition's rules and lifecycle, with no I/O.
+"""A competition's rules and lifecycle, with no I/O (the store and the competitions
+package build on it; it imports neither).
 
 A season only goes forward, one step at a time: draft -> open -> frozen -> final -> closed
 (:data:`NEXT_STATE`). Entries are taken while it is a draft or open; from the freeze on the

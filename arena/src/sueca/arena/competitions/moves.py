@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from sueca.arena.competitions.model import CompetitionError, State, due
+from sueca.arena.lifecycle import CompetitionError, State, due
 from sueca.arena.records import Transition
 from sueca.arena.store import Store
 

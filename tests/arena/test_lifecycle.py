@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sueca.arena.competitions.model import (
+from sueca.arena.lifecycle import (
     DEFAULT,
     CompetitionError,
     State,

@@ -22,7 +22,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, cast
 
 from sueca.arena.competitions import divisions
-from sueca.arena.competitions.model import DEFAULT, PLAYING, State
+from sueca.arena.lifecycle import DEFAULT, PLAYING, State
 from sueca.arena.ratings.fit import Fit
 from sueca.arena.records import CompetitionRecord, DivisionMove, Entry, MatchRecord
 from sueca.arena.store import Store
