@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sueca.arena.competitions.ladder import Play, board_of, next_board
+from sueca.arena.competitions.ladder import LOCK, Play, board_of, next_board
 from sueca.arena.competitions.ladder import plays as competition_plays
 from sueca.arena.lifecycle import DEFAULT
 from sueca.arena.ratings.fit import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
@@ -294,7 +294,7 @@ class Ladder:
         """Schedule what is missing; returns the new match ids (empty if another scheduler holds
         the lock). Every competition that plays its ladder shares the ``target``
         (:func:`sueca.arena.competitions.ladder.next_board` says how)."""
-        token = self.store.lock("ladder", ttl=15.0)
+        token = self.store.lock(LOCK, ttl=15.0)
         if token is None:
             return []
         try:
@@ -359,7 +359,7 @@ class Ladder:
             self._allowance -= len(new)
             return new
         finally:
-            self.store.unlock("ladder", token)
+            self.store.unlock(LOCK, token)
 
     def recent(self, competition: str = DEFAULT) -> list[tuple[str, str]]:
         """The pairs of the last :data:`RECENT` ladder matches of ``competition`` scheduled,

@@ -28,7 +28,11 @@ from sueca.arena.records import CompetitionRecord, DivisionMove, Entry, MatchRec
 from sueca.arena.store import Store
 from sueca.arena.store.ratings import fit_of_record
 
-__all__ = ["Board", "Play", "plays", "upkeep", "next_board", "board_of", "competition_fit"]
+__all__ = ["Board", "Play", "plays", "upkeep", "next_board", "board_of", "competition_fit",
+           "LOCK"]
+
+#: the lock of a ladder tick, which writes entries (divisions, placement counts)
+LOCK = "ladder"
 
 
 @dataclasses.dataclass
