@@ -15,7 +15,9 @@ re-running a tournament id rebuilds exactly the same matches.
 Ladder: :func:`pick_pairs` chooses who plays next, for information and fairness (its docstring
 says how and why); :class:`Ladder` keeps a target number of matches in flight, under a Redis
 lock so that two schedulers never exceed it, and is woken by every recorded result
-(:meth:`Ladder.wait`) so that a finished match frees its slot at once.
+(:meth:`Ladder.wait`) so that a finished match frees its slot at once. The arena's ladder and
+every open or frozen competition share that target, each playing its own ladder among its
+entrants (:mod:`sueca.arena.competitions.ladder`).
 """
 
 from __future__ import annotations
@@ -256,7 +258,7 @@ def _over_share(bot: str, recent: Sequence[tuple[str, str]]) -> bool:
 
 
 class Ladder:
-    """Keeps ``target`` ladder matches in flight.
+    """Keeps ``target`` ladder matches in flight, the arena's and its competitions'.
 
     ``connected()`` returns bot -> free seats (from the referee replicas); ``enqueue(mid)``
     sends the match's task. One :meth:`tick` runs under the ``ladder`` lock, so two schedulers
