@@ -71,7 +71,8 @@ class Play:
 
 
 def competition_fit(store: Store, name: str) -> Fit:
-    """The rating a competition pairs and splits by: its rating of record."""
+    """The rating a competition pairs, splits and places by: the arena's rating of record,
+    fit over every rated result (the competition's and the others')."""
     return fit_of_record(store)
 
 
