@@ -37,11 +37,11 @@ from sueca.arena.schedule import round_robin, tournament_spec
 from sueca.arena.settings import current
 from sueca.arena.store import UnknownMatch
 from sueca.arena.store.bots import BotRegistry, BotRegistryError
-from sueca.arena.store.versions import MAX_NOTE, VersionError
-from sueca.sdk.logs import shown
 from sueca.arena.store.fairplay import DEFAULT, challenge_cap, operator, suspended, versions_of
+from sueca.arena.store.versions import MAX_NOTE, VersionError
 from sueca.arena.tournaments import missing_bots
 from sueca.engine import Variant, VariantError
+from sueca.sdk.logs import shown
 
 if TYPE_CHECKING:
     from sueca.arena.store import Store

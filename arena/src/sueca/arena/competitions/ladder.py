@@ -71,9 +71,9 @@ class Play:
 
 
 def competition_fit(store: Store, name: str) -> Fit:
-    """The rating a competition pairs, splits and places by: the arena's rating of record,
-    fit over every rated result (the competition's and the others')."""
-    return fit_of_record(store)
+    """The rating a competition pairs, splits and places by: its own rating of record, fit over
+    its own results (the default ladder's is the arena's, over every rated result)."""
+    return fit_of_record(store, None if name == DEFAULT else name)
 
 
 def plays(store: Store, registered: Sequence[str], *, present: Collection[str],
