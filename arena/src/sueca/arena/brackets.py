@@ -170,7 +170,7 @@ class _Build:
         prefix = {"winners": "W", "losers": "L", "final": "GF"}[bracket]
         for i, (a, b) in enumerate(sides):
             tid = f"{prefix}{number}-{i + 1}" if bracket != "final" else f"GF{number}"
-            tie, winner, loser = self.tie(tid, bracket, number, a, b)
+            tie, winner, loser = self.tie(tid, bracket, number, (a, b))
             winners.append(winner)
             losers.append(loser)
             if tie is not None:
@@ -183,9 +183,10 @@ class _Build:
                             "decided": all(t["winner"] is not None for t in ties)})
         return winners, losers
 
-    def tie(self, tid: str, bracket: str, number: int, a: Slot, b: Slot
+    def tie(self, tid: str, bracket: str, number: int, sides: tuple[Slot, Slot]
             ) -> tuple[Tie | None, Slot, Slot]:
         """One tie: the Tie shown (None for two empty sides), its winner and loser."""
+        a, b = sides
         if a is None and b is None:
             return None, None, None
         shown: list[str | None] = [x if isinstance(x, str) else None for x in (a, b)]

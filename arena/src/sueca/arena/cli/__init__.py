@@ -44,7 +44,7 @@ COMMANDS = (
     ("sueca.arena.cli.wait", "wait", "wait until servers accept connections (for scripts)"),
     ("sueca.arena.cli.bots", "bots", "register, list and remove bots"),
     ("sueca.arena.cli.tournament", "tournament",
-     "run a tournament (round robin, gauntlet, Swiss) through the workers"),
+     "run a tournament (round robin, gauntlet, Swiss, knockout...) through the workers"),
     ("sueca.arena.cli.leaderboard", "leaderboard",
      "the registered bots by rating of record (±95%%)"),
     ("sueca.arena.cli.matches", "matches", "recent matches, or `matches show ID` for one replay"),
