@@ -129,6 +129,8 @@ def _make_reachable(sources: Sequence[str], uid: int, gid: int) -> None:
 
 def _child(plan: dict[str, Any], stderr_w: int | None) -> None:
     """In the forked child: become the sandboxed program's bwrap (never returns)."""
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores them; a program must not
+        signal.signal(sig, signal.SIG_DFL)         # inherit that
     try:
         with open("/proc/self/oom_score_adj", "w") as f:
             f.write("0")  # the shim protects itself from the OOM killer; the program may not
@@ -145,16 +147,26 @@ def _child(plan: dict[str, Any], stderr_w: int | None) -> None:
         os.setuid(plan["uid"])
     for name, value in plan["rlimits"].items():
         resource.setrlimit(getattr(resource, f"RLIMIT_{name}"), (value, value))
+    args = argv[1:]
     if plan["seccomp"]:
         program = seccomp_filter()
         if program is None:
             os.write(2, f"[sandbox] no seccomp filter for {platform.machine()}\n".encode())
         else:
-            fd = os.memfd_create("seccomp", 0)
-            os.write(fd, program)
-            os.lseek(fd, 0, os.SEEK_SET)
-            argv[1:1] = ["--seccomp", str(fd)]
-    os.execv(argv[0], argv)
+            args[0:0] = ["--seccomp", str(_memfd("seccomp", program))]
+    # bwrap reads its arguments from a file and starts with an empty environment: its pid 1
+    # in the sandbox shows neither the host's paths nor whoever started it's variables
+    # (a token among them)
+    fd = _memfd("args", b"".join(a.encode() + b"\0" for a in args))
+    env = dict(os.environ) if plan["keep_env"] else {}
+    os.execve(argv[0], [argv[0], "--args", str(fd), "--", *plan["program"]], env)
+
+
+def _memfd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name, 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _pump(read_fd: int, log: StderrLog) -> None:
