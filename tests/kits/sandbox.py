@@ -41,11 +41,12 @@ def small(section: str = "run", **overrides: object) -> Limits:
 
 
 def code(folder: Path, *programs: str) -> Path:
-    """``folder`` holding ``programs`` (names in :data:`PROGRAMS`); a ``.c`` one is compiled
-    there to the name without its suffix."""
+    """``folder`` holding ``programs`` (names in :data:`PROGRAMS`, or paths), in order; a
+    ``.c`` one is compiled there to the name without its suffix."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name in programs:
-        shutil.copy(PROGRAMS / name, folder / name)
+    for program in programs:
+        name = Path(program).name
+        shutil.copy(PROGRAMS / program, folder / name)
         if name.endswith(".c"):
             subprocess.run(["cc", "-O1", "-pthread", "-o", str(folder / name[:-2]),
                             str(folder / name)], check=True)

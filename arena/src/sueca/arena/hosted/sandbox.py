@@ -81,6 +81,7 @@ class Limits:
     uid: int = 65534
     gid: int = 65534
     cgroup: str = "sueca-sandbox"
+    bots_cpu_weight: int = 1000
     off: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
@@ -267,6 +268,7 @@ class Cgroup:
             if swap.exists():
                 swap.write_text(str(mem))
             c = self.at["cpu"]
+            (c.parent / "cpu.shares").write_text(str(limits.bots_cpu_weight * 1024 // 100))
             (c / "cpu.cfs_period_us").write_text("100000")
             quota = -1 if limits.cpus is None else max(1000, int(limits.cpus * 100000))
             (c / "cpu.cfs_quota_us").write_text(str(quota))
@@ -282,6 +284,7 @@ class Cgroup:
             most = "max" if limits.cpus is None else str(max(1000, int(limits.cpus * 100000)))
             (d / "cpu.max").write_text(f"{most} 100000")
             (d / "cpu.weight").write_text(str(limits.cpu_weight or 100))
+            (d.parent / "cpu.weight").write_text(str(limits.bots_cpu_weight))
             (d / "pids.max").write_text("max" if limits.pids is None else str(limits.pids))
 
     def procs(self) -> set[int]:
@@ -295,7 +298,8 @@ class Cgroup:
 
     def counters(self) -> dict[str, int]:
         """``oom_kills`` (processes the memory limit killed), ``pids_refused`` (forks the pids
-        limit refused), ``cpu_ns`` (CPU time used): all since the cgroup was made."""
+        limit refused), ``cpu_ns`` (CPU time used), ``throttled`` (periods its CPU limit held
+        it back): all since the cgroup was made."""
         def field(path: Path, key: str) -> int:
             try:
                 for line in path.read_text().splitlines():
@@ -312,11 +316,13 @@ class Cgroup:
                 cpu = 0
             return {"oom_kills": field(self.at["memory"] / "memory.oom_control", "oom_kill"),
                     "pids_refused": field(self.at["pids"] / "pids.events", "max"),
-                    "cpu_ns": cpu}
+                    "cpu_ns": cpu,
+                    "throttled": field(self.at["cpu"] / "cpu.stat", "nr_throttled")}
         d = self.dirs[0]
         return {"oom_kills": field(d / "memory.events", "oom_kill"),
                 "pids_refused": field(d / "pids.events", "max"),
-                "cpu_ns": field(d / "cpu.stat", "usage_usec") * 1000}
+                "cpu_ns": field(d / "cpu.stat", "usage_usec") * 1000,
+                "throttled": field(d / "cpu.stat", "nr_throttled")}
 
     def kill(self) -> None:
         """SIGKILL every process in it, until none is left (or :data:`_KILL_WAIT` passes)."""
