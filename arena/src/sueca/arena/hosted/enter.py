@@ -35,7 +35,8 @@ from .sandbox import Cgroup, StderrLog, exit_reason
 __all__ = ["main", "seccomp_filter", "REFUSED"]
 
 # syscalls refused with EPERM inside the sandbox (x86_64 numbers, aarch64 numbers): debugging
-# others, mounting, namespaces, the kernel's keyrings, modules and eBPF
+# others, mounting, namespaces, the kernel's keyrings, modules, eBPF and io_uring (whose
+# operations no seccomp filter sees)
 REFUSED: dict[str, tuple[int, int]] = {
     "ptrace": (101, 117), "process_vm_readv": (310, 270), "process_vm_writev": (311, 271),
     "mount": (165, 40), "umount2": (166, 39), "pivot_root": (155, 41), "chroot": (161, 51),
@@ -46,7 +47,8 @@ REFUSED: dict[str, tuple[int, int]] = {
     "perf_event_open": (298, 241), "userfaultfd": (323, 282), "kexec_load": (246, 104),
     "kexec_file_load": (320, 294), "init_module": (175, 105), "finit_module": (313, 273),
     "delete_module": (176, 106), "swapon": (167, 224), "swapoff": (168, 225),
-    "reboot": (169, 142),
+    "reboot": (169, 142), "io_uring_setup": (425, 425), "io_uring_enter": (426, 426),
+    "io_uring_register": (427, 427),
 }
 _ARCH = {"x86_64": (0xC000003E, 0), "aarch64": (0xC00000B7, 1)}
 _EPERM_RET, _ALLOW, _KILL = 0x00050000 | 1, 0x7FFF0000, 0x80000000
