@@ -45,7 +45,7 @@ def test_filling_its_disks_and_a_big_file_are_refused(tmp_path):  # off: data_mb
 
 def test_a_gigabyte_on_stderr_keeps_a_bounded_log_and_does_not_stall(tmp_path):  # off: stderr_mb
     # the shim that keeps the log is in the bot's cgroup: its CPU limit paces the flood
-    with sandbox(tmp_path, "stderr", "stderr_flood.c", limits=small(cpus=0.5)) as box:
+    with sandbox(tmp_path, "stderr", "stderr_flood.c", limits=small(cpus=1.0)) as box:
         start = time.monotonic()
         done = run(box, ["./stderr_flood"], timeout=60)
         took = time.monotonic() - start
