@@ -1,17 +1,29 @@
 """A C program built inside the sandbox (its build step, the code folder writable) and a Python
 program importing the SDK both run inside it, as the sandbox's own user in /bot with a cleared
-environment; the sandbox leaves nothing behind (kits.sandbox checks on leaving)."""
+environment; a Python exec bot inside plays a match through a real referee; a build is held to
+its own limits; a killed bot host's sandboxes are swept. Every sandbox leaves nothing behind
+(kits.sandbox checks on leaving)."""
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
-from kits.sandbox import PROGRAMS, alive, code, run, sandbox, small
+import redis
+from kits.net import KEY_PREFIX
+from kits.sandbox import PROGRAMS, alive, code, owner_log, run, sandbox, small
 
 from sueca.arena.hosted.sandbox import sweep
+from sueca.arena.keys import Keys
+from sueca.arena.store.bots import BotRegistry
+from sueca.referee import control
+
+EXEC_PROGRAMS = Path(__file__).resolve().parents[2] / "kits" / "bots" / "exec_programs.py"
 
 
 def test_a_c_bot_built_inside_and_a_python_bot_run_inside(tmp_path):
@@ -70,3 +82,18 @@ os._exit(0)  # as a killed bot host: no cleanup
     assert name in sweep()
     assert not any(alive(int(pid)) for pid in pids)
     assert name not in sweep()
+
+
+def test_a_python_bot_in_the_sandbox_plays_through_the_referee(tmp_path, referee, redis_url,
+                                                                bot_proc):
+    """``multi``: one Python process taking every game at once, as the SDK's adapter does."""
+    name = f"pysandboxed{os.getpid()}"
+    token = BotRegistry(redis.Redis.from_url(redis_url), Keys(KEY_PREFIX)).add(name)
+    with sandbox(tmp_path, "python", str(EXEC_PROGRAMS)) as box:
+        bot_proc(f"exec:{shlex.join(box.argv(['python', 'exec_programs.py', 'multi']))}",
+                 referee.address, token, capacity=4)
+        result = control.run_match(referee.address, {"bots": [name] * 4, "seed": 5},
+                                   timeout=60)
+        log = owner_log(box)
+    assert result["end"] == "normal" and result["fault_bot"] in (None, ""), result["end"]
+    assert "Traceback" not in log, log
