@@ -14,11 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import redis
 from kits.net import KEY_PREFIX
 from kits.sandbox import PROGRAMS, alive, code, owner_log, run, sandbox, small
 
-from sueca.arena.hosted.sandbox import sweep
+from sueca.arena.hosted.sandbox import Limits, SandboxError, sweep
 from sueca.arena.keys import Keys
 from sueca.arena.store.bots import BotRegistry
 from sueca.referee import control
@@ -97,3 +98,16 @@ def test_a_python_bot_in_the_sandbox_plays_through_the_referee(tmp_path, referee
         log = owner_log(box)
     assert result["end"] == "normal" and result["fault_bot"] in (None, ""), result["end"]
     assert "Traceback" not in log, log
+
+
+def test_a_bad_profile_is_refused_in_one_line_quoting_it(tmp_path):
+    profile = tmp_path / "profile.toml"
+    for text, words in (('[run]\nmemory_mb = "lots"\n', "bad sandbox limit memory_mb = 'lots'"),
+                        ("[run]\nswap_mb = 1\n", "unknown limit 'swap_mb'"),
+                        ("[run]\noff = ['net']\n", "unknown limit 'off'"),
+                        ("[host]\nuid = 1\n", "has no [run] section"),
+                        ("[run\n", "profile.toml")):
+        profile.write_text(text)
+        with pytest.raises(SandboxError) as err:
+            Limits.load(profile=profile)
+        assert words in str(err.value) and "\n" not in str(err.value), err.value

@@ -88,6 +88,15 @@ class Limits:
     off: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("cgroup", "off") or (value is None and "None" in str(f.type)):
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (
+                    value == 0 and f.name not in ("stderr_keep", "uid", "gid")):
+                raise SandboxError(f"bad sandbox limit {f.name} = {value!r}: a positive number")
+        if not _NAME.fullmatch(self.cgroup):
+            raise SandboxError(f"bad sandbox cgroup name {self.cgroup!r}")
         unknown = set(self.off) - GUARDS
         if unknown:
             raise SandboxError(f"unknown guard {sorted(unknown)[0]!r} in off= (known: "
@@ -435,25 +444,26 @@ class Sandbox:
         ``output_mb``."""
         limits = self.build_limits
         root = os.geteuid() == 0
-        if root:
-            _hand_over(self.code_dir, limits.uid, limits.gid)
         cgroup = Cgroup.find(f"{limits.cgroup}/{self.cgroup_name}.build")
         cgroup.create(limits)
         argv = self._command(command, limits, cgroup, build=True)
         limit = limits.timeout_s if timeout is None else timeout
         start = time.monotonic()
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            out, _ = proc.communicate(timeout=limit)
-            reason = ""
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
-            reason = f"the build ran past its {limit:g} s"
+            if root:
+                _hand_over(self.code_dir, limits.uid, limits.gid)
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                out, _ = proc.communicate(timeout=limit)
+                reason = ""
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                out, _ = proc.communicate()
+                reason = f"the build ran past its {limit:g} s"
         finally:
             grew = cgroup.counters()  # a new cgroup: all it counted is this build's
-            cgroup.remove()
+            cgroup.remove()  # every process of the build is gone before the folder is taken
             if root:
                 _hand_over(self.code_dir, os.geteuid(), os.getegid(), take_back=True)
         seconds = time.monotonic() - start
