@@ -1,9 +1,13 @@
-"""``sueca-arena bots add|list|remove``: the bot registry (tokens are shown once, stored hashed)."""
+"""``sueca-arena bots add|list|remove``: the bot registry (tokens are shown once, stored hashed);
+``bots submit|logs``: hosted bots' code and their owners' logs (docs/hosted-bots.md)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sueca.arena.cli.common import (
@@ -16,6 +20,8 @@ from sueca.arena.cli.common import (
     open_store,
 )
 from sueca.arena.format import pm
+from sueca.arena.hosted.archive import ArchiveError, read_source
+from sueca.arena.hosted.manifest import ManifestError
 from sueca.arena.leaderboard import BoardRow, connected_bots, json_row, leaderboard
 from sueca.arena.store.bots import BotRegistry, BotRegistryError
 
@@ -32,6 +38,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                      cmd_list)
     add_redis_action(acts, "remove", "unregister a bot (its results stay in the log)", cmd_remove,
                      with_json=False).add_argument("name")
+    _add_hosted_actions(acts)
 
 
 def _registry(args: argparse.Namespace) -> tuple[Store, BotRegistry]:
@@ -101,4 +108,96 @@ def cmd_remove(args: argparse.Namespace) -> int:
     except BotRegistryError as err:
         raise UserError(str(err)) from None
     print(f"removed {args.name}")
+    return 0
+
+
+# -- hosted bots: submit code, read its owner's log -------------------------------------------
+
+def _add_hosted_actions(acts: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = add_redis_action(acts, "submit", "submit a bot's code for the bot hosts to run (a new "
+                         "version of the bot)", cmd_submit)
+    p.add_argument("name")
+    p.add_argument("source", metavar="DIR|FILE.tar.gz",
+                   help="a folder, or a .tar.gz, with sueca-bot.toml at its top")
+    _token_flag(p)
+    p = add_redis_action(acts, "logs", "a hosted bot's log (its stderr), for its owner only",
+                         cmd_logs)
+    p.add_argument("name")
+    _token_flag(p)
+    p.add_argument("--version", type=int, default=None,
+                   help="the version whose log to show (default: the one the bot hosts run)")
+    p.add_argument("--last", type=int, default=200, help="lines to show (default 200)")
+
+
+def _token_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--token", default=None,
+                   help="the bot's token, proving you own it (default $SUECA_TOKEN)")
+
+
+def _owner(args: argparse.Namespace, store: Store, what: str) -> None:
+    """Refuse unless ``--token`` (or $SUECA_TOKEN) is the token of bot ``args.name``: checked
+    as the referee checks it, against the registry's salted hash."""
+    token = args.token if args.token is not None else os.environ.get("SUECA_TOKEN", "")
+    if not store.bots.exists(args.name):
+        raise UserError(f"unknown bot {args.name[:64]!r}{store.bots.case_hint(args.name)}")
+    if not token:
+        raise UserError(f"no token: {what} only with bot {args.name!r}'s token (--token TOKEN "
+                        "or $SUECA_TOKEN)")
+    if not store.bots.verify(args.name, token):
+        raise UserError(f"wrong token for bot {args.name!r}: {what} only with its own token")
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    """Check the submission (nothing is written when a check fails), store its canonical
+    archive under its sha256, make it the bot's new version and hand it to the bot hosts."""
+    try:
+        submission = read_source(Path(args.source))
+    except (ArchiveError, ManifestError) as err:
+        raise UserError(f"submission {args.source[:120]!r} refused: {err}") from None
+    store = open_store(args)
+    _owner(args, store, "a bot's code is submitted")
+    new = store.hosted.put_submission(submission.sha256, submission.archive)
+    try:
+        version = _bump(store, args.name, submission.sha256)
+    except ValueError as err:
+        if new:
+            store.hosted.drop_submission(submission.sha256)
+        raise UserError(str(err)) from None
+    store.hosted.host(args.name, version=version, submission=submission.sha256)
+    if args.json:
+        print(json.dumps({"bot": args.name, "version": version,
+                          "submission": submission.sha256, "files": submission.files}))
+    else:
+        print(f"bot {args.name} version {version}: submission {submission.sha256} "
+              f"({submission.files} files); a bot host starts it within seconds "
+              f"(`sueca-arena bots logs {args.name}`)")
+    return 0
+
+
+def _bump(store: Store, bot: str, sha256: str) -> int:
+    """The bot's next version, which plays ``sha256``."""
+    hosted = store.hosted.hosted().get(bot)
+    return 2 if hosted is None else hosted["version"] + 1
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    """The last lines of a hosted bot's log, only for the holder of its token."""
+    store = open_store(args)
+    _owner(args, store, "a bot's log is shown")
+    version = args.version
+    if version is None:
+        hosted = store.hosted.hosted().get(args.name)
+        if hosted is None:
+            raise UserError(f"bot {args.name!r} is not hosted: `sueca-arena bots submit "
+                            f"{args.name} DIR` hands its code to the bot hosts")
+        version = hosted["version"]
+    lines = store.hosted.log(args.name, version, last=max(1, args.last))
+    if args.json:
+        print(json.dumps({"bot": args.name, "version": version, "lines": lines}, indent=2))
+        return 0
+    if not lines:
+        print(f"bot {args.name} version {version}: no log lines yet")
+    for entry in lines:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(entry["at"]))
+        print(f"{stamp} {entry['line']}")
     return 0
