@@ -1,0 +1,79 @@
+"""Sandboxes for the hosted-bot tests: small limits (the hostile set stays fast), a code folder
+holding programs from tests/arena/hosted/programs (C ones compiled on the host), a run with
+its output, and the check that a sandbox leaves nothing behind: no process, no cgroup, no
+mount."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from sueca.arena.hosted.sandbox import Limits, Sandbox
+
+PROGRAMS = Path(__file__).resolve().parent.parent / "arena" / "hosted" / "programs"
+SMALL: dict[str, object] = dict(memory_mb=64, pids=32, data_mb=8, tmp_mb=8, file_mb=4,
+                                cpus=0.25, open_files=64, stderr_mb=1, stderr_keep=1)
+
+
+def small(section: str = "run", **overrides: object) -> Limits:
+    return Limits.load(section, **{**SMALL, **overrides})
+
+
+def code(folder: Path, *programs: str) -> Path:
+    """``folder`` holding ``programs`` (names in :data:`PROGRAMS`); a ``.c`` one is compiled
+    there to the name without its suffix."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in programs:
+        shutil.copy(PROGRAMS / name, folder / name)
+        if name.endswith(".c"):
+            subprocess.run(["cc", "-O1", "-pthread", "-o", str(folder / name[:-2]),
+                            str(folder / name)], check=True)
+    return folder
+
+
+def _mounts_of(paths: Sequence[Path]) -> list[str]:
+    with open("/proc/self/mountinfo") as f:
+        return [line for line in f if any(str(p) in line for p in paths)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@contextmanager
+def sandbox(folder: Path, label: str, *programs: str, limits: Limits | None = None,
+            **options: object) -> Iterator[Sandbox]:
+    """A :class:`Sandbox` of ``programs`` under ``folder``; on leaving, it is cleaned up and
+    nothing of it may be left: its processes, its cgroup, a mount of its folders."""
+    src = code(folder / "code", *programs)
+    box = Sandbox(f"t{os.getpid()}-{label}", src, limits or small(), **options)  # type: ignore[arg-type]
+    seen: set[int] = set()
+    try:
+        yield box
+    finally:
+        seen |= box.cgroup.procs()
+        box.cleanup()
+    assert not [d for d in box.cgroup.dirs if d.exists()], box.cgroup.dirs
+    assert not [p for p in seen if _alive(p)], seen
+    assert not _mounts_of([folder, Path("/data"), Path("/bot")])
+
+
+def run(box: Sandbox, program: Sequence[str], *, stdin: bytes = b"",
+        timeout: float = 30) -> subprocess.CompletedProcess[bytes]:
+    """``program`` run in ``box`` to its end; its group is killed if it outlives ``timeout``."""
+    proc = subprocess.Popen(box.argv(program), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        out, err = proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
