@@ -20,8 +20,10 @@ def _conforms(record: Mapping[str, Any] | None, kind: Any) -> None:
 
 def test_notrequired_keys_are_optional_at_runtime() -> None:
     """What the checks below rest on (strings as annotations would make them required)."""
-    # fault_detail is written only for a match a bot's own error ended
-    assert records.ResultEntry.__optional_keys__ == {"seed", "stats", "seconds", "fault_detail"}
+    # fault_detail is written only for a match a bot's own error ended; competition and
+    # versions only for a match of a competition, or of a bot past its first version
+    assert records.ResultEntry.__optional_keys__ == {"seed", "stats", "seconds", "fault_detail",
+                                                     "competition", "versions"}
     assert "hist" in records.SeatStats.__optional_keys__
     assert records.SeatStats.__required_keys__ == {"moves"}
 

@@ -8,9 +8,21 @@ test runs can share a server; ``SUECA_KEY_PREFIX`` sets it for every process, se
 key                                    type    holds
 =====================================  ======  ===============================================
 ``bots``                               set     registered bot names
-``bot:{name}``                         hash    ``salt``, ``hash`` (sha256 of salt+token), ``created``;
-                                               a hosted bot: ``host_salt``, ``host_hash``
-                                               (its bot host's token, likewise)
+``bot:{name}``                         hash    ``salt``, ``hash`` (sha256 of salt+token), ``created``,
+                                               ``version`` (the current one; absent: 1); a
+                                               hosted bot: ``host_salt``, ``host_hash`` (its
+                                               bot host's token, likewise)
+``bot:{name}:versions``                hash    version number -> JSON of who started it, when,
+                                               its note and hosted submission (absent: only
+                                               version 1, from ``created``)
+``competitions``                       zset    competition name -> creation time
+``competition:{name}``                 hash    ``spec`` (JSON), ``state`` (draft, open, frozen,
+                                               final, closed), ``created``, ``seed_hash``
+                                               (public), ``secret`` (the seed key: shown only
+                                               once closed)
+``competition:{name}:log``             list    JSON of each state change: from, to, when, who
+``competition:{name}:entries``         hash    bot -> JSON entry (when, who, the version that
+                                               plays, division, placement matches played)
 ``referees``                           zset    referee address -> last heartbeat (unix time),
                                                written by each referee started with --redis
 ``referee:{addr}:bots``                hash    bot name -> free capacity on that replica (TTL)
@@ -21,6 +33,8 @@ key                                    type    holds
                                                ``status`` (pending, queued, running, done,
                                                failed), ``attempts``, ``error``, ``referee``,
                                                ``tournament``, ``pair`` (duplicate pair id),
+                                               ``competition``, ``versions`` (JSON bot ->
+                                               version scheduled),
                                                ``updated``, ``result`` (stream entry id), ``end``
 ``matches``                            zset    match id -> creation time (for listing)
 ``results``                            stream  the append-only results log: one entry per
@@ -105,6 +119,21 @@ class Keys:
 
     def bot(self, name: str) -> str:
         return f"{self.prefix}bot:{name}"
+
+    def bot_versions(self, name: str) -> str:
+        return f"{self.prefix}bot:{name}:versions"
+
+    def competitions(self) -> str:
+        return self.prefix + "competitions"
+
+    def competition(self, name: str) -> str:
+        return f"{self.prefix}competition:{name}"
+
+    def competition_log(self, name: str) -> str:
+        return f"{self.prefix}competition:{name}:log"
+
+    def competition_entries(self, name: str) -> str:
+        return f"{self.prefix}competition:{name}:entries"
 
     def referees(self) -> str:
         return self.prefix + "referees"

@@ -358,7 +358,7 @@ def outcome_to_result(match: MatchRecord, out: Outcome,
     seed = (played or spec).get("seed")
     rep = out.get("replay")
     end = End(out["end"])
-    return {
+    entry: ResultEntry = {
         "match_id": match["id"], "tournament": match.get("tournament") or "",
         "pair": match.get("pair") or "", "seats": list(spec["bots"]),
         "seed": None if seed is None else str(seed),
@@ -372,6 +372,11 @@ def outcome_to_result(match: MatchRecord, out: Outcome,
         "stats": botstats.seat_stats(len(spec["bots"]), end, fault_seat=out.get("fault_seat"),
                                      replay=rep, times=out.get("turn_times")),
     }
+    if match.get("competition"):
+        entry["competition"] = match["competition"]
+    if match.get("versions"):
+        entry["versions"] = dict(match["versions"])
+    return entry
 
 
 def reseeded(spec: SpecDict, attempt: int) -> SpecDict:

@@ -19,7 +19,9 @@ from sueca.codec import ResultDict, SpecDict
 __all__ = ["MatchStatus", "NoteKind", "ResultEntry", "SeatStats", "MatchRecord",
            "TournamentSpec", "ScheduledMatch", "TournamentRecord", "Progress", "BotHealth",
            "LiveColumns", "RatingColumns", "HealthColumns", "LeaderboardRow", "MatchRow",
-           "Timing", "Outcome", "JobStatus", "JobResult", "SpecDict"]
+           "Timing", "Outcome", "JobStatus", "JobResult", "SpecDict", "CompetitionState",
+           "NEXT_STATE", "CompetitionSpec", "FinalSpec", "DivisionSpec", "FairPlaySpec",
+           "Transition", "Entry", "CompetitionRecord", "VersionInfo"]
 
 
 class MatchStatus(StrEnum):
@@ -123,6 +125,8 @@ class ResultEntry(TypedDict):
     rated: bool
     stats: NotRequired[list[SeatStats]]  # by seat; older entries: from the replay
     seconds: NotRequired[float]  # the attempt's wall time (the worker adds it)
+    competition: NotRequired[str]  # the competition it was rated in; absent or "": none
+    versions: NotRequired[dict[str, int]]  # bot -> the version that played; absent: 1 each
 
 
 class MatchRecord(TypedDict):
@@ -138,6 +142,8 @@ class MatchRecord(TypedDict):
     status: MatchStatus
     attempts: int
     updated: str  # unix seconds, as text
+    competition: NotRequired[str]  # "" or absent: no competition (a tournament, old data)
+    versions: NotRequired[dict[str, int]]  # bot -> version scheduled to play; absent: 1 each
     referee: NotRequired[str]  # set by an attempt
     owner: NotRequired[str]
     task: NotRequired[str]
@@ -261,3 +267,104 @@ class MatchRow(TypedDict):
     fault_bot: str | None
     referee: str | None
     error: str | None
+
+
+# -- competitions and bot versions (sueca.arena.competitions, sueca.arena.store.competitions) --
+class CompetitionState(StrEnum):
+    """Where a competition is in its season (its ``state`` field in Redis)."""
+
+    DRAFT = "draft"    # created: rules and times can be read, nothing is played
+    OPEN = "open"      # entries and new versions accepted; its ladder plays and rates
+    FROZEN = "frozen"  # no new entries or versions; the ladder keeps playing to settle ratings
+    FINAL = "final"    # the final event runs
+    CLOSED = "closed"  # results fixed and kept; the seed key is revealed
+
+
+#: The one move out of each state (a season only goes forward, one step at a time).
+NEXT_STATE = {CompetitionState.DRAFT: CompetitionState.OPEN,
+              CompetitionState.OPEN: CompetitionState.FROZEN,
+              CompetitionState.FROZEN: CompetitionState.FINAL,
+              CompetitionState.FINAL: CompetitionState.CLOSED}
+
+
+class FinalSpec(TypedDict):
+    """A competition's final event."""
+
+    format: str  # "knockout", "double-elimination", "round-robin" or "none"
+    top: int | None  # how many entrants go to the final, by rating of record (None: all)
+    best_of: int  # duplicate pairs per tie
+
+
+class DivisionSpec(TypedDict):
+    """How a competition splits its entrants by rating of record (one of size, count)."""
+
+    size: int | None  # bots per division
+    count: int | None  # number of divisions
+    promote: int  # bots moved between adjacent divisions each cycle
+    every_s: float  # the cycle's length in seconds
+    placement: int  # rated placement matches a newcomer plays before it gets a division
+
+
+class FairPlaySpec(TypedDict):
+    """When a bot is suspended, and how many challenge matches an owner may ask for."""
+
+    faults: int  # suspended after this many faults ...
+    of_last: int  # ... in its last this many matches
+    challenges_per_hour: int
+
+
+class CompetitionSpec(TypedDict):
+    """A competition's rules and times, fixed at creation (stored as JSON)."""
+
+    name: str
+    variant: dict[str, Any]  # a Variant's to_dict()
+    limits: dict[str, int | None]  # move_ms, bank_ms, grace_ms (None: the referee's default)
+    opens_at: float | None  # unix times the scheduler moves it; None: by command only
+    freezes_at: float | None
+    final_at: float | None
+    closes_at: float | None
+    final: FinalSpec
+    divisions: DivisionSpec | None
+    hosted_only: bool  # entries only by a hosted submission
+    fair_play: FairPlaySpec
+
+
+class Transition(TypedDict):
+    """One move of a competition's state, as its log keeps it."""
+
+    from_state: str
+    to: str
+    at: float  # unix seconds
+    by: str  # who asked: a user name, or "scheduler"
+
+
+class Entry(TypedDict):
+    """A bot entered in a competition."""
+
+    bot: str
+    entered: float
+    by: str
+    version: int | None  # the version that plays there: set at the freeze (None: current)
+    division: int | None  # 0 is the top division; None: not placed (or no divisions)
+    placed: int  # placement matches played
+
+
+class CompetitionRecord(TypedDict):
+    """A competition as :meth:`sueca.arena.store.competitions.Competitions.get` reads it."""
+
+    spec: CompetitionSpec
+    state: CompetitionState
+    created: float
+    seed_hash: str  # sha256 hex of the seed key, public from the start
+    seed_key: str | None  # the seed key itself: only once closed
+    log: list[Transition]
+
+
+class VersionInfo(TypedDict):
+    """One version of a bot (:mod:`sueca.arena.store.versions`)."""
+
+    version: int
+    created: float
+    by: str
+    note: str
+    submission: str | None  # a hosted submission's content hash; None for a connected bot

@@ -326,7 +326,9 @@ class Ladder:
                 spec = match_spec(mid, seats, seed=str(self.rng.getrandbits(64)),
                                   first_dealer=self.rng.randrange(4), variant=self.variant,
                                   limits=self.limits)
-                self.store.create_match(mid, spec, tournament="ladder")
+                versions = self.store.versions.currents([a, b])
+                self.store.create_match(mid, spec, tournament="ladder",
+                                        versions=versions if max(versions.values()) > 1 else None)
                 if self.store.claim(mid):
                     self.store.add_ladder_match(mid, a, b, RECENT)
                     self.enqueue(mid)

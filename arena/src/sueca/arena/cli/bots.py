@@ -23,6 +23,7 @@ from sueca.arena.format import pm
 from sueca.arena.hosted.archive import ArchiveError, read_source
 from sueca.arena.hosted.manifest import ManifestError
 from sueca.arena.leaderboard import BoardRow, connected_bots, json_row, leaderboard
+from sueca.arena.records import CompetitionState
 from sueca.arena.store.bots import BotRegistry, BotRegistryError
 
 if TYPE_CHECKING:
@@ -102,7 +103,12 @@ _COLUMNS: tuple[Column, ...] = (("bot", None), ("rating ±95%", None), ("rank", 
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
-    _, registry = _registry(args)
+    store, registry = _registry(args)
+    playing = [c for c, s in store.competitions.of_bot(args.name).items()
+               if s is not CompetitionState.CLOSED]
+    if playing:  # its versions are that competition's record until it closes
+        raise UserError(f"bot {args.name!r} is entered in competition {playing[0]!r}, which is "
+                        "not closed: it can be removed once the competition closes")
     try:
         registry.remove(args.name)
     except BotRegistryError as err:

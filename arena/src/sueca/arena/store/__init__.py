@@ -17,6 +17,8 @@
 * :mod:`.bots`: the bot registry (names, salted token hashes)
 * :mod:`.hosted`: hosted bots' submissions, their bot hosts' claims, their owners' logs
 * :mod:`.ratings`: the ratings' state (live fold, rating of record, checkpoint)
+* :mod:`.versions`: bot versions
+* :mod:`.competitions`: competitions, their moves, entries and seed keys
 
 :class:`Store` puts them together: one instance per process, safe to share between threads.
 """
@@ -32,6 +34,7 @@ from sueca.arena.store.bots import BotRegistry
 from sueca.arena.store.botstats import BotStatsStore
 from sueca.arena.store.broker import BrokerStore
 from sueca.arena.store.client import REDIS_HINT, TRANSIENT_REDIS_ERRORS, connect
+from sueca.arena.store.competitions import Competitions
 from sueca.arena.store.errors import (
     LeaseHeld,
     StoreError,
@@ -47,6 +50,7 @@ from sueca.arena.store.locks import LockStore
 from sueca.arena.store.referees import RefereeStore
 from sueca.arena.store.retention import RetentionStore
 from sueca.arena.store.tournaments import TournamentStore
+from sueca.arena.store.versions import BotVersions
 
 __all__ = ["Store", "StoreError", "StoreUnavailable", "TotalsLost", "TournamentConflict",
            "LeaseHeld", "UnknownMatch", "connect", "default_owner", "LEASE_SECONDS",
@@ -58,7 +62,8 @@ PENDING, QUEUED, RUNNING, DONE, FAILED = MatchStatus
 
 class Store(AttemptStore, TournamentStore, BotStatsStore, RefereeStore, LadderStore, LockStore,
             RetentionStore, BrokerStore, LabelStore):
-    """Typed access to every record of the league; ``bots`` is the bot registry."""
+    """Typed access to every record of the league; ``bots`` is the bot registry, ``versions``
+    their versions, ``competitions`` the competitions."""
 
     @classmethod
     def from_url(cls, url: str | None, keys: Keys | None = None) -> Store:
@@ -68,6 +73,16 @@ class Store(AttemptStore, TournamentStore, BotStatsStore, RefereeStore, LadderSt
     def bots(self) -> BotRegistry:
         """The bot registry, on this store's client and keys."""
         return BotRegistry(self.r, self.keys)
+
+    @cached_property
+    def versions(self) -> BotVersions:
+        """Bot versions, on this store's client and keys."""
+        return BotVersions(self.r, self.keys)
+
+    @cached_property
+    def competitions(self) -> Competitions:
+        """Competitions, on this store's client and keys."""
+        return Competitions(self.r, self.keys)
 
     @cached_property
     def hosted(self) -> HostedStore:

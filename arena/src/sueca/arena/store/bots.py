@@ -81,7 +81,7 @@ class BotRegistry(StoreBase):
         if not self.r.exists(self.keys.bot(name)):
             raise BotRegistryError(f"unknown bot {name!r}{self.case_hint(name)}")
         pipe = self.r.pipeline()
-        pipe.delete(self.keys.bot(name))
+        pipe.delete(self.keys.bot(name), self.keys.bot_versions(name))
         pipe.srem(self.keys.bots(), name)
         pipe.execute()
 

@@ -79,6 +79,8 @@ def decode_match(raw: RawHash, mid: str) -> MatchRecord:
     """A ``match:{id}`` hash as HGETALL returns it, as a :class:`MatchRecord`."""
     out = decoded_hash(raw, mid, "attempts")
     out["status"] = MatchStatus(str(out["status"]))
+    if out.get("versions"):
+        out["versions"] = json.loads(str(out["versions"]))
     if out.get("error_kind"):
         out["error_kind"] = NoteKind(str(out["error_kind"]))
     return cast(MatchRecord, out)
@@ -111,10 +113,17 @@ class MatchStore(StoreBase):
     """Creating, reading and changing the status of matches."""
 
     def create_match(self, mid: str, spec: Mapping[str, object], tournament: str = "",
-                     pair: str = "") -> bool:
-        """Store a new match (status pending); False, and nothing changed, if it exists."""
+                     pair: str = "", *, competition: str = "",
+                     versions: Mapping[str, int] | None = None) -> bool:
+        """Store a new match (status pending); False, and nothing changed, if it exists.
+        ``competition`` is the one it is rated in, ``versions`` the bots' versions it is
+        scheduled with (both go into its result)."""
         fields = ["spec", json.dumps(dict(spec), separators=(",", ":")),
                   "tournament", tournament, "pair", pair]
+        if competition:
+            fields += ["competition", competition]
+        if versions:
+            fields += ["versions", json.dumps(dict(versions), separators=(",", ":"))]
         return bool(self.script(_CREATE_MATCH)(
             keys=[self.keys.match(mid), self.keys.matches(), self.keys.recorded(mid)],
             args=[now(), mid, *fields]))
