@@ -3,7 +3,7 @@
 
 Every command module exposes ``add_parser(subparsers)`` and sets ``func`` on its parser, and
 imports what it needs at its top. :func:`main` imports only the chosen command's module
-(:class:`LazyCommands`): the 19 modules together import grpc, Redis, Celery and the web stack,
+(:class:`LazyCommands`): the 20 modules together import grpc, Redis, Celery and the web stack,
 and building every parser takes several times as long as ``sueca-arena --help`` itself
 needs (``farm-bench -- sueca-arena --help``). The one-line helps that ``--help`` lists are
 therefore kept here, in :data:`COMMANDS`.
@@ -63,6 +63,8 @@ COMMANDS = (
      "referee's house bots; latency, throughput, faults"),
     ("sueca.arena.cli.conformance", "conformance",
      "check that a bot (or a referee) speaks the protocol"),
+    ("sueca.arena.cli.bot_host", "bot-host",
+     "run the hosted bots assigned to this machine, sandboxed, until stopped"),
 )
 
 _CHOSEN = "_sueca_chosen_parser"  # the namespace attribute naming the deepest command parsed

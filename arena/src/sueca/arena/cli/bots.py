@@ -164,7 +164,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
     _owner(args, store, "a bot's code is submitted")
     new = store.hosted.put_submission(submission.sha256, submission.archive)
     try:
-        version = _bump(store, args.name, submission.sha256)
+        version = store.versions.bump(args.name, by="bots submit", submission=submission.sha256,
+                                      note=f"hosted submission {submission.sha256[:12]}")
     except ValueError as err:
         if new:
             store.hosted.drop_submission(submission.sha256)
@@ -178,12 +179,6 @@ def cmd_submit(args: argparse.Namespace) -> int:
               f"({submission.files} files); a bot host starts it within seconds "
               f"(`sueca-arena bots logs {args.name}`)")
     return 0
-
-
-def _bump(store: Store, bot: str, sha256: str) -> int:
-    """The bot's next version, which plays ``sha256``."""
-    hosted = store.hosted.hosted().get(bot)
-    return 2 if hosted is None else hosted["version"] + 1
 
 
 def cmd_logs(args: argparse.Namespace) -> int:

@@ -192,7 +192,11 @@ class BotHost:
         hosted = self.store.hosted
         live = hosted.heartbeat(self.name)
         self.live_hosts = len(live)
+        # a hosted bot whose current version is not its submission's (a connected version
+        # started since) is not run
         wanted = hosted.hosted()
+        currents = self.store.versions.currents(sorted(wanted))
+        wanted = {b: w for b, w in wanted.items() if currents[b] == w["version"]}
         owners = hosted.owners(sorted(wanted))
         held = set(hosted.renew([b for b, o in owners.items() if o == self.name], self.name))
         share = fair_share(len(wanted), len(live))
@@ -245,8 +249,8 @@ class BotHost:
         if running.child is not None:  # it exited: back off, then start it again
             if running.due == 0.0:
                 steady = now - running.child.started >= STEADY
-                running.crashes = 0 if steady else running.crashes + 1
-                wait = min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** running.crashes)
+                running.crashes = 1 if steady else running.crashes + 1
+                wait = min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** (running.crashes - 1))
                 running.due = now + wait
                 self._say(running, f"runner exited with code {running.child.returncode}; "
                                    f"starting it again in {wait:g}s")
