@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sueca.arena.cli.common import (
+    Bounded,
     Column,
     UserError,
     add_redis_action,
@@ -21,6 +22,7 @@ from sueca.arena.cli.common import (
 )
 from sueca.arena.format import pm
 from sueca.arena.hosted.archive import ArchiveError, read_source
+from sueca.arena.hosted.logs import Refused, check_owner, owner_log
 from sueca.arena.hosted.manifest import ManifestError
 from sueca.arena.leaderboard import BoardRow, connected_bots, json_row, leaderboard
 from sueca.arena.records import CompetitionState
@@ -130,9 +132,10 @@ def _add_hosted_actions(acts: argparse._SubParsersAction[argparse.ArgumentParser
                          cmd_logs)
     p.add_argument("name")
     _token_flag(p)
-    p.add_argument("--version", type=int, default=None,
+    p.add_argument("--version", action=Bounded, kind=int, low=1, default=None,
                    help="the version whose log to show (default: the one the bot hosts run)")
-    p.add_argument("--last", type=int, default=200, help="lines to show (default 200)")
+    p.add_argument("--last", action=Bounded, kind=int, low=1, default=200,
+                   help="lines to show (default 200)")
 
 
 def _token_flag(p: argparse.ArgumentParser) -> None:
@@ -140,17 +143,8 @@ def _token_flag(p: argparse.ArgumentParser) -> None:
                    help="the bot's token, proving you own it (default $SUECA_TOKEN)")
 
 
-def _owner(args: argparse.Namespace, store: Store, what: str) -> None:
-    """Refuse unless ``--token`` (or $SUECA_TOKEN) is the token of bot ``args.name``: checked
-    as the referee checks it, against the registry's salted hash."""
-    token = args.token if args.token is not None else os.environ.get("SUECA_TOKEN", "")
-    if not store.bots.exists(args.name):
-        raise UserError(f"unknown bot {args.name[:64]!r}{store.bots.case_hint(args.name)}")
-    if not token:
-        raise UserError(f"no token: {what} only with bot {args.name!r}'s token (--token TOKEN "
-                        "or $SUECA_TOKEN)")
-    if not store.bots.verify(args.name, token):
-        raise UserError(f"wrong token for bot {args.name!r}: {what} only with its own token")
+def _token(args: argparse.Namespace) -> str:
+    return str(args.token) if args.token is not None else os.environ.get("SUECA_TOKEN", "")
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -161,7 +155,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
     except (ArchiveError, ManifestError) as err:
         raise UserError(f"submission {args.source[:120]!r} refused: {err}") from None
     store = open_store(args)
-    _owner(args, store, "a bot's code is submitted")
+    try:
+        check_owner(store, args.name, _token(args), "a bot's code is submitted")
+    except Refused as err:
+        raise UserError(str(err)) from None
     new = store.hosted.put_submission(submission.sha256, submission.archive)
     try:
         version = store.versions.bump(args.name, by="bots submit", submission=submission.sha256,
@@ -184,21 +181,16 @@ def cmd_submit(args: argparse.Namespace) -> int:
 def cmd_logs(args: argparse.Namespace) -> int:
     """The last lines of a hosted bot's log, only for the holder of its token."""
     store = open_store(args)
-    _owner(args, store, "a bot's log is shown")
-    version = args.version
-    if version is None:
-        hosted = store.hosted.hosted().get(args.name)
-        if hosted is None:
-            raise UserError(f"bot {args.name!r} is not hosted: `sueca-arena bots submit "
-                            f"{args.name} DIR` hands its code to the bot hosts")
-        version = hosted["version"]
-    lines = store.hosted.log(args.name, version, last=max(1, args.last))
+    try:
+        got = owner_log(store, args.name, _token(args), version=args.version, last=args.last)
+    except Refused as err:
+        raise UserError(str(err)) from None
     if args.json:
-        print(json.dumps({"bot": args.name, "version": version, "lines": lines}, indent=2))
+        print(json.dumps(got, indent=2))
         return 0
-    if not lines:
-        print(f"bot {args.name} version {version}: no log lines yet")
-    for entry in lines:
+    if not got["lines"]:
+        print(f"bot {args.name} version {got['version']}: no log lines yet")
+    for entry in got["lines"]:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(entry["at"]))
         print(f"{stamp} {entry['line']}")
     return 0
