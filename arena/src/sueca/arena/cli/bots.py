@@ -115,6 +115,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
         registry.remove(args.name)
     except BotRegistryError as err:
         raise UserError(str(err)) from None
+    store.hosted.unhost(args.name)  # its bot host stops it at its next heartbeat
     print(f"removed {args.name}")
     return 0
 

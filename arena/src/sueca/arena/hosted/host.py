@@ -194,16 +194,20 @@ class BotHost:
         self.live_hosts = len(live)
         # a hosted bot whose current version is not its submission's (a connected version
         # started since) is not run
-        wanted = hosted.hosted()
-        currents = self.store.versions.currents(sorted(wanted))
-        wanted = {b: w for b, w in wanted.items() if currents[b] == w["version"]}
-        owners = hosted.owners(sorted(wanted))
-        held = set(hosted.renew([b for b, o in owners.items() if o == self.name], self.name))
+        listed = hosted.hosted()
+        currents = self.store.versions.currents(sorted(listed))
+        wanted = {b: w for b, w in listed.items() if currents[b] == w["version"]}
+        owners = hosted.owners(sorted(set(listed) | set(self.bots)))
+        mine = [b for b, o in owners.items() if o == self.name]
+        for bot in mine:
+            if bot not in wanted:  # unregistered, or a connected version started since
+                hosted.release(bot, self.name)
+        held = set(hosted.renew([b for b in mine if b in wanted], self.name))
         share = fair_share(len(wanted), len(live))
         for bot in sorted(held, key=self._rank, reverse=True)[:max(0, len(held) - share)]:
             hosted.release(bot, self.name)  # over its share: another host takes it
             held.discard(bot)
-        free = sorted((b for b, o in owners.items() if o is None), key=self._rank)
+        free = sorted((b for b in wanted if owners.get(b) is None), key=self._rank)
         for bot in free:
             if len(held) >= share:
                 break
