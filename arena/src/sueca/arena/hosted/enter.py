@@ -35,7 +35,8 @@ from .sandbox import Cgroup, StderrLog, exit_reason
 __all__ = ["main", "seccomp_filter", "REFUSED"]
 
 # syscalls refused with EPERM inside the sandbox (x86_64 numbers, aarch64 numbers): debugging
-# others, mounting, namespaces, the kernel's keyrings, modules and eBPF
+# others, mounting, namespaces, the kernel's keyrings, modules, eBPF and io_uring (whose
+# operations no seccomp filter sees)
 REFUSED: dict[str, tuple[int, int]] = {
     "ptrace": (101, 117), "process_vm_readv": (310, 270), "process_vm_writev": (311, 271),
     "mount": (165, 40), "umount2": (166, 39), "pivot_root": (155, 41), "chroot": (161, 51),
@@ -46,7 +47,8 @@ REFUSED: dict[str, tuple[int, int]] = {
     "perf_event_open": (298, 241), "userfaultfd": (323, 282), "kexec_load": (246, 104),
     "kexec_file_load": (320, 294), "init_module": (175, 105), "finit_module": (313, 273),
     "delete_module": (176, 106), "swapon": (167, 224), "swapoff": (168, 225),
-    "reboot": (169, 142),
+    "reboot": (169, 142), "io_uring_setup": (425, 425), "io_uring_enter": (426, 426),
+    "io_uring_register": (427, 427),
 }
 _ARCH = {"x86_64": (0xC000003E, 0), "aarch64": (0xC00000B7, 1)}
 _EPERM_RET, _ALLOW, _KILL = 0x00050000 | 1, 0x7FFF0000, 0x80000000
@@ -129,6 +131,8 @@ def _make_reachable(sources: Sequence[str], uid: int, gid: int) -> None:
 
 def _child(plan: dict[str, Any], stderr_w: int | None) -> None:
     """In the forked child: become the sandboxed program's bwrap (never returns)."""
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores them; a program must not
+        signal.signal(sig, signal.SIG_DFL)         # inherit that
     try:
         with open("/proc/self/oom_score_adj", "w") as f:
             f.write("0")  # the shim protects itself from the OOM killer; the program may not
@@ -145,16 +149,26 @@ def _child(plan: dict[str, Any], stderr_w: int | None) -> None:
         os.setuid(plan["uid"])
     for name, value in plan["rlimits"].items():
         resource.setrlimit(getattr(resource, f"RLIMIT_{name}"), (value, value))
+    args = argv[1:]
     if plan["seccomp"]:
         program = seccomp_filter()
         if program is None:
             os.write(2, f"[sandbox] no seccomp filter for {platform.machine()}\n".encode())
         else:
-            fd = os.memfd_create("seccomp", 0)
-            os.write(fd, program)
-            os.lseek(fd, 0, os.SEEK_SET)
-            argv[1:1] = ["--seccomp", str(fd)]
-    os.execv(argv[0], argv)
+            args[0:0] = ["--seccomp", str(_memfd("seccomp", program))]
+    # bwrap reads its arguments from a file and starts with an empty environment: its pid 1
+    # in the sandbox shows neither the host's paths nor whoever started it's variables
+    # (a token among them)
+    fd = _memfd("args", b"".join(a.encode() + b"\0" for a in args))
+    env = dict(os.environ) if plan["keep_env"] else {}
+    os.execve(argv[0], [argv[0], "--args", str(fd), "--", *plan["program"]], env)
+
+
+def _memfd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name, 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _pump(read_fd: int, log: StderrLog) -> None:

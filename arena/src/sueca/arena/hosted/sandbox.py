@@ -47,9 +47,10 @@ DATA = "/data"   # the bot's data folder
 MiB = 1 << 20
 # The protections a test may switch off (Limits(off=...)) to watch its hostile program win:
 # net (no network namespace of its own), seccomp (no syscall filter), userns (nested user
-# namespaces allowed), env (the caller's environment kept), mounts (the host's / read-only
-# instead of the chosen paths). Never read from the profile.
-GUARDS = frozenset({"net", "seccomp", "userns", "env", "mounts"})
+# namespaces allowed), env (the caller's environment kept), mounts (the host's whole / bound
+# read-only instead of the chosen paths), readonly (the code folder bound read-write, / left
+# writable). Never read from the profile.
+GUARDS = frozenset({"net", "seccomp", "userns", "env", "mounts", "readonly"})
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
           "/etc/ld.so.cache", "/etc/alternatives")  # read-only, when the host has them
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -71,15 +72,16 @@ class Limits:
     pids: int | None = 64
     open_files: int | None = 256
     file_mb: int | None = 64
-    data_mb: int = 64
-    tmp_mb: int = 32
-    stderr_mb: float = 4
+    data_mb: int | None = 64
+    tmp_mb: int | None = 32
+    stderr_mb: float | None = 4
     stderr_keep: int = 2
     output_mb: int | None = None  # builds: the code folder after the build
     timeout_s: float = 300.0      # builds: wall clock
     uid: int = 65534
     gid: int = 65534
     cgroup: str = "sueca-sandbox"
+    bots_cpu_weight: int = 1000
     off: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
@@ -128,9 +130,9 @@ class StderrLog:
     prints. Files are the owner's only (mode 0600). Bytes are kept as printed: whoever shows
     them escapes them (:func:`sueca.sdk.logs.shown`)."""
 
-    def __init__(self, path: Path | str, cap_bytes: int, keep: int) -> None:
+    def __init__(self, path: Path | str, cap_bytes: int | None, keep: int) -> None:
         self.path = Path(path)
-        self.cap = max(1, int(cap_bytes))
+        self.cap = sys.maxsize if cap_bytes is None else max(1, int(cap_bytes))
         self.keep = max(0, keep)
         self._fd = self._open()
         self._size = os.fstat(self._fd).st_size
@@ -266,6 +268,7 @@ class Cgroup:
             if swap.exists():
                 swap.write_text(str(mem))
             c = self.at["cpu"]
+            (c.parent / "cpu.shares").write_text(str(limits.bots_cpu_weight * 1024 // 100))
             (c / "cpu.cfs_period_us").write_text("100000")
             quota = -1 if limits.cpus is None else max(1000, int(limits.cpus * 100000))
             (c / "cpu.cfs_quota_us").write_text(str(quota))
@@ -281,6 +284,7 @@ class Cgroup:
             most = "max" if limits.cpus is None else str(max(1000, int(limits.cpus * 100000)))
             (d / "cpu.max").write_text(f"{most} 100000")
             (d / "cpu.weight").write_text(str(limits.cpu_weight or 100))
+            (d.parent / "cpu.weight").write_text(str(limits.bots_cpu_weight))
             (d / "pids.max").write_text("max" if limits.pids is None else str(limits.pids))
 
     def procs(self) -> set[int]:
@@ -294,7 +298,8 @@ class Cgroup:
 
     def counters(self) -> dict[str, int]:
         """``oom_kills`` (processes the memory limit killed), ``pids_refused`` (forks the pids
-        limit refused), ``cpu_ns`` (CPU time used): all since the cgroup was made."""
+        limit refused), ``cpu_ns`` (CPU time used), ``throttled`` (periods its CPU limit held
+        it back): all since the cgroup was made."""
         def field(path: Path, key: str) -> int:
             try:
                 for line in path.read_text().splitlines():
@@ -311,11 +316,13 @@ class Cgroup:
                 cpu = 0
             return {"oom_kills": field(self.at["memory"] / "memory.oom_control", "oom_kill"),
                     "pids_refused": field(self.at["pids"] / "pids.events", "max"),
-                    "cpu_ns": cpu}
+                    "cpu_ns": cpu,
+                    "throttled": field(self.at["cpu"] / "cpu.stat", "nr_throttled")}
         d = self.dirs[0]
         return {"oom_kills": field(d / "memory.events", "oom_kill"),
                 "pids_refused": field(d / "pids.events", "max"),
-                "cpu_ns": field(d / "cpu.stat", "usage_usec") * 1000}
+                "cpu_ns": field(d / "cpu.stat", "usage_usec") * 1000,
+                "throttled": field(d / "cpu.stat", "nr_throttled")}
 
     def kill(self) -> None:
         """SIGKILL every process in it, until none is left (or :data:`_KILL_WAIT` passes)."""
@@ -468,19 +475,20 @@ class Sandbox:
                        "at": {k: str(v) for k, v in cgroup.at.items()}},
             "rlimits": _rlimits(limits),
             "uid": limits.uid, "gid": limits.gid,
-            "bwrap": [self.bwrap, *self._bwrap_args(limits, build=build), "--", *program],
+            "bwrap": [self.bwrap, *self._bwrap_args(limits, build=build)],
+            "program": list(program),
             "seccomp": "seccomp" not in limits.off,
-            "reachable": self._sources(limits, build=build),
+            "keep_env": "env" in limits.off,
+            "reachable": self._sources(),
             "stderr": None if self.stderr_log is None or build else {
-                "path": str(self.stderr_log), "cap": int(limits.stderr_mb * MiB),
+                "path": str(self.stderr_log),
+                "cap": None if limits.stderr_mb is None else int(limits.stderr_mb * MiB),
                 "keep": limits.stderr_keep},
             "limits": {k: v for k, v in dataclasses.asdict(limits).items() if k != "off"},
         }
         return [sys.executable, "-m", "sueca.arena.hosted.enter", json.dumps(plan)]
 
-    def _sources(self, limits: Limits, *, build: bool) -> list[str]:
-        if "mounts" in limits.off:
-            return ["/"]
+    def _sources(self) -> list[str]:
         return [str(self.code_dir), *_python_paths()]
 
     def _bwrap_args(self, limits: Limits, *, build: bool) -> list[str]:
@@ -491,29 +499,36 @@ class Sandbox:
             args.append("--unshare-net")
         if "userns" not in limits.off:
             args.append("--disable-userns")
-        if "mounts" in limits.off:
-            args += ["--ro-bind", "/", "/"]
-        else:
-            for path in SYSTEM:
-                if os.path.islink(path):
-                    args += ["--symlink", os.readlink(path), path]
-                elif os.path.exists(path):
-                    args += ["--ro-bind", path, path]
-            for path in _python_paths():
+        mounts = "mounts" not in limits.off
+        shown = [*SYSTEM, *_python_paths()] if mounts else [
+            f"/{entry}" for entry in sorted(os.listdir("/"))
+            if entry not in ("proc", "dev", CODE[1:], DATA[1:])]  # the whole host, read-only
+        for path in shown:
+            if os.path.islink(path):
+                args += ["--symlink", os.readlink(path), path]
+            elif os.path.exists(path):
                 args += ["--ro-bind", path, path]
-        args += ["--proc", "/proc", "--dev", "/dev",
-                 "--size", str(limits.tmp_mb * MiB), "--tmpfs", "/tmp"]
-        args += ["--bind" if build else "--ro-bind", str(self.code_dir), CODE]
+        args += ["--proc", "/proc", "--dev", "/dev"]
+        if mounts:
+            args += _tmpfs("/tmp", limits.tmp_mb)
+        writable = build or "readonly" in limits.off
+        args += ["--bind" if writable else "--ro-bind", str(self.code_dir), CODE]
         if not build:
-            args += ["--size", str(limits.data_mb * MiB), "--tmpfs", DATA]
+            args += _tmpfs(DATA, limits.data_mb)
         if "env" not in limits.off:
             args.append("--clearenv")
             for key, value in _environment(build).items():
                 args += ["--setenv", key, value]
         args += ["--chdir", CODE]
-        if "mounts" not in limits.off:
-            args += ["--remount-ro", "/"]
+        if "mounts" not in limits.off and "readonly" not in limits.off:
+            args += ["--remount-ro", "/dev", "--remount-ro", "/"]  # its devices still work
         return args
+
+
+def _tmpfs(path: str, size_mb: int | None) -> list[str]:
+    """A tmpfs at ``path`` of ``size_mb`` (None: the kernel's default, half the RAM; its pages
+    still count against the memory limit)."""
+    return (["--size", str(size_mb * MiB)] if size_mb is not None else []) + ["--tmpfs", path]
 
 
 def _environment(build: bool) -> Mapping[str, str]:
