@@ -67,7 +67,8 @@ def test_a_bot_host_restarts_replaces_and_stops_its_bot(redis_url: str, tmp_path
                                         "Solo\n")
         cli("bots", "submit", "solo", str(folder), "--token", token, env=env)
         wait_for(lambda: up % 3 in metrics(port), 60, "version 3 running", interval=0.3)
-        assert "stopped: version 3 replaces version 2" in log(2)
+        wait_for(lambda: "stopping: version 3 replaces version 2" in log(2)
+                 and "[bot host] stopped" in log(2), 20, "version 2 stopped")
         assert "runs version 3" in log(3)
 
         cli("bots", "remove", "solo", env=env)

@@ -44,7 +44,7 @@ from sueca.arena.hosted.archive import unpack
 from sueca.arena.hosted.manifest import MANIFEST, Manifest, parse_manifest
 from sueca.arena.metrics import BuildInfoCollector, serve_health
 from sueca.arena.processes import Child
-from sueca.arena.store import Store
+from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
 from sueca.arena.store.hosted import HostedBot, fair_share
 
 __all__ = ["BotHost", "Sandboxed", "SandboxFactory", "INTERVAL", "BACKOFF_FIRST", "BACKOFF_MAX",
@@ -95,6 +95,7 @@ class _Bot:
     want: HostedBot
     folder: Path
     ready: Future[tuple[Manifest, Sandboxed]]
+    box: str = ""  # its sandbox's name
     child: Child | None = None
     crashes: int = 0
     due: float = 0.0  # monotonic time its runner may start (again)
@@ -167,6 +168,11 @@ class BotHost:
         self.live_hosts = 1
         self._stopping = threading.Event()
         self._prepare = ThreadPoolExecutor(2, thread_name_prefix="bothost-prepare")
+        self._stopping_threads: list[threading.Thread] = []
+        # each sandbox's name (its cgroup's) is the bot's plus this host's tag and the start's
+        # serial: never shared with its successor, nor with another bot host on this machine
+        self._tag = hashlib.sha256(name.encode()).hexdigest()[:4]
+        self._serial = 0
         (work / "cache").mkdir(parents=True, exist_ok=True)
         (work / "bots").mkdir(parents=True, exist_ok=True)
 
@@ -235,10 +241,15 @@ class BotHost:
                             f"{running.want['version']}")
             running = None
         if running is None:
-            folder = self.work / "bots" / bot
-            folder.mkdir(parents=True, exist_ok=True)
+            # a folder (and a sandbox) per start: its logs go to that version's owner's log
+            # only, and one still being stopped never shares them with its successor
+            self._serial += 1
+            folder = self.work / "bots" / bot / f"v{want['version']}.{self._serial}"
+            shutil.rmtree(folder, ignore_errors=True)  # a run of this host before ours
+            folder.mkdir(parents=True)
+            box = f"{bot}.{self._tag}{self._serial}"
             running = self.bots[bot] = _Bot(bot, want, folder, self._prepare.submit(
-                self._prepared, bot, want, folder / "stderr"))
+                self._prepared, bot, want, folder / "stderr", box), box=box)
             running.logs = [_Tail(folder / "runner.log", truncate=True),
                             _Tail(folder / "stderr", truncate=False)]
             self._say(running, f"bot host {self.name} runs version {want['version']} "
@@ -264,6 +275,12 @@ class BotHost:
             self.restarts += 1
         try:
             manifest, sandbox = running.ready.result()
+        except TRANSIENT_REDIS_ERRORS as err:  # Redis away while fetching: try again
+            log.warning("bot %s: fetching its submission failed (%s); trying again",
+                        running.name, err)
+            running.ready = self._prepare.submit(self._prepared, running.name, running.want,
+                                                 running.folder / "stderr", running.box)
+            return
         except Exception as err:
             running.failed = str(err)[:300]
             self._say(running, f"cannot run this version: {running.failed}")
@@ -284,17 +301,33 @@ class BotHost:
                  running.want["version"], running.child.pid)
 
     def _stop(self, bot: str, why: str) -> None:
+        """Tell the bot's runner to stop (its games finish within :data:`STOP_GRACE` seconds)
+        and finish it in a thread of its own: the loop must go on renewing the other claims."""
         running = self.bots.pop(bot)
         if running.child is not None:
-            running.child.stop(grace=STOP_GRACE, group=True)
-        self._ship(running)
+            running.child.terminate(group=True)
+        self._say(running, f"stopping: {why}")
+        log.info("bot %s version %s stopping: %s", bot, running.want["version"], why)
+        thread = threading.Thread(target=self._finish, args=(running,), daemon=True,
+                                  name=f"bothost-stop-{bot}")
+        thread.start()
+        self._stopping_threads = [t for t in self._stopping_threads if t.is_alive()] + [thread]
+
+    def _finish(self, running: _Bot) -> None:
+        if running.child is not None:
+            running.child.finish(time.monotonic() + STOP_GRACE)
         sandbox = running.sandbox()
         if sandbox is not None:
             sandbox.cleanup()
-        self._say(running, f"stopped: {why}")
-        log.info("bot %s version %s stopped: %s", bot, running.want["version"], why)
+        try:
+            self._ship(running)
+            self._say(running, "stopped")
+        except Exception as err:  # Redis away: the last lines are lost, the bot is stopped
+            log.warning("bot %s: its last log lines were not shipped: %s", running.name, err)
+        shutil.rmtree(running.folder, ignore_errors=True)
 
-    def _prepared(self, bot: str, want: HostedBot, stderr: Path) -> tuple[Manifest, Sandboxed]:
+    def _prepared(self, bot: str, want: HostedBot, stderr: Path, box: str
+                  ) -> tuple[Manifest, Sandboxed]:
         """The submission unpacked (and built) in the cache, once per hash on this host, and
         the bot's sandbox around it."""
         sha = want["submission"]
@@ -308,7 +341,7 @@ class BotHost:
             shutil.rmtree(done, ignore_errors=True)
             unpack(archive, code)
         manifest = parse_manifest((code / MANIFEST).read_text())
-        sandbox = self.sandbox(bot, code, stderr)
+        sandbox = self.sandbox(box, code, stderr)
         if not built:
             if manifest.build:
                 self._build(bot, want["version"], manifest, sandbox)
@@ -347,15 +380,14 @@ class BotHost:
     def shutdown(self) -> None:
         """Stop every runner (all told at once, so they drain side by side), give every claim
         back, leave the hosts' list."""
-        for running in self.bots.values():
-            if running.child is not None:
-                running.child.terminate(group=True)
         for bot in list(self.bots):
             self._stop(bot, f"bot host {self.name} is stopping")
             try:
                 self.store.hosted.release(bot, self.name)
             except Exception:
                 pass
+        for thread in self._stopping_threads:
+            thread.join(STOP_GRACE + 5)
         try:
             self.store.hosted.leave(self.name)
         except Exception:
