@@ -68,3 +68,23 @@ def test_the_log_is_capped(league: Any) -> None:
     assert lines[0]["line"] == "line 0" and lines[-1]["line"] == f"line {LOG_LINES - 1}"
     store.hosted.append_log("other", 2, ["y" * 5000])
     assert len(store.hosted.log("other", 2)[0]["line"]) == LOG_CHARS + 3  # "..." marks the cut
+
+
+def test_the_shipper_follows_the_sandboxs_rotated_stderr(tmp_path: Any) -> None:
+    """A bot host ships each line of the bot's stderr once, in order, across the sandbox's
+    rotation of the file (StderrLog moves it to NAME.1), and whole lines only."""
+    from sueca.arena.hosted.host import _Tail
+    from sueca.arena.hosted.sandbox import StderrLog
+
+    log = StderrLog(tmp_path / "stderr", cap_bytes=40, keep=1)
+    tail = _Tail(tmp_path / "stderr", truncate=False)
+    shipped: list[str] = []
+    for i in range(30):
+        log.write(f"line {i}\n".encode())
+        if i % 3 == 0:  # shipped faster than the sandbox rotates twice
+            shipped += tail.lines()
+    log.write(b"half a li")
+    shipped += tail.lines()
+    assert shipped == [f"line {i}" for i in range(30)]
+    log.write(b"ne\n")
+    assert tail.lines() == ["half a line"]

@@ -111,42 +111,48 @@ class _Bot:
 class _Tail:
     """New whole lines of a log file another process appends to: the runner's log (started
     afresh once shipped past :data:`LOG_FILE_CAP`) or the sandbox's stderr log (rotated by the
-    sandbox to ``NAME.1``: the rest of the old file is read there)."""
+    sandbox to ``NAME.1``: the rest of the old file is read there, and a line cut by the
+    rotation is joined again). Lines the sandbox rotated away twice between two reads are lost:
+    the log is capped, and a bot that prints that fast loses its oldest lines."""
 
     def __init__(self, path: Path, *, truncate: bool) -> None:
         self.path = path
         self.truncate = truncate
         self.offset = 0
         self.inode: int | None = None
+        self.carry = b""  # the start of a line whose end is not written yet
 
     def lines(self) -> list[str]:
         try:
             st = self.path.stat()
         except FileNotFoundError:
             return []
-        out: list[str] = []
+        data = b""
         if self.inode is not None and st.st_ino != self.inode:  # rotated
-            out += self._read(self.path.with_name(self.path.name + ".1"), whole=True)
+            data += self._read(self.path.with_name(self.path.name + ".1"))
             self.offset = 0
         self.inode = st.st_ino
         if st.st_size < self.offset:
             self.offset = 0
-        out += self._read(self.path, whole=False)
+        data = self.carry + data + self._read(self.path)
+        cut = data.rfind(b"\n") + 1
+        if len(data) - cut > SHIP_BYTES:  # a "line" without end: ship it as it is
+            cut = len(data)
+        self.carry = data[cut:]
         if self.truncate and self.offset >= LOG_FILE_CAP and self.offset >= st.st_size:
             os.truncate(self.path, 0)
             self.offset = 0
-        return out
+        return data[:cut].decode("utf-8", "replace").splitlines()
 
-    def _read(self, path: Path, *, whole: bool) -> list[str]:
+    def _read(self, path: Path) -> bytes:
         try:
             with open(path, "rb") as f:
                 f.seek(self.offset)
                 chunk = f.read(SHIP_BYTES)
         except FileNotFoundError:
-            return []
-        cut = len(chunk) if whole or len(chunk) == SHIP_BYTES else chunk.rfind(b"\n") + 1
-        self.offset += cut
-        return chunk[:cut].decode("utf-8", "replace").splitlines()
+            return b""
+        self.offset += len(chunk)
+        return chunk
 
 
 class BotHost:
