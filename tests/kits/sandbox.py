@@ -58,7 +58,8 @@ def _mounts_of(paths: Sequence[Path]) -> list[str]:
         return [line for line in f if any(str(p) in line for p in paths)]
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """``pid`` runs (a zombie, killed and not yet reaped by whoever inherited it, does not)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
@@ -81,7 +82,7 @@ def sandbox(folder: Path, label: str, *programs: str, limits: Limits | None = No
         seen |= box.cgroup.procs()
         box.cleanup()
     assert not [d for d in box.cgroup.dirs if d.exists()], box.cgroup.dirs
-    assert not [p for p in seen if _alive(p)], seen
+    assert not [p for p in seen if alive(p)], seen
     assert not _mounts_of([folder, Path("/data"), Path("/bot")])
 
 

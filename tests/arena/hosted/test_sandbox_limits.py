@@ -6,15 +6,22 @@ owner's log says why, and nothing is left behind (kits.sandbox checks it on leav
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 
 from kits.sandbox import owner_log, run, sandbox, small
+from kits.wait import wait_for
 
 
 def test_a_fork_bomb_stops_at_its_pids_limit(tmp_path):  # off: pids
-    with sandbox(tmp_path, "fork", "fork_bomb.c") as box:
-        done = run(box, ["./fork_bomb"])
+    with sandbox(tmp_path, "fork", "fork_bomb.c") as box, \
+            sandbox(tmp_path / "neighbour", "neighbour", "hello.c") as neighbour:
+        bomb = subprocess.Popen(box.argv(["./fork_bomb"]), stderr=subprocess.DEVNULL)
+        wait_for(lambda: "forked" in owner_log(box), 20, "the fork bomb's forks")
+        beside = run(neighbour, ["./hello"])  # while the bomb holds every pid it could get
+        done = subprocess.CompletedProcess(bomb.args, bomb.wait(20))
         log = owner_log(box)
+    assert beside.returncode == 0 and beside.stdout.startswith(b"c uid="), beside
     forked, refused = map(int, re.search(r"forked (\d+) refused (\d+)", log).groups())
     assert forked < 32 and refused > 150, log
     assert "[sandbox] exited with status 0 (forks refused: its limit is 32 processes)" in log
@@ -45,7 +52,7 @@ def test_filling_its_disks_and_a_big_file_are_refused(tmp_path):  # off: data_mb
 
 def test_a_gigabyte_on_stderr_keeps_a_bounded_log_and_does_not_stall(tmp_path):  # off: stderr_mb
     # the shim that keeps the log is in the bot's cgroup: its CPU limit paces the flood
-    with sandbox(tmp_path, "stderr", "stderr_flood.c", limits=small(cpus=0.5)) as box:
+    with sandbox(tmp_path, "stderr", "stderr_flood.c", limits=small(cpus=1.0)) as box:
         start = time.monotonic()
         done = run(box, ["./stderr_flood"], timeout=60)
         took = time.monotonic() - start

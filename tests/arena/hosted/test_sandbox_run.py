@@ -4,9 +4,14 @@ environment; the sandbox leaves nothing behind (kits.sandbox checks on leaving).
 
 from __future__ import annotations
 
+import re
 import shutil
+import subprocess
+import sys
 
-from kits.sandbox import PROGRAMS, run, sandbox
+from kits.sandbox import PROGRAMS, alive, code, run, sandbox, small
+
+from sueca.arena.hosted.sandbox import sweep
 
 
 def test_a_c_bot_built_inside_and_a_python_bot_run_inside(tmp_path):
@@ -31,3 +36,37 @@ def test_a_c_bot_built_inside_and_a_python_bot_run_inside(tmp_path):
         env = py.stdout.split(b"env ")[1].strip().split(b",")
         assert set(env) <= {b"HOME", b"LANG", b"PATH", b"PWD", b"TMPDIR",
                             b"PYTHONDONTWRITEBYTECODE", b"PYTHONUNBUFFERED"}, env
+
+
+def test_a_build_is_held_to_its_own_limits(tmp_path):  # off: timeout_s (its kill), output_mb
+    build = small("build", timeout_s=3, output_mb=2)
+    with sandbox(tmp_path, "build", "fork_bomb.c", build_limits=build) as box:
+        slow = box.build(["sh", "-c", "sleep 30 & sleep 30"])
+        assert not slow.ok and slow.reason == "the build ran past its 3 s", slow
+        assert slow.seconds < 10, slow
+        big = box.build(["sh", "-c", "head -c 3000000 /dev/zero > blob"])
+        assert not big.ok and big.reason.startswith("the build left 3 MiB"), big
+        (box.code_dir / "blob").unlink()
+        bomb = box.build(["./fork_bomb"])
+        assert bomb.ok, bomb
+        forked = int(re.search(rb"forked (\d+)", bomb.output)[1])
+        assert forked < 32, bomb.output  # the build's pids limit (kits.sandbox.SMALL)
+
+
+def test_sweep_removes_what_a_killed_bot_host_left(tmp_path):
+    folder = code(tmp_path / "code", "hello.c")
+    host = subprocess.run([sys.executable, "-c", f"""
+import os, subprocess
+from sueca.arena.hosted.sandbox import Sandbox
+box = Sandbox("swept", {str(folder)!r})
+subprocess.Popen(box.argv(["sleep", "60"]), start_new_session=True,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+import time; time.sleep(1.5)
+print(box.cgroup_name, *box.cgroup.procs(), flush=True)
+os._exit(0)  # as a killed bot host: no cleanup
+"""], capture_output=True, text=True, timeout=30, check=True)
+    name, *pids = host.stdout.split()
+    assert pids, host
+    assert name in sweep()
+    assert not any(alive(int(pid)) for pid in pids)
+    assert name not in sweep()

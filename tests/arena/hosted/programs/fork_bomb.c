@@ -1,6 +1,7 @@
 /* Hostile: forks without end (at most 200 tries here, so that a sandbox without its pids limit
  * does not take the host down). Every child sleeps; the parent reports how many forks
- * succeeded and how many were refused, and exits (its pid namespace then kills the rest). */
+ * succeeded and how many were refused, holds them a second more, and exits (its pid namespace
+ * then kills the rest). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,5 +15,6 @@ int main(void) {
         if (pid > 0) forked++; else refused++;
     }
     fprintf(stderr, "forked %d refused %d\n", forked, refused);
+    sleep(1);
     return 0;
 }

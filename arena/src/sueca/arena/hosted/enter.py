@@ -185,9 +185,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     plan = json.loads(args[0])
     cgroup = Cgroup(plan["cgroup"]["version"], plan["cgroup"]["at"])
     pid = str(os.getpid())
-    for d in cgroup.dirs:
-        with open(d / "cgroup.procs", "w") as f:
-            f.write(pid)
+    try:
+        for d in cgroup.dirs:
+            with open(d / "cgroup.procs", "w") as f:
+                f.write(pid)
+    except OSError as err:  # its sandbox was cleaned up: never run outside its cgroup
+        os.write(2, f"[sandbox] could not start: no cgroup {err.filename} "
+                    f"({err.strerror})\n".encode(errors="replace"))
+        return 125
     try:
         with open("/proc/self/oom_score_adj", "w") as f:
             f.write("-900")  # needs CAP_SYS_RESOURCE: without it the OOM killer may take the
@@ -199,7 +204,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if plan["stderr"] is not None:
         log = StderrLog(plan["stderr"]["path"], plan["stderr"]["cap"], plan["stderr"]["keep"])
         read_fd, write_fd = os.pipe()
-    child = os.fork()
+    try:
+        child = os.fork()
+    except BlockingIOError:
+        limits = plan["limits"]
+        os.write(2, f"[sandbox] could not start: no process left under its limit of "
+                    f"{limits.get('pids')} processes\n".encode())
+        return 125
     if child == 0:
         try:
             if read_fd is not None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import itertools
 import json
 import os
 import re
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["Limits", "Sandbox", "BuildResult", "StderrLog", "SandboxError", "PROFILE", "GUARDS",
-           "CODE", "DATA", "MiB", "Cgroup", "exit_reason"]
+           "CODE", "DATA", "MiB", "Cgroup", "exit_reason", "sweep"]
 
 PROFILE = Path(__file__).with_name("sandbox-profile.toml")
 CODE = "/bot"    # the submission, read-only (read-write during its build)
@@ -55,6 +56,8 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
           "/etc/ld.so.cache", "/etc/alternatives")  # read-only, when the host has them
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _KILL_WAIT = 5.0  # seconds cleanup() waits for the killed processes to leave the cgroup
+_SERIAL = itertools.count(1)
+_OWNED = re.compile(r".+\.(\d+)\.\d+(\.build)?")  # NAME.PID.N: the bot host's pid
 
 
 class SandboxError(RuntimeError):
@@ -77,7 +80,7 @@ class Limits:
     stderr_mb: float | None = 4
     stderr_keep: int = 2
     output_mb: int | None = None  # builds: the code folder after the build
-    timeout_s: float = 300.0      # builds: wall clock
+    timeout_s: float | None = 300.0  # builds: wall clock
     uid: int = 65534
     gid: int = 65534
     cgroup: str = "sueca-sandbox"
@@ -406,7 +409,11 @@ class Sandbox:
         self.build_limits = build_limits or Limits.load("build")
         self.stderr_log = None if stderr_log is None else Path(stderr_log).resolve()
         self.bwrap = _bwrap()
-        self.cgroup = Cgroup.find(f"{self.limits.cgroup}/{name}")
+        # its own cgroup, named after the bot and this process: two sandboxes of one bot (a
+        # version building while the last one plays) never share one, and sweep() knows the
+        # sandboxes of a bot host that is gone
+        self.cgroup_name = f"{name}.{os.getpid()}.{next(_SERIAL)}"
+        self.cgroup = Cgroup.find(f"{self.limits.cgroup}/{self.cgroup_name}")
         self.cgroup.create(self.limits)
 
     def __enter__(self) -> Sandbox:
@@ -430,7 +437,7 @@ class Sandbox:
         root = os.geteuid() == 0
         if root:
             _hand_over(self.code_dir, limits.uid, limits.gid)
-        cgroup = Cgroup.find(f"{limits.cgroup}/{self.name}.build")
+        cgroup = Cgroup.find(f"{limits.cgroup}/{self.cgroup_name}.build")
         cgroup.create(limits)
         argv = self._command(command, limits, cgroup, build=True)
         limit = limits.timeout_s if timeout is None else timeout
@@ -529,6 +536,35 @@ def _tmpfs(path: str, size_mb: int | None) -> list[str]:
     """A tmpfs at ``path`` of ``size_mb`` (None: the kernel's default, half the RAM; its pages
     still count against the memory limit)."""
     return (["--size", str(size_mb * MiB)] if size_mb is not None else []) + ["--tmpfs", path]
+
+
+def sweep(limits: Limits | None = None) -> list[str]:
+    """Kill and remove the sandboxes left by bot hosts that are gone (killed before their
+    cleanup): every cgroup under the profile's whose bot host's pid no longer runs. A bot host
+    calls it when it starts. The cgroups it removed, by name."""
+    parent = Cgroup.find((limits or Limits.load()).cgroup)
+    removed = []
+    try:
+        names = sorted(p.name for p in parent.dirs[0].iterdir() if p.is_dir())
+    except FileNotFoundError:
+        return []
+    for name in names:
+        owned = _OWNED.fullmatch(name)
+        if owned is None or _running(int(owned[1])):
+            continue
+        Cgroup(parent.version, {c: d / name for c, d in parent.at.items()}).remove()
+        removed.append(name)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def _environment(build: bool) -> Mapping[str, str]:
