@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sueca.arena.cli.common import Bounded, UserError, add_port, add_redis, open_store
 from sueca.arena.hosted.host import BotHost, Sandboxed
-from sueca.arena.hosted.sandbox import Sandbox, SandboxError
+from sueca.arena.hosted.sandbox import Sandbox, SandboxError, sweep
 from sueca.sdk.settings import current as sdk_settings
 
 
@@ -55,13 +55,18 @@ def cmd_bot_host(args: argparse.Namespace) -> int:
     except OSError as err:
         raise UserError(f"cannot make --work {str(work)!r}: {err.strerror}") from None
     name = args.name or f"{socket.gethostname()}-{os.getpid()}"
+    try:
+        swept = sweep()  # the sandboxes a killed bot host of this machine left
+    except SandboxError as err:
+        raise UserError(str(err)) from None
     host = BotHost(store, name=name, server=args.server, work=work, sandbox=_sandbox,
                    capacity=args.capacity)
     if args.metrics_port is not None:
         host.serve(args.metrics_port)
     signal.signal(signal.SIGTERM, lambda *_: host.stop())
     signal.signal(signal.SIGINT, lambda *_: host.stop())
-    print(f"bot host {name} ready: bots connect to {args.server}; work folder {work}",
+    print(f"bot host {name} ready: bots connect to {args.server}; work folder {work}"
+          + (f"; removed {len(swept)} sandbox(es) a stopped host left" if swept else ""),
           flush=True)
     host.run()
     print(f"bot host {name} stopped", flush=True)

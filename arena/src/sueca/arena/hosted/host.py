@@ -95,7 +95,6 @@ class _Bot:
     want: HostedBot
     folder: Path
     ready: Future[tuple[Manifest, Sandboxed]]
-    box: str = ""  # its sandbox's name
     child: Child | None = None
     crashes: int = 0
     due: float = 0.0  # monotonic time its runner may start (again)
@@ -175,10 +174,7 @@ class BotHost:
         self._stopping = threading.Event()
         self._prepare = ThreadPoolExecutor(2, thread_name_prefix="bothost-prepare")
         self._stopping_threads: list[threading.Thread] = []
-        # each sandbox's name (its cgroup's) is the bot's plus this host's tag and the start's
-        # serial: never shared with its successor, nor with another bot host on this machine
-        self._tag = hashlib.sha256(name.encode()).hexdigest()[:4]
-        self._serial = 0
+        self._serial = 0  # starts so far: each has a folder of its own
         (work / "cache").mkdir(parents=True, exist_ok=True)
         (work / "bots").mkdir(parents=True, exist_ok=True)
 
@@ -247,15 +243,14 @@ class BotHost:
                             f"{running.want['version']}")
             running = None
         if running is None:
-            # a folder (and a sandbox) per start: its logs go to that version's owner's log
-            # only, and one still being stopped never shares them with its successor
+            # a folder per start: its logs go to that version's owner's log only, and one
+            # still being stopped never shares them with its successor
             self._serial += 1
             folder = self.work / "bots" / bot / f"v{want['version']}.{self._serial}"
             shutil.rmtree(folder, ignore_errors=True)  # a run of this host before ours
             folder.mkdir(parents=True)
-            box = f"{bot}.{self._tag}{self._serial}"
             running = self.bots[bot] = _Bot(bot, want, folder, self._prepare.submit(
-                self._prepared, bot, want, folder / "stderr", box), box=box)
+                self._prepared, bot, want, folder / "stderr"))
             running.logs = [_Tail(folder / "runner.log", truncate=True),
                             _Tail(folder / "stderr", truncate=False)]
             self._say(running, f"bot host {self.name} runs version {want['version']} "
@@ -285,7 +280,7 @@ class BotHost:
             log.warning("bot %s: fetching its submission failed (%s); trying again",
                         running.name, err)
             running.ready = self._prepare.submit(self._prepared, running.name, running.want,
-                                                 running.folder / "stderr", running.box)
+                                                 running.folder / "stderr")
             return
         except Exception as err:
             running.failed = str(err)[:300]
@@ -332,8 +327,7 @@ class BotHost:
             log.warning("bot %s: its last log lines were not shipped: %s", running.name, err)
         shutil.rmtree(running.folder, ignore_errors=True)
 
-    def _prepared(self, bot: str, want: HostedBot, stderr: Path, box: str
-                  ) -> tuple[Manifest, Sandboxed]:
+    def _prepared(self, bot: str, want: HostedBot, stderr: Path) -> tuple[Manifest, Sandboxed]:
         """The submission unpacked (and built) in the cache, once per hash on this host, and
         the bot's sandbox around it."""
         sha = want["submission"]
@@ -347,7 +341,7 @@ class BotHost:
             shutil.rmtree(done, ignore_errors=True)
             unpack(archive, code)
         manifest = parse_manifest((code / MANIFEST).read_text())
-        sandbox = self.sandbox(box, code, stderr)
+        sandbox = self.sandbox(bot, code, stderr)  # a cgroup of its own, whatever the name
         if not built:
             if manifest.build:
                 self._build(bot, want["version"], manifest, sandbox)
