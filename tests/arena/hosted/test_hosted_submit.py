@@ -85,3 +85,11 @@ def test_refused_submissions_write_nothing(redis_url: str, tmp_path: Path,
     assert store.versions.current("mine") == 3
     assert [k for k in store.r.scan_iter(f"{prefix}submission:*")] == [
         f"{prefix}submission:{first['submission']}".encode()]
+
+    # removed once its competition closes: its versions go, and so do their archives
+    for state in (CompetitionState.FINAL, CompetitionState.CLOSED):
+        store.competitions.move("cup", state, by="test")
+    capsys.readouterr()
+    assert main(["bots", "remove", "mine"]) == 0
+    assert not list(store.r.scan_iter(f"{prefix}submission:*"))
+    assert store.hosted.hosted() == {}

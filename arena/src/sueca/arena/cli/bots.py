@@ -111,11 +111,13 @@ def cmd_remove(args: argparse.Namespace) -> int:
     if playing:  # its versions are that competition's record until it closes
         raise UserError(f"bot {args.name!r} is entered in competition {playing[0]!r}, which is "
                         "not closed: it can be removed once the competition closes")
+    submitted = [v["submission"] for v in store.versions.history(args.name) if v["submission"]]
     try:
         registry.remove(args.name)
     except BotRegistryError as err:
         raise UserError(str(err)) from None
     store.hosted.unhost(args.name)  # its bot host stops it at its next heartbeat
+    store.hosted.drop_unused(submitted)  # its versions are gone: so are their archives
     print(f"removed {args.name}")
     return 0
 

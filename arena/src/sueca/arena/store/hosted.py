@@ -2,7 +2,8 @@
 
 * ``submission:{sha256}`` holds a submission's canonical archive (at most a few MiB:
   :data:`sueca.arena.hosted.archive.MAX_ARCHIVE`), so that every bot host, on any machine,
-  fetches it from the one place the whole arena already reaches.
+  fetches it from the one place the whole arena already reaches; kept while the bot's
+  versions are (``bots remove`` drops them).
 * ``hosted`` maps each hosted bot to the version and submission that should run.
 * ``hosted:hosts`` (heartbeats) and ``hosted:owner:{bot}`` (a claim with a TTL its host
   renews): a bot is run by the one host holding its claim; when that host stops renewing (it
@@ -71,6 +72,14 @@ class HostedStore(StoreBase):
     def drop_submission(self, sha256: str) -> None:
         """Forget an archive that no version came to play."""
         self.r.delete(self.keys.submission(sha256))
+
+    def drop_unused(self, shas: list[str]) -> None:
+        """Forget the archives among ``shas`` that no hosted bot runs now (those of a removed
+        bot's versions: the same files submitted for another bot keep theirs)."""
+        in_use = {h["submission"] for h in self.hosted().values()}
+        gone = [self.keys.submission(sha) for sha in set(shas) - in_use]
+        if gone:
+            self.r.delete(*gone)
 
     def submission(self, sha256: str) -> bytes | None:
         got = self.r.get(self.keys.submission(sha256))
