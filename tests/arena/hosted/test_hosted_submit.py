@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from kits.arena import arena_env, cli
 
+from sueca.arena.cli import bots as bots_cli
 from sueca.arena.cli import main
 from sueca.arena.keys import Keys
 from sueca.arena.lifecycle import new_spec
@@ -73,6 +74,13 @@ def test_refused_submissions_write_nothing(redis_url: str, tmp_path: Path,
     assert (first["version"], again["version"]) == (2, 3)
     assert (store.versions.get("mine", 3) or {}).get("submission") == first["submission"]
     assert store.hosted.hosted()["mine"]["version"] == 3
+
+    # at most SUBMISSIONS_AN_HOUR an hour
+    monkeypatch.setattr(bots_cli, "SUBMISSIONS_AN_HOUR", 2)
+    err = submit("mine", str(folder), code=2)
+    assert err == "error: bot 'mine' had 2 submissions in the last hour: at most 2 an hour\n"
+    assert store.versions.current("mine") == 3
+    monkeypatch.setattr(bots_cli, "SUBMISSIONS_AN_HOUR", 10)
 
     # frozen in a competition: no new version, and the new archive is not kept
     store.competitions.create(new_spec("cup"), by="test")

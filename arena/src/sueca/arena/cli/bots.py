@@ -124,6 +124,10 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 # -- hosted bots: submit code, read its owner's log -------------------------------------------
 
+#: submissions one bot may make in an hour: each archive (up to 16 MiB) is kept in Redis while
+#: its version is, so an owner's pace bounds what they can make the arena store
+SUBMISSIONS_AN_HOUR = 10
+
 def _add_hosted_actions(acts: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = add_redis_action(acts, "submit", "submit a bot's code for the bot hosts to run (a new "
                          "version of the bot)", cmd_submit)
@@ -147,7 +151,12 @@ def _token_flag(p: argparse.ArgumentParser) -> None:
 
 
 def _token(args: argparse.Namespace) -> str:
-    return str(args.token) if args.token is not None else os.environ.get("SUECA_TOKEN", "")
+    """--token, else $SUECA_TOKEN, else a UserError saying so."""
+    token = str(args.token) if args.token is not None else os.environ.get("SUECA_TOKEN", "")
+    if not token:
+        raise UserError(f"no token: pass bot {args.name[:64]!r}'s token with --token TOKEN or "
+                        "in $SUECA_TOKEN")
+    return token
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -162,6 +171,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
         check_owner(store, args.name, _token(args), "a bot's code is submitted")
     except Refused as err:
         raise UserError(str(err)) from None
+    hour = time.time() - 3600
+    recent = sum(1 for v in store.versions.history(args.name)
+                 if v["submission"] and v["created"] >= hour)
+    if recent >= SUBMISSIONS_AN_HOUR:  # each archive stays in Redis: their pace is bounded
+        raise UserError(f"bot {args.name!r} had {recent} submissions in the last hour: at most "
+                        f"{SUBMISSIONS_AN_HOUR} an hour")
     new = store.hosted.put_submission(submission.sha256, submission.archive)
     try:
         version = store.versions.bump(args.name, by="bots submit", submission=submission.sha256,

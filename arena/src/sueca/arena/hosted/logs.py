@@ -31,7 +31,7 @@ def check_owner(store: Store, bot: str, token: str, what: str) -> None:
     if not store.bots.exists(bot):
         raise Refused(f"unknown bot {bot[:64]!r}{store.bots.case_hint(bot[:64])}")
     if not token:
-        raise Refused(f"no token: {what} only with bot {bot!r}'s token")
+        raise Refused(f"no token: {what} only with the token of bot {bot!r}")
     if not store.bots.verify(bot, token):
         raise Refused(f"wrong token for bot {bot!r}: {what} only with its own token")
 
