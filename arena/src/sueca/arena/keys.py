@@ -9,7 +9,9 @@ key                                    type    holds
 =====================================  ======  ===============================================
 ``bots``                               set     registered bot names
 ``bot:{name}``                         hash    ``salt``, ``hash`` (sha256 of salt+token), ``created``,
-                                               ``version`` (the current one; absent: 1)
+                                               ``version`` (the current one; absent: 1); a
+                                               hosted bot: ``host_salt``, ``host_hash`` (its
+                                               bot host's token, likewise)
 ``bot:{name}:versions``                hash    version number -> JSON of who started it, when,
                                                its note and hosted submission (absent: only
                                                version 1, from ``created``)
@@ -106,6 +108,15 @@ key                                    type    holds
 ``metrics:bots``                       zset    bot -> when a worker first saw it: the first
                                                ``SUECA_METRICS_MAX_BOTS`` get their own
                                                Prometheus label (:mod:`sueca.arena.metrics`)
+``hosted``                             hash    hosted bot -> JSON {version, submission
+                                               (sha256), at}: what the bot hosts run
+``submission:{sha256}``                string  a submission's canonical .tar.gz
+                                               (:mod:`sueca.arena.hosted.archive`)
+``hosted:hosts``                       zset    bot host name -> last heartbeat (unix time)
+``hosted:owner:{bot}``                 string  the bot host running that hosted bot; a TTL
+                                               its heartbeat renews: gone = another takes it
+``hosted:log:{bot}:{version}``         stream  the owner's log of that version: the bot's
+                                               stderr, escaped, capped (``at``, ``line``)
 ``celery:*``                           (any)   the Celery broker's own keys (kombu
                                                ``global_keyprefix``): queues, unacked messages
 =====================================  ======  ===============================================
@@ -253,6 +264,21 @@ class Keys:
 
     def tournaments(self) -> str:
         return self.prefix + "tournaments"
+
+    def hosted(self) -> str:
+        return self.prefix + "hosted"
+
+    def submission(self, sha256: str) -> str:
+        return f"{self.prefix}submission:{sha256}"
+
+    def hosted_hosts(self) -> str:
+        return self.prefix + "hosted:hosts"
+
+    def hosted_owner(self, bot: str) -> str:
+        return f"{self.prefix}hosted:owner:{bot}"
+
+    def hosted_log(self, bot: str, version: int) -> str:
+        return f"{self.prefix}hosted:log:{bot}:{version}"
 
     def celery_prefix(self) -> str:
         """Prefix of every key the Celery broker (kombu) and result backend write."""

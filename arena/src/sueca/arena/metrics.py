@@ -53,6 +53,11 @@ at scrape time; ``sueca_rating{bot,system}`` (system = record, elo, openskill_mu
 ``sueca_rating_games{bot}`` — for registered bots only, so a label set never grows with
 anything a caller controls — plus ``sueca_worker_queue_depth``, ``sueca_build_info`` and
 ``process_*``.
+
+Bot host (``sueca-arena bot-host --metrics-port P``): ``sueca_bothost_bot_up{bot,version}`` (1
+while that hosted bot's runner runs here), ``sueca_bothost_bots``, ``sueca_bothost_live_hosts``,
+``sueca_bothost_restarts_total``, ``sueca_build_info`` and ``process_*``; ``/healthz`` answers
+503 once its loop has not gone round for a while.
 """
 
 from __future__ import annotations
@@ -88,7 +93,7 @@ if TYPE_CHECKING:
 __all__ = ["MATCHES_RECORDED", "MATCHES_FAILED", "TASK_SECONDS", "RETRIES", "QueueDepthCollector",
            "BOT_TURN_SECONDS", "BOT_FAULTS", "BotLabels", "observe_bots",
            "RatingsCollector", "BuildInfoCollector", "SchedulerMetrics", "serve_worker_metrics",
-           "serve_ratings"]
+           "serve_ratings", "serve_health"]
 
 MATCHES_RECORDED = Counter("sueca_worker_matches_recorded",
                            "Match results recorded by this worker, by how the match ended",
@@ -320,23 +325,29 @@ class SchedulerMetrics(Collector):
     def serve(self, port: int, addr: str | None = None) -> None:
         """``/healthz`` and the metrics on ``port`` at ``addr`` (default
         ``SUECA_METRICS_ADDR``), from a daemon thread."""
-        metrics_app = make_wsgi_app(self.registry)
+        serve_health(self.registry, port, addr=addr, healthy=self.healthy,
+                     sick=b"the scheduler's loop has stalled\n", name="scheduler-metrics")
 
-        def app(environ: dict[str, object],
-                start_response: Callable[[str, list[tuple[str, str]]], object]
-                ) -> Iterable[bytes]:
-            if environ.get("PATH_INFO") == "/healthz":
-                ok = self.healthy()
-                start_response("200 OK" if ok else "503 Service Unavailable",
-                               [("Content-Type", "text/plain")])
-                return [b"ok\n" if ok else b"the scheduler's loop has stalled\n"]
-            return metrics_app(environ, start_response)  # type: ignore[no-any-return]
 
-        class Quiet(WSGIRequestHandler):
-            def log_message(self, format: str, *args: object) -> None:  # a probe every few
-                pass  # seconds: no log
+def serve_health(registry: CollectorRegistry, port: int, *, addr: str | None,
+                 healthy: Callable[[], bool], sick: bytes, name: str) -> None:
+    """``registry``'s metrics on ``port`` at ``addr`` (default ``SUECA_METRICS_ADDR``), and
+    ``/healthz`` for a liveness probe: 200, or 503 saying ``sick`` while ``healthy()`` is
+    false; from a daemon thread ``name``."""
+    metrics_app = make_wsgi_app(registry)
 
-        server = make_server(addr or current().metrics_addr, port, app,
-                             handler_class=Quiet)
-        threading.Thread(target=server.serve_forever, name="scheduler-metrics",
-                         daemon=True).start()
+    def app(environ: dict[str, object],
+            start_response: Callable[[str, list[tuple[str, str]]], object]) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") == "/healthz":
+            ok = healthy()
+            start_response("200 OK" if ok else "503 Service Unavailable",
+                           [("Content-Type", "text/plain")])
+            return [b"ok\n" if ok else sick]
+        return metrics_app(environ, start_response)  # type: ignore[no-any-return]
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:  # a probe every few
+            pass  # seconds: no log
+
+    server = make_server(addr or current().metrics_addr, port, app, handler_class=Quiet)
+    threading.Thread(target=server.serve_forever, name=name, daemon=True).start()

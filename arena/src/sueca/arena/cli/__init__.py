@@ -65,6 +65,8 @@ COMMANDS = (
      "referee's house bots; latency, throughput, faults"),
     ("sueca.arena.cli.conformance", "conformance",
      "check that a bot (or a referee) speaks the protocol"),
+    ("sueca.arena.cli.bot_host", "bot-host",
+     "run the hosted bots assigned to this machine, sandboxed, until stopped"),
 )
 
 _CHOSEN = "_sueca_chosen_parser"  # the namespace attribute naming the deepest command parsed

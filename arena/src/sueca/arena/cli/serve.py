@@ -110,6 +110,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--example-bots", action="store_true",
                    help=f"also run the bundled bots ({', '.join(EXAMPLE_BOTS)}; example-NAME "
                         "with --redis) as sueca-bot processes, so the ladder has games to play")
+    p.add_argument("--bot-host", action="store_true",
+                   help="also run a bot host (its folder DIR/bot-host), so that submitted bots "
+                        "play: `sueca-arena bots submit` (docs/hosted-bots.md)")
     p.add_argument("--target", action=Bounded, kind=int, low=1, default=2,
                    help="ladder matches to keep in flight at most (default 2)")
     p.add_argument("--pace", metavar="N", action=Bounded, kind=float, low=0, default=PACE,
@@ -372,6 +375,10 @@ class _Arena:
         self._spawn(arena, "exporter", [
             _bin("sueca-arena"), "ratings", "exporter",
             "--metrics-port", str(self.metrics["ratings"]), "--addr", args.metrics_host])
+        if args.bot_host:
+            self._spawn(arena, "bot-host", [
+                _bin("sueca-arena"), "bot-host", "--server", arena.referee, "--name", "serve",
+                "--work", str((self.data / "bot-host").resolve())])
 
     def _start_web(self, arena: LocalArena) -> None:
         web = self._spawn(arena, "web", [

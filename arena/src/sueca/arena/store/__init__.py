@@ -15,6 +15,7 @@
 * :mod:`.broker`: the Celery broker's queues, read only
 * :mod:`.labels`: which bots get a metrics label of their own
 * :mod:`.bots`: the bot registry (names, salted token hashes)
+* :mod:`.hosted`: hosted bots' submissions, their bot hosts' claims, their owners' logs
 * :mod:`.ratings`: the ratings' state (live fold, rating of record, checkpoint)
 * :mod:`.versions`: bot versions
 * :mod:`.competitions`: competitions, their moves, entries and seed keys
@@ -44,6 +45,7 @@ from sueca.arena.store.errors import (
     UnknownMatch,
 )
 from sueca.arena.store.fairplay import FairPlayStore
+from sueca.arena.store.hosted import HostedStore
 from sueca.arena.store.labels import LabelStore
 from sueca.arena.store.ladder import LadderStore
 from sueca.arena.store.locks import LockStore
@@ -88,3 +90,8 @@ class Store(AttemptStore, TournamentStore, BotStatsStore, RefereeStore, LadderSt
     def fairplay(self) -> FairPlayStore:
         """Bots' recent outcomes, suspensions, lifts and challenges (:mod:`.fairplay`)."""
         return FairPlayStore(self.r, self.keys)
+
+    @cached_property
+    def hosted(self) -> HostedStore:
+        """Hosted bots' submissions, claims and logs, on this store's client and keys."""
+        return HostedStore(self.r, self.keys)

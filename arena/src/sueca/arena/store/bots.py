@@ -104,14 +104,31 @@ class BotRegistry(StoreBase):
         twin = self.case_twin(name)
         return "" if twin is None else f" (did you mean {twin!r}?)"
 
+    def issue_host_token(self, name: str) -> str:
+        """A new token for a bot host to play hosted bot ``name`` with, beside its author's own
+        (which stays valid): only its salted hash is stored, and each call replaces the one
+        before, so a bot host that lost the bot to another can no longer connect as it."""
+        if not self.exists(name):
+            raise BotRegistryError(f"unknown bot {name!r}{self.case_hint(name)}")
+        token = f"{name}.{secrets.token_urlsafe(24)}"
+        salt = secrets.token_hex(16)
+        self.r.hset(self.keys.bot(name), mapping={"host_salt": salt,
+                                                  "host_hash": _digest(salt, token)})
+        return token
+
     def verify(self, name: str, token: str) -> bool:
-        """True only for the token issued to ``name``; constant-time compare."""
+        """True only for the token issued to ``name``, or the one its bot host holds
+        (:meth:`issue_host_token`); constant-time compares."""
         if not isinstance(name, str) or not isinstance(token, str):
             return False
-        salt, stored = (text(v) for v in self.r.hmget(self.keys.bot(name), ["salt", "hash"]))
-        if salt is None or stored is None:
-            return False
-        return hmac.compare_digest(_digest(salt, token), stored)
+        fields = ["salt", "hash", "host_salt", "host_hash"]
+        salt, stored, host_salt, host_stored = (
+            text(v) for v in self.r.hmget(self.keys.bot(name), fields))
+        ok = False
+        for s, h in ((salt, stored), (host_salt, host_stored)):
+            if s is not None and h is not None:
+                ok = hmac.compare_digest(_digest(s, token), h) or ok
+        return ok
 
 
 class RegistryAuth:

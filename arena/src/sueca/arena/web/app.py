@@ -8,7 +8,10 @@ Pages: ``/`` (a featured match replayed at a person's pace, and the leaderboard)
 ``/api/featured`` (the front page's next match). Times for people are ISO 8601 UTC, and the
 leaderboard's floats are rounded (:func:`sueca.arena.leaderboard.json_row`); numbers and missing
 values read as the CLI writes them (:mod:`sueca.arena.format`).
-Only GET and HEAD exist, and no handler writes to Redis. An unknown id is a 404 and a bad query
+A hosted bot's owner reads its log at ``/bots/{name}/logs`` (a form that POSTs the token, so
+it never sits in a URL or an access log) or ``/api/bots/{name}/logs`` (``Authorization: Bearer
+TOKEN``); nothing else shows it. Otherwise only GET and HEAD exist, and no handler writes to
+Redis. An unknown id is a 404 and a bad query
 parameter a 400, each as a page (or a JSON ``{"error"}`` under ``/api/``) quoting the bad value;
 Redis out of reach is a 503; anything else a bare 500 — never a traceback.
 
@@ -25,7 +28,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
@@ -37,6 +40,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sueca.arena.format import MISSING, clean, end_word, fmt, iso_time, ms, outcome_words, when
+from sueca.arena.hosted.logs import OwnerLog, Refused, owner_log
 from sueca.arena.leaderboard import json_row
 from sueca.arena.league.limits import MATCH_ENDS
 from sueca.arena.league.rows import BadQuery, NotFound, check_page
@@ -57,6 +61,7 @@ from sueca.sdk.logs import setup
 log = logging.getLogger("sueca.arena.web")
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_ID = 200  # longer ids are no id of ours: 404 without asking Redis
+TOKEN_FORM_BYTES = 4096  # the owner's log form: a token is a few dozen bytes
 FEATURED_MS = 1000  # the front page's featured match: milliseconds a card (a person's pace)
 
 
@@ -118,6 +123,28 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> ServerTiming:
         kinds = list(dict.fromkeys([*data["faults"], *(str(e) for e in FAULT_ENDS)]))
         return page(request, "bot.html", data=data, plot=rating_plot(data["history"]),
                     fault_kinds=kinds)
+
+    async def bot_logs(request: Request) -> Response:
+        """``/bots/{name}/logs``: the owner's log behind the bot's token (POSTed by the form;
+        a GET shows the form alone), or under ``/api/`` with ``Authorization: Bearer``."""
+        name = ident(request, "name")
+        if api(request):
+            token = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        elif request.method == "POST":
+            body = (await request.body())[:TOKEN_FORM_BYTES].decode("utf-8", "replace")
+            token = (parse_qs(body).get("token") or [""])[0].strip()
+        else:
+            return page(request, "bot_logs.html", bot=name, log=None, message=None)
+        try:
+            got: OwnerLog = await run_in_threadpool(owner_log, store, name, token, last=500)
+        except Refused as err:
+            if api(request):
+                return JSONResponse({"error": str(err), "status": 403}, status_code=403)
+            return page(request, "bot_logs.html", 403, bot=name, log=None, message=str(err))
+        response: Response = (JSONResponse(clean(got)) if api(request) else page(
+            request, "bot_logs.html", bot=name, log=got, message=None))
+        response.headers["Cache-Control"] = "no-store"
+        return response
 
     def matches(request: Request) -> Response:
         data = view.matches(_q(request, "page") or 1, _q(request, "per") or 50,
@@ -233,6 +260,8 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> ServerTiming:
         routes.append(Route(path, fn, methods=["GET", "HEAD"]))
         api_path = "/api/leaderboard" if path == "/" else "/api" + path
         routes.append(Route(api_path, fn, methods=["GET", "HEAD"]))
+    routes.append(Route("/bots/{name}/logs", bot_logs, methods=["GET", "POST"]))
+    routes.append(Route("/api/bots/{name}/logs", bot_logs, methods=["GET"]))
     routes.append(Route("/api/health", health, methods=["GET", "HEAD"]))
     routes.append(Route("/api/featured", featured, methods=["GET", "HEAD"]))
     routes.append(Route("/api/matches/{mid}/live", live, methods=["GET"]))

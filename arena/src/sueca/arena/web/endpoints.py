@@ -31,6 +31,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     {"path": "/api/bots/{name}", "method": "GET",
      "returns": "a bot's record, ratings, versions (each with its own rating of record), "
                 "faults, rating history, recent matches and head-to-head"},
+    {"path": "/api/bots/{name}/logs", "method": "GET",
+     "returns": "a hosted bot's owner's log {bot, version, lines}, only with the header "
+                "`Authorization: Bearer TOKEN` (the bot's token; 403 otherwise)"},
     {"path": "/api/tournaments", "method": "GET", "returns": "the tournaments"},
     {"path": "/api/tournaments/{id}", "method": "GET",
      "returns": "a tournament's progress, standings and cross table"},
