@@ -249,27 +249,35 @@ class BareProgram:
 
 
 def network(exec_spec: str, matches: int, concurrency: int) -> dict[str, Any]:
-    """Matches through a private referee, each side in turn with the same seeds."""
+    """Matches through a private referee, the two sides in alternating blocks of the same
+    seeds."""
     bots = {"exec-c": exec_spec, "python-twin": f"{__name__}:CheapestWinner",
             "random": "random"}
-    out: dict[str, Any] = {"matches": matches, "concurrency": concurrency}
+    sides = {"exec": "exec-c", "python": "python-twin"}
+    moves = dict.fromkeys(sides, 0)
+    seconds = dict.fromkeys(sides, 0.0)
+    per_block = max(1, matches // BLOCKS)
+    out: dict[str, Any] = {"matches": per_block * BLOCKS, "concurrency": concurrency}
     with LocalArena(bots=bots, capacity=2 * concurrency, workers=0) as arena:
         with control.channel(arena.referee) as channel:
-            for name, side in (("exec", "exec-c"), ("python", "python-twin")):
-                seats = [side, "random", side, "random"]
+            for block in range(BLOCKS):
+                for name, side in sides.items():
+                    seats = [side, "random", side, "random"]
 
-                def one(i: int, seats: list[str] = seats) -> int:
-                    result = control.run_match(arena.referee, {"bots": seats, "seed": i},
-                                               channel=channel)
-                    replay: Any = result["replay"]
-                    return sum(len(d["tricks"]) * 4 for d in replay["deals"])
+                    def one(i: int, seats: list[str] = seats) -> int:
+                        result = control.run_match(arena.referee, {"bots": seats, "seed": i},
+                                                   channel=channel)
+                        replay: Any = result["replay"]
+                        return sum(len(d["tricks"]) * 4 for d in replay["deals"])
 
-                t = time.perf_counter()
-                with ThreadPoolExecutor(concurrency) as pool:
-                    moves = sum(pool.map(one, range(matches)))
-                seconds = time.perf_counter() - t
-                out[name] = {"moves": moves, "seconds": round(seconds, 3),
-                             "moves_per_s": round(moves / seconds)}
+                    t = time.perf_counter()
+                    with ThreadPoolExecutor(concurrency) as pool:
+                        moves[name] += sum(pool.map(one, range(block * per_block,
+                                                               (block + 1) * per_block)))
+                    seconds[name] += time.perf_counter() - t
+    for name in sides:
+        out[name] = {"moves": moves[name], "seconds": round(seconds[name], 3),
+                     "moves_per_s": round(moves[name] / seconds[name])}
     out["ratio"] = round(out["exec"]["moves_per_s"] / out["python"]["moves_per_s"], 3)
     return out
 

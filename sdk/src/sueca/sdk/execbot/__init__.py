@@ -313,11 +313,15 @@ class ExecBot(_ExecSeat):
             data = self._lines(kind, obs, ms)
             answer = program.expect(self.game, self.turns)
             program.send(data)
+            timer = asyncio.get_running_loop().call_later(
+                max(0.0, deadline - time.monotonic()), _expire, answer)
             try:
-                return await asyncio.wait_for(answer, max(0.0, deadline - time.monotonic()))
+                return await answer
             except TimeoutError:
                 program.forget(self.game, self.turns)
                 raise self._late(ms) from None
+            finally:
+                timer.cancel()
         except ProgramBroken as err:
             raise await self._lose(str(err), whole=True, program=err.program) from None
 
@@ -373,6 +377,12 @@ def _seat(command: ExecCommand) -> _ExecSeat:
     except RuntimeError:
         return BlockingExecBot(command)
     return ExecBot(command)
+
+
+def _expire(answer: asyncio.Future[dict[str, Any]]) -> None:
+    """The turn's time is up (a timer, cheaper than ``asyncio.wait_for`` on every turn)."""
+    if not answer.done():
+        answer.set_exception(TimeoutError())
 
 
 def _nothing() -> None:
