@@ -19,8 +19,9 @@ from kits.bots import DIR as BOTS
 from kits.net_fixtures import random_bots as random_bots  # alice and bob, example random bots
 from kits.wait import wait_for
 
-from sueca.engine import Variant
-from sueca.sdk.bots import BotLoadError, load_bot
+from sueca.engine import CARDS, Trick, Variant
+from sueca.sdk.bots import BotLoadError, RandomBot, load_bot
+from sueca.sdk.execbot import protocol
 from sueca.sdk.local import play_local
 from sueca.sdk.selfplay import selfplay
 from sueca.sdk.settings import current, replace, use
@@ -96,8 +97,6 @@ def test_every_line_both_ways_matches_the_schema(tmp_path: Path) -> None:
 def test_the_fast_lines_are_the_protocol_lines_on_whole_matches() -> None:
     """GameLines writes the turn and trick lines by hand: byte for byte what protocol.turn and
     protocol.trick (the JSON encoder) write, on every turn and trick of whole matches."""
-    from sueca.sdk.bots import RandomBot
-    from sueca.sdk.execbot import protocol
     checked = []
 
     class Check(RandomBot):
@@ -119,6 +118,8 @@ def test_the_fast_lines_are_the_protocol_lines_on_whole_matches() -> None:
         for seed in range(8):
             play_local([Check] * 4, variant, seed, f'm-"\u00e9\\{seed}')
     assert len(checked) > 2000 and any(b'"tricks":[{' in line for line in checked)
+    cut = Trick(1, (CARDS[3], CARDS[27]), None, 0)  # cut short by a renúncia: no winner
+    assert protocol.GameLines("g").trick(cut) == protocol.trick("g", cut)
 
 
 @pytest.mark.parametrize("kind, says", [

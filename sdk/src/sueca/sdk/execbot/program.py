@@ -10,7 +10,8 @@ Two ways to wait, fixed when the process starts:
   round trip plus the lines' encoding.
 - *on an event loop* (``loop``: the network client, where many games share one loop and none
   may block it): the loop's own reader callbacks read standard output and standard error as
-  they become readable and resolve the waiting turn's future directly, in the loop's thread.
+  they become readable and resolve the waiting turn's future directly, in the loop's thread;
+  the lines its games send in one pass of the loop go out in one write.
 
 Either way standard output is split into lines of at most :data:`~.protocol.LINE_LIMIT` bytes
 (a longer one is a fault as soon as the limit is passed, never read whole), each answer handed
@@ -190,6 +191,13 @@ class Program:
         (never blocks)."""
         with self._wlock:
             if self.broken is not None or self._closing:
+                return
+            if self._thread and threading.get_ident() == self._thread:
+                # on its event loop: what the games send in one pass of the loop goes out in
+                # one write at its end (one wake-up of the program for them all)
+                if not self._backlog and not self._writing:
+                    self.loop.call_soon(self._write_batch)  # type: ignore[union-attr]
+                self._backlog += data
                 return
             if not self._backlog:
                 try:
@@ -452,6 +460,13 @@ class Program:
             done = self._closing and not self._backlog
         if done:
             self._close_stdin()
+
+    def _write_batch(self) -> None:
+        """(The loop's thread.) Write what this pass of the loop sent; watch for room if the
+        pipe took only part of it."""
+        self._flush()
+        if self._backlog:
+            self._watch_input()
 
     def _watch_input(self) -> None:
         """(The loop's thread.) Watch its input for room while the backlog is not empty."""
