@@ -124,3 +124,4 @@ def test_bench_exec_measures_the_c_bot_beside_its_python_twin() -> None:
     assert sp["bare_round_trips"] > 0 and sp["bare_round_trip_us"] > 0 and sp["exec_move_us"] > 0
     assert result["ratio_to_bare"] == round(sp["exec_move_us"] / sp["bare_round_trip_us"], 2)
     assert result["selfplay_ratio"] == sp["ratio"] and result["network_ratio"] is None
+    assert sp["bare_round_trip_cpu_us"] > 0 and "exec_move_cpu_us" in sp

@@ -1,18 +1,25 @@
-"""exec: bots' speed: the C example bot through ``exec:`` beside the same strategy in Python.
+"""exec: bots' speed: the C example bot through ``exec:`` beside the same strategy in Python,
+and beside bare pipe round trips to the same program.
 
 What an ``exec:`` bot costs is the line protocol: a JSON line out, a pipe, the program, a JSON
-line back, two threads handing it on. The C example (``sdk/examples/c/bot.c``, compiled here
-with ``cc -O2``) is about the fastest program that can sit behind it, so its figure is the
+line back. The C example (``sdk/examples/c/bot.c``, compiled here with ``cc -O2``; one process
+for every game) is about the fastest program that can sit behind it, so its figure is the
 protocol's ceiling; :class:`CheapestWinner` is its strategy card for card in Python, the
 baseline measured in the same run (the two play the same cards: the run checks that they end
 every match with the same score).
 
 - ``selfplay``: matches in this process, the bot in seats 0 and 2 against ``random``, C and
-  Python in alternating blocks of the same seeds; ``moves_per_s`` counts the bot's own moves.
+  Python in alternating blocks of the same seeds; ``moves_per_s`` counts the bot's own moves,
+  ``exec_move_us`` is the time inside the exec bot's ``play``. After each block,
+  ``bare_round_trip_us``: the turn lines of those matches written one at a time to another
+  process of the same program on plain pipes, each answer read back, blocking: the floor.
 - ``network`` (unless ``--no-network``): a private Redis and referee, the C bot and the Python
   bot each a ``sueca-bot run`` process, ``random`` in a third; ``--concurrency`` matches at once
-  through the referee, each side in turn; ``moves_per_s`` counts every seat's moves (the
-  referee's throughput with that bot in two seats).
+  through the referee, the two sides in alternating blocks; ``moves_per_s`` counts every seat's
+  moves (the referee's throughput with that bot in two seats).
+
+The last line is one JSON object: the details, and ``selfplay_ratio``,
+``bare_round_trip_us``, ``exec_move_us``, ``ratio_to_bare`` and ``network_ratio``.
 """
 
 from __future__ import annotations
@@ -139,21 +146,25 @@ def selfplay(exec_spec: str, program: Path, matches: int) -> dict[str, Any]:
     sides = {"exec": timed, "python": CheapestWinner}
     deals = dict.fromkeys(sides, 0)
     seconds = dict.fromkeys(sides, 0.0)
+    cpu = dict.fromkeys(sides, 0.0)  # this process's CPU seconds (the program's not counted)
     scores: dict[str, list[tuple[int, int]]] = {k: [] for k in sides}
     per_block = matches // BLOCKS
     lines = turn_lines(range(per_block))
-    bare_seconds, trips = 0.0, 0
+    bare_seconds, bare_cpu, trips = 0.0, 0.0, 0
     with BareProgram(program) as bare:
         for block in range(BLOCKS):
             for name, factory in sides.items():
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 for i in range(block * per_block, (block + 1) * per_block):
                     match = play_local([factory, RandomBot, factory, RandomBot], DEFAULT, i,
                                        f"bench-{i}", [name, "random", name, "random"])
                     deals[name] += len(match.deals)
                     scores[name].append(tuple(match.game_points))  # type: ignore[arg-type]
                 seconds[name] += time.perf_counter() - t
+                cpu[name] += time.process_time() - c
+            c = time.process_time()
             bare_seconds += bare.round_trips(lines)
+            bare_cpu += time.process_time() - c
             trips += len(lines)
     out: dict[str, Any] = {"matches": per_block * BLOCKS,
                            "same_play": scores["exec"] == scores["python"]}
@@ -168,6 +179,11 @@ def selfplay(exec_spec: str, program: Path, matches: int) -> dict[str, Any]:
     out["exec_move_us"] = round(spent[0] / exec_moves / 1e3, 1)
     out["bare_round_trip_us"] = round(bare_seconds / trips * 1e6, 1)
     out["bare_round_trips"] = trips
+    # CPU of this process: what a move through exec: adds to the Python twin's move (its
+    # strategy included), and what a bare round trip spends on its two system calls
+    out["exec_move_cpu_us"] = round(
+        (cpu["exec"] / exec_moves - cpu["python"] / (deals["python"] * 20)) * 1e6, 1)
+    out["bare_round_trip_cpu_us"] = round(bare_cpu / trips * 1e6, 1)
     out["ratio_to_bare"] = round(out["exec_move_us"] / out["bare_round_trip_us"], 2)
     return out
 
