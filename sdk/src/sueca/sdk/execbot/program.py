@@ -321,6 +321,10 @@ class Program:
         if not self._io.acquire(timeout=max(0.0, deadline - time.monotonic())):
             return
         try:
+            # the program often answers while the turn is being written (woken, it takes the
+            # writer's CPU): read first, and poll only if nothing is there yet
+            if self._out_open:
+                self._read_output()
             poll = self._poll.poll
             while not waiter.done and self._out_open:
                 left = deadline - time.monotonic()
