@@ -128,6 +128,7 @@ def test_the_fast_lines_are_the_protocol_lines_on_whole_matches() -> None:
     ("hang", "late: no answer to turn 3 within 1000 ms"),
     ("garbage", "printed a line that is not JSON: b'this is not json'"),
     ("big", "printed a line over 65536 bytes"),
+    ("endless", "printed a line over 65536 bytes"),
     ("flood", "answered game"),
     ("unknown", "turn 1003, which is not a turn it was asked"),
     ("illegal", "which is not legal here (legal:"),
