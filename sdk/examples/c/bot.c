@@ -1,10 +1,15 @@
-/* A Sueca bot in C speaking sueca-exec/1 (docs/any-language.md): one game per process.
+/* A Sueca bot in C speaking sueca-exec/1 (docs/any-language.md): one process for every game.
  *
  * Strategy: when following, play the lowest card that wins the trick so far if there is one
  * (and, if the partner already wins, throw the cheapest card instead); when leading, lead the
  * highest non-trump card, else the lowest. Never random. Redeal: never.
  *
  * Build: cc -O2 -o bot bot.c      Run: sueca-bot selfplay --bots exec:./bot,random
+ *
+ * It keeps nothing between lines (each turn carries all it needs, and its game id, which the
+ * answer echoes), so its hello says it takes up to 1024 games at once: one process serves a
+ * whole self-play run, or every game a runner gives it, and no game waits for a process to
+ * start.
  *
  * JSON is read by hand: the referee's lines are machine-written, so finding a key and reading
  * its value is all this needs. Only the keys used are read: "type", "game", "id", "kind",
@@ -98,7 +103,7 @@ static int choose(const int *legal, int nlegal, const int *trick, int ntrick, in
 int main(void) {
     static char line[LINE_MAX_BYTES];
     setvbuf(stdout, NULL, _IOLBF, 0);
-    printf("{\"type\":\"hello\",\"protocol\":\"sueca-exec/1\"}\n");
+    printf("{\"type\":\"hello\",\"protocol\":\"sueca-exec/1\",\"games\":1024}\n");
     fflush(stdout);
     while (fgets(line, sizeof line, stdin)) {
         const char *type = find(line, "type");

@@ -64,6 +64,9 @@ def play(kind: str, marker: str = "") -> None:
             out("not json: " + "x" * 74 + " END-OF-BAD-LINE")
         if kind == "big":
             out(json.dumps({"game": msg["game"], "id": msg["id"], "card": "x" * 100_000}))
+        if kind == "endless":  # a line that never ends: cut at the cap, never read whole
+            sys.stdout.write("x" * 200_000)
+            sys.stdout.flush()
         if kind == "flood":
             for _ in range(100_000):
                 out(answer(msg))

@@ -19,8 +19,9 @@ from kits.bots import DIR as BOTS
 from kits.net_fixtures import random_bots as random_bots  # alice and bob, example random bots
 from kits.wait import wait_for
 
-from sueca.engine import Variant
-from sueca.sdk.bots import BotLoadError, load_bot
+from sueca.engine import CARDS, Trick, Variant
+from sueca.sdk.bots import BotLoadError, RandomBot, load_bot
+from sueca.sdk.execbot import protocol
 from sueca.sdk.local import play_local
 from sueca.sdk.selfplay import selfplay
 from sueca.sdk.settings import current, replace, use
@@ -93,12 +94,41 @@ def test_every_line_both_ways_matches_the_schema(tmp_path: Path) -> None:
         into.validate({"type": "turn", "game": "g", "kind": "play"})
 
 
+def test_the_fast_lines_are_the_protocol_lines_on_whole_matches() -> None:
+    """GameLines writes the turn and trick lines by hand: byte for byte what protocol.turn and
+    protocol.trick (the JSON encoder) write, on every turn and trick of whole matches."""
+    checked = []
+
+    class Check(RandomBot):
+        def on_match_start(self, info):  # type: ignore[no-untyped-def]
+            self.game = f"{info.match_id}/{info.seat}"
+            self.text, self.turns = protocol.GameLines(self.game), 0
+
+        def play(self, obs):  # type: ignore[no-untyped-def]
+            self.turns += 1
+            fast = self.text.turn(self.turns, "play", obs, 987)
+            assert fast == protocol.turn(self.game, self.turns, kind="play", obs=obs, ms=987)
+            checked.append(fast)
+            return super().play(obs)
+
+        def on_trick_end(self, trick):  # type: ignore[no-untyped-def]
+            assert self.text.trick(trick) == protocol.trick(self.game, trick)
+
+    for variant in (Variant(), Variant(weak_hand_redeal=True, trump_card="first")):
+        for seed in range(8):
+            play_local([Check] * 4, variant, seed, f'm-"\u00e9\\{seed}')
+    assert len(checked) > 2000 and any(b'"tricks":[{' in line for line in checked)
+    cut = Trick(1, (CARDS[3], CARDS[27]), None, 0)  # cut short by a renúncia: no winner
+    assert protocol.GameLines("g").trick(cut) == protocol.trick("g", cut)
+
+
 @pytest.mark.parametrize("kind, says", [
     ("crash", "exited with code 3"),
     ("exit", "exited with code 0"),
     ("hang", "late: no answer to turn 3 within 1000 ms"),
     ("garbage", "printed a line that is not JSON: b'this is not json'"),
     ("big", "printed a line over 65536 bytes"),
+    ("endless", "printed a line over 65536 bytes"),
     ("flood", "answered game"),
     ("unknown", "turn 1003, which is not a turn it was asked"),
     ("illegal", "which is not legal here (legal:"),

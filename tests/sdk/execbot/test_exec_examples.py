@@ -3,8 +3,8 @@ plays self-play matches against ``random`` with no fault and wins most, and each
 real referee with ``sueca-bot run exec:...`` (a separate process) and plays matches there.
 
 Self-play runs 200 matches of C and JavaScript and 100 of Java (each of its moves costs the
-most; 200 pass too, in about 20 s on a loaded machine), the JavaScript and Java ones each in one
-process, their hello saying they take many games. A missing compiler or runtime fails with the
+most; 200 pass too, in about 20 s on a loaded machine), each in one process, its hello saying
+it takes many games. A missing compiler or runtime fails with the
 command that installs it."""
 
 from __future__ import annotations
@@ -63,9 +63,9 @@ def test_an_example_beats_random_in_self_play_with_no_fault(
     assert ours["faults"] == 0 and theirs["faults"] == 0
     assert ours["wins"] > 0.7 * matches, summary
     programs = factory.args[0].programs  # type: ignore[attr-defined]
-    if lang != "c":  # their hello says many games: one process played them all
-        assert len({p.pid for p in programs}) == 1
-        programs[0].fail("test over")
+    # each one's hello says many games: one process played them all
+    assert len({p.pid for p in programs}) == 1
+    programs[0].fail("test over")
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +120,8 @@ def test_bench_exec_measures_the_c_bot_beside_its_python_twin() -> None:
     sp = result["selfplay"]
     assert sp["same_play"] is True  # the Python baseline plays the C bot's very cards
     assert sp["exec"]["moves_per_s"] > 0 and sp["python"]["moves_per_s"] > 0
+    # the floor beside it, in the same run: bare round trips of the same turn lines
+    assert sp["bare_round_trips"] > 0 and sp["bare_round_trip_us"] > 0 and sp["exec_move_us"] > 0
+    assert result["ratio_to_bare"] == round(sp["exec_move_us"] / sp["bare_round_trip_us"], 2)
+    assert result["selfplay_ratio"] == sp["ratio"] and result["network_ratio"] is None
+    assert sp["bare_round_trip_cpu_us"] > 0 and "exec_move_cpu_us" in sp

@@ -1,18 +1,25 @@
-"""exec: bots' speed: the C example bot through ``exec:`` beside the same strategy in Python.
+"""exec: bots' speed: the C example bot through ``exec:`` beside the same strategy in Python,
+and beside bare pipe round trips to the same program.
 
 What an ``exec:`` bot costs is the line protocol: a JSON line out, a pipe, the program, a JSON
-line back, two threads handing it on. The C example (``sdk/examples/c/bot.c``, compiled here
-with ``cc -O2``) is about the fastest program that can sit behind it, so its figure is the
+line back. The C example (``sdk/examples/c/bot.c``, compiled here with ``cc -O2``; one process
+for every game) is about the fastest program that can sit behind it, so its figure is the
 protocol's ceiling; :class:`CheapestWinner` is its strategy card for card in Python, the
 baseline measured in the same run (the two play the same cards: the run checks that they end
 every match with the same score).
 
 - ``selfplay``: matches in this process, the bot in seats 0 and 2 against ``random``, C and
-  Python in alternating blocks of the same seeds; ``moves_per_s`` counts the bot's own moves.
+  Python in alternating blocks of the same seeds; ``moves_per_s`` counts the bot's own moves,
+  ``exec_move_us`` is the time inside the exec bot's ``play``. After each block,
+  ``bare_round_trip_us``: the turn lines of those matches written one at a time to another
+  process of the same program on plain pipes, each answer read back, blocking: the floor.
 - ``network`` (unless ``--no-network``): a private Redis and referee, the C bot and the Python
   bot each a ``sueca-bot run`` process, ``random`` in a third; ``--concurrency`` matches at once
-  through the referee, each side in turn; ``moves_per_s`` counts every seat's moves (the
-  referee's throughput with that bot in two seats).
+  through the referee, the two sides in alternating blocks; ``moves_per_s`` counts every seat's
+  moves (the referee's throughput with that bot in two seats).
+
+The last line is one JSON object: the details, and ``selfplay_ratio``,
+``bare_round_trip_us``, ``exec_move_us``, ``ratio_to_bare`` and ``network_ratio``.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from sueca.referee import control
 from sueca.sdk import Bot
 from sueca.sdk.bots import RandomBot, load_bot
 from sueca.sdk.cli import Bounded, UserError
+from sueca.sdk.execbot import protocol
 from sueca.sdk.local import play_local
 
 BLOCKS = 4
@@ -123,66 +131,181 @@ def _examples() -> Path:
     return Path("sdk/examples").resolve()
 
 
-def selfplay(exec_spec: str, matches: int) -> dict[str, Any]:
-    """Both sides on the same seeds, in alternating blocks."""
-    sides = {"exec": load_bot(exec_spec), "python": CheapestWinner}
+def selfplay(exec_spec: str, program: Path, matches: int) -> dict[str, Any]:
+    """Both sides on the same seeds, in alternating blocks, each block followed by bare round
+    trips of the turn lines those matches sent, to another process of the same program."""
+    exec_factory = load_bot(exec_spec)
+    spent = [0]  # nanoseconds inside the exec bot's play and redeal
+
+    def timed() -> Any:
+        bot: Any = exec_factory()
+        for name in ("play", "redeal"):
+            setattr(bot, name, _timed(getattr(bot, name), spent))
+        return bot
+
+    sides = {"exec": timed, "python": CheapestWinner}
     deals = dict.fromkeys(sides, 0)
     seconds = dict.fromkeys(sides, 0.0)
+    cpu = dict.fromkeys(sides, 0.0)  # this process's CPU seconds (the program's not counted)
     scores: dict[str, list[tuple[int, int]]] = {k: [] for k in sides}
     per_block = matches // BLOCKS
-    for block in range(BLOCKS):
-        for name, factory in sides.items():
-            t = time.perf_counter()
-            for i in range(block * per_block, (block + 1) * per_block):
-                match = play_local([factory, RandomBot, factory, RandomBot], DEFAULT, i,
-                                   f"bench-{i}", [name, "random", name, "random"])
-                deals[name] += len(match.deals)
-                scores[name].append(tuple(match.game_points))  # type: ignore[arg-type]
-            seconds[name] += time.perf_counter() - t
-    out: dict[str, Any] = {"matches": per_block * BLOCKS, "same_play": scores["exec"] == scores["python"]}
+    lines = turn_lines(range(per_block))
+    bare_seconds, bare_cpu, trips = 0.0, 0.0, 0
+    with BareProgram(program) as bare:
+        for block in range(BLOCKS):
+            for name, factory in sides.items():
+                t, c = time.perf_counter(), time.process_time()
+                for i in range(block * per_block, (block + 1) * per_block):
+                    match = play_local([factory, RandomBot, factory, RandomBot], DEFAULT, i,
+                                       f"bench-{i}", [name, "random", name, "random"])
+                    deals[name] += len(match.deals)
+                    scores[name].append(tuple(match.game_points))  # type: ignore[arg-type]
+                seconds[name] += time.perf_counter() - t
+                cpu[name] += time.process_time() - c
+            c = time.process_time()
+            bare_seconds += bare.round_trips(lines)
+            bare_cpu += time.process_time() - c
+            trips += len(lines)
+    out: dict[str, Any] = {"matches": per_block * BLOCKS,
+                           "same_play": scores["exec"] == scores["python"]}
     for name in sides:
         moves = deals[name] * 20  # the bot's two seats play half of each deal's 40 cards
         out[name] = {"deals": deals[name], "seconds": round(seconds[name], 3),
                      "moves_per_s": round(moves / seconds[name])}
+    exec_moves = deals["exec"] * 20
     out["ratio"] = round(out["exec"]["moves_per_s"] / out["python"]["moves_per_s"], 3)
     out["us_per_exec_move"] = round(
-        (seconds["exec"] / (deals["exec"] * 20) - seconds["python"] / (deals["python"] * 20))
-        * 1e6, 1)
+        (seconds["exec"] / exec_moves - seconds["python"] / (deals["python"] * 20)) * 1e6, 1)
+    out["exec_move_us"] = round(spent[0] / exec_moves / 1e3, 1)
+    out["bare_round_trip_us"] = round(bare_seconds / trips * 1e6, 1)
+    out["bare_round_trips"] = trips
+    # CPU of this process: what a move through exec: adds to the Python twin's move (its
+    # strategy included), and what a bare round trip spends on its two system calls
+    out["exec_move_cpu_us"] = round(
+        (cpu["exec"] / exec_moves - cpu["python"] / (deals["python"] * 20)) * 1e6, 1)
+    out["bare_round_trip_cpu_us"] = round(bare_cpu / trips * 1e6, 1)
+    out["ratio_to_bare"] = round(out["exec_move_us"] / out["bare_round_trip_us"], 2)
     return out
 
 
+def _timed(fn: Any, spent: list[int]) -> Any:
+    def call(observation: Any) -> Any:
+        t = time.perf_counter_ns()
+        try:
+            return fn(observation)
+        finally:
+            spent[0] += time.perf_counter_ns() - t
+    return call
+
+
+def turn_lines(seeds: range) -> list[bytes]:
+    """The turn lines the exec bot is sent in the matches of ``seeds`` (as the Python twin
+    plays the same cards, its observations are the C bot's)."""
+    lines: list[bytes] = []
+
+    class Recorder(CheapestWinner):
+        def on_match_start(self, info: Any) -> None:
+            self.text = protocol.GameLines(f"{info.match_id}/{info.seat}")
+            self.turns = 0
+
+        def play(self, observation: Any) -> Any:
+            self.turns += 1
+            lines.append(self.text.turn(self.turns, "play", observation, 10_000))
+            return super().play(observation)
+
+    for i in seeds:
+        play_local([Recorder, RandomBot, Recorder, RandomBot], DEFAULT, i, f"bench-{i}")
+    return lines
+
+
+class BareProgram:
+    """The program on plain pipes, nothing between: each round trip writes one turn line and
+    reads until the answer's newline, blocking (the floor any exec: move stands on)."""
+
+    def __init__(self, program: Path) -> None:
+        self.proc = subprocess.Popen([str(program)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, bufsize=0)
+        assert self.proc.stdin and self.proc.stdout
+        self.fd_in, self.fd_out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        os.write(self.fd_in, protocol.hello())
+        self._answer()
+
+    def _answer(self) -> bytes:
+        data = os.read(self.fd_out, 65536)
+        while not data.endswith(b"\n"):
+            more = os.read(self.fd_out, 65536)
+            if not more:
+                raise UserError(f"the bare program exited: {data[-200:]!r}")
+            data += more
+        return data
+
+    def round_trips(self, lines: list[bytes]) -> float:
+        """Seconds for one round trip of each of ``lines``."""
+        write, answer = os.write, self._answer
+        fd = self.fd_in
+        t = time.perf_counter()
+        for line in lines:
+            write(fd, line)
+            answer()
+        return time.perf_counter() - t
+
+    def __enter__(self) -> BareProgram:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+
+
 def network(exec_spec: str, matches: int, concurrency: int) -> dict[str, Any]:
-    """Matches through a private referee, each side in turn with the same seeds."""
+    """Matches through a private referee, the two sides in alternating blocks of the same
+    seeds."""
     bots = {"exec-c": exec_spec, "python-twin": f"{__name__}:CheapestWinner",
             "random": "random"}
-    out: dict[str, Any] = {"matches": matches, "concurrency": concurrency}
+    sides = {"exec": "exec-c", "python": "python-twin"}
+    moves = dict.fromkeys(sides, 0)
+    seconds = dict.fromkeys(sides, 0.0)
+    per_block = max(1, matches // BLOCKS)
+    out: dict[str, Any] = {"matches": per_block * BLOCKS, "concurrency": concurrency}
     with LocalArena(bots=bots, capacity=2 * concurrency, workers=0) as arena:
         with control.channel(arena.referee) as channel:
-            for name, side in (("exec", "exec-c"), ("python", "python-twin")):
-                seats = [side, "random", side, "random"]
+            for block in range(BLOCKS):
+                for name, side in sides.items():
+                    seats = [side, "random", side, "random"]
 
-                def one(i: int, seats: list[str] = seats) -> int:
-                    result = control.run_match(arena.referee, {"bots": seats, "seed": i},
-                                               channel=channel)
-                    replay: Any = result["replay"]
-                    return sum(len(d["tricks"]) * 4 for d in replay["deals"])
+                    def one(i: int, seats: list[str] = seats) -> int:
+                        result = control.run_match(arena.referee, {"bots": seats, "seed": i},
+                                                   channel=channel)
+                        replay: Any = result["replay"]
+                        return sum(len(d["tricks"]) * 4 for d in replay["deals"])
 
-                t = time.perf_counter()
-                with ThreadPoolExecutor(concurrency) as pool:
-                    moves = sum(pool.map(one, range(matches)))
-                seconds = time.perf_counter() - t
-                out[name] = {"moves": moves, "seconds": round(seconds, 3),
-                             "moves_per_s": round(moves / seconds)}
+                    t = time.perf_counter()
+                    with ThreadPoolExecutor(concurrency) as pool:
+                        moves[name] += sum(pool.map(one, range(block * per_block,
+                                                               (block + 1) * per_block)))
+                    seconds[name] += time.perf_counter() - t
+    for name in sides:
+        out[name] = {"moves": moves[name], "seconds": round(seconds[name], 3),
+                     "moves_per_s": round(moves[name] / seconds[name])}
     out["ratio"] = round(out["exec"]["moves_per_s"] / out["python"]["moves_per_s"], 3)
     return out
 
 
 def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="sueca-bench-exec-") as tmp:
-        spec = f"exec:{compile_c(Path(tmp))}"
+        program = compile_c(Path(tmp))
+        spec = f"exec:{program}"
         print(f"self-play: {args.matches} matches on each side...", file=sys.stderr, flush=True)
         result: dict[str, Any] = {"bench": "exec", "cpus": os.cpu_count(),
-                                  "selfplay": selfplay(spec, args.matches)}
+                                  "load": round(os.getloadavg()[0], 1),
+                                  "selfplay": selfplay(spec, program, args.matches)}
         if not args.no_network:
             print(f"network: {args.net_matches} matches on each side, {args.concurrency} at "
                   "once...", file=sys.stderr, flush=True)
@@ -191,9 +314,16 @@ def run(args: argparse.Namespace) -> int:
     print(f"self-play  C via exec {sp['exec']['moves_per_s']:>8,} moves/s   Python "
           f"{sp['python']['moves_per_s']:>8,} moves/s   ratio {sp['ratio']}   "
           f"+{sp['us_per_exec_move']} us/move")
+    print(f"a move     through exec {sp['exec_move_us']} us   bare pipe round trip "
+          f"{sp['bare_round_trip_us']} us   ratio {sp['ratio_to_bare']}")
     if "network" in result:
         net = result["network"]
         print(f"network    C via exec {net['exec']['moves_per_s']:>8,} moves/s   Python "
               f"{net['python']['moves_per_s']:>8,} moves/s   ratio {net['ratio']}")
+    result["selfplay_ratio"] = sp["ratio"]
+    result["bare_round_trip_us"] = sp["bare_round_trip_us"]
+    result["exec_move_us"] = sp["exec_move_us"]
+    result["ratio_to_bare"] = sp["ratio_to_bare"]
+    result["network_ratio"] = result["network"]["ratio"] if "network" in result else None
     print(json.dumps(result))
     return 0

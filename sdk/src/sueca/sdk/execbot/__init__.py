@@ -2,11 +2,14 @@
 (:mod:`.protocol`; ``docs/any-language.md`` is the author's page) on its standard input and
 output.
 
-:func:`load_exec` turns a spec into a factory of :class:`ExecBot`, a :class:`~sueca.sdk.Bot`
-like any other: one instance plays one seat of one match, so self-play, ``sueca-bot run``, the
-load tester and the league's runners take it with no change. Its ``play`` and ``redeal`` are
-``async def``: over the network many games share one event loop, and a game waiting for its
-program must not hold up the others.
+:func:`load_exec` turns a spec into a factory of bots like any other
+(:class:`~sueca.sdk.Bot`): one instance plays one seat of one match, so self-play,
+``sueca-bot run``, the load tester and the league's runners take it with no change. Made where
+an event loop runs (the network client), it is an :class:`ExecBot`, whose ``play`` and
+``redeal`` are ``async def`` and whose program's pipes the loop reads: many games share one
+loop, and a game waiting for its program must not hold up the others. Made where none runs
+(self-play, ``duel``, local play), it is a :class:`BlockingExecBot`: the thread that asks writes
+the turn and reads the answer itself, a pipe round trip with nothing between.
 
 Processes: a program plays one game per process unless its hello says ``"games": N``; then
 one process takes up to N games at once (every line carries a game id), and another starts only
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import functools
 import logging
 import os
@@ -37,7 +41,7 @@ import shutil
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sueca.engine import Card, DealResult, End, Trick
@@ -48,8 +52,10 @@ from ..logs import shown
 from ..settings import current
 from . import protocol
 from .program import Program, ProgramBroken
+from .protocol import ProtocolError
 
-__all__ = ["ExecBot", "ExecBotError", "ExecSpecError", "ExecCommand", "load_exec", "PREFIX"]
+__all__ = ["ExecBot", "BlockingExecBot", "ExecBotError", "ExecSpecError", "ExecCommand",
+           "load_exec", "PREFIX"]
 
 log = logging.getLogger("sueca.exec")
 
@@ -73,8 +79,9 @@ class ExecBotError(Forfeit):
 
 
 class ExecCommand:
-    """The processes of one ``exec:`` command, shared by every :class:`ExecBot` it makes (and by
-    every event loop: self-play runs each match on a loop of its own)."""
+    """The processes of one ``exec:`` command, shared by every bot it makes. Each process is
+    read one way, by one event loop or blocking by its askers, and a bot is placed only on a
+    process read its way."""
 
     def __init__(self, spec: str, argv: list[str]) -> None:
         self.spec = spec
@@ -88,41 +95,74 @@ class ExecCommand:
         self._one_game = False
 
     async def place(self, game: str, deadline: float) -> Program:
-        """A process for ``game``: one with room, else a new one (within the cap), else wait
-        for room until ``deadline`` (``time.monotonic()``)."""
+        """A process for ``game``, read by the running event loop: one with room, else a new
+        one (within the cap), else wait for room until ``deadline`` (``time.monotonic()``)."""
+        loop = asyncio.get_running_loop()
         while True:
-            start: Program | None = None
-            with self._lock:
-                self.programs = [p for p in self.programs if p.broken is None]
-                if self._one_game or self._starting is None or self._starting.broken is not None:
-                    self._starting = None
-                    for p in self.programs:
-                        if len(p.open_games) < p.games:
-                            p.open_games.add(game)
-                            return p
-                    cap = current().exec_processes
-                    if not cap or len(self.programs) < cap:
-                        start = self._starting = self._spawn(game)
+            found, start = self._claim(game, loop)
+            if found is not None:
+                return found
             if start is not None:
-                try:
+                with self._starting_up(start):
                     self._one_game = await start.ready(max(0.0, deadline - time.monotonic())) == 1
-                except ProgramBroken as err:
-                    err.program = start  # its stderr explains, in the log line
-                    raise
-                finally:
-                    with self._lock:
-                        if self._starting is start:
-                            self._starting = None
                 return start
-            if time.monotonic() >= deadline:
-                cap = current().exec_processes
-                raise ProgramBroken(f"every one of its {cap} processes was busy "
-                                    "(--exec-processes, SUECA_EXEC_PROCESSES)")
+            self._busy(deadline)
             await asyncio.sleep(PLACE_POLL)
 
-    def _spawn(self, game: str) -> Program:
+    def place_now(self, game: str, deadline: float) -> Program:
+        """:meth:`place` for a blocking bot: a process its asker reads itself, waiting in this
+        thread."""
+        while True:
+            found, start = self._claim(game, None)
+            if found is not None:
+                return found
+            if start is not None:
+                with self._starting_up(start):
+                    self._one_game = start.ready_now(max(0.0, deadline - time.monotonic())) == 1
+                return start
+            self._busy(deadline)
+            time.sleep(PLACE_POLL)
+
+    def _claim(self, game: str, loop: asyncio.AbstractEventLoop | None,
+               ) -> tuple[Program | None, Program | None]:
+        """``(a process with room, None)``, ``(None, a process started for it)``, or
+        ``(None, None)`` when it must wait; only processes read as ``loop`` says count."""
+        with self._lock:
+            self.programs = [p for p in self.programs if p.broken is None]
+            if self._one_game or self._starting is None or self._starting.broken is not None:
+                self._starting = None
+                for p in self.programs:
+                    if p.loop is loop and len(p.open_games) < p.games:
+                        p.open_games.add(game)
+                        return p, None
+                cap = current().exec_processes
+                if not cap or len(self.programs) < cap:
+                    self._starting = self._spawn(game, loop)
+                    return None, self._starting
+        return None, None
+
+    @contextlib.contextmanager
+    def _starting_up(self, start: Program) -> Iterator[None]:
+        """While ``start``'s hello is awaited; a failure names it (its stderr explains)."""
         try:
-            program = Program(self.argv, self.label)
+            yield
+        except ProgramBroken as err:
+            err.program = start
+            raise
+        finally:
+            with self._lock:
+                if self._starting is start:
+                    self._starting = None
+
+    def _busy(self, deadline: float) -> None:
+        if time.monotonic() >= deadline:
+            cap = current().exec_processes
+            raise ProgramBroken(f"every one of its {cap} processes was busy "
+                                "(--exec-processes, SUECA_EXEC_PROCESSES)")
+
+    def _spawn(self, game: str, loop: asyncio.AbstractEventLoop | None) -> Program:
+        try:
+            program = Program(self.argv, self.label, loop)
         except OSError as err:
             raise ProgramBroken(f"could not start: {err.strerror or err}") from None
         program.open_games.add(game)
@@ -140,8 +180,9 @@ class ExecCommand:
             program.close()
 
 
-class ExecBot(Bot):
-    """One seat of one match played by an ``exec:`` program (see the module's docstring)."""
+class _ExecSeat(Bot):
+    """What both faces of an ``exec:`` bot share: its game, its turns, the lines it owes the
+    program, and how a lost game is told."""
 
     def __init__(self, command: ExecCommand) -> None:
         self.command = command
@@ -149,6 +190,7 @@ class ExecBot(Bot):
         self.game = ""
         self.turns = 0
         self.lost: str | None = None  # why this game is lost, once it is
+        self.timeout = current().exec_timeout  # seconds a self-play answer may take
         # lines not yet written: the start, tricks and deals go with the next turn (one write,
         # one wake-up of the program per turn), the rest with the match's end
         self._pending: list[bytes] = []
@@ -159,65 +201,68 @@ class ExecBot(Bot):
         # (in self-play both seats of a team share it), the seat makes it one seat's
         self.game = f"{info.match_id}/{info.seat}"
         self._pending = [protocol.start(self.game, info)]
+        self._text = protocol.GameLines(self.game)
 
-    async def play(self, observation: Observation) -> Card:
-        answer = await self._ask("play", observation)
-        try:
-            return protocol.card_of(answer, observation.legal)
-        except protocol.ProtocolError as err:
-            raise await self._lose(str(err), whole=False) from None
-
-    async def redeal(self, observation: Observation) -> bool:
-        answer = await self._ask("redeal", observation)
-        try:
-            return protocol.redeal_of(answer)
-        except protocol.ProtocolError as err:
-            raise await self._lose(str(err), whole=False) from None
-
-    async def _ask(self, kind: str, obs: Observation) -> dict[str, Any]:
+    def _limit(self) -> tuple[float, int]:
+        """This turn's deadline (``time.monotonic()``) and the milliseconds the program is
+        told it has: the self-play timeout, or the referee's clock and a grace."""
         if self.lost is not None:
             raise ExecBotError(self.lost)
         clock = self.clock
         if clock is None:
-            limit = current().exec_timeout
+            limit = self.timeout
             ms = int(limit * 1000)
         else:
             left = max(0.0, clock.left())
             limit, ms = left + NET_GRACE, int(left * 1000)
-        deadline = time.monotonic() + limit
-        program = self.program
-        try:
-            if program is None:
-                program = self.program = await self.command.place(self.game, deadline)
-                # released at the match's end, or when this bot is dropped without one (a
-                # match another seat broke): a one-game process never outlives its game
-                self._release = weakref.finalize(self, self.command.release, program, self.game)
-            self.turns += 1
-            answer = program.expect(self.game, self.turns)
-            self._pending.append(protocol.turn(self.game, self.turns, kind=kind, obs=obs, ms=ms))
-            program.send(b"".join(self._pending))
-            self._pending = []
-            try:
-                return await asyncio.wait_for(answer, max(0.0, deadline - time.monotonic()))
-            except TimeoutError:
-                program.forget(self.game, self.turns)
-                raise ProgramBroken(f"late: no answer to turn {self.turns} within {ms} ms") \
-                    from None
-        except ProgramBroken as err:
-            raise await self._lose(str(err), whole=True, program=err.program) from None
+        return time.monotonic() + limit, ms
 
-    async def _lose(self, reason: str, whole: bool,
-                    program: Program | None = None) -> ExecBotError:
+    def _placed(self, program: Program) -> Program:
+        self.program = program
+        # released at the match's end, or when this bot is dropped without one (a match
+        # another seat broke): a one-game process never outlives its game
+        self._release = weakref.finalize(self, self.command.release, program, self.game)
+        return program
+
+    def _lines(self, kind: str, obs: Observation, ms: int) -> bytes:
+        """What goes to the program for this turn: the pending lines, then the turn."""
+        self.turns += 1
+        self._pending.append(self._text.turn(self.turns, kind, obs, ms))
+        data = b"".join(self._pending)
+        self._pending = []
+        return data
+
+    def _late(self, ms: int) -> ProgramBroken:
+        return ProgramBroken(f"late: no answer to turn {self.turns} within {ms} ms")
+
+    def _card(self, answer: dict[str, Any], obs: Observation) -> Card | ProtocolError:
+        try:
+            return protocol.card_of(answer, obs.legal)
+        except protocol.ProtocolError as err:
+            return err
+
+    def _decision(self, answer: dict[str, Any]) -> bool | ProtocolError:
+        try:
+            return protocol.redeal_of(answer)
+        except protocol.ProtocolError as err:
+            return err
+
+    def _lost(self, reason: str, whole: bool, program: Program | None) -> Program | None:
         """This game is lost: end the program (all of it when ``whole``, or when it plays only
-        this game), log why with the tail of its stderr, and return the error to raise.
-        ``program``: the one that failed before it was this game's (no hello)."""
+        this game); returns the program whose stderr to wait for, if it was ended."""
         program = self.program or program
         self.lost = reason
+        if program is not None and (whole or program.games == 1):
+            program.fail(reason)
+            return program
+        return None
+
+    def _told(self, reason: str, program: Program | None) -> ExecBotError:
+        """Log why with the tail of its stderr, and return the error to raise. ``program``: the
+        one that failed before it was this game's (no hello)."""
+        program = self.program or program
         tail = "(not started)"
         if program is not None:
-            if whole or program.games == 1:
-                program.fail(reason)
-                await asyncio.to_thread(program.wait_stderr, 0.5)
             self._release()
             tail = program.stderr_tail()
         log.error("exec bot %s lost game %s: %s; its stderr ends: %s", self.command.label,
@@ -226,7 +271,7 @@ class ExecBot(Bot):
 
     def on_trick_end(self, trick: Trick) -> None:
         if self.lost is None:
-            self._pending.append(protocol.trick(self.game, trick))
+            self._pending.append(self._text.trick(trick))
 
     def on_deal_end(self, result: DealResult) -> None:
         if self.lost is None:
@@ -241,6 +286,105 @@ class ExecBot(Bot):
         self._release()
 
 
+class ExecBot(_ExecSeat):
+    """One seat of one match played by an ``exec:`` program, its turns awaited on the running
+    event loop, which reads the program's pipes (the network client: see the module's
+    docstring)."""
+
+    async def play(self, observation: Observation) -> Card:
+        answer = await self._ask("play", observation)
+        card = self._card(answer, observation)
+        if isinstance(card, ProtocolError):
+            raise await self._lose(str(card), whole=False) from None
+        return card
+
+    async def redeal(self, observation: Observation) -> bool:
+        answer = await self._ask("redeal", observation)
+        decision = self._decision(answer)
+        if isinstance(decision, ProtocolError):
+            raise await self._lose(str(decision), whole=False) from None
+        return decision
+
+    async def _ask(self, kind: str, obs: Observation) -> dict[str, Any]:
+        deadline, ms = self._limit()
+        try:
+            program = self.program or self._placed(await self.command.place(self.game,
+                                                                            deadline))
+            data = self._lines(kind, obs, ms)
+            answer = program.expect(self.game, self.turns)
+            program.send(data)
+            timer = asyncio.get_running_loop().call_later(
+                max(0.0, deadline - time.monotonic()), _expire, answer)
+            try:
+                return await answer
+            except TimeoutError:
+                program.forget(self.game, self.turns)
+                raise self._late(ms) from None
+            finally:
+                timer.cancel()
+        except ProgramBroken as err:
+            raise await self._lose(str(err), whole=True, program=err.program) from None
+
+    async def _lose(self, reason: str, whole: bool,
+                    program: Program | None = None) -> ExecBotError:
+        ended = self._lost(reason, whole, program)
+        if ended is not None:
+            await asyncio.to_thread(ended.wait_stderr, 0.5)
+        return self._told(reason, program)
+
+
+class BlockingExecBot(_ExecSeat):
+    """One seat of one match played by an ``exec:`` program, asked in the caller's thread,
+    which writes the turn and reads the answer itself, blocking until it comes or the turn's
+    time is up: self-play, ``duel`` and local play, where nothing else waits on this thread."""
+
+    def play(self, observation: Observation) -> Card:
+        card = self._card(self._ask("play", observation), observation)
+        if isinstance(card, ProtocolError):
+            raise self._lose(str(card), whole=False) from None
+        return card
+
+    def redeal(self, observation: Observation) -> bool:
+        decision = self._decision(self._ask("redeal", observation))
+        if isinstance(decision, ProtocolError):
+            raise self._lose(str(decision), whole=False) from None
+        return decision
+
+    def _ask(self, kind: str, obs: Observation) -> dict[str, Any]:
+        deadline, ms = self._limit()
+        try:
+            program = self.program or self._placed(self.command.place_now(self.game, deadline))
+            data = self._lines(kind, obs, ms)
+            answer = program.ask(self.game, self.turns, data, deadline)
+            if answer is None:
+                raise self._late(ms)
+            return answer
+        except ProgramBroken as err:
+            raise self._lose(str(err), whole=True, program=err.program) from None
+
+    def _lose(self, reason: str, whole: bool, program: Program | None = None) -> ExecBotError:
+        ended = self._lost(reason, whole, program)
+        if ended is not None:
+            ended.wait_stderr(0.5)
+        return self._told(reason, program)
+
+
+def _seat(command: ExecCommand) -> _ExecSeat:
+    """A bot for one seat: blocking where no event loop runs in this thread (self-play, duel),
+    else one whose turns the loop awaits."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return BlockingExecBot(command)
+    return ExecBot(command)
+
+
+def _expire(answer: asyncio.Future[dict[str, Any]]) -> None:
+    """The turn's time is up (a timer, cheaper than ``asyncio.wait_for`` on every turn)."""
+    if not answer.done():
+        answer.set_exception(TimeoutError())
+
+
 def _nothing() -> None:
     pass
 
@@ -250,7 +394,7 @@ _COMMANDS_LOCK = threading.Lock()
 _LIVE: weakref.WeakSet[Program] = weakref.WeakSet()
 
 
-def load_exec(spec: str) -> Callable[[], ExecBot]:
+def load_exec(spec: str) -> Callable[[], Bot]:
     """The factory of the ``exec:COMMAND ARGS...`` bot ``spec``: the command is split as a
     POSIX shell splits words (quotes, backslashes), never run by a shell. The program must
     exist now (a path, or a name on ``PATH``); :class:`ExecSpecError` otherwise. The same
@@ -280,7 +424,7 @@ def load_exec(spec: str) -> Callable[[], ExecBot]:
         found = _COMMANDS.get(key)
         if found is None:
             found = _COMMANDS[key] = ExecCommand(spec.strip(), argv)
-    return functools.partial(ExecBot, found)
+    return functools.partial(_seat, found)
 
 
 @atexit.register
