@@ -166,6 +166,8 @@ class TournamentSpec(TypedDict):
     secret: str
     challenger: NotRequired[str]  # a gauntlet's: the bot that meets every other
     rounds: NotRequired[int]  # a Swiss tournament's
+    competition: NotRequired[str]  # a competition's final: the competition its matches are in
+    versions: NotRequired[dict[str, int]]  # a competition's final: the frozen versions playing
 
 
 class ScheduledMatch(TypedDict):

@@ -55,8 +55,10 @@ class TournamentStore(MatchStore, ResultsLog):
                 f"({_spec_diff(stored, spec)}): give `--id {tid}` alone to resume it "
                 f"as stored, or choose another --id")
         matches = list(schedule(tid, stored))
-        for m in matches:
-            self.create_match(m["id"], m["spec"], tournament=tid, pair=m.get("pair", ""))
+        for m in matches:  # a competition's final: its matches say whose and which versions
+            self.create_match(m["id"], m["spec"], tournament=tid, pair=m.get("pair", ""),
+                              competition=stored.get("competition", ""),
+                              versions=stored.get("versions"))
         ids = [m["id"] for m in matches]
         if created or self.tournament_matches(tid) != ids:
             pipe = self.r.pipeline()

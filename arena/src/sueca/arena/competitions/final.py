@@ -1,0 +1,168 @@
+"""A competition's final event: its top entrants by the competition's rating of record, seeded
+in that order, play the format its spec names (a knockout, a double elimination or a round
+robin; each tie ``best_of`` duplicate pairs) as the tournament :func:`final_id`, with the
+competition's variant and limits and the versions frozen at the freeze.
+
+The tournament's secret is :func:`final_secret` of the competition's seed key, so its seeds are
+committed by the hash published at ``open`` like the ladder's, and the key revealed at close
+recomputes them all (:func:`sueca.arena.competitions.export.check_seeds`). Everything here is
+idempotent: :func:`start` finds the stored final, and :func:`advance` pairs the next round only
+once the last is recorded, so the scheduler's loop and ``competition final --wait`` may both
+call them, any number of times, after any crash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TypedDict
+
+from sueca.arena import lifecycle
+from sueca.arena.competitions.results import competition_results, final_id, ratings_of
+from sueca.arena.lifecycle import CompetitionError, State
+from sueca.arena.records import CompetitionRecord, TournamentSpec
+from sueca.arena.schedule import same_tournament
+from sueca.arena.store import Store
+from sueca.arena.store.ratings import stored_config
+from sueca.arena.tournaments import (
+    TournamentError,
+    enqueue_missing,
+    new_spec,
+    prepare_tournament,
+    schedule_of,
+)
+from sueca.engine import Variant
+
+__all__ = ["FINAL_FORMATS", "FinalProgress", "final_id", "final_secret", "seeding", "final_spec",
+           "start", "advance", "progress", "check_closable", "tick"]
+
+#: the finals a competition can hold (the spec's ``final.format`` may also be ``none``)
+FINAL_FORMATS = tuple(f for f in lifecycle.FINAL_FORMATS if f != "none")
+
+
+class FinalProgress(TypedDict):
+    competition: str
+    tournament: str
+    format: str
+    seeds: list[str]  # best first
+    total: int  # matches scheduled so far
+    recorded: int
+    failed: int
+    done: bool  # every round played: nothing left to pair or to play
+
+
+def final_secret(key: str, tid: str) -> str:
+    """The final tournament's secret: from the competition's seed key, so that the key revealed
+    at close recomputes every seed of the final as well."""
+    return hashlib.sha256(f"{key}:{tid}".encode()).hexdigest()[:32]
+
+
+def seeding(store: Store, name: str) -> list[str]:
+    """The entrants who play the final, best first: by the competition's rating of record
+    (unrated entrants last, in the order they entered), the first ``final.top`` of them."""
+    rec = _competition(store, name)
+    entries = store.competitions.entries(name)
+    ratings = ratings_of(competition_results(store, name), stored_config(store).elo_initial)
+    order = sorted(entries.values(), key=lambda e: (
+        e["bot"] not in ratings, -ratings[e["bot"]]["rating"] if e["bot"] in ratings else 0.0,
+        e["entered"], e["bot"]))
+    top = rec["spec"]["final"].get("top")
+    return [e["bot"] for e in order][:top]
+
+
+def final_spec(store: Store, name: str) -> TournamentSpec:
+    """The final's tournament spec, from the competition's spec, its seeding and its key."""
+    rec = _competition(store, name)
+    final = rec["spec"]["final"]
+    if final["format"] not in FINAL_FORMATS:
+        raise CompetitionError(f"competition {name!r} has no final (format "
+                               f"{final['format']!r}): close it instead")
+    seeds = seeding(store, name)
+    try:
+        spec = new_spec(seeds, 2 * int(final["best_of"]), duplicate=True,
+                        variant=Variant.from_dict(rec["spec"]["variant"]),
+                        limits=rec["spec"].get("limits"), fmt=final["format"])
+    except TournamentError as err:
+        raise CompetitionError(f"competition {name!r} cannot hold its final: {err}") from None
+    spec["secret"] = final_secret(store.competitions.secret(name), final_id(name))
+    spec["competition"] = name
+    entries = store.competitions.entries(name)
+    currents = store.versions.currents(seeds)
+    spec["versions"] = {b: entries[b]["version"] or currents[b] for b in seeds}
+    return spec
+
+
+def start(store: Store, name: str) -> FinalProgress:
+    """Create the final (once: a second call finds it) and queue its first round; the
+    competition must be in its final state."""
+    rec = _competition(store, name)
+    if rec["state"] is not State.FINAL:
+        raise CompetitionError(f"competition {name!r} is {rec['state']}, not in its final: "
+                               f"`sueca-arena competition final {name}` moves it there")
+    tid = final_id(name)
+    stored = store.tournament(tid)
+    try:
+        prepare_tournament(store, final_spec(store, name) if stored is None else None, tid=tid)
+    except TournamentError as err:
+        raise CompetitionError(f"competition {name!r}: its final cannot start: {err}") from None
+    return advance(store, name)
+
+
+def advance(store: Store, name: str) -> FinalProgress:
+    """Pair the final's next round if the last is recorded, queue what is not queued, and say
+    where it stands. Idempotent."""
+    tid = final_id(name)
+    t = store.tournament(tid)
+    if t is None:
+        raise CompetitionError(f"competition {name!r} has no final yet: "
+                               f"`sueca-arena competition final {name}` starts it")
+    store.create_tournament(tid, t["spec"], schedule_of(store), same_tournament)
+    enqueue_missing(store, tid)
+    return progress(store, name)
+
+
+def progress(store: Store, name: str) -> FinalProgress:
+    """Where the final stands (read only): it is done when every match of its schedule is
+    recorded (or failed) and its recorded results pair no further round."""
+    tid = final_id(name)
+    t = store.tournament(tid)
+    if t is None:
+        raise CompetitionError(f"competition {name!r} has no final yet")
+    counts = store.progress(tid)
+    recorded, failed = counts["done"], counts["failed"]
+    spec = t["spec"]
+    paired = len(schedule_of(store)(tid, spec))
+    return {"competition": name, "tournament": tid, "format": spec.get("kind", "round-robin"),
+            "seeds": list(spec["bots"]), "total": counts["total"], "recorded": recorded,
+            "failed": failed,
+            "done": recorded + failed >= counts["total"] and paired <= counts["total"]}
+
+
+def check_closable(store: Store, name: str) -> None:
+    """CompetitionError unless competition ``name``'s final is over (or it has none)."""
+    rec = _competition(store, name)
+    if rec["spec"]["final"]["format"] not in FINAL_FORMATS:
+        return
+    if store.tournament(final_id(name)) is None:
+        raise CompetitionError(f"competition {name!r}: its final has not started: "
+                               f"`sueca-arena competition final {name}` starts it")
+    p = progress(store, name)
+    if not p["done"]:
+        raise CompetitionError(
+            f"competition {name!r}: its final is not over ({p['recorded']} of {p['total']} "
+            f"matches recorded so far): close it when it is (`sueca-arena competition final "
+            f"{name} --wait` waits for it)")
+
+
+def tick(store: Store) -> list[FinalProgress]:
+    """Advance every final being played (the scheduler's loop calls this)."""
+    out = []
+    for name in store.competitions.names():
+        rec = store.competitions.get(name)
+        if (rec is not None and rec["state"] is State.FINAL
+                and store.tournament(final_id(name)) is not None):
+            out.append(advance(store, name))
+    return out
+
+
+def _competition(store: Store, name: str) -> CompetitionRecord:
+    return store.competitions.require(name)
