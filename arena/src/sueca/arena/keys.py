@@ -13,6 +13,8 @@ key                                    type    holds
 ``bot:{name}:versions``                hash    version number -> JSON of who started it, when,
                                                its note and hosted submission (absent: only
                                                version 1, from ``created``)
+``versions:started``                   string  how many versions were started (a counter the
+                                               pages' caches watch)
 ``competitions``                       zset    competition name -> creation time
 ``competition:{name}``                 hash    ``spec`` (JSON), ``state`` (draft, open, frozen,
                                                final, closed), ``created``, ``seed_hash``
@@ -57,6 +59,11 @@ key                                    type    holds
                                                its first side (:mod:`sueca.arena.ratings.fit`)
 ``ratings:record``                     hash    the last fit of record (``cursor`` it was fit
                                                at, ``fit`` JSON): a cache, refit when stale
+``ratings:matchups:{competition}``     hash    a named competition's own matchup counts (as
+                                               ``ratings:matchups``, of its results only)
+``ratings:record:{competition}``       hash    its last fit of record (as ``ratings:record``)
+``ratings:competitions``               set     the competitions that have such counts (what a
+                                               rebuild replaces)
 ``ratings:checkpoint``                 hash    the live fold's whole state at results entry
                                                ``cursor`` (``state`` JSON, ``results`` count,
                                                ``elo_k``, ``elo_initial``): the results log is
@@ -112,6 +119,9 @@ class Keys:
     def bot_versions(self, name: str) -> str:
         return f"{self.prefix}bot:{name}:versions"
 
+    def versions_started(self) -> str:
+        return self.prefix + "versions:started"
+
     def competitions(self) -> str:
         return self.prefix + "competitions"
 
@@ -166,11 +176,16 @@ class Keys:
     def ratings_config(self) -> str:
         return self.prefix + "ratings:config"
 
-    def ratings_matchups(self) -> str:
-        return self.prefix + "ratings:matchups"
+    def ratings_matchups(self, competition: str = "") -> str:
+        """The rating of record's counts: the arena's, or a named competition's own."""
+        return self.prefix + "ratings:matchups" + (f":{competition}" if competition else "")
 
-    def ratings_record(self) -> str:
-        return self.prefix + "ratings:record"
+    def ratings_record(self, competition: str = "") -> str:
+        """The cached fit of record: the arena's, or a named competition's own."""
+        return self.prefix + "ratings:record" + (f":{competition}" if competition else "")
+
+    def ratings_competitions(self) -> str:
+        return self.prefix + "ratings:competitions"
 
     def ratings_checkpoint(self) -> str:
         return self.prefix + "ratings:checkpoint"

@@ -1,10 +1,10 @@
 """The leaderboard: the registered bots ranked by the rating of record (CLI, demo, exporter, web).
 
 Each row has the rating of record (:mod:`sueca.arena.ratings.fit`: an order-free fit over the
-whole results log) with its 95% interval, the matches it rests on and whether the bot is still
-provisional (a provisional bot is ranked after every established one), then the *live*
-columns — incremental Elo and OpenSkill, which move after every game and depend on the order
-games finished (see :mod:`sueca.arena.ratings.live`) — and the bot's health
+whole results log) of the bot's current version, with its 95% interval, the matches it rests on
+and whether the bot is still provisional (a provisional bot is ranked after every established
+one), then the *live* columns — incremental Elo and OpenSkill, which move after every game and
+depend on the order games finished (see :mod:`sueca.arena.ratings.live`) — and the bot's health
 (:mod:`sueca.arena.botstats`): ``faults`` by kind (``renuncia``, ``timeout``, ``disconnect``)
 and its move latency ``p50_ms`` and ``p99_ms`` (None without timed turns), and ``connected``
 (a referee replica's last heartbeat lists it).
@@ -75,9 +75,11 @@ def rating_columns(bot: str, of_record: Fit, live: Rating) -> RankedColumns:
 
 class BoardRow(LeaderboardRow):
     """A leaderboard row as the CLI and the web show it: with ``connected``, whether a referee
-    replica's last heartbeat lists the bot (a bot that died, or was never started, says no)."""
+    replica's last heartbeat lists the bot (a bot that died, or was never started, says no),
+    and ``version``, the bot's current version (whose rating of record the row shows)."""
 
     connected: bool
+    version: int
 
 
 def connected_bots(store: Store) -> set[str]:
@@ -85,13 +87,16 @@ def connected_bots(store: Store) -> set[str]:
     return store.bots_on(store.referees())
 
 
-def board_row(r: RankedColumns, health: BotHealth, *, connected: bool) -> BoardRow:
-    """A ranked bot's row: its rating columns, its health and whether it is connected."""
+def board_row(r: RankedColumns, health: BotHealth, *, connected: bool,
+              version: int = 1) -> BoardRow:
+    """A ranked bot's row: its rating columns, its health, whether it is connected and its
+    current version."""
     return {"rank": r.get("rank", 0), "bot": r["bot"], "rating": r["rating"],
             "rating_pm": r["rating_pm"], "matches": r["matches"], "provisional": r["provisional"],
             "elo": r["elo"], "elo_pm": r["elo_pm"], "mu": r["mu"], "mu_pm": r["mu_pm"],
             "sigma": r["sigma"], "ordinal": r["ordinal"], "games": r["games"],
-            "score": r["score"], **health_columns(health), "connected": connected}
+            "score": r["score"], **health_columns(health), "connected": connected,
+            "version": version}
 
 
 def health_columns(h: BotHealth) -> HealthColumns:
@@ -123,7 +128,9 @@ def leaderboard(store: Store, by: str = "rating") -> list[BoardRow]:
     health = store.bot_stats(list(ratings))
     online = connected_bots(store)
     rows = rank((rating_columns(bot, of_record, r) for bot, r in ratings.items()), by)
-    return [board_row(row, health[row["bot"]], connected=row["bot"] in online) for row in rows]
+    versions = store.versions.currents(list(ratings))
+    return [board_row(row, health[row["bot"]], connected=row["bot"] in online,
+                      version=versions.get(row["bot"], 1)) for row in rows]
 
 
 #: Decimals each float column keeps in JSON (``/api/leaderboard``): ratings to a tenth of a

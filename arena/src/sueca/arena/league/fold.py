@@ -1,6 +1,6 @@
 """The read model's fold over the results log: per-bot counts the ratings do not keep (wins,
-draws, losses, last seen, head to head, ends, recent faults), the by-end index, and each bot's
-live rating history from the league's own rating fold, in log order.
+draws, losses, last seen, head to head, ends, recent faults, matches per version), the by-end
+index, and each bot's live rating history from the league's own rating fold, in log order.
 
 Kept in the process and advanced from its last entry on each query, so that a page or a
 command costs a few Redis round trips however long the history is. After a trim by retention
@@ -27,7 +27,7 @@ class BotFold:
     """One bot's counts in the fold."""
 
     __slots__ = ("matches", "won", "drawn", "lost", "last_seen", "recent", "versus", "ends",
-                 "fault_ends", "fault_lines", "paired")
+                 "fault_ends", "fault_lines", "paired", "by_version")
 
     def __init__(self) -> None:
         self.matches = 0
@@ -39,6 +39,7 @@ class BotFold:
         self.fault_ends: dict[str, int] = {}  # matches its own fault ended, by end
         self.fault_lines: deque[FaultLine] = deque(maxlen=FAULT_LINES)  # oldest first
         self.paired: set[str] = set()  # of those, the duplicate halves with a detail
+        self.by_version: dict[int, int] = {}  # matches by the version of it that played
 
     def log_columns(self) -> LogColumns:
         """The leaderboard's counts from the log fold: ``logged`` rather than ``matches``,
@@ -97,6 +98,7 @@ class LogFold:
         winner = res.get("winner")
         self.by_end.setdefault(end, []).append(mid)
         when = res.get("time")
+        versions = res.get("versions") or {}
         for team in (0, 1):
             mine = {seats[s] for s in (team, team + 2) if s < len(seats)}
             theirs = {seats[s] for s in (1 - team, 3 - team) if s < len(seats)}
@@ -104,6 +106,8 @@ class LogFold:
                 st = self.bots.setdefault(bot, BotFold())
                 st.matches += 1
                 st.recent.append(mid)
+                v = int(versions.get(bot, 1))
+                st.by_version[v] = st.by_version.get(v, 0) + 1
                 st.ends[end] = st.ends.get(end, 0) + 1
                 if res.get("fault_bot") == bot:
                     st.fault_ends[end] = st.fault_ends.get(end, 0) + 1

@@ -7,6 +7,7 @@ from typing import NotRequired, TypedDict
 
 from sueca.arena.leaderboard import BoardRow
 from sueca.arena.league.limits import MAX_DETAIL, MAX_PAGE, MAX_PAGE_SIZE
+from sueca.arena.ratings.fit import VersionRating
 from sueca.arena.ratings.standings import StandingsRow
 from sueca.arena.records import MatchRecord, MatchRow, MatchStatus, Progress, RatingColumns, ResultEntry
 from sueca.arena.store.ratings import TrimPoint
@@ -15,7 +16,7 @@ from sueca.engine.game import End
 from sueca.engine.replay import ReplayRecord
 
 __all__ = ["LogColumns", "LeagueRow",
-           "HistoryPoint", "HeadToHead", "Connection", "ListedMatch", "FaultLine", "BotPage",
+           "HistoryPoint", "HeadToHead", "VersionRow", "Connection", "ListedMatch", "FaultLine", "BotPage",
            "MatchesPage", "MatchDetail", "TournamentSummary", "TournamentPage", "NotFound",
            "BadQuery", "check_page", "outcome", "match_row", "fault_line"]
 
@@ -64,11 +65,13 @@ class Connection(TypedDict):
 
 
 class ListedMatch(MatchRow):
-    """A match as a list shows it: its row, when its result was made; on a bot's page (and
-    with a bot filter) ``outcome`` is the match from that bot's side: ``won``, ``lost``,
-    ``drawn``, or None (not finished, or the bot sat on both teams)."""
+    """A match as a list shows it: its row, when its result was made, the version of each bot
+    that played it (``versions``, bot -> version; a bot it does not name played version 1);
+    on a bot's page (and with a bot filter) ``outcome`` is the match from that bot's side:
+    ``won``, ``lost``, ``drawn``, or None (not finished, or the bot sat on both teams)."""
 
     time: float | None
+    versions: dict[str, int]
     outcome: NotRequired[str | None]
 
 
@@ -85,9 +88,26 @@ class FaultLine(TypedDict):
     detail: str | None
 
 
+class VersionRow(VersionRating):
+    """One of a bot's versions on its page: its rating of record (of the arena's whole log),
+    when and by whom it was started, the owner's note, the hosted submission it runs (None: a
+    connected bot), and ``logged``, its matches in the results log (after any trim)."""
+
+    created: float | None
+    by: str
+    note: str
+    submission: str | None
+    logged: int
+
+
 class BotPage(TypedDict):
+    """A bot's page; ``version`` is its current version, ``versions`` every one, newest first,
+    and ``rating`` the current version's."""
+
     bot: str
     registered: bool
+    version: int
+    versions: list[VersionRow]
     rating: RatingColumns | None
     rank: int | None
     matches: int
@@ -195,7 +215,9 @@ def match_row(m: MatchRecord, res: ResultEntry | None) -> ListedMatch:
             "game_points": None if res is None else res.get("game_points"),
             "fault_bot": None if res is None else res.get("fault_bot"),
             "referee": (None if res is None else res.get("referee")) or m.get("referee"),
-            "error": m.get("error") or None, "time": None if res is None else res.get("time")}
+            "error": m.get("error") or None, "time": None if res is None else res.get("time"),
+            "versions": dict((None if res is None else res.get("versions"))
+                             or m.get("versions") or {})}
 
 
 def fault_line(res: ResultEntry, bot: str, seats: list[str]) -> FaultLine | None:

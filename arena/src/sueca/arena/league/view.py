@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 from sueca.arena.leaderboard import (
     ORDER_KEYS,
@@ -54,6 +55,7 @@ from sueca.arena.league.rows import (
     NotFound,
     TournamentPage,
     TournamentSummary,
+    VersionRow,
     check_page,
     match_row,
     outcome,
@@ -97,13 +99,24 @@ SORTS: dict[str, Callable[[SortColumns], tuple[float, str] | str]] = {
 }
 
 
+class _Rated(NamedTuple):
+    """What :meth:`LeagueView._rating_state` read: at ``stamp``, the rated bots' ranked
+    columns, whether the fit is current, the fit of every version, each bot's current one."""
+
+    stamp: tuple[str | None, ...]
+    by_bot: dict[str, RankedColumns]
+    current: bool
+    versions: Fit
+    playing: dict[str, int]
+
+
 class LeagueView:
     """The read-only queries of the league, over ``store``; one per process (it caches)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.log = LogFold()
-        self._rated: tuple[tuple[str | None, ...], dict[str, RankedColumns], bool] | None = None
+        self._rated: _Rated | None = None
         self._stored_fit: tuple[str, Fit] | None = None  # the fit record() cached in Redis
         self._own_fit: tuple[str, Fit] | None = None  # this process's, when that one lagged
         self._fit_moved = 0.0  # monotonic time the newest fit known here last moved
@@ -130,12 +143,13 @@ class LeagueView:
         if sort not in SORTS:
             raise BadQuery(f"bad sort {sort!r}: one of {', '.join(SORTS)}")
         self.refresh()
-        by_bot = self._ratings()
-        health = self._health_of(list(by_bot))
+        rated = self._rating_state()
+        health = self._health_of(list(rated.by_bot))
         online = connected_bots(self.store)
-        rows = [_league_row(board_row(r, health[r["bot"]], connected=r["bot"] in online),
+        rows = [_league_row(board_row(r, health[r["bot"]], connected=r["bot"] in online,
+                                      version=rated.playing.get(r["bot"], 1)),
                             self.log.bot(r["bot"]))
-                for r in by_bot.values()]
+                for r in rated.by_bot.values()]
         if sort == "bot":
             rows.sort(key=SORTS[sort])
         elif sort != "rating":  # established bots first in every order, as rank() does
@@ -156,29 +170,35 @@ class LeagueView:
         return got
 
     def _ratings(self) -> dict[str, RankedColumns]:
-        """Rated registered bots by name (best rating of record first, with ``rank``), read
-        again only when the ratings may have moved: a new results-log entry folded (the ratings
-        cursor), a new rating of record cached, a bot registered or removed, a rebuild with
-        another K. One round trip when nothing did."""
+        """Rated registered bots by name (best rating of record first, with ``rank``: each
+        bot's current version's)."""
+        return self._rating_state().by_bot
+
+    def _rating_state(self) -> _Rated:
+        """The ratings, read again only when they may have moved: a new results-log entry
+        folded (the ratings cursor), a new rating of record cached, a bot registered or
+        removed, a version started, a rebuild with another K. One round trip when nothing
+        did."""
         stamp = ratings_stamp(self.store)
         cached = self._rated
-        if cached is not None and cached[0] == stamp and (
-                cached[2] or time.monotonic() - self._fit_moved < RECORD_TTL):
-            return cached[1]
+        if cached is not None and cached.stamp == stamp and (
+                cached.current or time.monotonic() - self._fit_moved < RECORD_TTL):
+            return cached
         with self._fit_lock:
-            of_record, current = self._record(stamp[0] or "", stamp[1])
-        registered = set(self.store.bots.names())
+            versions, current = self._record(stamp[0] or "", stamp[1])
+        registered = self.store.bots.names()
+        playing = self.store.versions.currents(registered)
+        of_record = versions.for_bots(playing)
         rows = rank(rating_columns(bot, of_record, r) for bot, r in load(self.store).items()
-                    if bot in registered)
-        by_bot = {r["bot"]: r for r in rows}
-        self._rated = (stamp, by_bot, current)
-        return by_bot
+                    if bot in playing)
+        self._rated = _Rated(stamp, {r["bot"]: r for r in rows}, current, versions, playing)
+        return self._rated
 
     def _record(self, cursor: str, stored: str | None) -> tuple[Fit, bool]:
-        """The rating of record for the results log up to ``cursor`` (the live ratings'), and
-        whether it is that current.
+        """The rating of record of every version for the results log up to ``cursor`` (the live
+        ratings'), and whether it is that current.
 
-        The fit :func:`sueca.arena.store.ratings.fit_of_record` cached in Redis (the scheduler
+        The fit :func:`sueca.arena.store.ratings.versions_of_record` cached in Redis (the scheduler
         and the exporter refresh it; ``stored`` is its cursor) when it is current; else this
         process's own, fitted from the stored matchup counts — but only once the newest fit
         known here has not moved for :data:`RECORD_TTL` seconds: a refit costs a fraction of a
@@ -222,7 +242,9 @@ class LeagueView:
         h2h: list[HeadToHead] = [{"opponent": opp, "won": w, "drawn": d, "lost": lost}
                                  for opp, (w, d, lost) in sorted(stats.versus.items())]
         health = self.store.bot_stats([name])[name]
-        return {"bot": name, "registered": registry.exists(name),
+        registered = registry.exists(name)
+        version, versions = self._versions_page(name, registered, stats)
+        return {"bot": name, "registered": registered, "version": version, "versions": versions,
                 "rating": None if row is None else _bot_rating(row),
                 "rank": None if row is None else row.get("rank"), "matches": stats.matches,
                 "won": stats.won, "drawn": stats.drawn, "lost": stats.lost,
@@ -236,6 +258,25 @@ class LeagueView:
                 "recent_matches": self.match_rows(list(reversed(stats.recent[-recent:])), name),
                 "ends": dict(stats.ends), "fault_ends": dict(stats.fault_ends),
                 "fault_lines": self._public_lines(stats)}
+
+    def _versions_page(self, name: str, registered: bool,
+                       stats: BotFold) -> tuple[int, list[VersionRow]]:
+        """The bot's current version and its versions, newest first, each with its rating
+        of record, its matches in the log and what :meth:`~sueca.arena.store.versions` keeps of
+        it (an unregistered bot: what the log says played)."""
+        history = {h["version"]: h for h in self.store.versions.history(name)} if registered \
+            else {}
+        current = self.store.versions.current(name) if registered \
+            else max([1, *stats.by_version])
+        rows: list[VersionRow] = []
+        for v in self._rating_state().versions.versions_of(name, upto=max([current, *history])):
+            info = history.get(v["version"])
+            rows.append({**v, "created": None if info is None else info["created"],
+                         "by": "" if info is None else info["by"],
+                         "note": "" if info is None else info["note"],
+                         "submission": None if info is None else info["submission"],
+                         "logged": stats.by_version.get(v["version"], 0)})
+        return current, rows
 
     def _public_lines(self, stats: BotFold) -> list[FaultLine]:
         """A bot's fault lines, newest first; the detail (the bot's own words, which may tell

@@ -3,8 +3,8 @@ Pure: the store keeps the matchup counts and caches the fit (:mod:`sueca.arena.s
 
 Why not Elo: an incremental Elo depends on the order games finished (the same 604 results in
 shuffled orders moved a bot by 13–35 Elo, one standard deviation), and K keeps it noisy for
-ever. A bot does not change between games (a new version is a new bot), so the order carries no
-information: the rating of record is a function of *what* was played, not of *when*. It is the
+ever. A bot's *version* does not change between games, so the order carries no information: the
+rating of record is a function of *what* was played, not of *when*. It is the
 maximum a-posteriori fit of the logistic (Elo-scale) Bradley–Terry model — what BayesElo and
 Ordo compute for the CCRL and CEGT engine lists:
 
@@ -16,6 +16,13 @@ once, with its own winner: the two halves of a duplicate pair are two matches, e
 (½ of the pair for each match won), so pairs and single matches are on one scale (scoring a 1-1
 split by total game points would double the gaps a pair implies). A score may be
 fractional (½ is a draw): the likelihood is ``s log p + (1 - s) log(1 - p)``.
+
+Versions: each version of a bot is rated as a player of its own, named by :func:`identity`
+(``name`` for version 1, ``name@N`` for version N: a bot name has no ``@``), so a result that
+says which versions played (its ``versions``; absent: version 1 each) counts for those. A log
+without versions is therefore rated exactly as a log of plain names, and a bot's rating of
+record is the row of the version it plays now (:meth:`Fit.for_bots`); its older versions keep
+theirs (:meth:`Fit.versions_of`).
 
 Sufficient statistics: the fit reads only, per *matchup* (who sat on which side), the number
 of matches and the wins of the first side, so the results log is summed once (incrementally,
@@ -39,10 +46,12 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypedDict
 
+from sueca.arena.lifecycle import DEFAULT as DEFAULT_COMPETITION
 from sueca.arena.records import ResultEntry
 
 __all__ = ["ELO", "PRIOR_SD", "PROVISIONAL_GAMES", "Fit", "FitDict", "MatchupCounts", "matchup",
-           "add_result", "fit", "fit_results"]
+           "add_result", "fit", "fit_results", "identity", "split_identity", "seated",
+           "VersionRating", "latest_versions", "competition_key"]
 
 #: The fit's sufficient statistics: matchup key (:func:`matchup`) -> [matches, wins of its
 #: first side].
@@ -56,6 +65,44 @@ PRIOR_SD = 400.0
 #: priority by the ladder).
 PROVISIONAL_GAMES = 30
 _Z95 = 1.959964
+
+
+def identity(bot: str, version: int) -> str:
+    """The name version ``version`` of ``bot`` is rated under: the bot's own name for version 1
+    (so a log without versions is rated as it always was), ``bot@N`` for a later one."""
+    return bot if version == 1 else f"{bot}@{version}"
+
+
+def split_identity(name: str) -> tuple[str, int]:
+    """The bot and version an :func:`identity` names."""
+    bot, at, version = name.rpartition("@")
+    return (bot, int(version)) if at and version.isdigit() else (name, 1)
+
+
+def seated(result: ResultEntry) -> list[str]:
+    """The :func:`identity` in each seat of ``result``: its bots at the versions it says played
+    (``versions``, bot -> version; a bot it does not name, or a result without them: 1)."""
+    versions = result.get("versions") or {}
+    return [identity(b, int(versions.get(b, 1))) for b in result["seats"]]
+
+
+def competition_key(name: str | None) -> str:
+    """The named competition whose own standings a result played in ``name`` counts for: ""
+    for the arena's default ladder (None, "" or
+    :data:`~sueca.arena.lifecycle.DEFAULT`, whose standings are the arena's rating of
+    record) and for a plain tournament; every rated result counts for the arena's too."""
+    return "" if not name or name == DEFAULT_COMPETITION else name
+
+
+def latest_versions(results: Iterable[ResultEntry]) -> dict[str, int]:
+    """Each bot's highest version seated in ``results`` (a tournament's: the one its table
+    shows)."""
+    out: dict[str, int] = {}
+    for r in results:
+        versions = r.get("versions") or {}
+        for b in r.get("seats") or ():
+            out[b] = max(out.get(b, 1), int(versions.get(b, 1)))
+    return out
 
 
 def matchup(seats: Sequence[str]) -> tuple[str, bool] | None:
@@ -79,9 +126,10 @@ def matchup(seats: Sequence[str]) -> tuple[str, bool] | None:
 
 
 def add_result(stats: MatchupCounts, result: ResultEntry) -> str | None:
-    """Count one rated result into ``stats`` (matchup key -> [matches, wins of the first side]);
-    returns the key touched. The caller checks :func:`sueca.arena.ratings.live.rated`."""
-    m = matchup(result["seats"])
+    """Count one rated result into ``stats`` (matchup key -> [matches, wins of the first side])
+    for the versions that played (:func:`seated`); returns the key touched. The caller checks
+    :func:`sueca.arena.ratings.live.rated`."""
+    m = matchup(seated(result))
     if m is None:
         return None
     key, team0_first = m
@@ -89,6 +137,17 @@ def add_result(stats: MatchupCounts, result: ResultEntry) -> str | None:
     row[0] += 1
     row[1] += 1 if (result["winner"] == 0) == team0_first else 0
     return key
+
+
+class VersionRating(TypedDict):
+    """One version's rating of record (:meth:`Fit.versions_of`): None and no ± for a version
+    that has played no rated match."""
+
+    version: int
+    rating: float | None
+    rating_pm: float | None
+    matches: int
+    provisional: bool
 
 
 class FitDict(TypedDict):
@@ -115,6 +174,37 @@ class Fit:
 
     def provisional(self, bot: str) -> bool:
         return self.games.get(bot, 0) < PROVISIONAL_GAMES
+
+    def bots(self) -> list[str]:
+        """The bots of this fit's versions (:func:`split_identity`), by name."""
+        return sorted({split_identity(n)[0] for n in self.rating})
+
+    def for_bots(self, versions: Mapping[str, int]) -> Fit:
+        """This fit (of versions, by :func:`identity`) with one row per bot: the row of the
+        version ``versions`` names (a bot it does not name: version 1). A bot whose version has
+        played no rated match has no row (it reads as the initial rating, provisional)."""
+        out = Fit({}, {}, {}, {}, self.initial, self.iterations)
+        for name in self.rating:
+            bot, version = split_identity(name)
+            if versions.get(bot, 1) == version:
+                out.rating[bot], out.games[bot] = self.rating[name], self.games.get(name, 0)
+                if name in self.pm:
+                    out.pm[bot] = self.pm[name]
+                if name in self.theta:
+                    out.theta[bot] = self.theta[name]
+        return out
+
+    def versions_of(self, bot: str, upto: int = 1) -> list[VersionRating]:
+        """``bot``'s versions 1 to at least ``upto`` (its current one), newest first, each with
+        its rating of record (None before its first rated match) and rated matches."""
+        seen = [v for b, v in map(split_identity, self.rating) if b == bot]
+        out: list[VersionRating] = []
+        for v in range(max([upto, *seen]), 0, -1):
+            name = identity(bot, v)
+            out.append({"version": v, "rating": self.rating.get(name),
+                        "rating_pm": self.pm.get(name), "matches": self.games.get(name, 0),
+                        "provisional": self.provisional(name)})
+        return out
 
     def as_dict(self) -> FitDict:
         return {"rating": dict(self.rating), "pm": dict(self.pm), "games": dict(self.games),

@@ -37,9 +37,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Mapping
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
-from sueca.arena.ratings.fit import MatchupCounts, add_result
+from sueca.arena.ratings.fit import MatchupCounts, add_result, competition_key
 from sueca.arena.records import LiveColumns, ResultEntry
 
 __all__ = ["Rating", "Ratings", "FoldState", "rated", "pair_outcome",
@@ -55,11 +55,14 @@ _UNRATED_ENDS = ("aborted", "failed")
 class FoldState(TypedDict):
     """Everything the fold carries from one result to the next (:meth:`Ratings.state`), as the
     ratings checkpoint stores it in JSON: per bot ``[elo, mu, sigma, games, score]``, the
-    duplicate halves waiting for their twin, the rating of record's matchup counts."""
+    duplicate halves waiting for their twin, the rating of record's matchup counts (by version,
+    :func:`~sueca.arena.ratings.fit.identity`) and each named competition's own (absent: none,
+    as in a checkpoint of a log without competitions)."""
 
     bots: dict[str, list[float]]
     pending: dict[str, ResultEntry]
     matchups: dict[str, list[int]]
+    competitions: NotRequired[dict[str, dict[str, list[int]]]]
 
 
 @dataclasses.dataclass(slots=True)
@@ -124,13 +127,20 @@ def pair_outcome(first: ResultEntry, second: ResultEntry) -> float | None:
     return ((first["winner"] == 0) + (second["winner"] == 1)) / 2.0
 
 
+def _counts(matchups: Mapping[str, list[int]]) -> MatchupCounts:
+    """Matchup counts as plain ints, in key order (as the checkpoint stores them)."""
+    return {m: [int(g), int(w)] for m, (g, w) in sorted(matchups.items())}
+
+
 class Ratings:
     """The fold state: ratings by bot and duplicate halves waiting for their twin.
 
     ``dirty`` and ``pending_changed`` say what :meth:`apply` touched, for incremental saving;
     ``matchups`` counts the applied results for the rating of record
     (:func:`sueca.arena.ratings.fit.add_result`: only what this fold saw, added to Redis as
-    such).
+    such), ``competitions`` the results of each named competition apart
+    (:func:`~sueca.arena.ratings.fit.competition_key`), for its own rating of record. The live
+    Elo and OpenSkill follow a bot across its versions: they show its trajectory.
     """
 
     def __init__(self, elo_k: float = DEFAULT_ELO_K, elo_initial: float = DEFAULT_ELO_INITIAL,
@@ -147,6 +157,7 @@ class Ratings:
         self.dirty: set[str] = set()
         self.pending_changed: set[str] = set()
         self.matchups: MatchupCounts = {}
+        self.competitions: dict[str, MatchupCounts] = {}
 
     def get(self, bot: str) -> Rating:
         r = self.bots.get(bot)
@@ -159,6 +170,9 @@ class Ratings:
         if not rated(result):
             return
         add_result(self.matchups, result)
+        competition = competition_key(result.get("competition"))
+        if competition:
+            add_result(self.competitions.setdefault(competition, {}), result)
         pair = result.get("pair") or ""
         if not pair:
             side0, side1 = sides(result)
@@ -181,10 +195,14 @@ class Ratings:
     def state(self) -> FoldState:
         """Everything the fold carries from one result to the next, as JSON-able values (floats
         round-trip exactly through JSON: it writes their ``repr``)."""
-        return {"bots": {b: [r.elo, r.mu, r.sigma, r.games, r.score]
-                         for b, r in sorted(self.bots.items())},
-                "pending": dict(sorted(self.pending.items())),
-                "matchups": {m: [int(g), int(w)] for m, (g, w) in sorted(self.matchups.items())}}
+        out: FoldState = {
+            "bots": {b: [r.elo, r.mu, r.sigma, r.games, r.score]
+                     for b, r in sorted(self.bots.items())},
+            "pending": dict(sorted(self.pending.items())),
+            "matchups": _counts(self.matchups)}
+        if self.competitions:
+            out["competitions"] = {c: _counts(m) for c, m in sorted(self.competitions.items())}
+        return out
 
     @classmethod
     def from_state(cls, state: FoldState, elo_k: float, elo_initial: float) -> Ratings:
@@ -193,7 +211,8 @@ class Ratings:
                   {b: Rating(float(v[0]), float(v[1]), float(v[2]), int(v[3]), float(v[4]))
                    for b, v in state["bots"].items()},
                   state["pending"])
-        out.matchups = {m: [int(g), int(w)] for m, (g, w) in state["matchups"].items()}
+        out.matchups = _counts(state["matchups"])
+        out.competitions = {c: _counts(m) for c, m in state.get("competitions", {}).items()}
         return out
 
     def apply_all(self, results: Iterable[ResultEntry]) -> Ratings:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypedDict
 
-from sueca.arena.ratings.fit import fit
+from sueca.arena.ratings.fit import fit, latest_versions
 from sueca.arena.ratings.live import (
     DEFAULT_ELO_INITIAL,
     DEFAULT_ELO_K,
@@ -58,7 +58,8 @@ def standings(results: Iterable[ResultEntry], elo_k: float = DEFAULT_ELO_K,
     points per unit. ``matches``, ``gp_for``/``gp_against`` (game points) and ``faults`` (matches
     the bot ended by a timeout or disconnect) count matches. Ratings are this tournament's alone:
     ``rating``/``rating_pm`` the fit of record and ``elo``, ``mu`` the live fold, over these
-    results only, from the arena's stored K and initial rating.
+    results only, from the arena's stored K and initial rating; a bot seated at several
+    versions has the rating of record of its latest one here.
     """
     results = [r for r in results if rated(r)]
     rows: dict[str, StandingsRow] = {}
@@ -115,7 +116,7 @@ def standings(results: Iterable[ResultEntry], elo_k: float = DEFAULT_ELO_K,
         else:
             halves[pair] = res.copy()  # as dict(res): a shallow copy
     fold = Ratings(elo_k, elo_initial).apply_all(results)
-    of_record = fit(fold.matchups, elo_initial)
+    of_record = fit(fold.matchups, elo_initial).for_bots(latest_versions(results))
     out = []
     for bot, r in rows.items():
         rating = fold.get(bot)

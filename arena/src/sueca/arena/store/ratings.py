@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple, TypedDict, cast
 
 import redis
@@ -33,16 +33,19 @@ from redis.client import Pipeline
 from redis.typing import EncodableT, FieldT
 
 from sueca.arena import botstats
-from sueca.arena.ratings.fit import Fit, MatchupCounts, fit
+from sueca.arena.ratings.fit import Fit, MatchupCounts, competition_key, fit
 from sueca.arena.ratings.live import DEFAULT_ELO_INITIAL, DEFAULT_ELO_K, FoldState, Rating, Ratings
 from sueca.arena.records import ResultEntry
 from sueca.arena.settings import current
 from sueca.arena.store.botstats import BotStatsStore
 from sueca.arena.store.client import Entries, entry_key, now, text
+from sueca.arena.store.competitions import Competitions
 from sueca.arena.store.errors import RatingsError
+from sueca.arena.store.versions import BotVersions
 
 __all__ = ["catch_up", "rebuild", "load", "load_config", "stored_config", "save_config",
-           "fit_of_record", "cached_fit", "load_matchups", "checkpoint", "load_checkpoint",
+           "fit_of_record", "versions_of_record", "playing", "cached_fit", "load_matchups", "checkpoint",
+           "load_checkpoint",
            "trim_point", "ratings_stamp", "RatingsConfig", "RebuildReport", "Checkpoint",
            "CheckpointReport", "TrimPoint", "Archive", "FORMAT", "REBUILD_ATTEMPTS"]
 
@@ -256,9 +259,12 @@ def catch_up(store: BotStatsStore, batch: int = 500) -> int:
                         pipe.hset(k.ratings_pending(), p, json.dumps(state.pending[p]))
                     else:
                         pipe.hdel(k.ratings_pending(), p)
-                for key, (games, wins) in state.matchups.items():
-                    pipe.hincrby(k.ratings_matchups(), "g:" + key, int(games))
-                    pipe.hincrby(k.ratings_matchups(), "w:" + key, int(wins))
+                for competition, counts in [("", state.matchups), *state.competitions.items()]:
+                    if competition:
+                        pipe.sadd(k.ratings_competitions(), competition)
+                    for key, (games, wins) in counts.items():
+                        pipe.hincrby(k.ratings_matchups(competition), "g:" + key, int(games))
+                        pipe.hincrby(k.ratings_matchups(competition), "w:" + key, int(wins))
                 pipe.set(k.ratings_cursor(), text(rows[-1][0]))
                 pipe.execute()
                 folded += len(rows)
@@ -282,13 +288,23 @@ def _parse_matchups(raw: Mapping[bytes | str, bytes | str]) -> MatchupCounts:
     return out
 
 
-def load_matchups(store: BotStatsStore) -> MatchupCounts:
-    """The rating of record's counts as stored: matchup -> [matches, wins of its first side]."""
-    return _parse_matchups(store.r.hgetall(store.keys.ratings_matchups()))
+def load_matchups(store: BotStatsStore, competition: str | None = None) -> MatchupCounts:
+    """The rating of record's counts as stored: matchup -> [matches, wins of its first side];
+    the arena's, or a named ``competition``'s own (None or the default ladder: the arena's)."""
+    return _parse_matchups(store.r.hgetall(store.keys.ratings_matchups(competition_key(competition))))
 
 
-def fit_of_record(store: BotStatsStore) -> Fit:
-    """The rating of record of every rated bot, fit over the whole results log.
+def _competition_counts(r: redis.Redis, store: BotStatsStore) -> dict[str, MatchupCounts]:
+    """Every named competition's counts as stored (``r``: a client or a watching pipeline)."""
+    k = store.keys
+    names = sorted(text(n) for n in r.smembers(k.ratings_competitions()))
+    return {c: _parse_matchups(r.hgetall(k.ratings_matchups(c))) for c in names}
+
+
+def versions_of_record(store: BotStatsStore, competition: str | None = None) -> Fit:
+    """The rating of record of every version that played (keyed by
+    :func:`~sueca.arena.ratings.fit.identity`: ``name`` for version 1, ``name@N``), fit over
+    the whole results log, or over a named ``competition``'s results only.
 
     Catches up with the log first; the fit is cached in Redis with the log position it was
     made at, and a stale cache warm-starts the next fit (a few chord steps rather than Newton
@@ -296,11 +312,12 @@ def fit_of_record(store: BotStatsStore) -> Fit:
     """
     catch_up(store)
     k = store.keys
+    name = competition_key(competition)
     _, initial = load_config(store)
     with store.r.pipeline(transaction=True) as pipe:
         pipe.get(k.ratings_cursor())
-        pipe.hgetall(k.ratings_matchups())
-        pipe.hgetall(k.ratings_record())
+        pipe.hgetall(k.ratings_matchups(name))
+        pipe.hgetall(k.ratings_record(name))
         raw_cursor, raw, raw_cached = pipe.execute()
     cursor = text(raw_cursor) or ""
     cached = {text(a): text(b) for a, b in raw_cached.items()}
@@ -309,8 +326,32 @@ def fit_of_record(store: BotStatsStore) -> Fit:
         return old
     stats = _parse_matchups(raw)
     new = fit(stats, initial, start=old.theta if old is not None and old.theta else None)
-    store.r.hset(k.ratings_record(), mapping={"cursor": cursor, "fit": json.dumps(new.as_dict())})
+    store.r.hset(k.ratings_record(name),
+                 mapping={"cursor": cursor, "fit": json.dumps(new.as_dict())})
     return new
+
+
+def fit_of_record(store: BotStatsStore, competition: str | None = None) -> Fit:
+    """The rating of record of every rated bot, keyed by bot: the row of the version it plays
+    (:meth:`~sueca.arena.ratings.fit.Fit.for_bots` of :func:`versions_of_record`), fit over
+    the whole results log or a named ``competition``'s results only (what its final is seeded
+    from). A bot whose current version has played no rated match has no row yet."""
+    versions = versions_of_record(store, competition)
+    return versions.for_bots(playing(store, versions.bots(), competition))
+
+
+def playing(store: BotStatsStore, bots: Sequence[str],
+            competition: str | None = None) -> dict[str, int]:
+    """The version of each of ``bots`` whose rating of record stands for it: its current one,
+    or in a named ``competition`` the one its entry fixed at the freeze (so a closed
+    competition's table keeps the versions that played it, whatever came after)."""
+    current = BotVersions(store.r, store.keys).currents(bots)
+    name = competition_key(competition)
+    if name:
+        for bot, entry in Competitions(store.r, store.keys).entries(name).items():
+            if bot in current and entry.get("version") is not None:
+                current[bot] = int(entry["version"] or 1)
+    return current
 
 
 def rebuild(store: BotStatsStore, elo_k: float | None = None, *, write: bool = True,
@@ -389,15 +430,18 @@ def _rebuild(store: BotStatsStore, new_k: float, new_initial: float, write: bool
                     live_pending = {text(a): json.loads(b)
                                     for a, b in pipe.hgetall(k.ratings_pending()).items()}
                     live_matchups = _parse_matchups(pipe.hgetall(k.ratings_matchups()))
+                    live_competitions = _competition_counts(pipe, store)
                     max_diff = _max_diff(live, state.bots)
                     if (live_pending.keys() != state.pending.keys()
-                            or live_matchups != {m: [int(g), int(w)]
-                                                 for m, (g, w) in state.matchups.items()}):
+                            or live_matchups != _plain(state.matchups)
+                            or live_competitions != {c: _plain(m) for c, m
+                                                     in state.competitions.items()}):
                         max_diff = math.inf
                     pipe.multi()
                     if write:
                         _write_rebuilt(pipe, store, state, last, new_k, new_initial,
-                                       at_checkpoint if trimmed is not None else None)
+                                       at_checkpoint if trimmed is not None else None,
+                                       stale=live_competitions)
                     else:  # nothing to write, but what was read must be of one moment
                         pipe.get(k.ratings_cursor())
                     pipe.execute()
@@ -428,19 +472,32 @@ def _fold_through(store: BotStatsStore, state: Ratings, last: str | None, n: int
     return last, n
 
 
-def _write_rebuilt(pipe: Pipeline, store: BotStatsStore, state: Ratings, last: str | None, elo_k: float,
-                   elo_initial: float, at_checkpoint: str | None) -> None:
+def _plain(counts: MatchupCounts) -> MatchupCounts:
+    return {m: [int(g), int(w)] for m, (g, w) in counts.items()}
+
+
+def _write_rebuilt(pipe: Pipeline, store: BotStatsStore, state: Ratings, last: str | None,
+                   elo_k: float, elo_initial: float, at_checkpoint: str | None, *,
+                   stale: Iterable[str]) -> None:
     """Queue the replacement of the live ratings by ``state`` (folded through ``last``) on a
-    MULTI pipeline; ``at_checkpoint``: the checkpoint's state refolded from the archive."""
+    MULTI pipeline; ``at_checkpoint``: the checkpoint's state refolded from the archive;
+    ``stale``: the competitions whose counts are stored now (replaced too)."""
     k = store.keys
     for system in ("elo", "openskill", "games", "score"):
         pipe.delete(k.ratings(system))
-    pipe.delete(k.ratings_pending(), k.ratings_matchups(), k.ratings_record())
+    pipe.delete(k.ratings_pending(), k.ratings_matchups(), k.ratings_record(),
+                k.ratings_competitions())
+    for c in stale:
+        pipe.delete(k.ratings_matchups(c), k.ratings_record(c))
     _write(pipe, store, state, sorted(state.bots))
     for p, v in state.pending.items():
         pipe.hset(k.ratings_pending(), p, json.dumps(v))
-    for m, (games, wins) in state.matchups.items():
-        pipe.hset(k.ratings_matchups(), mapping={"g:" + m: int(games), "w:" + m: int(wins)})
+    for competition, counts in [("", state.matchups), *state.competitions.items()]:
+        if competition:
+            pipe.sadd(k.ratings_competitions(), competition)
+        for m, (games, wins) in counts.items():
+            pipe.hset(k.ratings_matchups(competition),
+                      mapping={"g:" + m: int(games), "w:" + m: int(wins)})
     if last is None:
         pipe.delete(k.ratings_cursor())
     else:
@@ -568,9 +625,10 @@ def checkpoint(store: BotStatsStore, upto: str,
 
 
 
-def cached_fit(store: BotStatsStore) -> Fit | None:
-    """The last fit of record cached in Redis (by :func:`fit_of_record`), read only."""
-    raw = store.r.hget(store.keys.ratings_record(), "fit")
+def cached_fit(store: BotStatsStore, competition: str | None = None) -> Fit | None:
+    """The last fit of record of the versions cached in Redis (by :func:`versions_of_record`;
+    the arena's, or a named ``competition``'s), read only."""
+    raw = store.r.hget(store.keys.ratings_record(competition_key(competition)), "fit")
     return None if raw is None else Fit.from_dict(json.loads(raw))
 
 
@@ -582,14 +640,17 @@ def trim_point(store: BotStatsStore) -> TrimPoint | None:
     return {"through": text(cursor), "results": int(text(results) or 0)}
 
 
-def ratings_stamp(store: BotStatsStore) -> tuple[str | None, str | None, str | None, str | None]:
+def ratings_stamp(store: BotStatsStore
+                  ) -> tuple[str | None, str | None, str | None, str | None, str | None]:
     """What moves the leaderboard's ratings, in one round trip: the live ratings' cursor, the
-    cached fit's cursor, the number of registered bots and the stored Elo K."""
+    cached fit's cursor, the number of registered bots, the stored Elo K and the versions
+    started (a bot's row is its current version's)."""
     k = store.keys
     pipe = store.r.pipeline(transaction=False)
     pipe.get(k.ratings_cursor())
     pipe.hget(k.ratings_record(), "cursor")
     pipe.scard(k.bots())
     pipe.hget(k.ratings_config(), "elo_k")
-    cursor, fitted, bots, elo_k = pipe.execute()
-    return text(cursor), text(fitted), str(bots), text(elo_k)
+    pipe.get(k.versions_started())
+    cursor, fitted, bots, elo_k, started = pipe.execute()
+    return text(cursor), text(fitted), str(bots), text(elo_k), text(started)

@@ -27,6 +27,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local v = tonumber(redis.call('HGET', KEYS[1], 'version') or '1') + 1
 redis.call('HSET', KEYS[1], 'version', v)
 redis.call('HSET', KEYS[2], v, ARGV[1])
+redis.call('INCR', KEYS[3])
 return v
 """
 
@@ -63,7 +64,8 @@ class BotVersions(StoreBase):
                 f"is {state}: a new version can start once it is closed")
         info = {"created": round(time.time(), 3), "by": by, "note": note[:200],
                 "submission": submission}
-        got = self.script(_BUMP)(keys=[self.keys.bot(bot), self.keys.bot_versions(bot)],
+        got = self.script(_BUMP)(keys=[self.keys.bot(bot), self.keys.bot_versions(bot),
+                                       self.keys.versions_started()],
                                  args=[json.dumps(info)])
         if not got:
             raise VersionError(f"unknown bot {bot[:64]!r}")
