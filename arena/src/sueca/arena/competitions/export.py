@@ -31,11 +31,12 @@ from sueca.arena.competitions.results import (
     competition_results,
     final_id,
     ratings_of,
+    rows_of,
 )
 from sueca.arena.records import ResultEntry, TournamentSpec
 from sueca.arena.seeds import derive_seed, reseeded
 from sueca.arena.store import Store
-from sueca.arena.store.ratings import stored_config
+from sueca.arena.store.ratings import stored_config, versions_of_record
 from sueca.arena.tournaments import format_schedule
 from sueca.engine.game import shuffled_deck
 from sueca.engine.replay import FORMAT as REPLAY
@@ -47,6 +48,7 @@ __all__ = ["FORMAT", "RESULT", "ExportError", "ExportHeader", "SeedProblem", "Se
 
 FORMAT = "sueca-competition/1"  # the header line's format
 RESULT = "sueca-result/1"  # a recorded result whose replay is no longer kept
+SAME = 0.01  # Elo: two fits this close are the same (the fit converges to ~2e-4 Elo)
 MAX_ATTEMPTS = 20  # re-plays of a match looked for (a worker gives up long before)
 
 
@@ -67,7 +69,7 @@ class ExportHeader(TypedDict):
     final: str | None  # the final tournament's id, once it is scheduled
     final_spec: dict[str, Any] | None  # Any: its TournamentSpec without the secret
     elo_initial: float
-    ratings: dict[str, RecordRating]  # the competition's rating of record when exported
+    ratings: dict[str, RecordRating]  # its rating of record when exported, by version played
     matches: int
 
 
@@ -112,7 +114,7 @@ def export_lines(store: Store, name: str) -> Iterator[dict[str, Any]]:  # Any: J
         "entries": [dict(e) for e in store.competitions.entries(name).values()],
         "seed_hash": rec["seed_hash"], "seed_key": rec["seed_key"],
         "final": tid if tournament is not None else None, "final_spec": final_spec,
-        "elo_initial": initial, "ratings": ratings_of(results, initial),
+        "elo_initial": initial, "ratings": rows_of(versions_of_record(store, name)),
         "matches": len(results)}
     yield dict(header)
     for start in range(0, len(results), 200):
@@ -274,4 +276,4 @@ def rebuild_from_export(path: str | Path) -> ExportRebuild:
         diff = max(diff, abs(a["rating"] - b["rating"]), abs(a["pm"] - b["pm"]),
                    float(abs(a["games"] - b["games"])))
     return {"competition": header["competition"], "results": len(results), "ratings": got,
-            "max_diff": diff, "identical": diff <= 1e-6}
+            "max_diff": diff, "identical": diff <= SAME}

@@ -14,26 +14,28 @@ call them, any number of times, after any crash.
 from __future__ import annotations
 
 import hashlib
+import time
 from typing import TypedDict
 
 from sueca.arena import lifecycle
-from sueca.arena.competitions.results import competition_results, final_id, ratings_of
+from sueca.arena.competitions.results import final_id
 from sueca.arena.lifecycle import CompetitionError, State
 from sueca.arena.records import CompetitionRecord, TournamentSpec
 from sueca.arena.schedule import same_tournament
 from sueca.arena.store import Store
-from sueca.arena.store.ratings import stored_config
+from sueca.arena.store.ratings import fit_of_record
 from sueca.arena.tournaments import (
     TournamentError,
     enqueue_missing,
     new_spec,
     prepare_tournament,
     schedule_of,
+    wait_for,
 )
 from sueca.engine import Variant
 
 __all__ = ["FINAL_FORMATS", "FinalProgress", "final_id", "final_secret", "seeding", "final_spec",
-           "start", "advance", "progress", "check_closable", "tick"]
+           "start", "advance", "wait", "progress", "check_closable", "tick"]
 
 #: the finals a competition can hold (the spec's ``final.format`` may also be ``none``)
 FINAL_FORMATS = tuple(f for f in lifecycle.FINAL_FORMATS if f != "none")
@@ -57,14 +59,14 @@ def final_secret(key: str, tid: str) -> str:
 
 
 def seeding(store: Store, name: str) -> list[str]:
-    """The entrants who play the final, best first: by the competition's rating of record
-    (unrated entrants last, in the order they entered), the first ``final.top`` of them."""
+    """The entrants who play the final, best first: by the competition's rating of record (of
+    the versions fixed at the freeze; unrated entrants last, in the order they entered), the
+    first ``final.top`` of them."""
     rec = _competition(store, name)
     entries = store.competitions.entries(name)
-    ratings = ratings_of(competition_results(store, name), stored_config(store).elo_initial)
+    fit = fit_of_record(store, name)
     order = sorted(entries.values(), key=lambda e: (
-        e["bot"] not in ratings, -ratings[e["bot"]]["rating"] if e["bot"] in ratings else 0.0,
-        e["entered"], e["bot"]))
+        e["bot"] not in fit.rating, -fit.rating.get(e["bot"], 0.0), e["entered"], e["bot"]))
     top = rec["spec"]["final"].get("top")
     return [e["bot"] for e in order][:top]
 
@@ -118,6 +120,33 @@ def advance(store: Store, name: str) -> FinalProgress:
     store.create_tournament(tid, t["spec"], schedule_of(store), same_tournament)
     enqueue_missing(store, tid)
     return progress(store, name)
+
+
+def wait(store: Store, name: str, *, timeout: float | None = None,
+         quiet: bool = False) -> FinalProgress:
+    """Advance the final round by round until it is over (``competition final --wait``), with
+    the tournaments' progress bar on stderr; CompetitionError if a match of it failed for good
+    (the bracket cannot go on: re-run when its bots are back) or ``timeout`` passes."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    tid = final_id(name)
+    while True:
+        got = advance(store, name)
+        if got["done"]:
+            return got
+        if got["failed"]:
+            raise CompetitionError(
+                f"competition {name!r}: {got['failed']} match(es) of its final failed "
+                f"(`sueca-arena matches --tournament {tid}` says why); the final waits for "
+                f"them: re-run `sueca-arena competition final {name} --wait`")
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise CompetitionError(f"competition {name!r}: its final is not over after "
+                                   f"{timeout:.0f}s ({got['recorded']} of {got['total']} "
+                                   "matches recorded); it goes on: wait for it again")
+        try:
+            wait_for(store, tid, timeout=left, quiet=quiet, label=f"final of {name}")
+        except TournamentError as err:
+            raise CompetitionError(str(err)) from None
 
 
 def progress(store: Store, name: str) -> FinalProgress:

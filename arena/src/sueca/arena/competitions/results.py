@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypedDict
 
-from sueca.arena.ratings.fit import fit_results
+from sueca.arena.ratings.fit import Fit, fit_results
 from sueca.arena.records import ResultEntry
 from sueca.arena.store import Store
 
-__all__ = ["RecordRating", "final_id", "competition_results", "ratings_of"]
+__all__ = ["RecordRating", "final_id", "competition_results", "ratings_of", "rows_of"]
 
 
 class RecordRating(TypedDict):
@@ -34,7 +34,12 @@ def competition_results(store: Store, name: str) -> list[ResultEntry]:
 
 
 def ratings_of(results: Iterable[ResultEntry], initial: float) -> dict[str, RecordRating]:
-    """The rating of record fit over ``results`` alone: the competition's."""
-    fit = fit_results(results, initial)
+    """The rating of record fit over ``results`` alone: the competition's, one row per version
+    that played (:func:`~sueca.arena.ratings.fit.identity`: ``bot``, ``bot@2``...)."""
+    return rows_of(fit_results(results, initial))
+
+
+def rows_of(fit: Fit) -> dict[str, RecordRating]:
+    """A fit's rows as an export records them."""
     return {b: {"rating": r, "pm": fit.pm.get(b, 0.0), "games": fit.games.get(b, 0)}
             for b, r in sorted(fit.rating.items())}

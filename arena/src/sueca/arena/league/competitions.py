@@ -18,6 +18,7 @@ from sueca.arena.competitions.final import FinalProgress, progress
 from sueca.arena.competitions.results import RecordRating, final_id, ratings_of
 from sueca.arena.league.rows import BadQuery, NotFound, check_page
 from sueca.arena.lifecycle import DEFAULT, CompetitionError, State
+from sueca.arena.ratings.fit import identity
 from sueca.arena.ratings.standings import StandingsRow, standings
 from sueca.arena.records import ResultEntry
 from sueca.arena.store import Store
@@ -39,10 +40,10 @@ class CompetitionSummary(TypedDict):
 
 class EntrantRow(TypedDict):
     bot: str
-    version: int | None  # the version that plays (frozen at the freeze), else the current
+    version: int  # the version that plays (frozen at the freeze), else the current
     frozen: bool  # whether ``version`` is the frozen one
     division: int | None
-    rating: float | None  # the competition's rating of record
+    rating: float | None  # the competition's rating of record (of that version)
     rating_pm: float | None
     matches: int  # rated matches in the competition
 
@@ -124,8 +125,9 @@ def competition_page(store: Store, index: CompetitionIndex, name: str,
     currents = store.versions.currents(list(entries))
     entrants: list[EntrantRow] = []
     for bot, e in entries.items():
-        r = ratings.get(bot)
-        entrants.append({"bot": bot, "version": e["version"] or currents.get(bot),
+        version = e["version"] or currents.get(bot, 1)
+        r = ratings.get(identity(bot, version))
+        entrants.append({"bot": bot, "version": version,
                          "frozen": e["version"] is not None, "division": e["division"],
                          "rating": None if r is None else r["rating"],
                          "rating_pm": None if r is None else r["pm"],
