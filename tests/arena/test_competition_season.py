@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from kits.arena import TESTS, arena_env, cli
+from kits.arena import TESTS, arena_env, cli, competition_final
 
 from sueca.arena.competitions import final
 from sueca.arena.competitions.export import read_export
@@ -56,19 +54,6 @@ def _arena(*args: str, env: dict[str, str], check: int | None = 0):
     return cli(*args, env=env, check=check, timeout=120)
 
 
-def _final(action: str, env: dict[str, str]) -> dict:
-    """The final's driver in a process of its own (it queues Celery tasks on the arena)."""
-    code = ("import json, sys; from sueca.arena.competitions import final; "
-            "from sueca.arena.store import Store; from sueca.arena.redisproc import default_url; "
-            "store = Store.from_url(default_url()); "
-            f"kw = dict(timeout=120, quiet=True) if {action!r} == 'wait' else {{}}; "
-            f"print(json.dumps(getattr(final, {action!r})(store, {NAME!r}, **kw)))")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=180)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout)
-
-
 def test_a_season_from_creation_to_the_seed_reveal(season_arena, tmp_path: Path) -> None:
     store, env = season_arena.store, season_arena.cli_env
     spec = new_spec(NAME, variant=Variant(target=4).to_dict(),
@@ -94,10 +79,10 @@ def test_a_season_from_creation_to_the_seed_reveal(season_arena, tmp_path: Path)
     store.competitions.move(NAME, State.FINAL, by="organiser")
     with pytest.raises(ValueError, match="its final has not started"):
         final.check_closable(store, NAME)
-    started = _final("start", env)
+    started = competition_final("start", NAME, env)
     assert started["tournament"] == f"{NAME}-final" and len(started["seeds"]) == 4
     assert not started["done"], started
-    done = _final("wait", env)
+    done = competition_final("wait", NAME, env)
     assert done["done"] and done["failed"] == 0 and done["recorded"] == done["total"] == 12
     final.check_closable(store, NAME)
     tid = done["tournament"]
