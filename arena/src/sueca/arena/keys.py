@@ -23,6 +23,9 @@ key                                    type    holds
 ``competition:{name}:log``             list    JSON of each state change: from, to, when, who
 ``competition:{name}:entries``         hash    bot -> JSON entry (when, who, the version that
                                                plays, division, placement matches played)
+``competition:{name}:divisions``       list    JSON of each change of its divisions: the split,
+                                               a newcomer placed, a promotion cycle (when, who,
+                                               each bot's move)
 ``referees``                           zset    referee address -> last heartbeat (unix time),
                                                written by each referee started with --redis
 ``referee:{addr}:bots``                hash    bot name -> free capacity on that replica (TTL)
@@ -73,6 +76,7 @@ key                                    type    holds
 ``ladder:recent``                      list    the bots of the last 100 ladder matches
                                                scheduled, newest first (``a b``), for the
                                                newcomers' cap
+``competition:{name}:ladder-recent``   list    the same for competition ``name``'s ladder
 ``inflight``                           zset    match id -> time it was queued, for every match
                                                queued or running (the reaper's work list)
 ``lease:{id}``                         string  owner (host/pid/task id) of the attempt playing
@@ -134,6 +138,9 @@ class Keys:
     def competition_entries(self, name: str) -> str:
         return f"{self.prefix}competition:{name}:entries"
 
+    def competition_divisions(self, name: str) -> str:
+        return f"{self.prefix}competition:{name}:divisions"
+
     def referees(self) -> str:
         return self.prefix + "referees"
 
@@ -193,7 +200,10 @@ class Keys:
     def retention_schedule(self) -> str:
         return self.prefix + "retention:schedule"
 
-    def ladder_recent(self) -> str:
+    def ladder_recent(self, competition: str = "") -> str:
+        """The last ladder pairs of ``competition`` ("": the default ladder)."""
+        if competition:
+            return f"{self.prefix}competition:{competition}:ladder-recent"
         return self.prefix + "ladder:recent"
 
     def ladder_running(self) -> str:

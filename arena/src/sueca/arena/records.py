@@ -21,7 +21,8 @@ __all__ = ["MatchStatus", "NoteKind", "ResultEntry", "SeatStats", "MatchRecord",
            "LiveColumns", "RatingColumns", "HealthColumns", "LeaderboardRow", "MatchRow",
            "Timing", "Outcome", "JobStatus", "JobResult", "SpecDict", "CompetitionState",
            "NEXT_STATE", "CompetitionSpec", "FinalSpec", "DivisionSpec", "FairPlaySpec",
-           "Transition", "Entry", "CompetitionRecord", "VersionInfo"]
+           "Transition", "Entry", "DivisionMove", "DivisionChange", "CompetitionRecord",
+           "VersionInfo"]
 
 
 class MatchStatus(StrEnum):
@@ -349,6 +350,23 @@ class Entry(TypedDict):
     version: int | None  # the version that plays there: set at the freeze (None: current)
     division: int | None  # 0 is the top division; None: not placed (or no divisions)
     placed: int  # placement matches played
+
+
+class DivisionMove(TypedDict):
+    """A bot given a division, or moved to another one."""
+
+    bot: str
+    from_division: int | None  # None: it had none (the first split, a placed newcomer)
+    to: int
+
+
+class DivisionChange(TypedDict):
+    """One change of a competition's divisions, as its divisions log keeps it."""
+
+    kind: str  # "split" (the first), "placed" (a newcomer after its placement), "cycle"
+    at: float  # unix seconds
+    by: str  # "scheduler"
+    moves: list[DivisionMove]
 
 
 class CompetitionRecord(TypedDict):

@@ -29,11 +29,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from sueca.arena.competitions.ladder import Play, board_of, next_board
+from sueca.arena.competitions.ladder import plays as competition_plays
+from sueca.arena.lifecycle import DEFAULT
 from sueca.arena.ratings.fit import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
 from sueca.arena.records import ScheduledMatch, TournamentSpec
 from sueca.arena.seeds import derive_seed, reseeded
 from sueca.arena.store import DONE, FAILED, RUNNING, Store
-from sueca.arena.store.ratings import fit_of_record
 from sueca.codec import SpecDict
 
 __all__ = ["round_robin", "tournament_spec", "same_tournament", "pick_pairs", "Ladder",
@@ -282,13 +284,10 @@ class Ladder:
         self.store.drop_ladder_running(finished)
         return [m for m, s in zip(mids, statuses) if s not in (DONE, FAILED, None)]
 
-    def recent(self) -> list[tuple[str, str]]:
-        """The pairs of the last :data:`RECENT` ladder matches scheduled, oldest first."""
-        return self.store.ladder_recent(RECENT)[::-1]  # stored newest first
-
     def tick(self) -> list[str]:
         """Schedule what is missing; returns the new match ids (empty if another scheduler holds
-        the lock)."""
+        the lock). Every competition that plays its ladder shares the ``target``
+        (:func:`sueca.arena.competitions.ladder.next_board` says how)."""
         token = self.store.lock("ladder", ttl=15.0)
         if token is None:
             return []
@@ -299,38 +298,91 @@ class Ladder:
             if need <= 0:
                 return []
             free = dict(self.connected())
-            registered = set(self.store.bots.names())
-            free = {b: f for b, f in free.items() if b in registered}
-            inflight: Counter[str] = Counter()
-            for mid in running:
-                m = self.store.match(mid)
-                if not m:
-                    continue
+            registered = self.store.bots.names()
+            free = {b: f for b, f in free.items() if b in set(registered)}
+            records = [m for m in self.store.matches_of(running) if m]
+            plays = competition_plays(self.store, registered, present=set(free),
+                                      variant=self.variant, limits=self.limits, now=time.time(),
+                                      running=records)
+            named = {p.name: p for p in plays}
+            inflight: dict[str, Counter[str]] = {p.name: Counter() for p in plays}
+            by_play: Counter[str] = Counter()
+            by_board: Counter[str] = Counter()
+            done: set[str] = set()
+            for m in records:
                 bots = set(m["spec"].get("bots", ()))
-                inflight.update(bots)
+                name = m.get("competition") or DEFAULT
+                inflight.setdefault(name, Counter()).update(bots)
+                by_play[name] += 1
+                board = board_of(named[name], list(bots)) if name in named else None
+                if board is not None:
+                    by_board[board.key] += 1
+                    if board.placing is not None:  # one placement match at a time
+                        done.add(board.key)
                 if m["status"] is not RUNNING:  # running ones are already off `free`; queued
                     for b in bots:            # ones will take their seats
                         if b in free:
                             free[b] -= 2
-            new = []
-            for a, b in pick_pairs(free, fit_of_record(self.store), need, rng=self.rng,
-                                   recent=self.recent(), inflight=inflight):
-                mid = f"ladder-{time.strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(3)}"
-                seats = [a, b, a, b] if self.rng.random() < 0.5 else [b, a, b, a]
-                spec = match_spec(mid, seats, seed=str(self.rng.getrandbits(64)),
-                                  first_dealer=self.rng.randrange(4), variant=self.variant,
-                                  limits=self.limits)
-                versions = self.store.versions.currents([a, b])
-                self.store.create_match(mid, spec, tournament="ladder",
-                                        versions=versions if max(versions.values()) > 1 else None)
-                if self.store.claim(mid):
-                    self.store.add_ladder_match(mid, a, b, RECENT)
-                    self.enqueue(mid)
+            recent: dict[str, list[tuple[str, str]]] = {}
+            new: list[str] = []
+            while len(new) < need:
+                chosen = next_board(plays, by_play=by_play, by_board=by_board, done=done)
+                if chosen is None:
+                    break
+                play, board = chosen
+                if play.name not in recent:
+                    recent[play.name] = self.recent(play.name)
+                pairs = pick_pairs({b: f for b, f in free.items() if b in board.bots}, play.fit,
+                                   1, rng=self.rng, recent=recent[play.name],
+                                   inflight=inflight[play.name])
+                if not pairs or board.placing is not None:
+                    done.add(board.key)
+                if not pairs:
+                    continue
+                a, b = pairs[0]
+                for x in (a, b):
+                    free[x] -= 2
+                    inflight[play.name][x] += 1
+                recent[play.name].append((a, b))
+                by_play[play.name] += 1
+                by_board[board.key] += 1
+                mid = self._start(play, a, b)
+                if mid is not None:
+                    play.count_placement(self.store, board, (a, b))
                     new.append(mid)
             self._allowance -= len(new)
             return new
         finally:
             self.store.unlock("ladder", token)
+
+    def recent(self, competition: str = DEFAULT) -> list[tuple[str, str]]:
+        """The pairs of the last :data:`RECENT` ladder matches of ``competition`` scheduled,
+        oldest first."""
+        # stored newest first; the default ladder's under its old key
+        return self.store.ladder_recent(RECENT, "" if competition == DEFAULT else competition)[::-1]
+
+    def _start(self, play: Play, a: str, b: str) -> str | None:
+        """Create and queue a match of ``a`` and ``b`` in ``play``'s competition; its id, or
+        None when its id was taken meanwhile."""
+        default = play.name == DEFAULT
+        stamp = f"{time.strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(3)}"
+        mid = f"ladder-{stamp}" if default else f"{play.name}-{stamp}"
+        seats = [a, b, a, b] if self.rng.random() < 0.5 else [b, a, b, a]
+        seed = (str(self.rng.getrandbits(64)) if play.secret is None
+                else derive_seed(play.secret, mid))
+        spec = match_spec(mid, seats, seed=seed, first_dealer=self.rng.randrange(4),
+                          variant=play.variant, limits=play.limits)
+        versions = {x: play.versions.get(x, 1) for x in (a, b)}
+        # the default ladder's results say nothing of versions while both are at their first
+        self.store.create_match(mid, spec, tournament="ladder",
+                                competition="" if default else play.name,
+                                versions=None if default and max(versions.values()) == 1
+                                else versions)
+        if not self.store.claim(mid):
+            return None
+        self.store.add_ladder_match(mid, a, b, RECENT, competition="" if default else play.name)
+        self.enqueue(mid)
+        return mid
 
     def _paced(self) -> int:
         """How many matches the pace lets it start now (``target`` without one)."""

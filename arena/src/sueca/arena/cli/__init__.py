@@ -3,7 +3,7 @@
 
 Every command module exposes ``add_parser(subparsers)`` and sets ``func`` on its parser, and
 imports what it needs at its top. :func:`main` imports only the chosen command's module
-(:class:`LazyCommands`): the 19 modules together import grpc, Redis, Celery and the web stack,
+(:class:`LazyCommands`): the 20 modules together import grpc, Redis, Celery and the web stack,
 and building every parser takes several times as long as ``sueca-arena --help`` itself
 needs (``farm-bench -- sueca-arena --help``). The one-line helps that ``--help`` lists are
 therefore kept here, in :data:`COMMANDS`.
@@ -45,6 +45,8 @@ COMMANDS = (
     ("sueca.arena.cli.bots", "bots", "register, list and remove bots"),
     ("sueca.arena.cli.tournament", "tournament",
      "run a tournament (round robin, gauntlet, Swiss) through the workers"),
+    ("sueca.arena.cli.competition", "competition",
+     "seasons: create, enter, open, freeze, final, close"),
     ("sueca.arena.cli.leaderboard", "leaderboard",
      "the registered bots by rating of record (±95%%)"),
     ("sueca.arena.cli.matches", "matches", "recent matches, or `matches show ID` for one replay"),

@@ -1,4 +1,6 @@
-"""``sueca-arena scheduler``: the continuous ladder, keeping N matches in flight.
+"""``sueca-arena scheduler``: the continuous ladder, keeping N matches in flight, shared by
+the default ladder and every open or frozen competition; and the competitions' moves that their
+times ask for (:func:`sueca.arena.competitions.moves.advance`), each said on stderr.
 
 Event-driven: between two rounds of scheduling it blocks on the results log
 (:meth:`sueca.arena.schedule.Ladder.wait`), so a finished match frees its slot at once;
@@ -26,6 +28,7 @@ from sueca.arena.cli.common import (
     open_store,
     redis_url,
 )
+from sueca.arena.competitions.moves import advance
 from sueca.arena.store import TRANSIENT_REDIS_ERRORS
 from sueca.engine import Variant, VariantError
 
@@ -94,6 +97,8 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
             if not first:
                 ladder.wait(args.interval)
             first = False
+            for name, step in advance(store):
+                err_out.print(f"competition {name}: {step['from_state']} -> {step['to']}")
             new = ladder.tick()
             reaper.sweep_due()
         except lost as err:  # waited out, said once: the ladder is in Redis

@@ -24,7 +24,13 @@ from sueca.arena.lifecycle import (
     default_spec,
     transition,
 )
-from sueca.arena.records import CompetitionRecord, CompetitionSpec, Entry, Transition
+from sueca.arena.records import (
+    CompetitionRecord,
+    CompetitionSpec,
+    DivisionChange,
+    Entry,
+    Transition,
+)
 from sueca.arena.store.bots import BotRegistry
 from sueca.arena.store.client import StoreBase, text, texts
 
@@ -167,6 +173,15 @@ class Competitions(StoreBase):
         entry = cast(Entry, {**json.loads(text(raw)), **fields})
         self.r.hset(key, bot, json.dumps(entry))
         return entry
+
+    def note_divisions(self, name: str, change: DivisionChange) -> None:
+        """Append ``change`` to the log of ``name``'s divisions."""
+        self.r.rpush(self.keys.competition_divisions(name), json.dumps(change))
+
+    def division_log(self, name: str) -> list[DivisionChange]:
+        """Every change of ``name``'s divisions, oldest first."""
+        return [cast(DivisionChange, json.loads(text(c)))
+                for c in self.r.lrange(self.keys.competition_divisions(name), 0, -1)]
 
     def of_bot(self, bot: str) -> dict[str, State]:
         """The stored competitions ``bot`` is entered in, with their states (one round trip

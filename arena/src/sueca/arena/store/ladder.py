@@ -1,5 +1,6 @@
-"""The ladder's own records: ``ladder:running`` (its matches in flight) and ``ladder:recent``
-(the bots of its last matches, newest first, for the newcomers' cap)."""
+"""The ladder's own records: ``ladder:running`` (its matches in flight, every competition's)
+and ``ladder:recent`` (the bots of its last matches, newest first, for the newcomers' cap; a
+competition's ladder has its own list)."""
 
 from __future__ import annotations
 
@@ -28,18 +29,22 @@ class LadderStore(StoreBase):
         if mids:
             self.r.srem(self.keys.ladder_running(), *mids)
 
-    def ladder_recent(self, count: int) -> list[tuple[str, str]]:
-        """The pairs of the last ``count`` ladder matches scheduled, newest first."""
+    def ladder_recent(self, count: int, competition: str = "") -> list[tuple[str, str]]:
+        """The pairs of the last ``count`` ladder matches of ``competition`` ("": the default
+        ladder) scheduled, newest first."""
         out = []
-        for row in self.r.lrange(self.keys.ladder_recent(), 0, count - 1):
+        for row in self.r.lrange(self.keys.ladder_recent(competition), 0, count - 1):
             a, _, b = text(row).partition(" ")
             out.append((a, b))
         return out
 
-    def add_ladder_match(self, mid: str, a: str, b: str, keep: int) -> None:
-        """Note a ladder match of bots ``a`` and ``b`` in flight and among the last ``keep``."""
+    def add_ladder_match(self, mid: str, a: str, b: str, keep: int, *,
+                         competition: str = "") -> None:
+        """Note a ladder match of bots ``a`` and ``b`` in flight and among the last ``keep`` of
+        ``competition`` ("": the default ladder)."""
+        recent = self.keys.ladder_recent(competition)
         with self.r.pipeline() as pipe:
             pipe.sadd(self.keys.ladder_running(), mid)
-            pipe.lpush(self.keys.ladder_recent(), f"{a} {b}")
-            pipe.ltrim(self.keys.ladder_recent(), 0, keep - 1)
+            pipe.lpush(recent, f"{a} {b}")
+            pipe.ltrim(recent, 0, keep - 1)
             pipe.execute()
