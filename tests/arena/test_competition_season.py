@@ -1,119 +1,126 @@
 """A whole competition through real processes: a private Redis, ``sueca-arena referee``, a
-Celery worker, nine bots as ``sueca-bot run`` processes and the command line, from the
-competition's creation to the check of its revealed seed key against every match it played.
+Celery worker, eight bots as ``sueca-bot run`` processes, ``sueca-arena scheduler`` and the
+command line, from the competition's creation to the check of its revealed seed key against
+every match it played.
 
-One test, one arena (about a minute on two cores): each step needs the state the last left.
+One test, one arena: each step needs the state the last left.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from kits.arena import TESTS, arena_env, cli, competition_final
+from kits.arena import SUECA_ARENA, cli
+from kits.wait import wait_for
 
-from sueca.arena.competitions import final
-from sueca.arena.competitions.export import read_export
-from sueca.arena.lifecycle import State, new_spec
+from sueca.arena.cli import main
+from sueca.arena.lifecycle import State
 from sueca.arena.local_arena import LocalArena
 from sueca.arena.seeds import derive_seed
-from sueca.engine import Variant
 
 pytestmark = pytest.mark.slow
 
 NAME = "spring"
-FIELD = [f"s{i}" for i in range(1, 9)]  # the eight who play the final
-KINDS = ("heuristic", "random", "reckless")
+FIELD = {f"s{i}": ("heuristic", "random", "reckless")[i % 3] for i in range(1, 9)}
+FINAL = ["--final", "round-robin", "--final-top", "4", "--best-of", "1"]
+FINAL_MATCHES = 6 * 2  # the top four's six pairs, one duplicate pair each
 
 
-@pytest.fixture(scope="module")
-def season_arena(tmp_path_factory: pytest.TempPathFactory):
-    bots = {b: KINDS[i % len(KINDS)] for i, b in enumerate(FIELD)}
-    env = {"PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
-           "SUECA_KEY_PREFIX": "sueca:"}
-    saved = os.environ.get("SUECA_KEY_PREFIX")
-    os.environ["SUECA_KEY_PREFIX"] = "sueca:"
-    arena = LocalArena(None, None, bots, capacity=4, concurrency=2,
-                       log_dir=tmp_path_factory.mktemp("season"), extra_env=env)
+def _cli(url: str, *argv: str) -> None:
+    """The CLI in this process (a subprocess costs seconds of start-up on a busy machine)."""
+    assert main([*argv, "--redis", url]) == 0
+
+
+def test_a_season_from_creation_to_the_seed_reveal(tmp_path: Path, capsys) -> None:
+    arena = LocalArena(None, None, dict(FIELD), capacity=4, concurrency=2, log_dir=tmp_path)
+    arena.start(timeout=90)
     try:
-        arena.start(timeout=60)
-        arena.cli_env = arena_env(arena.redis_url, "sueca:")
-        yield arena
+        _season(arena, tmp_path, capsys)
     finally:
-        if saved is None:
-            os.environ.pop("SUECA_KEY_PREFIX", None)
-        else:
-            os.environ["SUECA_KEY_PREFIX"] = saved
         arena.stop()
 
 
-def _arena(*args: str, env: dict[str, str], check: int | None = 0):
-    return cli(*args, env=env, check=check, timeout=120)
-
-
-def test_a_season_from_creation_to_the_seed_reveal(season_arena, tmp_path: Path) -> None:
-    store, env = season_arena.store, season_arena.cli_env
-    spec = new_spec(NAME, variant=Variant(target=4).to_dict(),
-                    final={"format": "round-robin", "top": 4, "best_of": 1})
-    store.competitions.create(spec, by="organiser")
-    rec = store.competitions.get(NAME)
-    assert rec is not None and rec["seed_key"] is None and len(rec["seed_hash"]) == 64
-
+def _season(arena: LocalArena, tmp_path: Path, capsys) -> None:
+    store, env, url = arena.store, arena.env(), arena.redis_url
+    _cli(url, "competition", "create", NAME, "--variant", "target=4", *FINAL, "--divisions",
+         "2", "--promote", "1", "--every", "3s", "--placement", "0", "--by", "organiser")
     for bot in FIELD:
-        store.competitions.enter(NAME, bot, by="organiser")
-    store.competitions.move(NAME, State.OPEN, by="organiser")
+        _cli(url, "competition", "enter", NAME, bot)
+    _cli(url, "competition", "open", NAME, "--by", "organiser")
+    rec = store.competitions.get(NAME)
+    assert rec["seed_key"] is None and len(rec["seed_hash"]) == 64  # committed, not shown
+    _cli(url, "bots", "version", "s1", "--note", "better leads")   # two versions of s1
+    arena.children.spawn("scheduler", [SUECA_ARENA, "scheduler", "--target", "4",
+                                       "--interval", "0.3", "--referee", arena.referee],
+                         {"SUECA_REDIS_URL": url})
 
-    # two versions of one bot: s1 starts version 2 while the competition is open
-    _arena("bots", "version", "s1", "--note", "better leads", env=env)
+    def settled() -> bool:
+        arena.check()
+        kinds = [c["kind"] for c in store.competitions.division_log(NAME)]
+        mine = [r for _, r in store.results() if r.get("competition") == NAME]
+        return ("cycle" in kinds and len(mine) >= 12
+                and any(r.get("versions", {}).get("s1") == 2 for r in mine))
+
+    wait_for(settled, 90, "the competition's ladder: a promotion cycle, s1's version 2 played",
+             interval=0.5)
+    cycle = next(c for c in store.competitions.division_log(NAME) if c["kind"] == "cycle")
+    assert sorted((m["from_division"], m["to"]) for m in cycle["moves"]) == [(0, 1), (1, 0)]
+
+    # the freeze: the versions that play are fixed, a new one refused with a clear message
+    _cli(url, "competition", "freeze", NAME, "--by", "organiser")
+    capsys.readouterr()
+    assert main(["bots", "version", "s1", "--redis", url]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and NAME in err and "frozen" in err, err
     assert store.versions.current("s1") == 2
 
-    store.competitions.move(NAME, State.FROZEN, by="organiser")
-    refused = _arena("bots", "version", "s1", env=env, check=2)
-    assert "spring" in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
-    assert store.versions.current("s1") == 2  # nothing changed
-
-    # the final: refused to close before it is over, then played round by round
-    store.competitions.move(NAME, State.FINAL, by="organiser")
-    with pytest.raises(ValueError, match="its final has not started"):
-        final.check_closable(store, NAME)
-    started = competition_final("start", NAME, env)
-    assert started["tournament"] == f"{NAME}-final" and len(started["seeds"]) == 4
-    assert not started["done"], started
-    done = competition_final("wait", NAME, env)
-    assert done["done"] and done["failed"] == 0 and done["recorded"] == done["total"] == 12
-    final.check_closable(store, NAME)
-    tid = done["tournament"]
+    # the final: seeded by the competition's rating of record, played round by round
+    out = cli("competition", "final", NAME, "--wait", "--json", env=env, timeout=180)
+    got = json.loads(out.stdout)["final"]
+    assert got["done"] and got["failed"] == 0 and got["recorded"] == got["total"]
+    assert got["total"] == FINAL_MATCHES and len(got["seeds"]) == 4
+    tid = got["tournament"]
     mids = store.tournament_matches(tid)
-    logged = [r for _, r in store.results() if r.get("tournament") == tid]
-    assert Counter(r["match_id"] for r in logged) == Counter(mids)  # each recorded once
-    assert all(r.get("competition") == NAME for r in logged)
-    # the frozen versions play: s1's results say version 2 wherever it sat
-    assert all(r["versions"]["s1"] == 2 for r in logged if "s1" in r["seats"])
+    finals = [r for _, r in store.results() if r.get("tournament") == tid]
+    assert Counter(r["match_id"] for r in finals) == Counter(mids)  # each recorded once
+    assert all(r["competition"] == NAME for r in finals)
+    assert all(r["versions"]["s1"] == 2 for r in finals if "s1" in r["seats"])
 
-    store.competitions.move(NAME, State.CLOSED, by="organiser")
+    _cli(url, "competition", "close", NAME, "--by", "organiser")
     key = store.competitions.get(NAME)["seed_key"]
     assert key is not None
+    played = [r for _, r in store.results() if r.get("competition") == NAME]
+    assert len(played) > len(finals)  # its ladder's matches and its final's
 
-    # the export: a header and a replay line per match, read by replay verify and rebuild
-    out = tmp_path / "spring.jsonl"
-    from sueca.arena.competitions.export import write_export
-    assert write_export(store, NAME, out) == len(mids)
-    header, lines = read_export(out)
-    assert header["seed_key"] == key and header["final"] == tid
-    assert {m["result"]["match_id"] for m in lines} == set(mids)
-    verified = _arena("replay", "verify", str(out), "--json", env=env)
-    report = json.loads(verified.stdout)
-    assert report["ok"] and report["records"] == len(mids) and report["skipped"] == 1
-    rebuilt = _arena("ratings", "rebuild", "--from", str(out), "--json", env=env)
-    assert json.loads(rebuilt.stdout)["identical"], rebuilt.stdout
+    # the export: a header, then a replay line per match; replay verify and rebuild take it
+    path = tmp_path / "spring.jsonl"
+    _cli(url, "competition", "export", NAME, "-o", str(path))
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert lines[0]["format"] == "sueca-competition/1" and lines[0]["seed_key"] == key
+    assert sorted(m["result"]["match_id"] for m in lines[1:]) == sorted(
+        r["match_id"] for r in played)
+    verified = json.loads(cli("replay", "verify", str(path), "--json", env=env).stdout)
+    assert verified["ok"] and verified["records"] == len(played) and verified["skipped"] == 1
+    rebuilt = json.loads(cli("ratings", "rebuild", "--from", str(path), "--json").stdout)
+    assert rebuilt["identical"] and rebuilt["results"] == len(played), rebuilt
 
-    # the seed reveal: every match's seed and decks from the key, a forged one named
-    from sueca.arena.competitions.export import check_seeds
-    assert check_seeds(header, lines)["ok"]
-    forged = json.loads(json.dumps(lines))
-    forged[3]["result"]["seed"] = derive_seed("not-the-key", forged[3]["result"]["match_id"])
-    bad = check_seeds(header, forged)
-    assert [w["match_id"] for w in bad["wrong"]] == [forged[3]["result"]["match_id"]]
+    # the seed reveal: the key hashes to what open published; every seed and deck follows
+    for target in (NAME, str(path)):
+        capsys.readouterr()
+        assert main(["competition", "verify", target, "--json", "--redis", url]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["ok"] and report["checked"] == len(played) and report["deals"] > 0
+    secret = store.competitions.secret(NAME)
+    ladder = [r for r in played if r["tournament"] != tid]
+    assert all(store.match(r["match_id"])["spec"]["seed"] == derive_seed(secret, r["match_id"])
+               for r in ladder)
+    # a seed the organiser picked is named
+    forged = lines[1]["result"]["match_id"]
+    lines[1]["result"]["seed"] = derive_seed("another-key", forged)
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    bad = cli("competition", "verify", str(path), check=1)
+    assert f"{forged}: seed " in bad.stdout and "1 problem(s)" in bad.stdout, bad.stdout
+    assert store.competitions.get(NAME)["state"] is State.CLOSED

@@ -99,11 +99,11 @@ def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
 
 
 def competition_final(action: str, name: str, env: dict[str, str]) -> dict[str, object]:
-    """``sueca.arena.competitions.final.ACTION(store, NAME)`` (``start``, ``wait``, ``progress``)
+    """``sueca.arena.final.ACTION(store, NAME)`` (``start``, ``wait``, ``progress``)
     in a process of its own on the arena of ``env`` (it queues the final's Celery tasks there);
     its FinalProgress."""
     import json
-    code = ("import json; from sueca.arena.competitions import final; "
+    code = ("import json; from sueca.arena import final; "
             "from sueca.arena.store import Store; from sueca.arena.redisproc import default_url; "
             "store = Store.from_url(default_url()); "
             f"kw = dict(timeout=120, quiet=True) if {action!r} == 'wait' else {{}}; "

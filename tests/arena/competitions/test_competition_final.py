@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from sueca.arena.competitions import final
+from sueca.arena import final
 from sueca.arena.lifecycle import CompetitionError, State, new_spec
 from sueca.arena.seeds import derive_seed
 from sueca.arena.tournaments import schedule_of

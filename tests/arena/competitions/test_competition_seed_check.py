@@ -1,4 +1,4 @@
-"""The seed check of a competition export (pure: sueca.arena.competitions.export.check_seeds):
+"""The seed check of a competition export (pure: sueca.arena.export.check_seeds):
 real matches played through the engine from seeds derived from a key, then the key, a seed or
 a deck tampered with, each named. The whole season's run (tests/arena/test_competition_season.py)
 checks it on an arena's real matches."""
@@ -11,7 +11,8 @@ import random
 
 import pytest
 
-from sueca.arena.competitions.export import (
+from sueca.arena.competitions.results import ratings_of
+from sueca.arena.export import (
     FORMAT,
     RESULT,
     ExportError,
@@ -19,7 +20,6 @@ from sueca.arena.competitions.export import (
     read_export,
     rebuild_from_export,
 )
-from sueca.arena.competitions.results import ratings_of
 from sueca.arena.schedule import derive_seed
 from sueca.engine import Variant
 from sueca.engine.game import Match

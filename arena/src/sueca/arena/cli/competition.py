@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
+from sueca.arena import final
+from sueca.arena.cli import competition_record
 from sueca.arena.cli.common import (
     Bounded,
     Column,
@@ -30,6 +32,7 @@ from sueca.arena.cli.common import (
     fitted_table,
     open_store,
 )
+from sueca.arena.cli.competition_record import final_command
 from sueca.arena.competitions.moves import move
 from sueca.arena.format import MISSING, when
 from sueca.arena.league.competition import CompetitionReport, EntryRow, competition_report
@@ -131,8 +134,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     enter.add_argument("name", metavar="NAME")
     enter.add_argument("bot", metavar="BOT")
     for action, to in MOVES.items():
-        _action(acts, action, f"move a competition to {to}", cmd_move).add_argument(
-            "name", metavar="NAME")
+        mover = _action(acts, action, f"move a competition to {to}", cmd_move)
+        mover.add_argument("name", metavar="NAME")
+        if to is State.FINAL:  # the final event's driver: sueca.arena.final
+            mover.add_argument("--wait", action="store_true", help="wait for the final to be "
+                               "played, round by round (progress on stderr)")
+    competition_record.add_actions(acts)  # export, verify
 
 
 def _action(acts: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str,
@@ -266,6 +273,10 @@ def cmd_move(args: argparse.Namespace) -> int:
     by = who(args)
     store = open_store(args)
     try:
+        if to is State.FINAL:  # the final event: sueca.arena.final starts it (and waits)
+            return final_command(store, args, lambda: move(store, args.name, to, by=by))
+        if to is State.CLOSED:
+            final.check_closable(store, args.name)
         step = move(store, args.name, to, by=by)
     except (CompetitionError, VersionError) as err:
         raise UserError(str(err)) from None

@@ -1,16 +1,20 @@
-"""``sueca-arena competition export NAME -o FILE`` and ``competition verify NAME|FILE``: a
-competition's record as a file anyone can check, and the check of its seeds against the key
-revealed at close (:mod:`sueca.arena.competitions.export`). The ``competition`` command's
-module adds these two actions with :func:`add_actions`."""
+"""``sueca-arena competition final NAME [--wait]``'s final event (:mod:`sueca.arena.final`),
+``competition export NAME -o FILE`` and ``competition verify NAME|FILE``: a competition's
+record as a file anyone can check, and the check of its seeds against the key revealed at close
+(:mod:`sueca.arena.export`). The ``competition`` command's module adds the last two with
+:func:`add_actions` and runs the final with :func:`final_command`."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sueca.arena.cli.common import UserError, add_redis, open_store
-from sueca.arena.competitions.export import (
+from sueca.arena import final
+from sueca.arena.cli.common import UserError, add_redis, clean, open_store
+from sueca.arena.export import (
     ExportError,
     ExportHeader,
     SeedReport,
@@ -19,9 +23,16 @@ from sueca.arena.competitions.export import (
     read_export,
     write_export,
 )
+from sueca.arena.final import FinalProgress
+from sueca.arena.format import when
+from sueca.arena.lifecycle import State
+from sueca.arena.records import Transition
 from sueca.sdk.logs import printable
 
-__all__ = ["add_actions"]
+if TYPE_CHECKING:
+    from sueca.arena.store import Store
+
+__all__ = ["add_actions", "final_command"]
 
 SHOWN = 20  # wrong seeds listed (--json has them all)
 
@@ -40,6 +51,38 @@ def add_actions(acts: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_redis(v)
     v.add_argument("--json", action="store_true", help="print the report as JSON")
     v.set_defaults(func=cmd_verify)
+
+
+def final_command(store: Store, args: argparse.Namespace,
+                  move_there: Callable[[], Transition]) -> int:
+    """``competition final NAME [--wait]``: move the competition to its final (unless it is
+    there already: then this resumes it), start the final's tournament and, with ``--wait``,
+    play it round by round here; without, the scheduler queues and advances it."""
+    rec = store.competitions.require(args.name)
+    held = rec["spec"]["final"]["format"] in final.FINAL_FORMATS
+    if held and rec["state"] is State.FROZEN:
+        final.final_spec(store, args.name)  # one it cannot hold (too few entrants): not moved
+    step = move_there() if rec["state"] is not State.FINAL else None
+    got: FinalProgress | None = None
+    if held:
+        got = final.start(store, args.name)
+        if args.wait:
+            got = final.wait(store, args.name, quiet=args.json)
+    if args.json:
+        print(json.dumps(clean({"move": step, "final": got}), indent=2))
+        return 0
+    if step is not None:
+        print(f"{args.name}: {step['from_state']} -> {step['to']} (by {step['by']}, "
+              f"{when(step['at'])} UTC)")
+    if got is None:
+        print(f"{args.name} has no final event: close it when its standings are final")
+        return 0
+    state = ("over" if got["done"] else
+             "the scheduler plays it round by round (or: --wait)" if not args.wait else "")
+    print(f"final {got['tournament']}: {got['format']} of {len(got['seeds'])} (seeds "
+          f"{', '.join(got['seeds'])}); {got['recorded']} of {got['total']} matches "
+          f"recorded so far; {state}")
+    return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:

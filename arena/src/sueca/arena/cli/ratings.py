@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NotRequired, ParamSpec, TypedDict, TypeVar
 
 from sueca.arena.cli.common import Bounded, UserError, add_port, add_redis, clean, open_store
-from sueca.arena.competitions.export import ExportError, rebuild_from_export
+from sueca.arena.export import ExportError, rebuild_from_export
 from sueca.arena.ratings.fit import PRIOR_SD, PROVISIONAL_GAMES
 from sueca.arena.retention import archived_results
 from sueca.arena.settings import current

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import TypedDict
 
 from sueca.arena.ratings.fit import Fit, fit_results
+from sueca.arena.ratings.live import rated
 from sueca.arena.records import ResultEntry
 from sueca.arena.store import Store
 
@@ -36,7 +37,7 @@ def competition_results(store: Store, name: str) -> list[ResultEntry]:
 def ratings_of(results: Iterable[ResultEntry], initial: float) -> dict[str, RecordRating]:
     """The rating of record fit over ``results`` alone: the competition's, one row per version
     that played (:func:`~sueca.arena.ratings.fit.identity`: ``bot``, ``bot@2``...)."""
-    return rows_of(fit_results(results, initial))
+    return rows_of(fit_results((r for r in results if rated(r)), initial))
 
 
 def rows_of(fit: Fit) -> dict[str, RecordRating]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import threading
 from typing import TypedDict
 
-from sueca.arena.competitions.final import FinalProgress, progress
 from sueca.arena.competitions.results import RecordRating, final_id, ratings_of
+from sueca.arena.final import FinalProgress, progress
 from sueca.arena.league.rows import BadQuery, NotFound, check_page
 from sueca.arena.lifecycle import DEFAULT, CompetitionError, State
 from sueca.arena.ratings.fit import identity

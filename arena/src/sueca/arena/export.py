@@ -10,7 +10,7 @@ and :func:`check_seeds` (``sueca-arena competition verify``) checks the seeds ag
 
 * the key hashes to the ``seed_hash`` published at ``open``, so it was fixed before any match;
 * every ladder match's seed is ``derive_seed(key, match_id)``, and every match of the final the
-  one its tournament's schedule gives with the secret :func:`~sueca.arena.competitions.final.
+  one its tournament's schedule gives with the secret :func:`~sueca.arena.final.
   final_secret` derives from the key (the final's pairings come from its recorded results);
   a match played again after a failed attempt is dealt the retry's seed
   (:func:`~sueca.arena.schedule.reseeded`), itself a function of the scheduled one;
@@ -25,7 +25,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
-from sueca.arena.competitions.final import final_secret
 from sueca.arena.competitions.results import (
     RecordRating,
     competition_results,
@@ -33,10 +32,12 @@ from sueca.arena.competitions.results import (
     ratings_of,
     rows_of,
 )
+from sueca.arena.final import final_secret
+from sueca.arena.ratings.fit import fit
 from sueca.arena.records import ResultEntry, TournamentSpec
 from sueca.arena.seeds import derive_seed, reseeded
 from sueca.arena.store import Store
-from sueca.arena.store.ratings import stored_config, versions_of_record
+from sueca.arena.store.ratings import catch_up, load_matchups, stored_config
 from sueca.arena.tournaments import format_schedule
 from sueca.engine.game import shuffled_deck
 from sueca.engine.replay import FORMAT as REPLAY
@@ -69,7 +70,9 @@ class ExportHeader(TypedDict):
     final: str | None  # the final tournament's id, once it is scheduled
     final_spec: dict[str, Any] | None  # Any: its TournamentSpec without the secret
     elo_initial: float
-    ratings: dict[str, RecordRating]  # its rating of record when exported, by version played
+    # its rating of record when exported, by version played: fit afresh from the counts the
+    # arena keeps (a page's may be warm-started, its intervals from a nearby Hessian)
+    ratings: dict[str, RecordRating]
     matches: int
 
 
@@ -101,6 +104,7 @@ def export_lines(store: Store, name: str) -> Iterator[dict[str, Any]]:  # Any: J
     rec = store.competitions.get(name)
     if rec is None:
         raise KeyError(name)
+    catch_up(store)  # the counts the header's ratings are fit from: every result folded
     results = competition_results(store, name)
     initial = stored_config(store).elo_initial
     tid = final_id(name)
@@ -114,7 +118,7 @@ def export_lines(store: Store, name: str) -> Iterator[dict[str, Any]]:  # Any: J
         "entries": [dict(e) for e in store.competitions.entries(name).values()],
         "seed_hash": rec["seed_hash"], "seed_key": rec["seed_key"],
         "final": tid if tournament is not None else None, "final_spec": final_spec,
-        "elo_initial": initial, "ratings": rows_of(versions_of_record(store, name)),
+        "elo_initial": initial, "ratings": rows_of(fit(load_matchups(store, name), initial)),
         "matches": len(results)}
     yield dict(header)
     for start in range(0, len(results), 200):

@@ -5,7 +5,7 @@ competition's variant and limits and the versions frozen at the freeze.
 
 The tournament's secret is :func:`final_secret` of the competition's seed key, so its seeds are
 committed by the hash published at ``open`` like the ladder's, and the key revealed at close
-recomputes them all (:func:`sueca.arena.competitions.export.check_seeds`). Everything here is
+recomputes them all (:func:`sueca.arena.export.check_seeds`). Everything here is
 idempotent: :func:`start` finds the stored final, and :func:`advance` pairs the next round only
 once the last is recorded, so the scheduler's loop and ``competition final --wait`` may both
 call them, any number of times, after any crash.
@@ -22,7 +22,7 @@ from sueca.arena.competitions.results import final_id
 from sueca.arena.lifecycle import CompetitionError, State
 from sueca.arena.records import CompetitionRecord, TournamentSpec
 from sueca.arena.schedule import same_tournament
-from sueca.arena.store import Store
+from sueca.arena.store import Store, TournamentConflict
 from sueca.arena.store.ratings import fit_of_record
 from sueca.arena.tournaments import (
     TournamentError,
@@ -93,20 +93,27 @@ def final_spec(store: Store, name: str) -> TournamentSpec:
     return spec
 
 
-def start(store: Store, name: str) -> FinalProgress:
-    """Create the final (once: a second call finds it) and queue its first round; the
-    competition must be in its final state."""
+def start(store: Store, name: str, *, connected: bool = True) -> FinalProgress:
+    """Create the final's tournament (once: a second call finds it), its first round pending;
+    the scheduler's :func:`tick` (or :func:`wait`) queues it and pairs the rounds after. The
+    competition must be in its final state; ``connected`` refuses bots no referee holds (a
+    command says so at once; the scheduler leaves them to wait)."""
     rec = _competition(store, name)
     if rec["state"] is not State.FINAL:
         raise CompetitionError(f"competition {name!r} is {rec['state']}, not in its final: "
                                f"`sueca-arena competition final {name}` moves it there")
     tid = final_id(name)
-    stored = store.tournament(tid)
-    try:
-        prepare_tournament(store, final_spec(store, name) if stored is None else None, tid=tid)
-    except TournamentError as err:
-        raise CompetitionError(f"competition {name!r}: its final cannot start: {err}") from None
-    return advance(store, name)
+    if store.tournament(tid) is None:
+        try:
+            if connected:
+                prepare_tournament(store, final_spec(store, name), tid=tid)
+            else:
+                store.create_tournament(tid, final_spec(store, name), schedule_of(store),
+                                        same_tournament)
+        except (TournamentError, TournamentConflict) as err:
+            raise CompetitionError(f"competition {name!r}: its final cannot start: "
+                                   f"{err}") from None
+    return progress(store, name)
 
 
 def advance(store: Store, name: str) -> FinalProgress:
@@ -183,13 +190,21 @@ def check_closable(store: Store, name: str) -> None:
 
 
 def tick(store: Store) -> list[FinalProgress]:
-    """Advance every final being played (the scheduler's loop calls this)."""
+    """Start every final due (a competition the scheduler moved to its final by its time) and
+    advance every final being played: the scheduler's loop calls this. A final that cannot
+    start (too few entrants) is left for the organiser: ``competition show`` says so."""
     out = []
     for name in store.competitions.names():
         rec = store.competitions.get(name)
-        if (rec is not None and rec["state"] is State.FINAL
-                and store.tournament(final_id(name)) is not None):
+        if (rec is None or rec["state"] is not State.FINAL
+                or rec["spec"]["final"]["format"] not in FINAL_FORMATS):
+            continue
+        try:
+            if store.tournament(final_id(name)) is None:
+                start(store, name, connected=False)
             out.append(advance(store, name))
+        except CompetitionError:
+            continue
     return out
 
 
