@@ -134,7 +134,7 @@ def test_swiss_schedule_pairs_a_round_only_once_the_last_is_recorded():
 def test_a_bad_format_request_is_refused():
     from sueca.arena.tournaments import _shape
     spec = dict(SPEC, kind="round-robin")
-    for kwargs, says in (({"fmt": "knockout"}, "bad format 'knockout'"),
+    for kwargs, says in (({"fmt": "ladder"}, "bad format 'ladder'"),
                          ({"fmt": "gauntlet"}, "needs its challenger"),
                          ({"fmt": "gauntlet", "challenger": "q"}, "challenger 'q'"),
                          ({"fmt": "swiss", "rounds": 3}, "bad --rounds 3"),
@@ -164,6 +164,12 @@ def _kill_after_first_result(env, store, tid, *args):
                   "--challenger", "heuristic"], 4),
     ("swiss", ["--bots", "random,heuristic,reckless,slow,slow2", "-k", "1", "--format",
                "swiss", "--rounds", "2"], 4),
+    # totals of brackets depend on the tie-breaks: checked against the bracket below
+    # no two random players in one tie if it can be helped: their duplicate pairs are mirrors,
+    # always level, so each such tie plays its extra pairs too
+    ("knockout", ["--bots", "heuristic,random,reckless,slow", "--format", "knockout"], None),
+    ("double-elimination", ["--bots", "heuristic,random,reckless", "--format",
+                            "double-elimination"], None),
 ])
 def test_a_killed_run_is_resumed_by_its_id_and_every_match_plays_once(referee_arena, fmt, args,
                                                                       total):
@@ -172,6 +178,8 @@ def test_a_killed_run_is_resumed_by_its_id_and_every_match_plays_once(referee_ar
     _kill_after_first_result(env, store, tid, *args)
     report = json.loads(cli("tournament", "run", "--id", tid, "--json", env=env).stdout)
     assert report["format"] == fmt and report["failed"] == []
+    if "bracket" in report:
+        total = _check_bracket(report, store, tid, env)
     assert report["matches"] == report["recorded"] == total
     mids = store.tournament_matches(tid)
     assert len(mids) == total
@@ -196,6 +204,33 @@ def test_a_killed_run_is_resumed_by_its_id_and_every_match_plays_once(referee_ar
     _web_page_shows_the_format(store, tid, fmt, report)
 
 
+def _check_bracket(report, store, tid, env):
+    """A bracket run to its end: one champion, every tie decided, its matches those the
+    bracket needs (the ids the pure schedule gives, each a duplicate pair's half); returns
+    how many matches it needed."""
+    b = report["bracket"]
+    assert b["champion"] and all(r["decided"] for r in b["rounds"])
+    places = sorted((p["place"], p["last"]) for p in b["standings"])
+    assert places[0] == (1, 1) and places[-1][1] == len(b["seeds"])
+    results = [r for _, r in store.results() if r.get("tournament") == tid]
+    spec = store.tournament(tid)["spec"]
+    scheduled = format_schedule(tid, spec, results)
+    assert [m["id"] for m in scheduled] == store.tournament_matches(tid)
+    assert all(m["pair"] and m["id"].startswith(f"{tid}-") for m in scheduled)
+    halves = Counter(m["pair"] for m in scheduled)
+    assert set(halves.values()) == {2}
+    seeds = Counter(m["spec"]["seed"] for m in scheduled)
+    assert set(seeds.values()) == {2} and len(seeds) == len(halves)  # a pair: one deal
+    ties = [t for r in b["rounds"] for t in r["ties"] if not t["bye"]]
+    assert sum(len(t["matches"]) for t in ties) == len(scheduled)
+    if b["format"] == "double-elimination":  # seed 1 has a bye
+        assert [t["bye"] for t in b["rounds"][0]["ties"]] == [True, False]
+    table = cli("tournament", "show", tid, env={**env, "COLUMNS": "80"}).stdout
+    assert f"Champion: {b['champion']}" in table and "Bracket standings" in table
+    assert max(map(len, table.splitlines())) <= 80
+    return len(scheduled)
+
+
 def _web_page_shows_the_format(store, tid, fmt, report):
     from starlette.testclient import TestClient
 
@@ -212,6 +247,14 @@ def _web_page_shows_the_format(store, tid, fmt, report):
             assert f"{a} {wa}–{wb} {b}" in html
     else:
         assert 'id="rounds"' not in html
+    if "bracket" in report:
+        assert doc["format"]["bracket"] == json.loads(json.dumps(report["bracket"]))
+        champion = report["bracket"]["champion"]
+        assert f'Champion: <a href="/bots/{champion}">{champion}</a>' in html
+        assert html.count("<li class=\"tie") == sum(len(r["ties"])
+                                                    for r in report["bracket"]["rounds"])
+    else:
+        assert 'id="bracket"' not in html
     if fmt == "gauntlet":
         assert "heuristic</a> against each other bot" in html
 
@@ -272,3 +315,101 @@ def test_the_bot_with_the_bye_is_in_the_standings(store) -> None:
         html = client.get("/tournaments/bye").text
     table = html.split('id="standings"')[1].split("</table>")[0]
     assert f'href="/bots/{bye}"' in table, table
+
+
+def _record_bracket(store, tid, winner_of):
+    """Record every match of ``tid``'s schedule that is not recorded yet, the winner chosen by
+    ``winner_of(seats)`` (a bot, or None for no winner), game points 4 to 2; returns how many."""
+    from sueca.arena.match_job import outcome_to_result
+    done = 0
+    for mid in store.tournament_matches(tid):
+        if store.is_recorded(mid):
+            continue
+        m = store.match(mid)
+        seats = m["spec"]["bots"]
+        won = winner_of(seats)
+        team = None if won is None else seats.index(won) % 2
+        store.record_result(mid, outcome_to_result(m, {
+            "end": "normal", "winner": team,
+            "game_points": [4, 2] if team == 0 else [2, 4] if team == 1 else [3, 3],
+            "replay": None, "fault_seat": None, "fault_bot": None}))
+        done += 1
+    return done
+
+
+def test_a_knockout_through_the_store_the_table_and_the_page(store) -> None:
+    """A knockout of five (three byes) paired round by round by `tournament_bracket` and
+    `format_schedule` from recorded results in a real Redis, the lower seed winning every
+    match; its report, its CLI table at 80 columns and its web page."""
+    from rich.console import Console
+    from starlette.testclient import TestClient
+
+    from sueca.arena.cli.tournament import print_table
+    from sueca.arena.tournaments import new_spec, schedule_of, tournament_report
+    from sueca.arena.web.app import create_app
+    bots = ["a", "b", "c", "d", "e"]
+    spec = new_spec(bots, 2, fmt="knockout", best_of=1)
+    assert (spec["best_of"], spec["matches_per_pair"], spec["duplicate"]) == (1, 2, True)
+    store.create_tournament("ko", spec, format_schedule)
+    # d-e, and b-c at once: both had byes, their semi-final is ready; a waits for d or e
+    assert [m.split("-", 1)[1] for m in store.tournament_matches("ko")] == [
+        "W1-2-0a", "W1-2-0b", "W2-2-0a", "W2-2-0b"]
+    rounds = 0
+    while True:
+        store.create_tournament("ko", spec, schedule_of(store))
+        if not _record_bracket(store, "ko", lambda seats: max(seats)):
+            break
+        rounds += 1
+    assert rounds == 3
+    report = tournament_report(store, "ko")
+    b = report["bracket"]
+    assert b["champion"] == "e" and report["recorded"] == report["matches"] == 8
+    assert [(p["bot"], p["place"], p["last"]) for p in b["standings"]] == [
+        ("e", 1, 1), ("c", 2, 2), ("a", 3, 4), ("b", 3, 4), ("d", 5, 5)]
+    screen = Console(width=80, record=True, color_system=None)
+    print_table(report, screen)
+    text = screen.export_text()
+    assert max(map(len, text.splitlines())) <= 80
+    assert "Champion: e" in text and "W1-2  d (4) 0–2 e (5): e, matches won" in text
+    assert "knockout, ties of 1 duplicate pair" in text
+    with TestClient(create_app(store)) as client:
+        doc = client.get("/api/tournaments/ko").json()
+        html = client.get("/tournaments/ko").text
+    assert doc["format"]["bracket"] == json.loads(json.dumps(b))
+    assert 'id="bracket"' in html and 'id="champion"' in html and 'id="tie-W3-1"' in html
+    final = html.split('id="tie-W3-1"')[1].split("</li>")[0]
+    assert 'class="side won"' in final and 'href="/bots/e"' in final
+    assert 'href="/matches/ko-W3-1-0a"' in final
+    assert html.count('class="tie"') + html.count('class="tie playing"') == 7  # 4 + 2 + 1
+
+
+def test_advance_pairs_the_next_round_once_for_two_callers(store, monkeypatch) -> None:
+    """`advance` from two threads at once, each time a round is recorded: the matches of the
+    next round are queued once between them (the tournament's lock and the claims), and a
+    call with nothing new queues nothing. The queue is Celery's, caught here: what it was
+    asked to run is what is checked."""
+    import threading
+
+    import sueca.arena.tasks
+    from sueca.arena.tournaments import advance, new_spec, prepare_tournament
+    queued: list[str] = []
+    monkeypatch.setattr(sueca.arena.tasks, "enqueue", lambda mids, mode=None: queued.extend(mids))
+    for b in "abcd":
+        store.bots.add(b)
+    tid, _ = prepare_tournament(store, new_spec(list("abcd"), 2, fmt="double-elimination"),
+                                tid="de")
+    got = advance(store, tid)
+    assert sorted(got) == sorted(store.tournament_matches(tid)) and len(got) == 4
+    assert advance(store, tid) == []  # idempotent
+    while _record_bracket(store, tid, lambda seats: min(seats)):
+        answers: list[list[str]] = []
+        threads = [threading.Thread(target=lambda got=answers: got.append(advance(store, tid)))
+                   for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        new = [m for a in answers for m in a]
+        assert len(new) == len(set(new))
+    assert Counter(queued) == Counter(store.tournament_matches(tid))
+    assert set(Counter(queued).values()) == {1}

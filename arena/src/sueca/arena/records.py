@@ -158,7 +158,7 @@ class TournamentSpec(TypedDict):
     """What a tournament is (:func:`sueca.arena.schedule.tournament_spec`), stored as its
     ``spec``: its schedule is a pure function of it, the ``secret`` fixing the seeds."""
 
-    kind: str  # "round-robin", "gauntlet" or "swiss" (sueca.arena.tournaments.FORMATS)
+    kind: str  # "round-robin", "gauntlet", "swiss", "knockout", "double-elimination" (FORMATS)
     bots: list[str]
     matches_per_pair: int
     duplicate: bool
@@ -167,6 +167,7 @@ class TournamentSpec(TypedDict):
     secret: str
     challenger: NotRequired[str]  # a gauntlet's: the bot that meets every other
     rounds: NotRequired[int]  # a Swiss tournament's
+    best_of: NotRequired[int]  # a bracket's: duplicate pairs per tie (sueca.arena.brackets)
     competition: NotRequired[str]  # a competition's final: the competition its matches are in
     versions: NotRequired[dict[str, int]]  # a competition's final: the frozen versions playing
 

@@ -2,20 +2,23 @@
 table. The league logic behind ``sueca-arena tournament`` (and the demo and the tournament
 benchmark); it raises :class:`TournamentError` for a user's mistake.
 
-Three formats (:data:`FORMATS`; who meets whom is :mod:`sueca.arena.pairing`'s): a round robin
-and a gauntlet are scheduled whole when created; a Swiss tournament one round at a time, round
-r + 1 paired from the recorded results of rounds 1..r once they are all recorded. Every
-schedule is a function of the stored spec and the stored results (:func:`format_schedule`), so
-re-running a tournament's id rebuilds the same matches, and resuming a Swiss one pairs its
-rounds as the first run did.
+Five formats (:data:`FORMATS`; who meets whom is :mod:`sueca.arena.pairing`'s and
+:mod:`sueca.arena.brackets`'): a round robin and a gauntlet are scheduled whole when created; a
+Swiss tournament one round at a time, round r + 1 paired from the recorded results of rounds
+1..r once they are all recorded; a knockout or double-elimination bracket a tie at a time, each
+tie's duplicate pairs as soon as its two bots are known. Every schedule is a function of the
+stored spec and the stored results (:func:`format_schedule`), so re-running a tournament's id
+rebuilds the same matches, and resuming a Swiss or bracket one pairs its rounds as the first run
+did. :func:`advance` pairs and queues what such a tournament needs next.
 """
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
 
 from rich.console import Console
@@ -23,6 +26,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as ProgressBar
 
+from sueca.arena import brackets
+from sueca.arena.brackets import Bracket, BracketError, Game
 from sueca.arena.pairing import PairingError, gauntlet_pairs, swiss_pairs, swiss_rounds_allowed
 from sueca.arena.ratings.live import pair_outcome, rated, sides
 from sueca.arena.ratings.standings import StandingsRow, standings
@@ -34,7 +39,13 @@ from sueca.arena.records import (
     ScheduledMatch,
     TournamentSpec,
 )
-from sueca.arena.schedule import round_robin, same_tournament, tournament_spec
+from sueca.arena.schedule import (
+    derive_seed,
+    match_spec,
+    round_robin,
+    same_tournament,
+    tournament_spec,
+)
 from sueca.arena.store import DONE, PENDING, TRANSIENT_REDIS_ERRORS, Store, TournamentConflict
 from sueca.arena.store.ratings import load_config
 from sueca.engine import Variant
@@ -96,9 +107,12 @@ class TournamentReport(TypedDict):
     cross: list[CrossRow]  # who beat whom, rows and cells in the standings' order
     rounds: NotRequired[list[SwissRound]]  # a Swiss tournament's rounds so far
     swiss: NotRequired[list[SwissScore]]  # a Swiss tournament's scores, best first
+    bracket: NotRequired[Bracket]  # a knockout's or double elimination's bracket so far
 
 
-FORMATS = ("round-robin", "gauntlet", "swiss")
+FORMATS = ("round-robin", "gauntlet", "swiss", *brackets.FORMATS)
+#: the formats paired from recorded results, a round (or a tie) at a time
+STAGED = ("swiss", *brackets.FORMATS)
 
 
 class TournamentError(ValueError):
@@ -113,17 +127,28 @@ def new_tid() -> str:
 def new_spec(bots: Sequence[str], matches_per_pair: int, *, duplicate: bool = False,
              variant: Variant | None = None, limits: Mapping[str, int | None] | None = None,
              fmt: str = "round-robin", challenger: str | None = None,
-             rounds: int | None = None) -> TournamentSpec:
+             rounds: int | None = None, best_of: int | None = None) -> TournamentSpec:
     """A new tournament's spec (a fresh secret), or TournamentError quoting what is wrong.
     ``fmt`` is one of :data:`FORMATS`: a gauntlet needs its ``challenger`` (one of ``bots``),
-    a Swiss tournament its number of ``rounds``; ``limits`` are the referee's clocks for its
-    matches (``move_ms``, ``bank_ms``; None: the referee's defaults)."""
+    a Swiss tournament its number of ``rounds``; a knockout or double elimination seeds
+    ``bots`` in their order and plays each tie as ``best_of`` duplicate pairs (default 1:
+    ``matches_per_pair`` and ``duplicate`` follow from it); ``limits`` are the referee's clocks
+    for its matches (``move_ms``, ``bank_ms``; None: the referee's defaults)."""
+    if fmt in brackets.FORMATS:
+        if best_of is not None and best_of < 1:
+            raise TournamentError(f"bad --best-of {best_of}: a tie is at least 1 duplicate pair")
+        matches_per_pair, duplicate = 2 * (best_of or 1), True
+    elif best_of is not None:
+        raise TournamentError(f"--best-of {best_of} is for a knockout or double-elimination "
+                              "bracket: add --format knockout, or leave it out")
     try:
         spec = tournament_spec(bots, matches_per_pair, duplicate,
                                (variant or Variant()).to_dict(), limits=limits)
     except ValueError as err:
         raise TournamentError(str(err)) from None
     _shape(spec, fmt, challenger, rounds)
+    if fmt in brackets.FORMATS:
+        spec["best_of"] = best_of or 1
     return spec
 
 
@@ -147,7 +172,8 @@ def prepare_tournament(store: Store, spec: TournamentSpec | None, *,
     if not tid.replace("-", "").replace("_", "").replace(".", "").isalnum() or len(tid) > 80:
         raise TournamentError(f"bad tournament id {tid!r}: letters, digits, '-', '_', '.'; at most 80")
     try:
-        _, stored = store.create_tournament(tid, spec, schedule_of(store), same_tournament)
+        with tournament_lock(store, tid):
+            _, stored = store.create_tournament(tid, spec, schedule_of(store), same_tournament)
     except TournamentConflict as err:
         raise TournamentError(str(err)) from None
     return tid, stored
@@ -187,15 +213,18 @@ def schedule_of(store: Store) -> Callable[[str, TournamentSpec], list[ScheduledM
     """The tournament schedule for :meth:`Store.create_tournament`: :func:`format_schedule`
     with the tournament's recorded results read from ``store``."""
     def schedule(tid: str, spec: TournamentSpec) -> list[ScheduledMatch]:
-        results = store.tournament_results(tid) if spec.get("kind") == "swiss" else []
+        results = store.tournament_results(tid) if spec.get("kind") in STAGED else []
         return format_schedule(tid, spec, results)
     return schedule
 
 
 def format_schedule(tid: str, spec: TournamentSpec,
                     results: Sequence[ResultEntry] = ()) -> list[ScheduledMatch]:
-    """A tournament's matches so far, from its spec and (Swiss) its recorded results."""
+    """A tournament's matches so far, from its spec and (Swiss, brackets) its recorded
+    results."""
     kind = spec.get("kind", "round-robin")
+    if kind in brackets.FORMATS:
+        return bracket_schedule(tid, spec, tournament_bracket(tid, spec, results))
     if kind == "gauntlet":
         return round_robin(tid, spec, gauntlet_pairs(spec["bots"], spec["challenger"]))
     if kind == "swiss":
@@ -254,6 +283,76 @@ def swiss_schedule(tid: str, spec: TournamentSpec, results: Sequence[ResultEntry
     return matches, rounds, table
 
 
+def tournament_bracket(tid: str, spec: TournamentSpec,
+                       results: Sequence[ResultEntry]) -> Bracket:
+    """A knockout's or double elimination's bracket (:func:`sueca.arena.brackets.bracket`)
+    from its spec and its recorded results: match ``{tid}-{key}`` is the bracket's match
+    ``key``, its winner the bot of the winning team, its game points each bot's."""
+    games: dict[str, Game] = {}
+    for r in results:
+        seats, team = r["seats"], r["winner"]
+        games[r["match_id"].removeprefix(f"{tid}-")] = Game(
+            seats[team] if team is not None else None,
+            {seats[0]: r["game_points"][0], seats[1]: r["game_points"][1]})
+    try:
+        return brackets.bracket(spec["kind"], spec["bots"], int(spec.get("best_of", 1)), games)
+    except BracketError as err:
+        raise TournamentError(str(err)) from None
+
+
+def bracket_schedule(tid: str, spec: TournamentSpec, b: Bracket) -> list[ScheduledMatch]:
+    """The matches of bracket ``b`` so far: the two halves of a duplicate pair share a seed
+    (from the secret, the tie and the pair) and a first dealer, the teams swapped."""
+    out: list[ScheduledMatch] = []
+    for m in brackets.schedule(b):
+        mid = f"{tid}-{m.key}"
+        x, y = m.seats
+        out.append({"id": mid, "pair": "/".join([tid, m.tie, str(m.pair)]),
+                    "spec": match_spec(mid, [x, y, x, y], seed=derive_seed(
+                        spec["secret"], m.tie, m.pair), first_dealer=m.pair % 4,
+                        variant=spec["variant"], limits=spec.get("limits") or {})})
+    return out
+
+
+class TournamentBusy(TournamentError):
+    """Another caller held the tournament's lock for longer than it may."""
+
+
+@contextlib.contextmanager
+def tournament_lock(store: Store, tid: str, wait: float = 30.0) -> Iterator[None]:
+    """Hold the tournament's lock (``lock:tournament:{id}``) while its schedule is rebuilt, so
+    that two callers (a ``tournament run`` and the competitions' scheduler, or two runs) never
+    write its match list from different results: the later one waits its turn, up to ``wait``
+    seconds (TournamentBusy)."""
+    name = f"tournament:{tid}"
+    deadline = time.monotonic() + wait
+    while (token := store.lock(name, ttl=wait)) is None:
+        if time.monotonic() > deadline:
+            raise TournamentBusy(f"tournament {tid!r}: its lock ({store.lock_key(name)}) is "
+                                 f"held by another caller for over {wait:.0f}s")
+        time.sleep(0.05)
+    try:
+        yield
+    finally:
+        store.unlock(name, token)
+
+
+def advance(store: Store, tid: str, *, requeue_after: float = 900.0,
+            mode: str | None = None) -> list[str]:
+    """Pair what tournament ``tid`` needs next from its recorded results and queue it: the
+    ids of the matches queued now (none when nothing is new). Idempotent, and safe for two
+    callers at once (the tournament's lock; each match is claimed once): what
+    ``tournament run`` does after each round, and what a scheduler calls whenever a result
+    of the tournament is recorded. Any format: a round robin's or gauntlet's schedule is
+    whole from the start, so this only queues what is not yet queued."""
+    t = store.tournament(tid)
+    if t is None or "spec" not in t:
+        raise TournamentError(f"unknown tournament {tid!r}")
+    with tournament_lock(store, tid):
+        store.create_tournament(tid, t["spec"], schedule_of(store))
+        return _enqueue(store, tid, requeue_after, mode)
+
+
 def _resume(store: Store, tid: str | None) -> tuple[str, TournamentSpec]:
     """The stored tournament ``tid`` and its spec, its schedule rebuilt (idempotent), once its
     bots are connected: what re-running it with the options it was created with would do."""
@@ -265,7 +364,8 @@ def _resume(store: Store, tid: str | None) -> tuple[str, TournamentSpec]:
                               f"other options) to create it")
     spec = t["spec"]
     _require_connected(store, spec["bots"])
-    _, stored = store.create_tournament(tid, spec, schedule_of(store), same_tournament)
+    with tournament_lock(store, tid):
+        _, stored = store.create_tournament(tid, spec, schedule_of(store), same_tournament)
     return tid, stored
 
 
@@ -284,6 +384,11 @@ def enqueue_missing(store: Store, tid: str, requeue_after: float = 900.0,
                     mode: str | None = None) -> int:
     """Queue every match of ``tid`` that is neither recorded nor already queued; returns how
     many. Claims are atomic, so two concurrent runs never queue one match twice."""
+    return len(_enqueue(store, tid, requeue_after, mode))
+
+
+def _enqueue(store: Store, tid: str, requeue_after: float, mode: str | None) -> list[str]:
+    """:func:`enqueue_missing`, returning the ids queued."""
     from sueca.arena.tasks import enqueue  # deferred: Celery's ~1 s; the web imports this module
     mids = [m for m in store.tournament_matches(tid) if store.claim(m, requeue_after)]
     if mids:
@@ -293,7 +398,7 @@ def enqueue_missing(store: Store, tid: str, requeue_after: float = 900.0,
             for m in mids:
                 store.set_status(m, MatchStatus.PENDING)
             raise
-    return len(mids)
+    return mids
 
 
 def missing_bots(store: Store, bots: Sequence[str], grace: float = 5.0) -> tuple[list[str], list[str]]:
@@ -557,6 +662,8 @@ def tournament_report(store: Store, tid: str) -> TournamentReport:
         "cross": cross_table(results, [r["bot"] for r in table])}
     if report["format"] == "swiss":
         _, report["rounds"], report["swiss"] = swiss_schedule(tid, t["spec"], results)
+    if report["format"] in brackets.FORMATS:
+        report["bracket"] = tournament_bracket(tid, t["spec"], results)
     return report
 
 
@@ -565,13 +672,13 @@ def run_tournament(store: Store, spec: TournamentSpec | None, *, tid: str | None
                    quiet: bool = False, resumable: bool = True) -> TournamentReport:
     """Create (or find), queue and wait for a tournament; ``spec=None`` resumes the stored
     ``tid`` (see :func:`prepare_tournament`); ``resumable=False`` leaves out the hint to re-run
-    its id, for a tournament that ends with its Redis (the demo's). A Swiss tournament is
-    waited for round by round: when a round is recorded the next is paired and queued."""
+    its id, for a tournament that ends with its Redis (the demo's). A Swiss or bracket
+    tournament is waited for round by round: when what is queued is recorded, the next round
+    is paired and queued (:func:`advance`)."""
     tid, spec = prepare_tournament(store, spec, tid=tid)
     deadline = None if timeout is None else time.monotonic() + timeout
-    label = None
+    queued = enqueue_missing(store, tid, requeue_after)
     while True:
-        queued = enqueue_missing(store, tid, requeue_after)
         stored = store.tournament(tid)
         total = 0 if stored is None else stored["total"]
         if not quiet:
@@ -580,17 +687,29 @@ def run_tournament(store: Store, spec: TournamentSpec | None, *, tid: str | None
             _stderr_console().print(f"tournament [bold]{tid}[/]: {total} matches, {queued} "
                                     f"queued now{hint}")
         store.set_tournament_status(tid, "running")
-        if spec.get("kind") == "swiss":
-            label = f"tournament {tid} round {_rounds_paired(store, tid, spec)}/{spec['rounds']}"
         left = None if deadline is None else max(0.001, deadline - time.monotonic())
-        progress = wait_for(store, tid, timeout=left, quiet=quiet, label=label)
-        if progress["failed"] or spec.get("kind") != "swiss":
+        progress = wait_for(store, tid, timeout=left, quiet=quiet,
+                            label=_round_label(store, tid, spec))
+        if progress["failed"] or spec.get("kind") not in STAGED:
             break
-        store.create_tournament(tid, spec, schedule_of(store))  # pairs the next round, if any
-        if store.tournament(tid)["total"] == total:  # type: ignore[index]
+        queued = len(advance(store, tid, requeue_after=requeue_after))
+        if not queued:
             break
     store.set_tournament_status(tid, "failed" if progress["failed"] else "done")
     return tournament_report(store, tid)
+
+
+def _round_label(store: Store, tid: str, spec: TournamentSpec) -> str | None:
+    """The progress bar's label for a Swiss round or the bracket's rounds being played."""
+    kind = spec.get("kind")
+    if kind == "swiss":
+        return f"tournament {tid} round {_rounds_paired(store, tid, spec)}/{spec['rounds']}"
+    if kind in brackets.FORMATS:
+        b = tournament_bracket(tid, spec, store.tournament_results(tid))
+        playing = [r["name"] for r in b["rounds"] if not r["decided"]
+                   and any(t["matches"] for t in r["ties"])]
+        return f"tournament {tid} {', '.join(playing) or 'bracket'}"
+    return None
 
 
 class FormatView(TypedDict):
@@ -601,15 +720,18 @@ class FormatView(TypedDict):
     rounds: list[SwissRound]  # a Swiss tournament's rounds so far (else empty)
     swiss: list[SwissScore]  # a Swiss tournament's scores, best first (else empty)
     planned: int | None  # a Swiss tournament's number of rounds
+    bracket: Bracket | None  # a knockout's or double elimination's bracket so far
 
 
 def format_view(tid: str, spec: TournamentSpec, results: Sequence[ResultEntry]) -> FormatView:
     """The web page's view of a tournament's format, from its stored spec and results."""
     kind = spec.get("kind") or "round-robin"
     view: FormatView = {"format": kind, "challenger": spec.get("challenger"), "rounds": [],
-                        "swiss": [], "planned": spec.get("rounds")}
+                        "swiss": [], "planned": spec.get("rounds"), "bracket": None}
     if kind == "swiss":
         _, view["rounds"], view["swiss"] = swiss_schedule(tid, spec, results)
+    if kind in brackets.FORMATS:
+        view["bracket"] = tournament_bracket(tid, spec, results)
     return view
 
 
@@ -627,4 +749,6 @@ __all__ = ["FORMATS", "SwissRound", "SwissScore", "TournamentError", "new_tid", 
            "prepare_tournament", "ladder_running", "cross_table", "CrossRow", "CrossCell",
            "enqueue_missing", "wait_for", "ResultsFeed", "TournamentReport",
            "tournament_report", "run_tournament", "missing_bots", "WorkerWatch", "FormatView",
-           "format_schedule", "format_view", "schedule_of", "swiss_schedule"]
+           "format_schedule", "format_view", "schedule_of", "swiss_schedule", "STAGED",
+           "advance", "tournament_bracket", "bracket_schedule", "tournament_lock",
+           "TournamentBusy"]

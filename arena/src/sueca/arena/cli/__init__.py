@@ -44,7 +44,7 @@ COMMANDS = (
     ("sueca.arena.cli.wait", "wait", "wait until servers accept connections (for scripts)"),
     ("sueca.arena.cli.bots", "bots", "register, list and remove bots"),
     ("sueca.arena.cli.tournament", "tournament",
-     "run a tournament (round robin, gauntlet, Swiss) through the workers"),
+     "run a tournament (round robin, gauntlet, Swiss, knockout...) through the workers"),
     ("sueca.arena.cli.competition", "competition",
      "seasons: create, enter, open, freeze, final, close"),
     ("sueca.arena.cli.leaderboard", "leaderboard",

@@ -1,5 +1,6 @@
-"""``sueca-arena tournament run|show|list``: round-robin, gauntlet and Swiss tournaments
-through the workers (the formats: :mod:`sueca.arena.pairing`, docs/strength.md)."""
+"""``sueca-arena tournament run|show|list``: round-robin, gauntlet, Swiss, knockout and
+double-elimination tournaments through the workers (the formats: :mod:`sueca.arena.pairing`,
+:mod:`sueca.arena.brackets`, docs/strength.md)."""
 
 from __future__ import annotations
 
@@ -25,16 +26,21 @@ from sueca.arena.cli.common import (
 )
 from sueca.engine import Variant, VariantError
 
+#: tournament formats (sueca.arena.tournaments.FORMATS, which the CLI does not import at start)
+BRACKETS = ("knockout", "double-elimination")
+FORMATS = ("round-robin", "gauntlet", "swiss", *BRACKETS)
+
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from sueca.arena.brackets import Tie
     from sueca.arena.records import TournamentSpec
     from sueca.arena.tournaments import TournamentReport
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("tournament", help="run a tournament (round robin, gauntlet, Swiss) "
-                                          "through the workers",
+    p = sub.add_parser("tournament", help="run a tournament (round robin, gauntlet, Swiss, "
+                                          "knockout...) through the workers",
                        description="Tournaments among registered bots, played by the workers: "
                                    "run one, show its table, list the recent ones.")
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -55,9 +61,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                      help="matches each pair of bots plays (even with --duplicate; default 2)")
     run.add_argument("--duplicate", action="store_true",
                      help="play matches in pairs with the same decks and the teams swapped")
-    run.add_argument("--format", choices=("round-robin", "gauntlet", "swiss"), default=None,
+    run.add_argument("--format", choices=FORMATS, default=None,
                      help="round-robin (every pair; the default), gauntlet (--challenger "
-                          "against each other bot) or swiss (--rounds N, paired by score)")
+                          "against each other bot), swiss (--rounds N, paired by score), "
+                          "knockout or double-elimination (a bracket seeded in the order of "
+                          "--bots, each tie --best-of N duplicate pairs)")
+    run.add_argument("--best-of", action=Bounded, kind=int, low=1, default=None, metavar="N",
+                     help="a knockout's or double elimination's duplicate pairs per tie "
+                          "(default 1)")
     run.add_argument("--challenger", metavar="NAME",
                      help="a gauntlet's bot, one of --bots, that meets every other")
     run.add_argument("--rounds", action=Bounded, kind=int, low=1, default=None, metavar="N",
@@ -113,6 +124,8 @@ def print_table(report: TournamentReport, out: Console | None = None) -> None:
     print_cross(report, out)
     if "rounds" in report:
         print_rounds(report, out)
+    if "bracket" in report:
+        print_bracket(report, out)
     for f in report["failed"]:
         out.print(f"[red]failed[/] {f['match_id']}: {f['error']}")
 
@@ -125,6 +138,9 @@ def format_words(report: TournamentReport) -> str:
         words += f" of {spec['challenger']}"
     if spec.get("rounds"):
         words += f", {spec['rounds']} round{'s' if spec['rounds'] != 1 else ''}"
+    if report["format"] in BRACKETS:
+        n = spec.get("best_of", 1)
+        return words + f", ties of {n} duplicate pair{'s' if n != 1 else ''}"
     words += f", {spec.get('matches_per_pair')} per pair"
     return words + (", duplicate" if spec.get("duplicate") else "")
 
@@ -189,6 +205,54 @@ def print_rounds(report: TournamentReport, out: Console) -> None:
     out.print(rounds)
 
 
+def print_bracket(report: TournamentReport, out: Console) -> None:
+    """A bracket's champion, its places by the round that eliminated each bot, and every tie
+    round by round (a line each: bots with their seeds, matches won, who went through and by
+    which rule)."""
+    b = report["bracket"]
+    out.print(f"[bold]Champion: {escape(b['champion'])}[/]" if b["champion"]
+              else "Champion: not decided yet")
+    places = Table(title="Bracket standings", title_justify="left")
+    for col in ("place", "bot", "seed", "lost", "out in"):
+        places.add_column(col, justify="right" if col in ("seed", "lost") else "left",
+                          overflow="fold")
+    for p in b["standings"]:
+        where = ("" if p["place"] is None else str(p["place"]) if p["place"] == p["last"]
+                 else f"{p['place']}-{p['last']}")
+        places.add_row(where or "in", escape(p["bot"]), str(p["seed"]), str(p["losses"]),
+                       escape(p["out"] or "still in"))
+    out.print(places)
+    for r in b["rounds"]:
+        if not r["ties"]:
+            continue
+        out.print(f"[bold]{escape(r['name'])}[/]" + ("" if r["decided"] else " (playing)"))
+        for t in r["ties"]:
+            out.print(f"  {t['id']}  {escape(tie_words(t, b['best_of']))}")
+    out.print(f"[dim]a tie: {b['best_of']} duplicate pair(s) scored by matches won; level: "
+              "game points, then up to 3 extra pairs, then the higher seed[/]")
+
+
+def tie_words(t: Tie, best_of: int) -> str:
+    """One tie in words: ``random (1) 2–0 reckless (4): random, matches won``."""
+    def side(i: int) -> str:
+        bot = t["bots"][i]
+        return "?" if bot is None else f"{bot} ({t['seeds'][i]})"
+    if t["bye"]:
+        return f"{side(0) if t['bots'][0] else side(1)}: bye"
+    score = f"{side(0)} {t['wins'][0]}–{t['wins'][1]} {side(1)}"
+    extra = t["pairs"] - best_of
+    if extra > 0:
+        score += f" (+{extra} extra pair{'s' if extra != 1 else ''})"
+    if t["winner"] is None:
+        if None in t["bots"]:
+            return f"{side(0)} – {side(1)}: waiting for its bots"
+        return f"{score}: playing, {t['played']} of {len(t['matches'])} matches in"
+    rule = {"matches": "matches won",
+            "game points": f"game points {t['points'][0]}–{t['points'][1]}",
+            "seed": "the higher seed, level after every extra pair"}.get(t["by"] or "", "")
+    return f"{score}: {t['winner']}, {rule}"
+
+
 def cmd_tournament_run(args: argparse.Namespace) -> int:
     # Celery, the store's Redis client and the ratings' fit cost ~1 s of start-up, which the
     # CLI's other commands (every module is imported for --help) skip
@@ -220,10 +284,13 @@ def _spec_to_create(args: argparse.Namespace) -> TournamentSpec | None:
         variant = Variant.parse(args.variant)
     except VariantError as err:
         raise UserError(str(err)) from None
+    if args.format in BRACKETS and args.matches_per_pair is not None:
+        raise UserError(f"--matches-per-pair {args.matches_per_pair} is not for a {args.format}:"
+                        f" its ties are --best-of N duplicate pairs")
     return new_spec(bots, args.matches_per_pair or 2, duplicate=args.duplicate,
                     variant=variant, limits={"move_ms": args.move_ms, "bank_ms": args.bank_ms},
                     fmt=args.format or "round-robin", challenger=args.challenger,
-                    rounds=args.rounds)
+                    rounds=args.rounds, best_of=args.best_of)
 
 
 def _bots_to_create(args: argparse.Namespace) -> list[str] | None:
@@ -234,7 +301,8 @@ def _bots_to_create(args: argparse.Namespace) -> list[str] | None:
         ("--duplicate", args.duplicate), ("--variant", bool(args.variant)),
         ("--move-ms", args.move_ms is not None), ("--bank-ms", args.bank_ms is not None),
         ("--format", args.format is not None), ("--challenger", args.challenger is not None),
-        ("--rounds", args.rounds is not None)) if given]
+        ("--rounds", args.rounds is not None), ("--best-of", args.best_of is not None))
+        if given]
     if args.bots is not None:
         return [b.strip() for b in args.bots.split(",") if b.strip()]
     if shaping:
