@@ -24,9 +24,26 @@ from sueca.arena.seeds import derive_seed
 pytestmark = pytest.mark.slow
 
 NAME = "spring"
-FIELD = {f"s{i}": ("heuristic", "random", "reckless")[i % 3] for i in range(1, 9)}
-FINAL = ["--final", "round-robin", "--final-top", "4", "--best-of", "1"]
-FINAL_MATCHES = 6 * 2  # the top four's six pairs, one duplicate pair each
+FIELD = {f"s{i}": ("random", "reckless")[i % 2] for i in range(1, 9)}
+FINAL = ["--final", "double-elimination", "--final-top", "8", "--best-of", "1"]
+
+
+def _page(store, name: str) -> dict:
+    """The competition's page as /api/competitions/NAME answers it."""
+    from starlette.testclient import TestClient
+
+    from sueca.arena.web.app import create_app
+    with TestClient(create_app(store)) as client:
+        got: dict = client.get(f"/api/competitions/{name}").json()
+    return got
+
+
+def _html(store, name: str) -> str:
+    from starlette.testclient import TestClient
+
+    from sueca.arena.web.app import create_app
+    with TestClient(create_app(store)) as client:
+        return client.get(f"/competitions/{name}").text
 
 
 def _cli(url: str, *argv: str) -> None:
@@ -61,7 +78,7 @@ def _season(arena: LocalArena, tmp_path: Path, capsys) -> None:
         arena.check()
         kinds = [c["kind"] for c in store.competitions.division_log(NAME)]
         mine = [r for _, r in store.results() if r.get("competition") == NAME]
-        return ("cycle" in kinds and len(mine) >= 12
+        return ("cycle" in kinds and len(mine) >= 8
                 and any(r.get("versions", {}).get("s1") == 2 for r in mine))
 
     wait_for(settled, 90, "the competition's ladder: a promotion cycle, s1's version 2 played",
@@ -81,8 +98,14 @@ def _season(arena: LocalArena, tmp_path: Path, capsys) -> None:
     out = cli("competition", "final", NAME, "--wait", "--json", env=env, timeout=180)
     got = json.loads(out.stdout)["final"]
     assert got["done"] and got["failed"] == 0 and got["recorded"] == got["total"]
-    assert got["total"] == FINAL_MATCHES and len(got["seeds"]) == 4
+    assert got["format"] == "double-elimination" and sorted(got["seeds"]) == sorted(FIELD)
     tid = got["tournament"]
+    page = _page(store, NAME)
+    bracket = page["bracket"]
+    assert bracket["champion"] is not None and bracket["seeds"] == got["seeds"]
+    ties = [t for r in bracket["rounds"] for t in r["ties"] if not t["bye"]]
+    assert sum(t["loser"] is not None for t in ties) >= 14  # 7 bots out twice, or 8 with a reset
+    assert got["total"] == 2 * sum(t["pairs"] for t in ties)  # each tie its duplicate pairs
     mids = store.tournament_matches(tid)
     finals = [r for _, r in store.results() if r.get("tournament") == tid]
     assert Counter(r["match_id"] for r in finals) == Counter(mids)  # each recorded once
@@ -90,6 +113,9 @@ def _season(arena: LocalArena, tmp_path: Path, capsys) -> None:
     assert all(r["versions"]["s1"] == 2 for r in finals if "s1" in r["seats"])
 
     _cli(url, "competition", "close", NAME, "--by", "organiser")
+    closed = _page(store, NAME)
+    assert [p["bot"] for p in closed["placings"]][0] == bracket["champion"]
+    assert closed["seed_key"] and closed["seed_key"] in _html(store, NAME)
     key = store.competitions.get(NAME)["seed_key"]
     assert key is not None
     played = [r for _, r in store.results() if r.get("competition") == NAME]

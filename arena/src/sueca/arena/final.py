@@ -17,7 +17,8 @@ import hashlib
 import time
 from typing import TypedDict
 
-from sueca.arena import lifecycle
+from sueca.arena import lifecycle, tournaments
+from sueca.arena.brackets import FORMATS
 from sueca.arena.competitions.results import final_id
 from sueca.arena.lifecycle import CompetitionError, State
 from sueca.arena.records import CompetitionRecord, TournamentSpec
@@ -26,7 +27,6 @@ from sueca.arena.store import Store, TournamentConflict
 from sueca.arena.store.ratings import fit_of_record
 from sueca.arena.tournaments import (
     TournamentError,
-    enqueue_missing,
     new_spec,
     prepare_tournament,
     schedule_of,
@@ -82,7 +82,8 @@ def final_spec(store: Store, name: str) -> TournamentSpec:
     try:
         spec = new_spec(seeds, 2 * int(final["best_of"]), duplicate=True,
                         variant=Variant.from_dict(rec["spec"]["variant"]),
-                        limits=rec["spec"].get("limits"), fmt=final["format"])
+                        limits=rec["spec"].get("limits"), fmt=final["format"],
+                        best_of=int(final["best_of"]) if final["format"] in FORMATS else None)
     except TournamentError as err:
         raise CompetitionError(f"competition {name!r} cannot hold its final: {err}") from None
     spec["secret"] = final_secret(store.competitions.secret(name), final_id(name))
@@ -124,8 +125,10 @@ def advance(store: Store, name: str) -> FinalProgress:
     if t is None:
         raise CompetitionError(f"competition {name!r} has no final yet: "
                                f"`sueca-arena competition final {name}` starts it")
-    store.create_tournament(tid, t["spec"], schedule_of(store), same_tournament)
-    enqueue_missing(store, tid)
+    try:
+        tournaments.advance(store, tid)  # the bracket's next ties, under its lock; queued
+    except TournamentError as err:
+        raise CompetitionError(f"competition {name!r}: its final: {err}") from None
     return progress(store, name)
 
 

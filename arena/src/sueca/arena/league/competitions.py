@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from typing import TypedDict
 
+from sueca.arena.brackets import FORMATS, Bracket, Placing
 from sueca.arena.competitions.results import RecordRating, final_id, ratings_of
 from sueca.arena.final import FinalProgress, progress
 from sueca.arena.league.rows import BadQuery, NotFound, check_page
@@ -23,6 +24,7 @@ from sueca.arena.ratings.standings import StandingsRow, standings
 from sueca.arena.records import ResultEntry
 from sueca.arena.store import Store
 from sueca.arena.store.ratings import stored_config
+from sueca.arena.tournaments import tournament_bracket
 
 __all__ = ["CompetitionIndex", "CompetitionSummary", "CompetitionPage", "EntrantRow",
            "CompetitionMatch", "competition_list", "competition_page", "MATCHES_PER_PAGE"]
@@ -66,7 +68,9 @@ class CompetitionPage(TypedDict):
     log: list[dict[str, object]]
     entrants: list[EntrantRow]
     final: FinalProgress | None
-    final_standings: list[StandingsRow]  # once closed: the final's table (seed order on ties)
+    final_standings: list[StandingsRow]  # once closed, a round-robin final's table
+    bracket: Bracket | None  # a knockout's or double elimination's bracket, round by round
+    placings: list[Placing]  # once closed, a bracket's places
     seed_hash: str
     seed_key: str | None  # once closed
     matches: list[CompetitionMatch]  # newest first, this page of them
@@ -137,13 +141,17 @@ def competition_page(store: Store, index: CompetitionIndex, name: str,
     tid = final_id(name)
     final = None
     table: list[StandingsRow] = []
-    if store.tournament(tid) is not None:
+    bracket: Bracket | None = None
+    t = store.tournament(tid)
+    if t is not None:
         try:
             final = progress(store, name)
         except CompetitionError:
             final = None
-        if rec["state"] is State.CLOSED and final is not None:
-            mine = [r for r in results if r.get("tournament") == tid]
+        mine = [r for r in results if r.get("tournament") == tid]
+        if final is not None and final["format"] in FORMATS:
+            bracket = tournament_bracket(tid, t["spec"], mine)
+        elif rec["state"] is State.CLOSED and final is not None:
             table = standings(mine, stored_config(store).elo_k, field=final["seeds"])
     newest = sorted(results, key=lambda r: r["time"], reverse=True)
     pages = max(1, -(-len(newest) // per))
@@ -155,7 +163,9 @@ def competition_page(store: Store, index: CompetitionIndex, name: str,
         "times": {"opens_at": spec["opens_at"], "freezes_at": spec["freezes_at"],
                   "final_at": spec["final_at"], "closes_at": spec["closes_at"]},
         "log": [dict(t) for t in rec["log"]], "entrants": entrants, "final": final,
-        "final_standings": table, "seed_hash": rec["seed_hash"], "seed_key": rec["seed_key"],
+        "final_standings": table, "bracket": bracket,
+        "placings": bracket["standings"] if bracket and rec["state"] is State.CLOSED else [],
+        "seed_hash": rec["seed_hash"], "seed_key": rec["seed_key"],
         "matches": [{"id": r["match_id"], "tournament": r.get("tournament", ""),
                      "seats": list(r["seats"]), "winner": r["winner"], "end": r["end"],
                      "time": r["time"]} for r in newest[(p - 1) * per: p * per]],
