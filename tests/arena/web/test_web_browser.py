@@ -336,7 +336,7 @@ def test_tournament_page_has_the_cross_table(arena: Serve, browser: Any, shoot: 
 
 
 def test_a_closed_competitions_page_shows_its_final_and_key(arena: Serve, browser: Any) -> None:
-    """A season of the example bots with a round-robin final, closed: its page at both widths
+    """A season of the example bots with a knockout final, closed: its page at both widths
     (the page-fits test below visits it) shows the final's table, every match and the key."""
     from kits.arena import competition_final
     from selenium.webdriver.common.by import By
@@ -347,7 +347,7 @@ def test_a_closed_competitions_page_shows_its_final_and_key(arena: Serve, browse
     env["SUECA_REDIS_URL"] = arena.url()
     store = Store.from_url(arena.url())
     store.competitions.create(new_spec("fall", final={
-        "format": "round-robin", "top": None, "best_of": 1}), by="browser-test")
+        "format": "knockout", "top": None, "best_of": 1}), by="browser-test")
     for bot in ("random", "heuristic", "reckless"):
         store.competitions.enter("fall", bot, by="browser-test")
     for to in (State.OPEN, State.FROZEN, State.FINAL):
@@ -356,10 +356,15 @@ def test_a_closed_competitions_page_shows_its_final_and_key(arena: Serve, browse
     assert competition_final("wait", "fall", env)["done"]
     store.competitions.move("fall", State.CLOSED, by="browser-test")
     browser.get(arena.web + "/competitions/fall")
-    assert len(browser.find_elements(By.CSS_SELECTOR, "#final-standings tbody tr")) == 3
+    places = browser.find_elements(By.CSS_SELECTOR, "#bracket-standings tbody tr")
+    champion = browser.find_element(By.ID, "champion").text
+    assert len(places) == 3 and places[0].text.split()[1] in champion  # the champion first
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#bracket .tie")) >= 2
     assert len(browser.find_elements(By.CSS_SELECTOR, "#entrants tbody tr")) == 3
     assert len(browser.find_elements(By.CSS_SELECTOR, "#transitions tbody tr")) == 5
-    assert len(browser.find_elements(By.CSS_SELECTOR, "#matches li a")) == 6
+    played = store.tournament_matches("fall-final")
+    links = browser.find_elements(By.CSS_SELECTOR, "#matches li a")
+    assert sorted(a.text for a in links) == sorted(played) and len(played) >= 4
     key = store.competitions.get("fall")["seed_key"]
     assert key and key in browser.find_element(By.ID, "seed-key").text
     browser.get(arena.web + "/competitions")
