@@ -182,3 +182,26 @@ def test_the_times_move_a_competition_once_by_the_scheduler(store):
     assert store.competitions.entries("timed")["a"]["version"] == 2       # stamped
     assert store.competitions.get("manual")["state"] is State.DRAFT
     assert advance(store, now=now + 400) == []                  # no final time: by command
+
+
+def test_a_competition_that_cannot_use_its_share_leaves_it_to_the_others():
+    def play(name, *boards):
+        return comp_ladder.Play(name, {}, {}, [comp_ladder.Board(b, frozenset()) for b in boards],
+                                {}, None)
+
+    plays = [play("ladder", "ladder/all"), play("a", "a/division 0", "a/division 1"),
+             play("b", "b/all")]
+    by_play, by_board, done = Counter({"ladder": 2, "a": 1}), Counter({"a/division 1": 1}), set()
+    got = []
+    for _ in range(5):
+        chosen = comp_ladder.next_board(plays, by_play=by_play, by_board=by_board, done=done)
+        p, board = chosen
+        got.append(board.key)
+        by_play[p.name] += 1
+        by_board[board.key] += 1
+        if board.key == "b/all":
+            done.add(board.key)                  # b has no pair left to draw
+    # the fewest in flight first (b, then a's emptier division), b's share to the others
+    assert got == ["b/all", "a/division 0", "a/division 0", "ladder/all", "a/division 1"]
+    done.update(b.key for p in plays for b in p.boards)
+    assert comp_ladder.next_board(plays, by_play=by_play, by_board=by_board, done=done) is None

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from sueca.arena.cli import main
+from sueca.arena.competitions.ladder import plays
 
 BOTS = ("alpha-bot-with-a-long-name", "beta", "gamma")
 
@@ -67,6 +68,9 @@ def test_a_season_through_the_commands(arena, capsys):
         assert entry["bot"] == bot and entry["by"] == "owner"
     assert _run(capsys, "open", "spring")[0] == 0                   # by the OS user
     store.versions.bump("beta", by="owner", note="v2")              # open: versions accepted
+    for bot in BOTS:                                                # placement played: the
+        store.competitions.update_entry("spring", bot, placed=2)    # ladder's upkeep splits
+    plays(store, list(BOTS), present=set(BOTS), variant={}, limits={}, now=time.time())
     step = _json(capsys, "freeze", "spring", "--by", "organiser")
     assert step["from_state"] == "open" and step["to"] == "frozen" and step["by"] == "organiser"
     shown = _json(capsys, "show", "spring")
@@ -80,8 +84,11 @@ def test_a_season_through_the_commands(arena, capsys):
     assert code == 0
     _fits(table)
     for word in ("spring", "frozen", "tie=double", "target=8", "move_ms=500",
-                 "double-elimination", *BOTS, "organiser", "draft", "open"):
+                 "double-elimination", *BOTS, "organiser", "draft", "open", "Divisions",
+                 "split", "scheduler", "gamma→1"):
         assert word in table, word
+    assert [c["kind"] for c in shown["divisions_log"]] == ["split"]
+    assert [e["division"] for e in shown["entries"]] == [0, 0, 0]   # 2 bots a division at least
     # the list, with the default ladder first
     listed = _json(capsys, "list")
     assert [r["name"] for r in listed][-1] == "spring" and listed[-1]["state"] == "frozen"

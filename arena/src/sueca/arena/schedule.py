@@ -15,7 +15,9 @@ re-running a tournament id rebuilds exactly the same matches.
 Ladder: :func:`pick_pairs` chooses who plays next, for information and fairness (its docstring
 says how and why); :class:`Ladder` keeps a target number of matches in flight, under a Redis
 lock so that two schedulers never exceed it, and is woken by every recorded result
-(:meth:`Ladder.wait`) so that a finished match frees its slot at once.
+(:meth:`Ladder.wait`) so that a finished match frees its slot at once. The arena's ladder and
+every open or frozen competition share that target, each playing its own ladder among its
+entrants (:mod:`sueca.arena.competitions.ladder`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sueca.arena.competitions.ladder import Play, board_of, next_board
+from sueca.arena.competitions.ladder import LOCK, Play, board_of, next_board
 from sueca.arena.competitions.ladder import plays as competition_plays
 from sueca.arena.lifecycle import DEFAULT
 from sueca.arena.ratings.fit import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
@@ -250,7 +252,7 @@ def _over_share(bot: str, recent: Sequence[tuple[str, str]]) -> bool:
 
 
 class Ladder:
-    """Keeps ``target`` ladder matches in flight.
+    """Keeps ``target`` ladder matches in flight, the arena's and its competitions'.
 
     ``connected()`` returns bot -> free seats (from the referee replicas); ``enqueue(mid)``
     sends the match's task. One :meth:`tick` runs under the ``ladder`` lock, so two schedulers
@@ -288,7 +290,7 @@ class Ladder:
         """Schedule what is missing; returns the new match ids (empty if another scheduler holds
         the lock). Every competition that plays its ladder shares the ``target``
         (:func:`sueca.arena.competitions.ladder.next_board` says how)."""
-        token = self.store.lock("ladder", ttl=15.0)
+        token = self.store.lock(LOCK, ttl=15.0)
         if token is None:
             return []
         try:
@@ -353,7 +355,7 @@ class Ladder:
             self._allowance -= len(new)
             return new
         finally:
-            self.store.unlock("ladder", token)
+            self.store.unlock(LOCK, token)
 
     def recent(self, competition: str = DEFAULT) -> list[tuple[str, str]]:
         """The pairs of the last :data:`RECENT` ladder matches of ``competition`` scheduled,

@@ -79,7 +79,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     create = _action(acts, "create", "create a competition (in draft) with its rules and times",
                      cmd_create)
-    create.add_argument("name", metavar="NAME")
+    create.description = (f"Create a competition, in draft. A time (WHEN) is {_TIME_HELP}; a "
+                          "move without one is made by its command only.")
+    create.add_argument("name", metavar="NAME", help="1-40 lower-case letters, digits, '_', "
+                                                     "'.', '-'")
     create.add_argument("--variant", nargs="+", action="extend", default=[],
                         metavar="KEY=VALUE", help="rule variants of its matches, e.g. "
                                                   "tie=double target=8")
@@ -89,13 +92,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         help="per-seat time bank on the referee (0: none)")
     create.add_argument("--grace-ms", action=Bounded, kind=int, low=0,
                         help="network grace added to each move's limit on the referee")
-    for flag, what in (("--open-at", "opens (entries are accepted from creation until it "
-                                     "freezes)"),
-                       ("--freeze-at", "freezes: no new entries or versions after it"),
-                       ("--final-at", "starts its final"), ("--close-at", "closes")):
-        create.add_argument(flag, metavar="WHEN",
-                            help=f"when the scheduler {what}: {_TIME_HELP}; without it, by "
-                                 "command only")
+    for flag, what in (("--open-at", "opens it (entries are taken from its creation until "
+                                     "it freezes)"),
+                       ("--freeze-at", "freezes it: no new entries or versions after it"),
+                       ("--final-at", "starts its final"), ("--close-at", "closes it")):
+        create.add_argument(flag, metavar="WHEN", help=f"when the scheduler {what}")
     create.add_argument("--final", choices=FINAL_FORMATS, default="none", dest="final_format",
                         help="the final event's format (default none: the standings when it "
                              "closes are its result)")

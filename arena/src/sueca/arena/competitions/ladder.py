@@ -28,7 +28,11 @@ from sueca.arena.records import CompetitionRecord, DivisionMove, Entry, MatchRec
 from sueca.arena.store import Store
 from sueca.arena.store.ratings import fit_of_record
 
-__all__ = ["Board", "Play", "plays", "upkeep", "next_board", "board_of", "competition_fit"]
+__all__ = ["Board", "Play", "plays", "upkeep", "next_board", "board_of", "competition_fit",
+           "LOCK"]
+
+#: the lock of a ladder tick, which writes entries (divisions, placement counts)
+LOCK = "ladder"
 
 
 @dataclasses.dataclass
@@ -67,7 +71,8 @@ class Play:
 
 
 def competition_fit(store: Store, name: str) -> Fit:
-    """The rating a competition pairs and splits by: its rating of record."""
+    """The rating a competition pairs, splits and places by: the arena's rating of record,
+    fit over every rated result (the competition's and the others')."""
     return fit_of_record(store)
 
 

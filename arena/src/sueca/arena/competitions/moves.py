@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from sueca.arena.competitions.ladder import LOCK as LADDER_LOCK
 from sueca.arena.lifecycle import CompetitionError, State, due
 from sueca.arena.records import Transition
 from sueca.arena.store import Store
@@ -18,6 +19,8 @@ __all__ = ["move", "advance", "freeze_versions", "LOCK"]
 
 #: the lock two schedulers share, so that a due move is made once
 LOCK = "competitions"
+#: how long a freeze waits for the ladder's tick to end (its lock lives 15 s at most)
+LOCK_WAIT = 20.0
 #: the most moves one competition makes in one call of :func:`advance` (draft to closed)
 _MOST = len(State) - 1
 
@@ -33,12 +36,24 @@ def move(store: Store, name: str, to: State, *, by: str) -> Transition:
 
 def freeze_versions(store: Store, name: str) -> dict[str, int]:
     """Write each entrant's current version to its entry (the version that plays from now on);
-    returns them."""
-    entries = store.competitions.entries(name)
-    current = store.versions.currents(list(entries))
-    for bot in entries:
-        store.competitions.update_entry(name, bot, version=current.get(bot, 1))
-    return {bot: current.get(bot, 1) for bot in entries}
+    returns them. Under the ladder's lock, whose tick writes the entries' divisions and
+    placement counts: neither write is lost. Should the lock not come, the versions are
+    written anyway: the ladder plays the current version of an entry with none, which no one
+    can change while the competition is frozen."""
+    deadline = time.monotonic() + LOCK_WAIT
+    token = store.lock(LADDER_LOCK, ttl=15.0)
+    while token is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        token = store.lock(LADDER_LOCK, ttl=15.0)
+    try:
+        entries = store.competitions.entries(name)
+        current = store.versions.currents(list(entries))
+        for bot in entries:
+            store.competitions.update_entry(name, bot, version=current.get(bot, 1))
+        return {bot: current.get(bot, 1) for bot in entries}
+    finally:
+        if token is not None:
+            store.unlock(LADDER_LOCK, token)
 
 
 def advance(store: Store, *, now: float | None = None,
