@@ -413,3 +413,18 @@ def test_advance_pairs_the_next_round_once_for_two_callers(store, monkeypatch) -
         assert len(new) == len(set(new))
     assert Counter(queued) == Counter(store.tournament_matches(tid))
     assert set(Counter(queued).values()) == {1}
+
+
+def test_a_bad_bracket_request_is_refused_before_anything_is_stored() -> None:
+    """--best-of belongs to the brackets, --matches-per-pair to the others: each mistake is a
+    one-line error quoting the option (exit 2), said before Redis is asked."""
+    from sueca.arena.tournaments import new_spec
+    with pytest.raises(TournamentError, match="--best-of 2 is for a knockout"):
+        new_spec(["a", "b"], 2, fmt="round-robin", best_of=2)
+    with pytest.raises(TournamentError, match="bad --best-of 0"):
+        new_spec(["a", "b"], 2, fmt="knockout", best_of=0)
+    run = cli("tournament", "run", "--bots", "a,b", "--format", "knockout", "-k", "4",
+              env={"SUECA_REDIS_URL": "redis://127.0.0.1:1/0", "PATH": "/usr/bin:/bin"},
+              check=2)
+    assert "--matches-per-pair 4 is not for a knockout: its ties are --best-of N" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr

@@ -14,6 +14,7 @@ NAME-390.png at 390; with ``SUECA_SCREENSHOTS=DIR`` also in DIR: that is how
 from __future__ import annotations
 
 import base64
+import json
 import os
 import shutil
 import subprocess
@@ -370,6 +371,37 @@ def test_a_closed_competitions_page_shows_its_final_and_key(arena: Serve, browse
     browser.get(arena.web + "/competitions")
     row = browser.find_element(By.CSS_SELECTOR, "#competitions tbody tr:last-child").text
     assert "fall" in row and "closed" in row
+
+
+def test_a_knockout_bracket_reads_on_a_desktop_and_a_phone(arena: Serve, browser: Any,
+                                                           shoot: Any) -> None:
+    """A knockout of the three example bots (seed 1 has a bye) played through serve's worker:
+    its page shows the bracket, rounds side by side at 1280 px and stacked at 390 px, nothing
+    wider than the screen, the champion and the final on screen."""
+    from selenium.webdriver.common.by import By
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
+    env["SUECA_REDIS_URL"] = arena.url()
+    from kits.arena import SUECA_ARENA
+    run = subprocess.run([SUECA_ARENA, "tournament", "run", "--bots", "heuristic,random,reckless",
+                          "--format", "knockout", "--id", "browser-ko", "--timeout", "90",
+                          "--json"], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    champion = json.loads(run.stdout)["bracket"]["champion"]
+    try:
+        for px in (1280, PHONE):
+            width(browser, px)
+            browser.get(arena.web + "/tournaments/browser-ko")
+            assert browser.find_element(By.ID, "champion").text == f"Champion: {champion}"
+            fits(browser, "the knockout's page")
+            on_screen(browser, px, "#champion", "#tie-W1-1", "#tie-W2-1 .side.won .bot",
+                      "#bracket-standings td", "#bracket-standings td:last-child")
+            lefts = [e.rect["x"] for e in browser.find_elements(By.CSS_SELECTOR,
+                                                                ".bracket-round")]
+            assert len(lefts) == 2
+            assert (lefts[0] == lefts[1]) == (px == PHONE), (px, lefts)  # stacked on a phone
+            shoot("knockout" if px == 1280 else f"knockout-{px}")
+    finally:
+        width(browser, 1280)
 
 
 def test_a_live_match_receives_cards_while_it_is_played(arena: Serve, browser: Any,
