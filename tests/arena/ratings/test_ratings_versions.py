@@ -176,3 +176,30 @@ def test_a_checkpoint_of_a_log_without_competitions_reads_as_before(store):
     assert raw["matchups"] == _by_name(results[:81])
     assert rebuild(store, write=False)["max_diff"] == 0.0
     assert fit_of_record(store).rating == fit_results(results).rating
+
+
+def test_a_competition_ranks_each_entrant_as_the_version_its_entry_fixed(store):
+    """A closed competition keeps the versions that played it, whatever came after; the read
+    model reads the same standings without writing anything."""
+    from sueca.arena.league.view import LeagueView
+    from sueca.arena.lifecycle import new_spec
+    results = [dict(r, competition="cup") for r in _versioned(300)]
+    for b in sorted({b for r in results for b in r["seats"]}):
+        store.bots.add(b)
+    store.competitions.create(new_spec("cup"), by="ann")
+    for b in ("bot000", "bot001"):
+        store.competitions.enter("cup", b, by="ann")
+    for _ in range(3):
+        store.versions.bump("bot001", by="ann")               # now at version 4
+    store.competitions.update_entry("cup", "bot001", version=3)
+    _record(store, results)
+    catch_up(store)
+    assert not store.r.exists(store.keys.ratings_record("cup"))
+    by_bot, by_version = LeagueView(store).competition_ratings("cup")
+    assert not store.r.exists(store.keys.ratings_record("cup"))   # read only
+    whole = fit_results(results)
+    assert by_version.rating == whole.rating
+    assert by_bot.rating["bot001"] == whole.rating["bot001@3"]     # its entry's version
+    assert by_bot.rating["bot000"] == whole.rating["bot000"]       # no entry version: current
+    assert fit_of_record(store, "cup") == by_bot                   # and the cached one agrees
+    assert store.r.exists(store.keys.ratings_record("cup"))

@@ -108,6 +108,17 @@ def test_tournament_is_idempotent_and_conflicts_are_explained(store):
         store.create_tournament("T", other, round_robin, same_tournament)
 
 
+def test_a_tournament_stamps_the_versions_its_bots_play(store):
+    for b in ("a", "b", "c"):
+        store.bots.add(b)
+    store.versions.bump("b", by="ann")
+    store.create_tournament("V", tournament_spec(["a", "b", "c"], 1, False, {}), round_robin)
+    stamped = {m: store.match(m).get("versions") for m in store.tournament_matches("V")}
+    for mid, versions in stamped.items():
+        bots = set(store.match(mid)["spec"]["bots"])
+        assert versions == ({"b": 2} if "b" in bots else None), (mid, versions)
+
+
 def test_replay_is_compressed(store):
     rec = {"format": "sueca-replay/1", "deals": [{"deck": ["AS"] * 40}] * 8}
     store.create_match("m5", {})

@@ -532,7 +532,9 @@ WANTED = {
     "matches": tuple(f"table.matches {DONE} {c}" for c in (
         ".m-id a", ".team-0", ".team-1", ".m-winner", ".m-score", ".m-time")),
     "bot": ("#record", *(f"table.matches {DONE} {c}" for c in (
-        ".m-id a", ".outcome", ".team-1", ".m-score", ".m-time"))),
+        ".m-id a", ".outcome", ".team-1", ".m-score", ".m-time")),
+        *(f"#versions tr.current {c}" for c in (".v-rating", ".v-matches", ".v-created",
+                                                  ".v-note"))),
     "replay": ("#position", "#next", "#prev", "#trump .card", "#board .seat.to-play"),
 }
 
@@ -544,6 +546,13 @@ def test_every_page_fits_a_desktop_and_a_phone(arena: Serve, browser: Any, shoot
     from selenium.webdriver.support.ui import WebDriverWait
     done = arena.get("/api/matches?end=normal&per=20")["matches"]
     mid = next(m["id"] for m in done if arena.get(f"/api/matches/{m['id']}")["replay"])
+    # the bot page's versions: a second one, with a note as long as a note can be
+    from kits.arena import SUECA_ARENA
+    bumped = subprocess.run([SUECA_ARENA, "bots", "version", "reckless", "--redis", arena.url(),
+                             "--note", "tries the long suits first " * 7],
+                            env={k: v for k, v in os.environ.items() if not k.startswith("SUECA_")},
+                            capture_output=True, text=True, timeout=60)
+    assert bumped.returncode == 0, bumped.stderr
     pages = {"leaderboard": "/", "bot": "/bots/reckless", "matches": "/matches",
              "replay": f"/matches/{mid}?deal=1&trick=5&card=3",
              "tournaments": "/tournaments", "tournament": "/tournaments/browser-cup",
@@ -561,9 +570,10 @@ def test_every_page_fits_a_desktop_and_a_phone(arena: Serve, browser: Any, shoot
                 fits(browser, path)
                 on_screen(browser, px, *WANTED.get(name, ()))
                 if name in ("matches", "bot"):  # every column of the rows, none scrolled away
-                    assert browser.execute_script(
-                        "const b = document.querySelector('table.matches').parentElement;"
-                        "return b.scrollWidth <= b.clientWidth"), (name, px)
+                    for table in ("table.matches", "#versions")[:1 if name == "matches" else 2]:
+                        assert browser.execute_script(
+                            f"const b = document.querySelector('{table}').parentElement;"
+                            "return b.scrollWidth <= b.clientWidth"), (name, table, px)
                 shoot(name if px == 1280 else f"{name}-{px}")
             # the menu wraps rather than being cut: every link is on screen
             for link in browser.find_elements(By.CSS_SELECTOR, "header a"):

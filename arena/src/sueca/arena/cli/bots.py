@@ -21,7 +21,8 @@ from sueca.arena.format import pm
 from sueca.arena.leaderboard import BoardRow, connected_bots, json_row, leaderboard
 from sueca.arena.records import CompetitionState
 from sueca.arena.store.bots import BotRegistry, BotRegistryError
-from sueca.arena.store.versions import VersionError
+from sueca.arena.store.versions import MAX_NOTE, VersionError
+from sueca.sdk.logs import shown
 
 if TYPE_CHECKING:
     from sueca.arena.store import Store
@@ -133,6 +134,10 @@ def add_version_parser(acts: argparse._SubParsersAction[argparse.ArgumentParser]
 def cmd_version(args: argparse.Namespace) -> int:
     """Start the next version of a bot: what plays from now on is rated as that version (the
     bot's process is not touched: the owner says which code it runs by bumping)."""
+    note = str(args.note)
+    if len(note) > MAX_NOTE or not note.isprintable():
+        raise UserError(f"bad --note {shown(note, 60)}: one line of at most {MAX_NOTE} "
+                        f"printable characters ({len(note)} given)")
     store = open_store(args)
     by = args.by if args.by is not None else _os_user()
     try:

@@ -106,8 +106,13 @@ def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
         base = ("" if report["checkpoint"] is None else
                 f" ({report['checkpoint_results']} of them from the checkpoint at entry "
                 f"{report['checkpoint']}, the log's tail after it)")
-        print(f"{action} {report['bots']} ratings from {report['results']} results{base} "
-              f"(Elo K={report['elo_k']:g}, initial {report['elo_initial']:g}): {verdict}")
+        rated = (f" ({report['versions']} bot versions rated"
+                 + (f"; competitions {', '.join(report['competitions'])}"
+                    if report["competitions"] else "") + ")"
+                 if report["versions"] > report["bots"] or report["competitions"] else "")
+        print(f"{action} {report['bots']} ratings{rated} from {report['results']} "
+              f"results{base} (Elo K={report['elo_k']:g}, initial {report['elo_initial']:g}): "
+              f"{verdict}")
     return 1 if (args.check and not same) else 0
 
 

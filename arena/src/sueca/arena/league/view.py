@@ -72,7 +72,9 @@ from sueca.arena.store.ratings import (
     cached_fit,
     load,
     load_matchups,
+    playing,
     ratings_stamp,
+    read_record,
     stored_config,
     trim_point,
 )
@@ -224,6 +226,15 @@ class LeagueView:
         self._fit_moved = time.monotonic()
         return self._own_fit[1], True
 
+    def competition_ratings(self, name: str) -> tuple[Fit, Fit]:
+        """A named competition's rating of record over its own results, read only: by bot (each
+        entrant's playing version: the one its entry fixed at the freeze, else its current
+        one) and by version (:func:`~sueca.arena.ratings.fit.identity`, for
+        :meth:`~sueca.arena.ratings.fit.Fit.versions_of`). The default ladder's is the
+        arena's."""
+        versions = read_record(self.store, name)
+        return versions.for_bots(playing(self.store, versions.bots(), name)), versions
+
     def trimmed(self) -> TrimPoint | None:
         """Where retention trimmed the results log (``through`` entry id, ``results`` it held),
         or None: the counts, history and head-to-head folded here cover only what follows."""
@@ -237,13 +248,14 @@ class LeagueView:
         stats = self.log.bots.get(name)
         if not registry.exists(name) and stats is None:
             raise NotFound(f"no bot named {name!r}{registry.case_hint(name)}")
-        row = self._ratings().get(name)
+        rated = self._rating_state()  # one reading: the row and the versions' ratings agree
+        row = rated.by_bot.get(name)
         stats = stats or BotFold()
         h2h: list[HeadToHead] = [{"opponent": opp, "won": w, "drawn": d, "lost": lost}
                                  for opp, (w, d, lost) in sorted(stats.versus.items())]
         health = self.store.bot_stats([name])[name]
         registered = registry.exists(name)
-        version, versions = self._versions_page(name, registered, stats)
+        version, versions = self._versions_page(name, registered, stats, rated.versions)
         return {"bot": name, "registered": registered, "version": version, "versions": versions,
                 "rating": None if row is None else _bot_rating(row),
                 "rank": None if row is None else row.get("rank"), "matches": stats.matches,
@@ -259,17 +271,18 @@ class LeagueView:
                 "ends": dict(stats.ends), "fault_ends": dict(stats.fault_ends),
                 "fault_lines": self._public_lines(stats)}
 
-    def _versions_page(self, name: str, registered: bool,
-                       stats: BotFold) -> tuple[int, list[VersionRow]]:
+    def _versions_page(self, name: str, registered: bool, stats: BotFold,
+                       of_record: Fit) -> tuple[int, list[VersionRow]]:
         """The bot's current version and its versions, newest first, each with its rating
-        of record, its matches in the log and what :meth:`~sueca.arena.store.versions` keeps of
-        it (an unregistered bot: what the log says played)."""
+        of record (in ``of_record``, by version), its matches in the log and what
+        :mod:`sueca.arena.store.versions` keeps of it (an unregistered bot: what the log says
+        played)."""
         history = {h["version"]: h for h in self.store.versions.history(name)} if registered \
             else {}
         current = self.store.versions.current(name) if registered \
             else max([1, *stats.by_version])
         rows: list[VersionRow] = []
-        for v in self._rating_state().versions.versions_of(name, upto=max([current, *history])):
+        for v in of_record.versions_of(name, upto=max([current, *history])):
             info = history.get(v["version"])
             rows.append({**v, "created": None if info is None else info["created"],
                          "by": "" if info is None else info["by"],

@@ -1,7 +1,9 @@
 """The ratings' state in Redis: the live fold (:mod:`sueca.arena.ratings.live`) applied
 incrementally as results are recorded (:func:`catch_up`), the rating of record's matchup counts
-and its cached fit (:func:`fit_of_record`), the rebuild from the results log (:func:`rebuild`)
-and the checkpoint that lets retention trim the log (:func:`checkpoint`). The folds themselves
+and its cached fit (:func:`versions_of_record` by version, :func:`fit_of_record` by bot: each
+bot's playing version), the same for each named competition over its own results, the rebuild
+from the results log (:func:`rebuild`) and the checkpoint that lets retention trim the log
+(:func:`checkpoint`). The folds themselves
 are pure (:mod:`sueca.arena.ratings`); this module only reads and writes their state.
 
 A worker calls :func:`catch_up` after recording; ``sueca-arena ratings rebuild`` is the same
@@ -14,11 +16,12 @@ Settings (K and the initial rating) are stored in Redis on first use and changed
 Checkpoint: to keep Redis bounded, retention (:mod:`sueca.arena.retention`) stores the fold's
 whole state at a results entry E (:func:`checkpoint`: every bot's Elo, OpenSkill mu and sigma,
 games and score, the duplicate halves waiting for their twin, the rating of record's matchup
-counts) and trims the log up to E in the same transaction. A rebuild then starts from that
-state and folds the tail: the same operations on the same floats in the same order as a fold of
-the whole log, so the numbers stay identical (``tests/arena/test_retention.py`` compares the
-two). What needs the trimmed entries themselves (another K or initial rating, a tournament's
-table) needs them back from the archive files.
+counts, the arena's and each competition's) and trims the log up to E in the same transaction.
+A rebuild then starts from that state and folds the tail: the same operations on the same
+floats in the same order as a fold of the whole log, so the numbers stay identical
+(``tests/arena/test_retention.py`` compares the two). What needs the trimmed entries
+themselves (another K or initial rating, a tournament's table) needs them back from the archive
+files.
 """
 
 from __future__ import annotations
@@ -44,10 +47,10 @@ from sueca.arena.store.errors import RatingsError
 from sueca.arena.store.versions import BotVersions
 
 __all__ = ["catch_up", "rebuild", "load", "load_config", "stored_config", "save_config",
-           "fit_of_record", "versions_of_record", "playing", "cached_fit", "load_matchups", "checkpoint",
-           "load_checkpoint",
-           "trim_point", "ratings_stamp", "RatingsConfig", "RebuildReport", "Checkpoint",
-           "CheckpointReport", "TrimPoint", "Archive", "FORMAT", "REBUILD_ATTEMPTS"]
+           "fit_of_record", "versions_of_record", "read_record", "playing", "cached_fit",
+           "load_matchups", "checkpoint", "load_checkpoint", "trim_point", "ratings_stamp",
+           "RatingsConfig", "RebuildReport", "Checkpoint", "CheckpointReport", "TrimPoint",
+           "Archive", "FORMAT", "REBUILD_ATTEMPTS"]
 
 # Every function takes the store (a :class:`sueca.arena.store.Store`), typed as the parts it
 # uses: the results log, and the bots' health totals that a checkpoint carries along.
@@ -72,10 +75,14 @@ class RatingsConfig(NamedTuple):
 
 class RebuildReport(TypedDict):
     """What :func:`rebuild` did: ``max_diff`` is the largest absolute difference between the
-    rebuilt and the live numbers (0.0: identical); ``checkpoint`` the entry it started from."""
+    rebuilt and the live numbers (0.0: identical); ``checkpoint`` the entry it started from;
+    ``versions`` the bot versions the rating of record rates, ``competitions`` the named
+    competitions whose own counts it rebuilt."""
 
     results: int
     bots: int
+    versions: int
+    competitions: list[str]
     max_diff: float
     elo_k: float
     elo_initial: float
@@ -311,9 +318,19 @@ def versions_of_record(store: BotStatsStore, competition: str | None = None) -> 
     from nothing).
     """
     catch_up(store)
+    return _record(store, competition, write=True)
+
+
+def read_record(store: BotStatsStore, competition: str | None = None) -> Fit:
+    """:func:`versions_of_record` read only (the pages'): the cached fit when it is at the live
+    ratings' position, else a fit of the stored counts, neither caught up nor cached."""
+    return _record(store, competition, write=False)
+
+
+def _record(store: BotStatsStore, competition: str | None, *, write: bool) -> Fit:
     k = store.keys
     name = competition_key(competition)
-    _, initial = load_config(store)
+    initial = (load_config(store) if write else stored_config(store)).elo_initial
     with store.r.pipeline(transaction=True) as pipe:
         pipe.get(k.ratings_cursor())
         pipe.hgetall(k.ratings_matchups(name))
@@ -326,8 +343,9 @@ def versions_of_record(store: BotStatsStore, competition: str | None = None) -> 
         return old
     stats = _parse_matchups(raw)
     new = fit(stats, initial, start=old.theta if old is not None and old.theta else None)
-    store.r.hset(k.ratings_record(name),
-                 mapping={"cursor": cursor, "fit": json.dumps(new.as_dict())})
+    if write:
+        store.r.hset(k.ratings_record(name),
+                     mapping={"cursor": cursor, "fit": json.dumps(new.as_dict())})
     return new
 
 
@@ -446,6 +464,8 @@ def _rebuild(store: BotStatsStore, new_k: float, new_initial: float, write: bool
                         pipe.get(k.ratings_cursor())
                     pipe.execute()
                     return {"results": n, "bots": len(state.bots), "max_diff": max_diff,
+                            "versions": len({b for m in state.matchups for b, _ in json.loads(m)}),
+                            "competitions": sorted(state.competitions),
                             "elo_k": new_k, "elo_initial": new_initial, "ratings": state.bots,
                             "checkpoint": None if cp is None else cp["cursor"],
                             "checkpoint_results": 0 if cp is None else cp["results"]}

@@ -21,6 +21,7 @@ from sueca.arena.store.client import now, text, texts
 from sueca.arena.store.errors import TournamentConflict
 from sueca.arena.store.matches import MatchPage, MatchStore, decoded_hash
 from sueca.arena.store.results import ResultsLog
+from sueca.arena.store.versions import BotVersions
 
 __all__ = ["TournamentStore", "Schedule", "SameTournament"]
 
@@ -38,7 +39,8 @@ class TournamentStore(MatchStore, ResultsLog):
             same: SameTournament | None = None) -> tuple[bool, TournamentSpec]:
         """Store a tournament and its matches; returns (created, the stored spec).
 
-        ``schedule(tid, spec)`` gives the matches, ``[{"id", "spec", "pair"}]``. If the id exists,
+        ``schedule(tid, spec)`` gives the matches, ``[{"id", "spec", "pair"}]``; each is
+        stamped with the versions of its bots at this moment (where not 1). If the id exists,
         ``same(stored, spec)`` must hold (else :class:`TournamentConflict`) and the schedule is
         rebuilt from the *stored* spec, whose secret fixes the seeds. Safe to race and to
         re-run: the first writer's spec wins and an existing match is never overwritten, so a
@@ -55,10 +57,18 @@ class TournamentStore(MatchStore, ResultsLog):
                 f"({_spec_diff(stored, spec)}): give `--id {tid}` alone to resume it "
                 f"as stored, or choose another --id")
         matches = list(schedule(tid, stored))
-        for m in matches:  # a competition's final: its matches say whose and which versions
+        # the versions that play: a competition's final's, fixed at its freeze (its spec's),
+        # else the bots' current ones as the matches are scheduled
+        seated = sorted({str(b) for m in matches for b in m["spec"].get("bots") or ()})
+        fixed = stored.get("versions")
+        current = (dict(fixed) if fixed is not None else
+                   BotVersions(self.r, self.keys).currents(seated) if seated else {})
+        for m in matches:
+            versions = {str(b): current[str(b)] for b in m["spec"].get("bots") or ()
+                        if current.get(str(b), 1) > 1}
             self.create_match(m["id"], m["spec"], tournament=tid, pair=m.get("pair", ""),
                               competition=stored.get("competition", ""),
-                              versions=stored.get("versions"))
+                              versions=versions or None)
         ids = [m["id"] for m in matches]
         if created or self.tournament_matches(tid) != ids:
             pipe = self.r.pipeline()

@@ -20,7 +20,9 @@ from sueca.arena.store.bots import BotRegistry
 from sueca.arena.store.client import StoreBase, text
 from sueca.arena.store.competitions import Competitions
 
-__all__ = ["BotVersions", "VersionError"]
+__all__ = ["BotVersions", "VersionError", "MAX_NOTE"]
+
+MAX_NOTE = 200  # characters of a version's note that are kept
 
 _BUMP = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -62,7 +64,7 @@ class BotVersions(StoreBase):
             raise VersionError(
                 f"bot {bot!r} plays version {self.current(bot)} in competition {name!r}, which "
                 f"is {state}: a new version can start once it is closed")
-        info = {"created": round(time.time(), 3), "by": by, "note": note[:200],
+        info = {"created": round(time.time(), 3), "by": by, "note": note[:MAX_NOTE],
                 "submission": submission}
         got = self.script(_BUMP)(keys=[self.keys.bot(bot), self.keys.bot_versions(bot),
                                        self.keys.versions_started()],

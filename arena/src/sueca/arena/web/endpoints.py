@@ -29,8 +29,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     {"path": "/api/featured", "method": "GET",
      "returns": "the front page's next featured match, as /api/matches/{id} (?skip=ID)"},
     {"path": "/api/bots/{name}", "method": "GET",
-     "returns": "a bot's record, ratings, faults, rating history, recent matches and "
-                "head-to-head"},
+     "returns": "a bot's record, ratings, versions (each with its own rating of record), "
+                "faults, rating history, recent matches and head-to-head"},
     {"path": "/api/tournaments", "method": "GET", "returns": "the tournaments"},
     {"path": "/api/tournaments/{id}", "method": "GET",
      "returns": "a tournament's progress, standings and cross table"},
