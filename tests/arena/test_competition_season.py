@@ -3,7 +3,7 @@ Celery worker, eight bots as ``sueca-bot run`` processes, ``sueca-arena schedule
 command line, from the competition's creation to the check of its revealed seed key against
 every match it played.
 
-One test, one arena: each step needs the state the last left.
+One test, one arena: each step needs the state the last left (about a minute on two cores).
 """
 
 from __future__ import annotations
@@ -85,6 +85,10 @@ def _season(arena: LocalArena, tmp_path: Path, capsys) -> None:
              interval=0.5)
     cycle = next(c for c in store.competitions.division_log(NAME) if c["kind"] == "cycle")
     assert sorted((m["from_division"], m["to"]) for m in cycle["moves"]) == [(0, 1), (1, 0)]
+
+    # NOT YET HERE: a suspension and its lift (the fair-play branch's `bots lift`, and its
+    # suspension in Ladder.tick, conflict with the competitions' and versions' changes to
+    # schedule.py and cli/bots.py; this step joins once they are merged together)
 
     # the freeze: the versions that play are fixed, a new one refused with a clear message
     _cli(url, "competition", "freeze", NAME, "--by", "organiser")
