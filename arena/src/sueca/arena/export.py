@@ -174,7 +174,9 @@ def read_export(path: str | Path) -> tuple[ExportHeader, list[dict[str, Any]]]: 
     return header, matches
 
 
-def check_seeds(header: ExportHeader, matches: Sequence[Mapping[str, Any]]) -> SeedReport:
+def check_seeds(header: ExportHeader,
+                matches: Sequence[Mapping[str, Any]],  # Any: the export's JSON lines
+                ) -> SeedReport:
     """Check every match's seed and decks against the revealed key (see the module's
     docstring). ValueError when the key is not revealed yet (the competition is not closed)."""
     key = header.get("seed_key")
