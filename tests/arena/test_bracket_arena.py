@@ -1,6 +1,7 @@
-"""A double elimination of eight bots played through a real arena: its own Redis, referee,
-worker and eight ``sueca-bot run`` processes, ``tournament run --format double-elimination``
-on the command line, each tie one duplicate pair."""
+"""Brackets played through a real arena: its own Redis, referee, worker and eight
+``sueca-bot run`` processes; a knockout of five (three byes) with ties of two duplicate pairs,
+and a double elimination of eight with ties of one, by ``tournament run`` on the command
+line."""
 
 from __future__ import annotations
 
@@ -74,3 +75,26 @@ def test_a_double_elimination_of_eight_plays_to_its_champion(eight) -> None:
     table = cli("tournament", "show", tid, env={**env, "COLUMNS": "80"}).stdout
     assert f"Champion: {b['champion']}" in table and "Losers' final" in table
     assert max(map(len, table.splitlines())) <= 80
+
+
+def test_a_knockout_of_five_gives_the_top_seeds_byes(eight) -> None:
+    env, store = eight.cli_env, eight.store
+    field = ["r1", "heuristic", "r2", "reckless", "r3"]
+    report = json.loads(cli("tournament", "run", "--bots", ",".join(field), "--format",
+                            "knockout", "--best-of", "2", "--id", "ko5", "--json", env=env,
+                            timeout=240).stdout)
+    b = report["bracket"]
+    assert report["failed"] == [] and b["champion"] in field
+    first = b["rounds"][0]["ties"]
+    assert [(t["bots"], t["bye"]) for t in first] == [
+        (["r1", None], True), (["reckless", "r3"], False), (["heuristic", None], True),
+        (["r2", None], True)]
+    ties = [t for r in b["rounds"] for t in r["ties"] if not t["bye"]]
+    assert len(ties) == 4 and all(t["pairs"] >= 2 for t in ties)
+    assert {p["bot"]: p["losses"] for p in b["standings"]} == {
+        bot: 0 if bot == b["champion"] else 1 for bot in field}
+    mids = store.tournament_matches("ko5")
+    assert report["matches"] == report["recorded"] == len(mids) == sum(
+        len(t["matches"]) for t in ties)
+    assert sorted((p["place"], p["last"]) for p in b["standings"]) == [
+        (1, 1), (2, 2), (3, 4), (3, 4), (5, 5)]

@@ -32,3 +32,15 @@ def test_bench_env_small_run(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bench_env_refuses_no_steps(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "env", "--steps", "0"]) == 2
     assert capsys.readouterr().err == "error: bad --steps '0': must be a whole number at least 1\n"
+
+
+def test_bench_env_vector_small_run(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "env", "--vector", "--steps", "20000", "--batch", "64"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert all(len(line) <= 80 for line in lines[:-1])
+    result = json.loads(lines[-1])
+    assert result["vector"] is True and result["batch"] == 64
+    assert result["steps"] >= 20000 and result["raw_steps"] >= 2000
+    assert result["steps_per_cpu_s"] > 0 and result["raw_steps_per_cpu_s"] > 0
+    assert result["ratio_cpu"] == round(result["steps_per_cpu_s"] / result["raw_steps_per_cpu_s"], 1)
+    assert result["meets_target"] == (result["steps_per_cpu_s"] >= 1_000_000)

@@ -97,3 +97,24 @@ def test_the_weights_go_to_out_and_never_over_a_file_without_force(tmp_path: Pat
                             capture_output=True, text=True, timeout=120)
     assert forced.returncode == 1, forced.stderr
     assert (np.load(mine)["weights"] == np.load(out)["weights"]).all()  # untrained: zeros
+
+
+def test_the_batched_features_are_the_features_row_by_row() -> None:
+    """The trainer scores its candidates with ``features_batch`` in the vector environment;
+    PolicyBot plays with ``features``: both must see the same numbers (to the last bits of a
+    sum taken in another order)."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import linear_agent
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    from sueca.sdk.env import VectorSuecaEnv
+    env = VectorSuecaEnv(32)
+    obs, _ = env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(120):  # three deals: leads, follows, last to play, trumps
+        rows = obs["observation"]
+        batch = linear_agent.features_batch(rows)
+        for i, row in enumerate(rows):
+            assert np.allclose(batch[i], linear_agent.features(row), rtol=0, atol=1e-12)
+        obs, *_ = env.step((rng.random((32, 40)) * obs["action_mask"]).argmax(axis=1))

@@ -60,6 +60,9 @@ SERVER_OPTIONS = [
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
     ("grpc.http2.max_pings_without_data", 0),
+    # the operators' channels ping a quiet RunMatch every 10 s (control.CHANNEL_OPTIONS):
+    # accept pings 5 s apart with no data, rather than gRPC's default of 5 minutes
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", 5_000),
     # gRPC sets SO_REUSEPORT by default: a second referee on the same port would then start
     # silently and take half the connections. One port, one referee; a clash is an error.
     ("grpc.so_reuseport", 0),

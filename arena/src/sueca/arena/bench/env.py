@@ -38,12 +38,17 @@ from sueca.sdk.local import play_local
 
 BLOCKS = 5  # env, raw env and engine alternate this many times
 TARGET = 10_000  # agent steps/s on one core (docs/benchmarks.md § env)
+VECTOR_TARGET = 1_000_000  # agent steps/s on one core of the vector env, random legal actions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--steps", action=Bounded, kind=int, low=1, default=100_000,
-                        help="agent steps on each side (100000)")
+    parser.add_argument("--steps", action=Bounded, kind=int, low=1, default=None,
+                        help="agent steps on each side (100000; with --vector 5000000)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed (0)")
+    parser.add_argument("--vector", action="store_true",
+                        help="the vector env (VectorSuecaEnv) against raw_env() instead")
+    parser.add_argument("--batch", action=Bounded, kind=int, low=1, high=65536, default=1024,
+                        help="matches stepped at once by the vector env (1024)")
 
 
 class _EnvLoop:
@@ -162,9 +167,74 @@ def measure(steps: int, seed: int) -> dict[str, Any]:
             "target_steps_per_s": TARGET, "meets_target": env_cpu_rate >= TARGET}
 
 
+class _VectorLoop:
+    """The vector env with a random legal card in every match, drawn on arrays; counts agent
+    steps (a step of the vector env is one per match)."""
+
+    def __init__(self, batch: int, seed: int) -> None:
+        from sueca.sdk.env.vector import VectorSuecaEnv  # deferred: the SDK's optional rl extra
+        self.env = VectorSuecaEnv(batch)
+        self.obs, _ = self.env.reset(seed=seed)
+        self.rng = np.random.default_rng(seed)
+
+    def run(self, steps: int) -> int:
+        env, rng, n = self.env, self.rng, self.env.num_envs
+        done = 0
+        while done < steps:
+            keys = rng.random((n, 40), dtype=np.float32) * self.obs["action_mask"]
+            self.obs, *_ = env.step(keys.argmax(axis=1))
+            done += n
+        return done
+
+
+def measure_vector(steps: int, seed: int, batch: int) -> dict[str, Any]:
+    """The vector env and ``raw_env()`` in alternating blocks of one process."""
+    from sueca.sdk.env import raw_env  # deferred: the SDK's optional rl extra (run() says)
+
+    runners: tuple[_VectorLoop | _EnvLoop, ...] = (_VectorLoop(batch, seed),
+                                                   _EnvLoop(raw_env, seed + 1))
+    raw_steps = max(2000, steps // 100)  # the same seconds, about, at a hundredth of the rate
+    done, seconds, cpu = [0, 0], [0.0, 0.0], [0.0, 0.0]
+    clock, cpu_clock = time.perf_counter, time.process_time
+    for b in range(BLOCKS):
+        for i, (runner, total) in enumerate(zip(runners, (steps, raw_steps))):
+            t, c = clock(), cpu_clock()
+            done[i] += runner.run(total * (b + 1) // BLOCKS - done[i])
+            seconds[i] += clock() - t
+            cpu[i] += cpu_clock() - c
+        print(f"bench env --vector: block {b + 1}/{BLOCKS}: "
+              f"{done[0] / max(seconds[0], 1e-9):,.0f} steps/s so far", file=sys.stderr,
+              flush=True)
+    rate, cpu_rate = done[0] / seconds[0], done[0] / cpu[0]
+    raw_rate, raw_cpu_rate = done[1] / seconds[1], done[1] / cpu[1]
+    return {"vector": True, "batch": batch, "steps": done[0], "seconds": round(seconds[0], 3),
+            "cpu_seconds": round(cpu[0], 3), "steps_per_s": round(rate),
+            "steps_per_cpu_s": round(cpu_rate), "raw_steps": done[1],
+            "raw_steps_per_s": round(raw_rate), "raw_steps_per_cpu_s": round(raw_cpu_rate),
+            "ratio_cpu": round(cpu_rate / raw_cpu_rate, 1),
+            "target_steps_per_s": VECTOR_TARGET, "meets_target": cpu_rate >= VECTOR_TARGET}
+
+
+def run_vector(args: argparse.Namespace) -> int:
+    result = measure_vector(args.steps or 5_000_000, args.seed, args.batch)
+    print(f"{'loop':<24} {'steps/s':>12} {'steps/cpu-s':>12}")
+    print(f"{'vector, batch ' + str(args.batch):<24} {result['steps_per_s']:>12,} "
+          f"{result['steps_per_cpu_s']:>12,}")
+    print(f"{'raw_env()':<24} {result['raw_steps_per_s']:>12,} "
+          f"{result['raw_steps_per_cpu_s']:>12,}")
+    verdict = "met" if result["meets_target"] else "NOT met"
+    print(f"{result['steps']:,} agent steps in {result['cpu_seconds']:.2f} CPU s; "
+          f"{result['ratio_cpu']}x raw_env() per CPU-second")
+    print(f"target {VECTOR_TARGET:,} steps per CPU-second: {verdict}")
+    print(json.dumps(result))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        result = measure(args.steps, args.seed)
+        if args.vector:
+            return run_vector(args)
+        result = measure(args.steps or 100_000, args.seed)
     except ModuleNotFoundError as err:  # the SDK's rl extra is not installed
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -1,0 +1,322 @@
+"""Hosts as Linux network namespaces on a private bridge: the cluster kit (tests/cluster/).
+
+A :class:`Cluster` makes one bridge in the root namespace and, for each :meth:`Cluster.host`, a
+namespace joined to it by a veth pair, with its own address on a private /24 (10.77.N.0/24, N
+per cluster so two test runs on one machine never meet). Addresses live only inside the
+namespaces the kit makes: the bridge itself has none, so no traffic reaches the machine's own
+network or leaves it. A process runs on a host through ``ip netns exec``; a host is lost with
+:meth:`Host.kill` (every process in its namespace SIGKILLed) and cut off with :meth:`Host.cut`
+(its link down: packets vanish, as when a cable is pulled).
+
+Everything is torn down by :meth:`Cluster.close`, also when a test fails: processes, links,
+namespaces and the bridge, and it checks that nothing of them is left. Where a namespace cannot
+be made (not root, no ``ip``), :func:`require` fails with one line saying why: never a silent
+skip.
+
+The test's own checks read Redis through its unix socket (a path, which no network namespace
+hides); every process of the arena reaches Redis over the bridge, by address.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from kits.wait import wait_for
+from sueca.arena.keys import Keys
+from sueca.arena.local_arena import register_in
+from sueca.arena.processes import Child
+from sueca.arena.records import ResultEntry
+from sueca.arena.redisproc import redis_binary
+from sueca.arena.store import Store, connect
+
+__all__ = ["Cluster", "Host", "require", "League", "Figures", "league_fixture", "BOTS",
+           "RECORDS_AGAIN_S", "RULES_ENDS"]
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["ip", *args], capture_output=True, text=True, check=check)
+
+
+def require() -> None:
+    """Fail in one line when this machine cannot make network namespaces."""
+    import pytest
+    if shutil.which("ip") is None:
+        pytest.fail("the cluster tests need iproute2's `ip` (apt-get install iproute2)")
+    if os.geteuid() != 0:
+        pytest.fail("the cluster tests make network namespaces: run them as root "
+                    f"(uid is {os.geteuid()})")
+    probe = f"sc-probe-{secrets.token_hex(3)}"
+    made = _ip("netns", "add", probe, check=False)
+    if made.returncode != 0:
+        pytest.fail(f"cannot make a network namespace: {made.stderr.strip()}")
+    _ip("netns", "del", probe, check=False)
+
+
+class Host:
+    """One machine of the cluster: a network namespace with one address on the bridge."""
+
+    def __init__(self, cluster: Cluster, name: str, index: int) -> None:
+        self.cluster, self.name, self.index = cluster, name, index
+        self.ns = f"{cluster.tag}-{name}"
+        self.addr = f"{cluster.subnet}.{index}"
+        self.outer = f"{cluster.tag}v{index}"  # the veth end on the bridge, in the root ns
+        self.children: list[Child] = []
+        _ip("netns", "add", self.ns)
+        _ip("link", "add", self.outer, "type", "veth", "peer", "name", f"{self.outer}i")
+        _ip("link", "set", f"{self.outer}i", "netns", self.ns)
+        _ip("link", "set", self.outer, "master", cluster.bridge, "up")
+        inside = ["netns", "exec", self.ns, "ip"]
+        _ip(*inside, "link", "set", "lo", "up")
+        _ip(*inside, "link", "set", f"{self.outer}i", "name", "eth0")
+        _ip(*inside, "addr", "add", f"{self.addr}/24", "dev", "eth0")
+        _ip(*inside, "link", "set", "eth0", "up")
+
+    def run(self, name: str, argv: Sequence[str], env: Mapping[str, str] | None = None) -> Child:
+        """Start ``argv`` on this host; its output goes to the cluster's log folder."""
+        log = self.cluster.logs / f"{self.name}-{name}.log".replace(" ", "_")
+        child = Child(f"{self.name}/{name}", ["ip", "netns", "exec", self.ns, *argv],
+                      env=env, log=log)
+        self.children.append(child)
+        return child
+
+    def pids(self) -> list[int]:
+        got = _ip("netns", "pids", self.ns, check=False)
+        return [int(p) for p in got.stdout.split()]
+
+    def kill(self) -> None:
+        """The host is lost: every process on it SIGKILLed at once (and reaped)."""
+        for pid in self.pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for child in self.children:
+            child.finish(time.monotonic())  # reaped, its log closed
+        self.children.clear()
+
+    def cut(self) -> None:
+        """Pull its cable: the link to the bridge goes down, packets to and from it vanish."""
+        _ip("link", "set", self.outer, "down")
+
+    def heal(self) -> None:
+        _ip("link", "set", self.outer, "up")
+
+
+class Cluster:
+    """A bridge and the hosts on it (see the module doc); a context manager."""
+
+    def __init__(self, logs: Path) -> None:
+        self.tag = f"sc{secrets.token_hex(2)}"  # short: interface names are at most 15
+        self.subnet = f"10.77.{int(self.tag[2:], 16) % 250 + 1}"
+        self.bridge = f"{self.tag}br"
+        self.logs = logs
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.hosts: dict[str, Host] = {}
+        _ip("link", "add", self.bridge, "type", "bridge")
+        _ip("link", "set", self.bridge, "up")
+
+    def host(self, name: str) -> Host:
+        host = self.hosts[name] = Host(self, name, len(self.hosts) + 1)
+        return host
+
+    def tail_logs(self, lines: int = 6) -> str:
+        """The end of every process's log, for a failure message."""
+        out = []
+        for log in sorted(self.logs.glob("*.log")):
+            tail = log.read_text(errors="replace").splitlines()[-lines:]
+            out.append(f"--- {log.name}\n" + "\n".join(tail))
+        return "\n".join(out)
+
+    def close(self) -> list[str]:
+        """Tear everything down; returns what was still there afterwards (nothing, or the
+        names of what could not be removed)."""
+        for host in self.hosts.values():
+            host.kill()
+        for host in self.hosts.values():
+            _ip("netns", "del", host.ns, check=False)
+            _ip("link", "del", host.outer, check=False)
+        _ip("link", "del", self.bridge, check=False)
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline and self.leftovers():
+            time.sleep(0.1)
+        return self.leftovers()
+
+    def leftovers(self) -> list[str]:
+        links = _ip("-o", "link", "show", check=False).stdout
+        spaces = _ip("netns", "list", check=False).stdout
+        return sorted({w.split("@")[0].rstrip(":") for w in (links + " " + spaces).split()
+                       if w.startswith(self.tag)})
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# -- a league over seven hosts -------------------------------------------------------------
+ARENA = [sys.executable, "-m", "sueca.arena.cli"]
+BOT = [sys.executable, "-c", "import sys; from sueca.sdk.cli import main; sys.exit(main())"]
+#: dave thinks 30 ms a card (a match of his lasts a few seconds): one to lose a host under
+BOTS = {"alice": "random", "bob": "heuristic", "carol": "reckless",
+        "dave": "kits.bots.slow:SlowBot"}
+TESTS = str(Path(__file__).resolve().parents[1])  # tests/: kits.bots for the bot host
+#: how a match ends by the rules (carol, ``reckless``, plays renúncias now and then)
+RULES_ENDS = ("normal", "renuncia")
+PREFIX = "sueca:"
+OPERATOR_TOKEN = "cluster-operator-token-0123456789"
+SEED_KEY = "cluster-seed-key-0123456789abcdef"
+#: how soon after a referee host is lost the league must record a result again
+RECORDS_AGAIN_S = 30.0
+
+
+class League:
+    """The hosts and the test's own view of the records (Redis's unix socket)."""
+
+    def __init__(self, cluster: Cluster, tmp: Path) -> None:
+        self.cluster = cluster
+        self.redis_host, self.ref_a, self.ref_b, self.work_a, self.work_b, self.sched, \
+            self.bots = (cluster.host(n) for n in
+                         ("redis", "ref-a", "ref-b", "work-a", "work-b", "sched", "bots"))
+        sock = tmp / "redis.sock"
+        self.redis_host.run("redis", [redis_binary(), "--port", "6379", "--bind",
+                                      self.redis_host.addr, "--protected-mode", "no",
+                                      "--save", "", "--appendonly", "no",
+                                      "--unixsocket", str(sock), "--unixsocketperm", "700"])
+        wait_for(sock.exists, 10, "redis's socket")
+        self.store = Store(wait_for(lambda: connect(f"unix://{sock}"), 10, "redis"), Keys(PREFIX))
+        self.url = f"redis://{self.redis_host.addr}:6379/0"
+        self.env = {"PATH": os.environ["PATH"], "SUECA_REDIS_URL": self.url,
+                    "SUECA_KEY_PREFIX": PREFIX, "SUECA_SEED_KEY": SEED_KEY,
+                    "SUECA_OPERATOR_TOKEN": OPERATOR_TOKEN, "HOME": str(tmp)}
+        self.tokens = register_in(self.store, BOTS)
+        for ref in (self.ref_a, self.ref_b):
+            self.start_referee(ref)
+        for work in (self.work_a, self.work_b):
+            self.start_worker(work)
+        self.sched.run("scheduler", [*ARENA, "scheduler", "--target", "4", "--interval", "0.5"],
+                       self.env)
+        self.start_bots()
+
+    def start_referee(self, host: Host) -> None:
+        host.run("referee", [*ARENA, "referee", "--host", host.addr, "--port", "50051",
+                             "--operator-port", "50052", "--operator-host", host.addr,
+                             "--advertise", f"{host.addr}:50052", "--metrics-port", "0",
+                             "--drain-seconds", "1", "--log-level", "warning"], self.env)
+
+    def start_worker(self, host: Host) -> None:
+        host.run("worker", [*ARENA, "worker", "-c", "2", "--pool", "threads", "--hostname",
+                            f"worker@{host.name}", "--loglevel", "WARNING"], self.env)
+
+    def start_bots(self) -> None:
+        servers = ",".join(f"{r.addr}:50051" for r in (self.ref_a, self.ref_b))
+        bot_env = {k: v for k, v in self.env.items() if k != "SUECA_OPERATOR_TOKEN"}
+        for name, spec in BOTS.items():  # a bot holds its own token, nothing of the operator's
+            self.bots.run(name, [*BOT, "run", spec, "--server", servers, "--name", name,
+                                 "--capacity", "4", "--max-backoff", "1",
+                                 "--log-level", "warning"],
+                          {**bot_env, "SUECA_TOKEN": self.tokens[name], "PYTHONPATH": TESTS,
+                           "SLOWBOT_THINK": "0.03"})
+
+    def results(self) -> list[ResultEntry]:
+        return [r for _, r in self.store.results()]
+
+    def recorded(self, at_least: int, timeout: float) -> list[ResultEntry]:
+        return wait_for(lambda: (got := self.results()) and len(got) >= at_least and got,
+                        timeout, f"{at_least} results", interval=0.2,
+                        detail=lambda: self.cluster.tail_logs())
+
+    def in_flight(self) -> list[str]:
+        return [m for m in self.store.ladder_running()
+                if (self.store.match(m) or {}).get("status") in ("queued", "running")]
+
+    def running_with(self, bot: str) -> list[str]:
+        """Ladder matches being played with ``bot`` in them (dave's last a few seconds)."""
+        return [m for m in self.in_flight() if (rec := self.store.match(m) or {}).get("status")
+                == "running" and bot in rec.get("spec", {}).get("bots", ())]
+
+    def played_by(self, mid: str, host: Host) -> bool:
+        """Whether match ``mid`` is running under a worker process of ``host`` (an attempt's
+        owner is ``hostname/pid/task``; the namespaces share the hostname, not the pids)."""
+        rec = self.store.match(mid) or {}
+        owner = str(rec.get("owner", "")).split("/")
+        return (rec.get("status") == "running" and len(owner) > 1 and owner[1].isdigit()
+                and int(owner[1]) in host.pids())
+
+    def healthy(self) -> None:
+        """Every bot connected to both referees again, as they publish it in Redis: the next
+        test starts from here."""
+        def both() -> bool:
+            return all(set(BOTS) <= self.store.bots_on([f"{r.addr}:50052"])
+                       for r in (self.ref_a, self.ref_b))
+        wait_for(both, 60, "every bot on both referees", interval=0.5,
+                 detail=lambda: self.cluster.tail_logs())
+
+    def lost(self, created: list[str]) -> list[str]:
+        """Matches neither recorded (their idempotency key written with the result) nor on
+        their way (pending: just made; queued; running) nor failed with a reason."""
+        pipe = self.store.r.pipeline(transaction=False)
+        for m in created:
+            pipe.exists(self.store.keys.recorded(m))
+        done = pipe.execute()
+        return [m for m, d in zip(created, done) if not d and (self.store.match(m) or {}).get(
+            "status") not in ("pending", "queued", "running", "failed")]
+
+    def figures(self, fault: str, since: int, at: float) -> Figures:
+        """Once the ladder has recorded some more: the fault's figures, printed."""
+        after = self.recorded(since + 6, 120)
+        again = max(0.0, min(r["time"] for r in after[since:]) - at)
+        wait_for(lambda: len(self.in_flight()) < 4 or None, 60, "the ladder to keep going")
+        created = [m.decode() for m in self.store.r.zrange(self.store.keys.matches(), 0, -1)]
+        results = self.results()  # after: a match made is recorded by now, or on its way
+        ids = Counter(r["match_id"] for r in results)
+        statuses = Counter(str((self.store.match(m) or {}).get("status")) for m in created)
+        stuck = [m for m in created if (self.store.match(m) or {}).get("status") in
+                 ("queued", "running") and m not in self.in_flight()]
+        f = Figures(recorded=len(results), twice=sum(n > 1 for n in ids.values()),
+                    failed=statuses["failed"], stuck=len(stuck),
+                    lost=len(self.lost(created)),
+                    again_s=round(again, 1))
+        print(f"\n{fault}: {f.recorded} matches recorded, lost {f.lost}, recorded twice "
+              f"{f.twice}, stuck {f.stuck}, failed {f.failed}, the league recorded again "
+              f"{f.again_s} s after it")
+        return f
+
+
+class Figures(NamedTuple):
+    """What a fault cost (see the module doc)."""
+
+    recorded: int
+    lost: int
+    twice: int
+    stuck: int
+    failed: int
+    again_s: float
+
+
+def league_fixture(tmp_path_factory: Any) -> Iterator[League]:
+    """One league for the module; each test leaves it healthy (its hosts back, every bot on
+    both referees), so the tests hold in any order."""
+    require()
+    tmp = tmp_path_factory.mktemp("cluster")
+    cluster = Cluster(tmp / "logs")
+    try:
+        league = League(cluster, tmp)
+        league.recorded(4, 90)
+        league.healthy()
+        yield league
+    finally:
+        left = cluster.close()
+        assert not left, f"the cluster left {left} behind"
+
+
