@@ -16,6 +16,7 @@ import pytest
 from kits.arena import SUECA_ARENA, cli
 from kits.wait import wait_for
 
+from sueca.arena import final
 from sueca.arena.cli import main
 from sueca.arena.lifecycle import State
 from sueca.arena.local_arena import LocalArena
@@ -98,7 +99,14 @@ def _season(arena: LocalArena, tmp_path: Path, capsys) -> None:
     assert err.count("\n") == 1 and NAME in err and "frozen" in err, err
     assert store.versions.current("s1") == 2
 
-    # the final: seeded by the competition's rating of record, played round by round
+    # the final: seeded by the competition's rating of record, played round by round by the
+    # scheduler; closing is refused meanwhile; `final --wait` then resumes it (over: at once)
+    started = cli("competition", "final", NAME, env=env).stdout
+    assert f"final {NAME}-final: double-elimination of 8" in started, started
+    refused = cli("competition", "close", NAME, env=env, check=2).stderr
+    assert "its final is not over" in refused and refused.count("\n") == 1, refused
+    wait_for(lambda: arena.check() or final.progress(store, NAME)["done"], 150,
+             "the scheduler to play the final round by round", interval=0.5)
     out = cli("competition", "final", NAME, "--wait", "--json", env=env, timeout=180)
     got = json.loads(out.stdout)["final"]
     assert got["done"] and got["failed"] == 0 and got["recorded"] == got["total"]
