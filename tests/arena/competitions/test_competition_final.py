@@ -90,3 +90,23 @@ def test_a_competition_without_a_final_closes_without_one(store) -> None:
     final.check_closable(store, "open-cup")
     with pytest.raises(CompetitionError, match="has no final"):
         final.final_spec(store, "open-cup")
+
+
+def test_an_export_withholds_a_duplicate_half_whose_twin_is_not_recorded(store) -> None:
+    """Its seed and replay would show the decks its twin is still to be dealt."""
+    from sueca.arena.export import WITHHELD, check_seeds, export_lines
+    _season(store)
+    store.record_result("cup-p0a", _result("cup-p0a", ["ann", "bob"] * 2, 0, pair="cup/p0",
+                                           competition="cup", seed="77"))
+    lines = list(export_lines(store, "cup"))
+    half = next(x for x in lines[1:] if x["match_id"] == "cup-p0a")
+    assert half["format"] == "sueca-result/1" and half["withheld"] == WITHHELD
+    assert "seed" not in half["result"] and "deals" not in half
+    header = {**lines[0], "seed_key": store.competitions.secret("cup")}
+    wrong = {w["match_id"]: w["problem"] for w in check_seeds(header, lines[1:])["wrong"]}
+    assert "export the closed competition again" in wrong["cup-p0a"]
+    store.record_result("cup-p0b", _result("cup-p0b", ["bob", "ann"] * 2, 1, pair="cup/p0",
+                                           competition="cup", seed="77"))
+    both = [x for x in list(export_lines(store, "cup"))[1:] if x["match_id"].startswith("cup-p0")]
+    assert [x.get("withheld") for x in both] == [None, None]
+    assert all(x["result"]["seed"] == "77" for x in both)

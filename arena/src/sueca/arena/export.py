@@ -3,17 +3,18 @@
 The export is JSON lines: a header (:data:`FORMAT`: the spec, the transition log, the entries,
 the seed hash published at ``open`` and, once closed, the seed key), then one line per recorded
 match of the competition: its ``sueca-replay/1`` record with the result the arena logged under
-``result`` (a match whose replay retention removed is a :data:`RESULT` line, the result alone).
+``result`` (a match whose replay retention removed is a :data:`RESULT` line, the result alone,
+as is one whose duplicate twin is not recorded yet, its seed left out: :data:`WITHHELD`).
 ``sueca-arena replay verify`` re-plays the replay lines, ``sueca-arena ratings rebuild --from``
 refits the competition's rating of record from the results and compares it with the header's,
 and :func:`check_seeds` (``sueca-arena competition verify``) checks the seeds against the key:
 
 * the key hashes to the ``seed_hash`` published at ``open``, so it was fixed before any match;
 * every ladder match's seed is ``derive_seed(key, match_id)``, and every match of the final the
-  one its tournament's schedule gives with the secret :func:`~sueca.arena.final.
-  final_secret` derives from the key (the final's pairings come from its recorded results);
-  a match played again after a failed attempt is dealt the retry's seed
-  (:func:`~sueca.arena.schedule.reseeded`), itself a function of the scheduled one;
+  one its tournament's schedule gives with the secret
+  :func:`~sueca.arena.final.final_secret` derives from the key (the final's pairings come from
+  its recorded results); a match played again after a failed attempt is dealt the retry's seed
+  (:func:`~sueca.arena.seeds.reseeded`), itself a function of the scheduled one;
 * every deal of a replay is the deck that seed shuffles, so no deal was picked by hand.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict, cast
@@ -50,6 +52,9 @@ __all__ = ["FORMAT", "RESULT", "ExportError", "ExportHeader", "SeedProblem", "Se
 FORMAT = "sueca-competition/1"  # the header line's format
 RESULT = "sueca-result/1"  # a recorded result whose replay is no longer kept
 SAME = 0.01  # Elo: two fits this close are the same (the fit converges to ~2e-4 Elo)
+#: why a match's seed and replay are left out: its duplicate twin, dealt the same decks, is not
+#: recorded yet (the web pages hide them until then too)
+WITHHELD = "its duplicate twin is not recorded yet: its seed and replay are not exported"
 MAX_ATTEMPTS = 20  # re-plays of a match looked for (a worker gives up long before)
 
 
@@ -121,10 +126,14 @@ def export_lines(store: Store, name: str) -> Iterator[dict[str, Any]]:  # Any: J
         "elo_initial": initial, "ratings": rows_of(fit(load_matchups(store, name), initial)),
         "matches": len(results)}
     yield dict(header)
+    halves = Counter(r["pair"] for r in results if r.get("pair"))
     for start in range(0, len(results), 200):
         chunk = results[start:start + 200]
         for res, replay in zip(chunk, store.replays([r["match_id"] for r in chunk])):
-            if replay is None:
+            if res.get("pair") and halves[res["pair"]] < 2:  # its twin's decks: not yet
+                yield {"format": RESULT, "match_id": res["match_id"], "withheld": WITHHELD,
+                       "result": {k: v for k, v in res.items() if k != "seed"}}
+            elif replay is None:
                 yield {"format": RESULT, "match_id": res["match_id"], "result": res}
             else:
                 yield {**replay, "result": res}
@@ -197,6 +206,10 @@ def check_seeds(header: ExportHeader,
         want = (final_seeds.get(mid) if res.get("tournament") == header.get("final")
                 else derive_seed(key, mid))
         report["checked"] += 1
+        if m.get("withheld"):
+            report["wrong"].append({"match_id": mid, "problem": (
+                f"{m['withheld']} when exported: export the closed competition again")})
+            continue
         if want is None:
             report["wrong"].append({"match_id": mid, "problem": (
                 "not in the final's schedule as its recorded results pair it")})
