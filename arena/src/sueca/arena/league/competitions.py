@@ -12,10 +12,10 @@ once the store reveals it (at close); the final's tournament secret is never sho
 from __future__ import annotations
 
 import threading
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from sueca.arena.brackets import FORMATS, Bracket, Placing
-from sueca.arena.competitions.results import RecordRating, final_id, ratings_of
+from sueca.arena.competitions.results import RecordRating, final_id, ratings_of, rows_of
 from sueca.arena.final import FinalProgress, progress
 from sueca.arena.league.rows import BadQuery, NotFound, check_page
 from sueca.arena.lifecycle import DEFAULT, CompetitionError, State
@@ -23,7 +23,7 @@ from sueca.arena.ratings.fit import identity
 from sueca.arena.ratings.standings import StandingsRow, standings
 from sueca.arena.records import ResultEntry
 from sueca.arena.store import Store
-from sueca.arena.store.ratings import stored_config
+from sueca.arena.store.ratings import cached_fit, stored_config
 from sueca.arena.tournaments import tournament_bracket
 
 __all__ = ["CompetitionIndex", "CompetitionSummary", "CompetitionPage", "EntrantRow",
@@ -79,14 +79,21 @@ class CompetitionPage(TypedDict):
     pages: int
 
 
+#: the parts of a result a competition's page has no use for (the largest): not kept
+_DROPPED = ("stats", "fault_detail")
+
+
 class CompetitionIndex:
-    """Each competition's recorded results, from one pass over the results log and its new
-    entries since (thread-safe; a page view reads the log's tail only)."""
+    """Each competition's recorded results (without :data:`_DROPPED`), from one pass over
+    the results log and its new entries since, and each one's rating of record fit over them,
+    refit only when a result came (thread-safe; a page view reads the log's tail only). The
+    default competition's results are not kept: its rating of record is the arena's."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._last: str | None = None
         self._by: dict[str, list[ResultEntry]] = {}
+        self._fits: dict[str, tuple[int, dict[str, RecordRating]]] = {}
         self._lock = threading.Lock()
 
     def results(self, name: str) -> list[ResultEntry]:
@@ -95,13 +102,22 @@ class CompetitionIndex:
                 self._last = eid
                 comp = res.get("competition") or ""
                 tid = res.get("tournament") or ""
-                if not comp and tid == DEFAULT:  # the arena's ladder, the default competition
-                    comp = DEFAULT
+                if not comp and tid.endswith("-final"):
+                    comp = tid[:-len("-final")]
                 if comp:
-                    self._by.setdefault(comp, []).append(res)
-                elif tid.endswith("-final"):
-                    self._by.setdefault(tid[:-len("-final")], []).append(res)
+                    kept = {k: v for k, v in res.items() if k not in _DROPPED}
+                    self._by.setdefault(comp, []).append(cast(ResultEntry, kept))
             return list(self._by.get(name, ()))
+
+    def ratings(self, name: str, results: list[ResultEntry],
+                initial: float) -> dict[str, RecordRating]:
+        """The competition's rating of record over ``results`` (its own, all of them)."""
+        with self._lock:
+            got = self._fits.get(name)
+            if got is None or got[0] != len(results):
+                got = (len(results), ratings_of(results, initial))
+                self._fits[name] = got
+            return got[1]
 
 
 def competition_list(store: Store) -> list[CompetitionSummary]:
@@ -124,7 +140,11 @@ def competition_page(store: Store, index: CompetitionIndex, name: str,
     p, per = check_page(page, MATCHES_PER_PAGE)
     results = [r for r in index.results(name) if (r.get("competition") or DEFAULT) == name
                or r.get("tournament") == final_id(name)]
-    ratings: dict[str, RecordRating] = ratings_of(results, stored_config(store).elo_initial)
+    if name == DEFAULT:  # the arena's ladder: the arena's rating of record, as last fit
+        fit = cached_fit(store)
+        ratings = {} if fit is None else rows_of(fit)
+    else:
+        ratings = index.ratings(name, results, stored_config(store).elo_initial)
     entries = store.competitions.entries(name)
     currents = store.versions.currents(list(entries))
     entrants: list[EntrantRow] = []
