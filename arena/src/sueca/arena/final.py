@@ -195,7 +195,7 @@ def check_closable(store: Store, name: str) -> None:
 def tick(store: Store) -> list[FinalProgress]:
     """Start every final due (a competition the scheduler moved to its final by its time) and
     advance every final being played: the scheduler's loop calls this. A final that cannot
-    start (too few entrants) is left for the organiser: ``competition show`` says so."""
+    start (too few entrants) is left for the organiser: ``competition final NAME`` says why."""
     out = []
     for name in store.competitions.names():
         rec = store.competitions.get(name)
