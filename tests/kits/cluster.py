@@ -183,8 +183,10 @@ RECORDS_AGAIN_S = 30.0
 class League:
     """The hosts and the test's own view of the records (Redis's unix socket)."""
 
-    def __init__(self, cluster: Cluster, tmp: Path) -> None:
+    def __init__(self, cluster: Cluster, tmp: Path, *,
+                 clocks: Mapping[str, str] | None = None) -> None:
         self.cluster = cluster
+        self.clocks = dict(clocks or {})
         self.redis_host, self.ref_a, self.ref_b, self.work_a, self.work_b, self.sched, \
             self.bots = (cluster.host(n) for n in
                          ("redis", "ref-a", "ref-b", "work-a", "work-b", "sched", "bots"))
@@ -209,10 +211,16 @@ class League:
         self.start_bots()
 
     def start_referee(self, host: Host) -> None:
-        host.run("referee", [*ARENA, "referee", "--host", host.addr, "--port", "50051",
+        """A referee on ``host``; with a clock offset for it, its wall clock is that far off
+        (libfaketime; its monotonic clock is left true, as a skewed machine's is)."""
+        skew, env = [], self.env
+        if host.name in self.clocks:
+            skew = ["faketime", "-f", self.clocks[host.name]]
+            env = {**env, "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+        host.run("referee", [*skew, *ARENA, "referee", "--host", host.addr, "--port", "50051",
                              "--operator-port", "50052", "--operator-host", host.addr,
                              "--advertise", f"{host.addr}:50052", "--metrics-port", "0",
-                             "--drain-seconds", "1", "--log-level", "warning"], self.env)
+                             "--drain-seconds", "1", "--log-level", "warning"], env)
 
     def start_worker(self, host: Host) -> None:
         host.run("worker", [*ARENA, "worker", "-c", "2", "--pool", "threads", "--hostname",
@@ -304,14 +312,16 @@ class Figures(NamedTuple):
     again_s: float
 
 
-def league_fixture(tmp_path_factory: Any) -> Iterator[League]:
+def league_fixture(tmp_path_factory: Any, *, clocks: Mapping[str, str] | None = None,
+                   ) -> Iterator[League]:
     """One league for the module; each test leaves it healthy (its hosts back, every bot on
-    both referees), so the tests hold in any order."""
+    both referees), so the tests hold in any order. ``clocks``: host name -> how far off its
+    wall clock is (faketime's offset, such as ``+600s``)."""
     require()
     tmp = tmp_path_factory.mktemp("cluster")
     cluster = Cluster(tmp / "logs")
     try:
-        league = League(cluster, tmp)
+        league = League(cluster, tmp, clocks=clocks)
         league.recorded(4, 90)
         league.healthy()
         yield league
