@@ -96,3 +96,20 @@ def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
     if check is not None:
         assert out.returncode == check, (out.returncode, out.stdout[-3000:], out.stderr[-3000:])
     return out
+
+
+def competition_final(action: str, name: str, env: dict[str, str]) -> dict[str, object]:
+    """``sueca.arena.final.ACTION(store, NAME)`` (``start``, ``wait``, ``progress``)
+    in a process of its own on the arena of ``env`` (it queues the final's Celery tasks there);
+    its FinalProgress."""
+    import json
+    code = ("import json; from sueca.arena import final; "
+            "from sueca.arena.store import Store; from sueca.arena.redisproc import default_url; "
+            "store = Store.from_url(default_url()); "
+            f"kw = dict(timeout=120, quiet=True) if {action!r} == 'wait' else {{}}; "
+            f"print(json.dumps(getattr(final, {action!r})(store, {name!r}, **kw)))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=180, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got: dict[str, object] = json.loads(out.stdout)
+    return got

@@ -97,10 +97,16 @@ def test_a_season_through_the_commands(arena, capsys):
     code, table, _ = _run(capsys, "list")
     _fits(table)
     assert "spring" in table and "frozen" in table
-    assert _run(capsys, "final", "spring")[0] == 0
-    closed = _json(capsys, "close", "spring")
+    assert _run(capsys, "final", "spring")[0] == 0              # its final scheduled
+    code, _, err = _run(capsys, "close", "spring")
+    assert code == 2 and "its final is not over" in err, err     # closing waits for it
+    # one without a final closes at once (test_competition_season.py plays a final through)
+    for argv in (["create", "autumn"], ["open", "autumn"], ["freeze", "autumn"],
+                 ["final", "autumn"]):
+        assert _run(capsys, *argv)[0] == 0
+    closed = _json(capsys, "close", "autumn")
     assert closed["to"] == "closed"
-    revealed = _json(capsys, "show", "spring")
+    revealed = _json(capsys, "show", "autumn")
     assert revealed["seed_key"] and revealed["state"] == "closed"
 
 

@@ -34,7 +34,7 @@ def test_verify_good_file(replay_file: Path, capsys: pytest.CaptureFixture[str])
     assert "6 records" in capsys.readouterr().out
     assert main(["replay", "verify", str(replay_file), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report == {"file": str(replay_file), "records": 6, "bad": [], "ok": True}
+    assert report == {"file": str(replay_file), "records": 6, "bad": [], "ok": True, "skipped": 0}
 
 
 def test_verify_names_tampered_line(replay_file: Path, tmp_path: Path,

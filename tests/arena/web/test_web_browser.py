@@ -336,6 +336,43 @@ def test_tournament_page_has_the_cross_table(arena: Serve, browser: Any, shoot: 
     assert len(browser.find_elements(By.CSS_SELECTOR, "#standings tbody tr")) == 3
 
 
+def test_a_closed_competitions_page_shows_its_final_and_key(arena: Serve, browser: Any) -> None:
+    """A season of the example bots with a knockout final, closed: its page at both widths
+    (the page-fits test below visits it) shows the final's table, every match and the key."""
+    from kits.arena import competition_final
+    from selenium.webdriver.common.by import By
+
+    from sueca.arena.lifecycle import State, new_spec
+    from sueca.arena.store import Store
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUECA_")}
+    env["SUECA_REDIS_URL"] = arena.url()
+    store = Store.from_url(arena.url())
+    store.competitions.create(new_spec("fall", final={
+        "format": "knockout", "top": None, "best_of": 1}), by="browser-test")
+    for bot in ("random", "heuristic", "reckless"):
+        store.competitions.enter("fall", bot, by="browser-test")
+    for to in (State.OPEN, State.FROZEN, State.FINAL):
+        store.competitions.move("fall", to, by="browser-test")
+    competition_final("start", "fall", env)
+    assert competition_final("wait", "fall", env)["done"]
+    store.competitions.move("fall", State.CLOSED, by="browser-test")
+    browser.get(arena.web + "/competitions/fall")
+    places = browser.find_elements(By.CSS_SELECTOR, "#bracket-standings tbody tr")
+    champion = browser.find_element(By.ID, "champion").text
+    assert len(places) == 3 and places[0].text.split()[1] in champion  # the champion first
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#bracket .tie")) >= 2
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#entrants tbody tr")) == 3
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#transitions tbody tr")) == 5
+    played = store.tournament_matches("fall-final")
+    links = browser.find_elements(By.CSS_SELECTOR, "#matches li a")
+    assert sorted(a.text for a in links) == sorted(played) and len(played) >= 4
+    key = store.competitions.get("fall")["seed_key"]
+    assert key and key in browser.find_element(By.ID, "seed-key").text
+    browser.get(arena.web + "/competitions")
+    row = browser.find_element(By.CSS_SELECTOR, "#competitions tbody tr:last-child").text
+    assert "fall" in row and "closed" in row
+
+
 def test_a_knockout_bracket_reads_on_a_desktop_and_a_phone(arena: Serve, browser: Any,
                                                            shoot: Any) -> None:
     """A knockout of the three example bots (seed 1 has a bye) played through serve's worker:
@@ -503,7 +540,8 @@ WANTED = {
 
 
 def test_every_page_fits_a_desktop_and_a_phone(arena: Serve, browser: Any, shoot: Any) -> None:
-    """Runs after the tournament test (its cup is on the tournament page)."""
+    """Runs after the tournament and competition tests (their cup and season are on the
+    tournament's and the competition's pages)."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
     done = arena.get("/api/matches?end=normal&per=20")["matches"]
@@ -518,6 +556,7 @@ def test_every_page_fits_a_desktop_and_a_phone(arena: Serve, browser: Any, shoot
     pages = {"leaderboard": "/", "bot": "/bots/reckless", "matches": "/matches",
              "replay": f"/matches/{mid}?deal=1&trick=5&card=3",
              "tournaments": "/tournaments", "tournament": "/tournaments/browser-cup",
+             "competitions": "/competitions", "competition": "/competitions/fall",
              "not-found": "/matches/no-such-match"}
     try:
         for px in (1280, PHONE):

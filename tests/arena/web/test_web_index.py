@@ -10,6 +10,7 @@ def _concrete(path: str, seeded: dict[str, Any]) -> str:
     """An endpoint's path with a seeded league's ids in its placeholders."""
     return (path.replace("{id}/live", f"{seeded['running']}/live")
             .replace("/matches/{id}", f"/matches/{seeded['matches'][0]}")
+            .replace("/competitions/{name}", "/competitions/ladder")
             .replace("{name}", "heuristic").replace("{id}", seeded["tournament"]))
 
 

@@ -18,7 +18,6 @@ what is worth retrying (no replica reachable, no free capacity, Redis lost) and
 
 from __future__ import annotations
 
-import hashlib
 import os
 import random
 import threading
@@ -33,6 +32,7 @@ import grpc
 from sueca.arena import botstats
 from sueca.arena.fairplay import CHALLENGE
 from sueca.arena.records import JobResult, JobStatus, MatchRecord, Outcome, ResultEntry, Timing
+from sueca.arena.seeds import reseeded
 from sueca.arena.settings import current
 from sueca.arena.store import (
     HEARTBEAT_SECONDS,
@@ -379,23 +379,6 @@ def outcome_to_result(match: MatchRecord, out: Outcome,
     if match.get("versions"):
         entry["versions"] = dict(match["versions"])
     return entry
-
-
-def reseeded(spec: SpecDict, attempt: int) -> SpecDict:
-    """The spec to play on ``attempt`` (1, 2, ...): from the second attempt on, a fresh seed.
-
-    An earlier attempt may have got far before it died (timeout, worker lost, referee shut
-    down), and its bots have seen those cards: dealing them again would hand them the hands.
-    The cost falls on duplicate pairs: a re-seeded half is no longer dealt its twin's decks, so
-    the pair no longer cancels the luck of the cards. The results-log entry therefore records
-    the seed actually played (:func:`outcome_to_result`), and scoring and ratings
-    (:func:`sueca.arena.ratings.live.pair_outcome`) take two halves played on different seeds as two
-    single games, not as one duplicate game (docs/operating.md, "Ratings").
-    """
-    if attempt <= 1 or spec.get("seed") is None:
-        return spec
-    digest = hashlib.sha256(f"sueca-retry:{spec['seed']}:{attempt}".encode()).digest()
-    return {**spec, "seed": str(int.from_bytes(digest[:8], "big"))}
 
 
 class Heartbeat:

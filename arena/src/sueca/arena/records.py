@@ -168,6 +168,8 @@ class TournamentSpec(TypedDict):
     challenger: NotRequired[str]  # a gauntlet's: the bot that meets every other
     rounds: NotRequired[int]  # a Swiss tournament's
     best_of: NotRequired[int]  # a bracket's: duplicate pairs per tie (sueca.arena.brackets)
+    competition: NotRequired[str]  # a competition's final: the competition its matches are in
+    versions: NotRequired[dict[str, int]]  # a competition's final: the frozen versions playing
 
 
 class ScheduledMatch(TypedDict):

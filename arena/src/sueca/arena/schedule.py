@@ -22,7 +22,6 @@ entrants (:mod:`sueca.arena.competitions.ladder`).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import random
@@ -37,12 +36,13 @@ from sueca.arena.competitions.ladder import plays as competition_plays
 from sueca.arena.lifecycle import DEFAULT
 from sueca.arena.ratings.fit import ELO, PRIOR_SD, PROVISIONAL_GAMES, Fit
 from sueca.arena.records import ScheduledMatch, TournamentSpec
+from sueca.arena.seeds import derive_seed, reseeded
 from sueca.arena.store import DONE, FAILED, RUNNING, Store
 from sueca.arena.store.fairplay import playable
 from sueca.codec import SpecDict
 
 __all__ = ["round_robin", "tournament_spec", "same_tournament", "pick_pairs", "Ladder",
-           "connected_bots", "derive_seed", "match_spec", "RECENT", "NEWCOMER_SHARE", "EXPLORE",
+           "connected_bots", "derive_seed", "reseeded", "match_spec", "RECENT", "NEWCOMER_SHARE", "EXPLORE",
            "SETTLED", "REPEAT"]
 
 #: The ladder matches remembered for the newcomers' cap (``ladder:recent``).
@@ -55,12 +55,6 @@ EXPLORE = 0.02
 SETTLED = 0.1
 #: A pair that met this many times in the last :data:`RECENT` matches weighs half as much.
 REPEAT = 5.0
-
-
-def derive_seed(secret: str, *parts: object) -> str:
-    """A 64-bit match seed from the tournament secret and the match's place in the schedule."""
-    digest = hashlib.sha256(":".join([secret, *map(str, parts)]).encode()).digest()
-    return str(int.from_bytes(digest[:8], "big"))
 
 
 def match_spec(mid: str, seats: Sequence[str], *, seed: str, first_dealer: int,

@@ -12,7 +12,11 @@ from typing import Any
 
 from sueca.engine import replay as replays
 
-__all__ = ["ReplayFileError", "lines", "verify_file"]
+__all__ = ["ReplayFileError", "lines", "verify_file", "NOT_REPLAYS"]
+
+#: formats of the lines of a competition export that are not replays (its header, and a result
+#: whose replay the arena no longer keeps): skipped, so that an export verifies as a replay file
+NOT_REPLAYS = ("sueca-competition/1", "sueca-result/1")
 
 
 class ReplayFileError(Exception):
@@ -37,13 +41,17 @@ def lines(path_text: str) -> Iterator[tuple[int, Any, str | None]]:
 
 
 def verify_file(path_text: str) -> dict[str, Any]:
-    """``{"file", "records", "bad": [{"line", "match_id", "problems"}], "ok"}`` for a file."""
-    checked = 0
+    """``{"file", "records", "bad": [{"line", "match_id", "problems"}], "ok", "skipped"}`` for a
+    file (``skipped``: the lines of :data:`NOT_REPLAYS`)."""
+    checked = skipped = 0
     bad = []
     for line, rec, error in lines(path_text):
+        if isinstance(rec, dict) and rec.get("format") in NOT_REPLAYS:
+            skipped += 1
+            continue
         checked += 1
         match_id = rec.get("match_id") if isinstance(rec, dict) else None
         problems = [error] if error is not None else replays.verify(rec)
         if problems:
             bad.append({"line": line, "match_id": match_id, "problems": problems})
-    return {"file": path_text, "records": checked, "bad": bad, "ok": not bad}
+    return {"file": path_text, "records": checked, "bad": bad, "ok": not bad, "skipped": skipped}

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NotRequired, ParamSpec, TypedDict, TypeVar
 
 from sueca.arena.cli.common import Bounded, UserError, add_port, add_redis, clean, open_store
+from sueca.arena.export import ExportError, rebuild_from_export
 from sueca.arena.ratings.fit import PRIOR_SD, PROVISIONAL_GAMES
 from sueca.arena.retention import archived_results
 from sueca.arena.settings import current
@@ -35,6 +36,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_archive(rb)
     rb.add_argument("--check", action="store_true",
                     help="only compare with the live ratings; exit 1 if they differ")
+    rb.add_argument("--from", dest="from_file", metavar="FILE", default=None,
+                    help="a competition export (`competition export`): refit its rating of "
+                         "record from the file's results alone, no Redis needed, and compare "
+                         "with the ratings the file records (exit 1 if they differ)")
     rb.add_argument("--json", action="store_true", help="print the report as JSON")
     rb.set_defaults(func=cmd_ratings_rebuild)
     show = acts.add_parser("show-config", help="the rating settings stored in Redis")
@@ -84,6 +89,8 @@ def _run(fn: Callable[_P, _R], *a: _P.args, **kw: _P.kwargs) -> _R:
 
 
 def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
+    if args.from_file is not None:
+        return _rebuild_export(args)
     store = open_store(args)
     report = _run(rebuild, store, elo_k=args.elo_k, write=not args.check, trimmed=_trimmed(args))
     # the bots' recent outcomes (fair play's suspensions) are the log's too
@@ -113,6 +120,28 @@ def cmd_ratings_rebuild(args: argparse.Namespace) -> int:
               + ("identical to the live ones" if not recent["differed"] else
                  f"{recent['differed']} differed" + ("" if args.check else ", now replaced")))
     return 1 if (args.check and not (same and not recent["differed"])) else 0
+
+
+def _rebuild_export(args: argparse.Namespace) -> int:
+    """``rebuild --from FILE``: a competition's rating of record from its export alone."""
+    for flag, given in (("--elo-k", args.elo_k), ("--archive", args.archive),
+                        ("--redis", args.redis), ("--data", args.data)):
+        if given is not None:
+            raise UserError(f"--from {args.from_file!r} rebuilds from the file alone: leave "
+                            f"out {flag}")
+    try:
+        report = rebuild_from_export(args.from_file)
+    except ExportError as err:
+        raise UserError(str(err)) from None
+    if args.json:
+        print(json.dumps(clean(report), indent=2))
+    else:
+        verdict = ("identical to the ratings it records" if report["identical"] else
+                   f"largest difference from the ratings it records: {report['max_diff']:.6g}")
+        print(f"rebuilt {len(report['ratings'])} ratings of record of competition "
+              f"{report['competition']} from {report['results']} results in "
+              f"{args.from_file}: {verdict}")
+    return 0 if report["identical"] else 1
 
 
 class RatingSettings(TypedDict):

@@ -17,7 +17,7 @@ import time
 
 from kombu.exceptions import OperationalError as BrokerError
 
-from sueca.arena import settings
+from sueca.arena import final, settings
 from sueca.arena.cli.common import (
     Bounded,
     UserError,
@@ -99,6 +99,7 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
             first = False
             for name, step in advance(store):
                 err_out.print(f"competition {name}: {step['from_state']} -> {step['to']}")
+            final.tick(store)  # finals: start one due, queue and pair their rounds
             new = ladder.tick()
             reaper.sweep_due()
         except lost as err:  # waited out, said once: the ladder is in Redis

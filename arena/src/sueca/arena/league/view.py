@@ -34,6 +34,13 @@ from sueca.arena.leaderboard import (
     rank,
     rating_columns,
 )
+from sueca.arena.league.competitions import (
+    CompetitionIndex,
+    CompetitionPage,
+    CompetitionSummary,
+    competition_list,
+    competition_page,
+)
 from sueca.arena.league.fold import BotFold, LogFold
 from sueca.arena.league.limits import MATCH_ENDS
 from sueca.arena.league.rows import (
@@ -122,6 +129,7 @@ class LeagueView:
         self._fit_lock = threading.Lock()  # one refit at a time, not one per waiting request
         self._health: tuple[tuple[str | None, float], dict[str, BotHealth]] | None = None
         self._sessions: dict[str, tuple[float, dict[str, int] | None]] = {}
+        self._competitions = CompetitionIndex(store)
 
     def refresh(self) -> None:
         """Fold the results log's new entries (:class:`~sueca.arena.league.fold.LogFold`)."""
@@ -497,6 +505,15 @@ class LeagueView:
                 "archived": self.store.tournament_archived(tid),
                 "standings": standings(results, elo_k, field=bots), "bots": bots, "cross": cross,
                 "format": format_view(tid, t["spec"], results)}
+
+    # -- competitions ------------------------------------------------------------------------
+    def competitions(self) -> list[CompetitionSummary]:
+        """Every competition with its state, the default ladder first."""
+        return competition_list(self.store)
+
+    def competition(self, name: str, page: int | str = 1) -> CompetitionPage:
+        """A competition's page (:func:`sueca.arena.league.competitions.competition_page`)."""
+        return competition_page(self.store, self._competitions, name, page)
 
 
 def _league_row(row: BoardRow, log: BotFold) -> LeagueRow:

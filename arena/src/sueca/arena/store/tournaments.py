@@ -57,13 +57,17 @@ class TournamentStore(MatchStore, ResultsLog):
                 f"({_spec_diff(stored, spec)}): give `--id {tid}` alone to resume it "
                 f"as stored, or choose another --id")
         matches = list(schedule(tid, stored))
-        # the versions that play: the bots' current ones as the matches are scheduled
+        # the versions that play: a competition's final's, fixed at its freeze (its spec's),
+        # else the bots' current ones as the matches are scheduled
         seated = sorted({str(b) for m in matches for b in m["spec"].get("bots") or ()})
-        current = BotVersions(self.r, self.keys).currents(seated) if seated else {}
+        fixed = stored.get("versions")
+        current = (dict(fixed) if fixed is not None else
+                   BotVersions(self.r, self.keys).currents(seated) if seated else {})
         for m in matches:
             versions = {str(b): current[str(b)] for b in m["spec"].get("bots") or ()
                         if current.get(str(b), 1) > 1}
             self.create_match(m["id"], m["spec"], tournament=tid, pair=m.get("pair", ""),
+                              competition=stored.get("competition", ""),
                               versions=versions or None)
         ids = [m["id"] for m in matches]
         if created or self.tournament_matches(tid) != ids:

@@ -3,8 +3,9 @@
 
 Pages: ``/`` (a featured match replayed at a person's pace, and the leaderboard),
 ``/bots/{name}``, ``/matches``, ``/matches/{id}`` (the replay viewer, or the live board),
-``/tournaments``, ``/tournaments/{id}``. JSON: the same under ``/api/`` (``/api/leaderboard``,
-``/api/matches``, ``/api/matches/{id}``, ``/api/bots/{name}``, ``/api/tournaments/{id}``), and
+``/tournaments``, ``/tournaments/{id}``, ``/competitions``, ``/competitions/{name}``. JSON: the
+same under ``/api/`` (``/api/leaderboard``, ``/api/matches``, ``/api/matches/{id}``,
+``/api/bots/{name}``, ``/api/tournaments/{id}``, ``/api/competitions/{name}``), and
 ``/api/featured`` (the front page's next match). Times for people are ISO 8601 UTC, and the
 leaderboard's floats are rounded (:func:`sueca.arena.leaderboard.json_row`); numbers and missing
 values read as the CLI writes them (:mod:`sueca.arena.format`).
@@ -208,6 +209,13 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> ServerTiming:
     def tournament(request: Request) -> Response:
         return answer(request, view.tournament(ident(request, "tid")), "tournament.html")
 
+    def competitions(request: Request) -> Response:
+        return answer(request, view.competitions(), "competitions.html")
+
+    def competition(request: Request) -> Response:
+        return answer(request, view.competition(ident(request, "name"), _q(request, "page") or 1),
+                      "competition.html")
+
     def health(request: Request) -> Response:
         store.ping()  # retention: serve's hourly policy and last run (None: not scheduled)
         return JSONResponse({"ok": True, "retention": schedule_status(store)})
@@ -256,7 +264,8 @@ def create_app(store: Store, referees: Sequence[str] = ()) -> ServerTiming:
     routes = []
     for path, fn in (("/", leaderboard), ("/bots/{name}", bot), ("/matches", matches),
                      ("/matches/{mid}", match), ("/tournaments", tournaments),
-                     ("/tournaments/{tid}", tournament)):
+                     ("/tournaments/{tid}", tournament), ("/competitions", competitions),
+                     ("/competitions/{name}", competition)):
         routes.append(Route(path, fn, methods=["GET", "HEAD"]))
         api_path = "/api/leaderboard" if path == "/" else "/api" + path
         routes.append(Route(api_path, fn, methods=["GET", "HEAD"]))

@@ -37,6 +37,12 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     {"path": "/api/tournaments", "method": "GET", "returns": "the tournaments"},
     {"path": "/api/tournaments/{id}", "method": "GET",
      "returns": "a tournament's progress, standings and cross table"},
+    {"path": "/api/competitions", "method": "GET",
+     "returns": "the competitions, each with its state, entrants and final's format"},
+    {"path": "/api/competitions/{name}", "method": "GET",
+     "returns": "a competition's state, times, transitions, entrants with version, division "
+                "and rating of record, final, standings once closed, matches (?page=N), seed "
+                "hash and, once closed, seed key"},
     {"path": "/api/health", "method": "GET",
      "returns": "{ok, retention} after one Redis round trip"},
 )

@@ -60,7 +60,9 @@ def run_verify(args: argparse.Namespace) -> int:
                     right=["line"]))
         print(f"{len(report['bad'])} of {report['records']} records in {args.file} are bad")
         return 1
-    print(f"{report['records']} records in {args.file}: all verified")
+    skipped = (f" ({report['skipped']} lines of a competition export that are not replays "
+               "skipped)" if report["skipped"] else "")
+    print(f"{report['records']} records in {args.file}: all verified{skipped}")
     return 0
 
 
