@@ -154,3 +154,18 @@ def test_a_move_out_of_order_says_what_comes_first(arena, capsys):
     assert "competition 'x' is open" in err and "freeze" in err, err
     code, _, err = _run(capsys, "open", "x")
     assert code == 2 and "competition 'x' is already open" in err, err
+
+
+def test_a_hosted_only_competition_takes_a_bot_only_while_it_runs_a_submission(
+        arena, capsys) -> None:
+    assert _run(capsys, "create", "hosted-cup", "--hosted-only")[0] == 0
+    code, _, err = _run(capsys, "enter", "hosted-cup", "beta")
+    assert code == 2 and "hosted bots only" in err and err.count("\n") == 1
+    version = arena.versions.bump("beta", by="bots submit", submission="ab" * 32)
+    arena.hosted.host("beta", version=version, submission="ab" * 32)
+    arena.versions.bump("gamma", by="owner")  # a connected bot's new version: not hosted
+    arena.hosted.host("gamma", version=1, submission="cd" * 32)
+    assert _run(capsys, "enter", "hosted-cup", "beta")[0] == 0
+    code, _, err = _run(capsys, "enter", "hosted-cup", "gamma")
+    assert code == 2 and "hosted bots only" in err
+    assert list(arena.competitions.entries("hosted-cup")) == ["beta"]

@@ -275,7 +275,12 @@ def cmd_enter(args: argparse.Namespace) -> int:
     by = who(args)
     store = open_store(args)
     try:
-        entry = store.competitions.enter(args.name, args.bot, by=by)
+        # hosted: the bot runs a submission on the bot hosts at its current version (a
+        # competition may take hosted bots only)
+        hosted = store.hosted.hosted().get(args.bot)
+        entry = store.competitions.enter(
+            args.name, args.bot, by=by, hosted=hosted is not None
+            and hosted["version"] == store.versions.current(args.bot))
     except CompetitionError as err:
         raise UserError(str(err)) from None
     emit(args, entry, lambda e: print(f"entered {e['bot']} in {args.name}"))
