@@ -34,6 +34,10 @@ def test_api_lists_every_json_endpoint_and_each_answers(client: Any,
             assert got.status_code == 404 and "no page at" not in got.text, got.text
             continue
         got = client.request(e["method"], path)
+        if path.endswith("/logs"):  # an owner's log: refused without the bot's token (the
+            assert got.status_code == 403, got.text  # hosted-bots tests read it with one)
+            assert got.headers["content-type"] == "application/json", path
+            continue
         assert got.status_code == 200, (path, got.status_code, got.text[:200])
         assert got.headers["content-type"] == "application/json", path
     assert client.get("/api", follow_redirects=True).json()["endpoints"] == listed

@@ -24,6 +24,7 @@ from sueca.arena.lifecycle import CompetitionError, State
 from sueca.arena.records import CompetitionRecord, TournamentSpec
 from sueca.arena.schedule import same_tournament
 from sueca.arena.store import Store, TournamentConflict
+from sueca.arena.store.fairplay import suspended
 from sueca.arena.store.ratings import fit_of_record
 from sueca.arena.tournaments import (
     TournamentError,
@@ -61,11 +62,14 @@ def final_secret(key: str, tid: str) -> str:
 def seeding(store: Store, name: str) -> list[str]:
     """The entrants who play the final, best first: by the competition's rating of record (of
     the versions fixed at the freeze; unrated entrants last, in the order they entered), the
-    first ``final.top`` of them."""
+    first ``final.top`` of them. A bot suspended when the final starts does not qualify (it
+    could not be scheduled): the next one takes its place."""
     rec = _competition(store, name)
     entries = store.competitions.entries(name)
+    bots = list(entries)  # suspended on the arena's ladder, or by the competition's own rule
+    held = {**suspended(store, bots), **suspended(store, bots, competition=name)}
     fit = fit_of_record(store, name)
-    order = sorted(entries.values(), key=lambda e: (
+    order = sorted((e for e in entries.values() if e["bot"] not in held), key=lambda e: (
         e["bot"] not in fit.rating, -fit.rating.get(e["bot"], 0.0), e["entered"], e["bot"]))
     top = rec["spec"]["final"].get("top")
     return [e["bot"] for e in order][:top]

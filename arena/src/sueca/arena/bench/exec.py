@@ -1,5 +1,6 @@
-"""exec: bots' speed: the C example bot through ``exec:`` beside the same strategy in Python,
-and beside bare pipe round trips to the same program.
+"""exec: bots' speed: the C example bot through ``exec:`` beside the same strategy in Python.
+
+Beside bare pipe round trips to the same program too.
 
 What an ``exec:`` bot costs is the line protocol: a JSON line out, a pipe, the program, a JSON
 line back. The C example (``sdk/examples/c/bot.c``, compiled here with ``cc -O2``; one process

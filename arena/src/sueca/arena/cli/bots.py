@@ -10,7 +10,6 @@ import contextlib
 import getpass
 import json
 import math
-import os
 import secrets
 import time
 from pathlib import Path
@@ -352,7 +351,7 @@ def _token_flag(p: argparse.ArgumentParser) -> None:
 
 def _token(args: argparse.Namespace) -> str:
     """--token, else $SUECA_TOKEN, else a UserError saying so."""
-    token = str(args.token) if args.token is not None else os.environ.get("SUECA_TOKEN", "")
+    token = str(args.token) if args.token is not None else current().token
     if not token:
         raise UserError(f"no token: pass bot {args.name[:64]!r}'s token with --token TOKEN or "
                         "in $SUECA_TOKEN")
