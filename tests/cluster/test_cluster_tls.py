@@ -8,7 +8,8 @@ A ladder and a duplicate tournament (``sueca-arena tournament run`` from the sch
 are played at once: both replicas used, every match ended by the rules, each recorded once,
 and each match's record naming the replica that played it, as its result does. The names are
 checked: a bot dialling a referee with another host's name gets no session, nor does a
-plaintext one.
+plaintext one. ``sueca-arena loadtest`` loads a bot of the bot host through both replicas'
+house bots, its result split by referee.
 """
 
 from __future__ import annotations
@@ -17,24 +18,27 @@ import json
 import time
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from kits.cluster import ARENA, BOT, RULES_ENDS, League, league_fixture
 from kits.cluster_tls import Pki
 from kits.wait import wait_for
 
+from sueca.arena.local_arena import register_in
+
 TOURNAMENT = "tls-dup"
 
 
 @pytest.fixture(scope="module")
 def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
-    yield from league_fixture(tmp_path_factory, tls=True)
+    yield from league_fixture(tmp_path_factory, tls=True, house_bots="random")
 
 
 def test_a_ladder_and_a_duplicate_tournament_at_once_over_tls(league: League) -> None:
     since = len(league.results())
     at = time.monotonic()
-    run = league.sched.call([*ARENA, "tournament", "run", "--bots", "alice,bob,carol",
+    run = league.sched.call([*ARENA, "tournament", "run", "--bots", "alice,bob,dave",
                              "--duplicate", "-k", "4", "--id", TOURNAMENT, "--timeout", "150",
                              "--json"], league.env, timeout=180)
     took = time.monotonic() - at
@@ -53,6 +57,7 @@ def test_a_ladder_and_a_duplicate_tournament_at_once_over_tls(league: League) ->
     assert summary["recorded"] == len(mids) == len(tournament) and summary["failed"] == []
     assert ladder, "the ladder played on while the tournament ran"
     assert set(ends) <= set(RULES_ENDS), ends
+    assert {r["end"] for r in tournament} == {"normal"}  # no reckless bot in it
     assert set(by_referee) == {f"{h.addr}:50052" for h in (league.ref_a, league.ref_b)}
     assert all(n == 1 for n in ids.values())
     for r in played:  # the match's record names the replica its result names
@@ -109,3 +114,45 @@ def test_a_wrong_name_or_plaintext_bot_gets_no_session(league: League) -> None:
     finally:
         for bot in bots.values():
             bot.kill()
+
+
+LOADTEST_GAMES = 32
+
+
+def test_loadtest_through_both_referees_is_split_by_referee(league: League,
+                                                           tmp_path: Path) -> None:
+    """The target on the bot host (one process, a session with each replica), the house bots
+    in both referees, ``loadtest`` from the scheduler host sending the matches to each in
+    turn; the ladder plays on beside it."""
+    token = register_in(league.store, {"lt": "random"})["lt"]
+    servers = ",".join(f"{h.addr}:50051" for h in (league.ref_a, league.ref_b))
+    ops = [f"{h.addr}:50052" for h in (league.ref_a, league.ref_b)]
+    target = league.bots.run("lt", [*BOT, "run", "random", "--server", servers, "--name", "lt",
+                                    "--capacity", str(LOADTEST_GAMES), "--log-level", "warning",
+                                    *league.dial_tls()],
+                             {"PATH": league.env["PATH"], "HOME": league.env["HOME"],
+                              "SUECA_TOKEN": token})
+    try:
+        wait_for(lambda: all("lt" in league.store.bots_on([a]) for a in ops), 30,
+                 "the target on both referees", detail=target.text)
+        run = league.sched.call([*ARENA, "loadtest", "--bot", "lt", "--server", ",".join(ops),
+                                 "--games", str(LOADTEST_GAMES), "--duration", "25",
+                                 "--house", "random", "--report", str(tmp_path / "lt.html"),
+                                 "--json"], league.env, timeout=150)
+    finally:
+        target.kill()
+    assert run.returncode == 0, run.stderr[-3000:] + run.stdout[-2000:]
+    r = json.loads(run.stdout.strip().splitlines()[-1])
+    split = r["by_referee"]
+    print(f"\nloadtest over TLS through both referees: {r['matches_finished']} matches in "
+          f"{r['seconds']} s, target p50/p99 {r['p50_ms']} / {r['p99_ms']} ms, "
+          f"faults {r['faults']}, timeouts {r['timeouts']}; by referee "
+          + "; ".join(f"{a}: {n['matches_finished']} matches, p50/p99 {n['p50_ms']} / "
+                      f"{n['p99_ms']} ms" for a, n in split.items()))
+    assert set(split) == set(ops), split
+    assert sum(n["matches_finished"] for n in split.values()) == r["matches_finished"] >= 200
+    assert all(n["matches_finished"] >= r["matches_finished"] // 2 - LOADTEST_GAMES
+               for n in split.values()), split
+    assert (r["faults"], r["timeouts"]) == (0, 0)
+    page = (tmp_path / "lt.html").read_text()
+    assert "<h2>By referee</h2>" in page and all(a in page for a in ops)

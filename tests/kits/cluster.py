@@ -192,8 +192,10 @@ class League:
     """The hosts and the test's own view of the records (Redis's unix socket)."""
 
     def __init__(self, cluster: Cluster, tmp: Path, *,
-                 clocks: Mapping[str, str] | None = None, tls: bool = False) -> None:
+                 clocks: Mapping[str, str] | None = None, tls: bool = False,
+                 house_bots: str = "") -> None:
         self.cluster = cluster
+        self.house_bots = house_bots
         self.clocks = dict(clocks or {})
         self.redis_host, self.ref_a, self.ref_b, self.work_a, self.work_b, self.sched, \
             self.bots = (cluster.host(n) for n in
@@ -233,7 +235,9 @@ class League:
                              "--operator-port", "50052", "--operator-host", host.addr,
                              "--advertise", f"{host.addr}:50052", "--metrics-port", "0",
                              "--drain-seconds", "1", "--log-level", "warning",
-                             *self.serve_tls(host)], env)
+                             *self.serve_tls(host),
+                             *(["--house-bots", self.house_bots] if self.house_bots else [])],
+                 env)
 
     def serve_tls(self, host: Host) -> list[str]:
         """A referee's TLS flags (its own certificate), none in a plaintext league."""
@@ -340,16 +344,17 @@ class Figures(NamedTuple):
 
 
 def league_fixture(tmp_path_factory: Any, *, clocks: Mapping[str, str] | None = None,
-                   tls: bool = False) -> Iterator[League]:
+                   tls: bool = False, house_bots: str = "") -> Iterator[League]:
     """One league for the module; each test leaves it healthy (its hosts back, every bot on
     both referees), so the tests hold in any order. ``clocks``: host name -> how far off its
     wall clock is (faketime's offset, such as ``+600s``); ``tls``: every referee serves TLS
-    with a certificate of the league's throwaway CA (kits.cluster_tls), every client checks it."""
+    with a certificate of the league's throwaway CA (kits.cluster_tls), every client checks it;
+    ``house_bots``: the referees' ``--house-bots`` (for ``sueca-arena loadtest``)."""
     require()
     tmp = tmp_path_factory.mktemp("cluster")
     cluster = Cluster(tmp / "logs")
     try:
-        league = League(cluster, tmp, clocks=clocks, tls=tls)
+        league = League(cluster, tmp, clocks=clocks, tls=tls, house_bots=house_bots)
         league.recorded(4, 90)
         league.healthy()
         yield league
