@@ -123,12 +123,13 @@ def test_loadtest_through_both_referees_is_split_by_referee(league: League,
                                                            tmp_path: Path) -> None:
     """The target on the bot host (one process, a session with each replica), the house bots
     in both referees, ``loadtest`` from the scheduler host sending the matches to each in
-    turn; the ladder plays on beside it."""
+    turn; the ladder plays on beside it (and may seat the target too: hence the room in its
+    capacity, and the matches in flight on one referee may outnumber those on the other)."""
     token = register_in(league.store, {"lt": "random"})["lt"]
     servers = ",".join(f"{h.addr}:50051" for h in (league.ref_a, league.ref_b))
     ops = [f"{h.addr}:50052" for h in (league.ref_a, league.ref_b)]
     target = league.bots.run("lt", [*BOT, "run", "random", "--server", servers, "--name", "lt",
-                                    "--capacity", str(LOADTEST_GAMES), "--log-level", "warning",
+                                    "--capacity", str(2 * LOADTEST_GAMES), "--log-level", "warning",
                                     *league.dial_tls()],
                              {"PATH": league.env["PATH"], "HOME": league.env["HOME"],
                               "SUECA_TOKEN": token})
