@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kits.cluster_tls import SHARED_NAME, Pki, make_pki
 from kits.wait import wait_for
 from sueca.arena.keys import Keys
 from sueca.arena.local_arena import register_in
@@ -88,6 +89,13 @@ class Host:
                       env=env, log=log)
         self.children.append(child)
         return child
+
+    def call(self, argv: Sequence[str], env: Mapping[str, str],
+             timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """Run ``argv`` on this host to its end, as an operator's command: its exit status
+        and output."""
+        return subprocess.run(["ip", "netns", "exec", self.ns, *argv], env=env, text=True,
+                              capture_output=True, timeout=timeout)
 
     def pids(self) -> list[int]:
         got = _ip("netns", "pids", self.ns, check=False)
@@ -184,8 +192,10 @@ class League:
     """The hosts and the test's own view of the records (Redis's unix socket)."""
 
     def __init__(self, cluster: Cluster, tmp: Path, *,
-                 clocks: Mapping[str, str] | None = None) -> None:
+                 clocks: Mapping[str, str] | None = None, tls: bool = False,
+                 house_bots: str = "") -> None:
         self.cluster = cluster
+        self.house_bots = house_bots
         self.clocks = dict(clocks or {})
         self.redis_host, self.ref_a, self.ref_b, self.work_a, self.work_b, self.sched, \
             self.bots = (cluster.host(n) for n in
@@ -201,6 +211,10 @@ class League:
         self.env = {"PATH": os.environ["PATH"], "SUECA_REDIS_URL": self.url,
                     "SUECA_KEY_PREFIX": PREFIX, "SUECA_SEED_KEY": SEED_KEY,
                     "SUECA_OPERATOR_TOKEN": OPERATOR_TOKEN, "HOME": str(tmp)}
+        self.pki: Pki | None = None
+        if tls:  # every hop that crosses hosts to a referee: its certificate checked by name
+            self.pki = make_pki(tmp / "pki", [self.ref_a.name, self.ref_b.name])
+            self.env |= {"SUECA_TLS_CA": str(self.pki.ca), "SUECA_TLS_SERVER_NAME": SHARED_NAME}
         self.tokens = register_in(self.store, BOTS)
         for ref in (self.ref_a, self.ref_b):
             self.start_referee(ref)
@@ -220,7 +234,24 @@ class League:
         host.run("referee", [*skew, *ARENA, "referee", "--host", host.addr, "--port", "50051",
                              "--operator-port", "50052", "--operator-host", host.addr,
                              "--advertise", f"{host.addr}:50052", "--metrics-port", "0",
-                             "--drain-seconds", "1", "--log-level", "warning"], env)
+                             "--drain-seconds", "1", "--log-level", "warning",
+                             *self.serve_tls(host),
+                             *(["--house-bots", self.house_bots] if self.house_bots else [])],
+                 env)
+
+    def serve_tls(self, host: Host) -> list[str]:
+        """A referee's TLS flags (its own certificate), none in a plaintext league."""
+        if self.pki is None:
+            return []
+        cert, key = self.pki.certs[host.name]
+        return ["--tls-cert", str(cert), "--tls-key", str(key)]
+
+    def dial_tls(self) -> list[str]:
+        """A bot's TLS flags: the league's CA and the name every referee's certificate
+        carries (the bot dials them by address); none in a plaintext league."""
+        if self.pki is None:
+            return []
+        return ["--tls-ca", str(self.pki.ca), "--tls-server-name", SHARED_NAME]
 
     def start_worker(self, host: Host) -> None:
         host.run("worker", [*ARENA, "worker", "-c", "2", "--pool", "threads", "--hostname",
@@ -232,7 +263,7 @@ class League:
         for name, spec in BOTS.items():  # a bot holds its own token, nothing of the operator's
             self.bots.run(name, [*BOT, "run", spec, "--server", servers, "--name", name,
                                  "--capacity", "4", "--max-backoff", "1",
-                                 "--log-level", "warning"],
+                                 "--log-level", "warning", *self.dial_tls()],
                           {**bot_env, "SUECA_TOKEN": self.tokens[name], "PYTHONPATH": TESTS,
                            "SLOWBOT_THINK": "0.03"})
 
@@ -313,15 +344,17 @@ class Figures(NamedTuple):
 
 
 def league_fixture(tmp_path_factory: Any, *, clocks: Mapping[str, str] | None = None,
-                   ) -> Iterator[League]:
+                   tls: bool = False, house_bots: str = "") -> Iterator[League]:
     """One league for the module; each test leaves it healthy (its hosts back, every bot on
     both referees), so the tests hold in any order. ``clocks``: host name -> how far off its
-    wall clock is (faketime's offset, such as ``+600s``)."""
+    wall clock is (faketime's offset, such as ``+600s``); ``tls``: every referee serves TLS
+    with a certificate of the league's throwaway CA (kits.cluster_tls), every client checks it;
+    ``house_bots``: the referees' ``--house-bots`` (for ``sueca-arena loadtest``)."""
     require()
     tmp = tmp_path_factory.mktemp("cluster")
     cluster = Cluster(tmp / "logs")
     try:
-        league = League(cluster, tmp, clocks=clocks)
+        league = League(cluster, tmp, clocks=clocks, tls=tls, house_bots=house_bots)
         league.recorded(4, 90)
         league.healthy()
         yield league

@@ -218,3 +218,21 @@ def test_a_bad_bot_name_is_quoted_capped_and_escaped() -> None:
         assert message.startswith("bad bot name ") and "\n" not in message
         assert len(message) < 200, len(message)
     assert "(3000 long)" in str(pytest.raises(BotRegistryError, check_name, "x" * 3000).value)
+
+
+def test_a_placed_attempt_names_its_replica_and_only_the_lease_holder_may(store):
+    store.create_match("pl1", {})
+    store.start_attempt("pl1", owner="w/1/a")
+    assert store.match("pl1")["referee"] == ""
+    assert store.placed("pl1", "w/1/a", "10.0.0.2:50052") is True
+    assert store.match("pl1")["referee"] == "10.0.0.2:50052"
+    assert store.placed("pl1", "w/2/b", "10.0.0.3:50052") is False  # not its attempt
+    assert store.match("pl1")["referee"] == "10.0.0.2:50052"
+    store.release_lease("pl1", "w/1/a")  # that attempt died; the next one starts afresh
+    store.start_attempt("pl1", owner="w/2/b")
+    assert store.match("pl1")["referee"] == ""
+    assert store.placed("pl1", "w/2/b", "10.0.0.3:50052") is True
+    store.record_result("pl1", {**_result("pl1"), "referee": "10.0.0.3:50052"})
+    assert store.placed("pl1", "w/2/b", "10.0.0.9:50052") is False  # recorded: settled
+    recorded = list(store.results())[-1][1]
+    assert store.match("pl1")["referee"] == "10.0.0.3:50052" == recorded["referee"]

@@ -25,6 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from enum import StrEnum
+from functools import partial
 from typing import Any
 
 import grpc
@@ -250,9 +251,10 @@ def _drop_channel(address: str) -> None:
 
 
 def run_on_referee(spec: SpecDict, addresses: Sequence[str], timeout: float, *,
-                   wait: float = 20.0) -> Outcome:
+                   wait: float = 20.0, placed: Callable[[str], object] | None = None,
+                   ) -> Outcome:
     """Place and run ``spec``; the outcome names the ``referee`` and has the ``timing`` (place,
-    run seconds).
+    run seconds). ``placed(address)`` is told each replica the match is sent to, before it runs.
 
     With several replicas the match goes where ListBots shows free capacity for every seat.
     With one there is nothing to choose: RunMatch itself reserves the seats atomically (no race
@@ -271,6 +273,8 @@ def run_on_referee(spec: SpecDict, addresses: Sequence[str], timeout: float, *,
             addr = place(spec["bots"], addresses, control.list_bots,
                          wait=max(0.0, deadline - time.monotonic()))
         t1 = time.perf_counter()
+        if placed is not None:
+            placed(addr)
         try:
             return _run_timed(addr, spec, timeout, replicas=len(addresses), place=t1 - t0)
         except Exception as err:
@@ -334,16 +338,19 @@ def _run_timed(addr: str, spec: SpecDict, timeout: float, *, replicas: int,
 
 
 def run_match(spec: SpecDict, mode: str | None = None, store: Store | None = None, *,
-              timeout: float | None = None) -> Outcome:
+              timeout: float | None = None, placed: Callable[[str], object] | None = None,
+              ) -> Outcome:
     """Run ``spec`` (``mode`` local or referee, by default the settings' runner); the outcome
-    is the referee's result (:class:`sueca.codec.ResultDict`) and who played it."""
+    is the referee's result (:class:`sueca.codec.ResultDict`) and who played it. ``placed``:
+    see :func:`run_on_referee`."""
     mode = mode or current().runner
     if mode == "local":
         return run_local(spec)
     if mode != "referee":
         raise Permanent(f"bad runner {mode!r}: local or referee")
     timeout = timeout or current().match_timeout
-    return run_on_referee(spec, replicas(store), timeout, wait=current().place_wait)
+    return run_on_referee(spec, replicas(store), timeout, wait=current().place_wait,
+                          placed=placed)
 
 
 # -- the job of one task run -------------------------------------------------------------------
@@ -379,6 +386,16 @@ def outcome_to_result(match: MatchRecord, out: Outcome,
     if match.get("versions"):
         entry["versions"] = dict(match["versions"])
     return entry
+
+
+def _placed(store: Store, mid: str, owner: str | None, referee: str) -> None:
+    """The match's record names the replica its attempt is sent to. Redis away is ridden
+    out: the match plays on, and its result names the replica all the same."""
+    if owner:
+        try:
+            store.placed(mid, owner, referee)
+        except TRANSIENT_REDIS_ERRORS:
+            pass
 
 
 class Heartbeat:
@@ -463,7 +480,8 @@ def _play(store: Store, match: MatchRecord, attempt: int, mode: str | None,
                         f"(worker lost?); last error: {match.get('error') or 'none'}")
     started = time.monotonic()
     played = reseeded(match["spec"], attempt)
-    out = run_match(played, mode, store)
+    out = run_match(played, mode, store,
+                    placed=partial(_placed, store, mid, match.get("owner")))
     if out["end"] is End.ABORTED:
         raise Transient(f"match aborted by referee {out.get('referee', '?')}",
                         TransientKind.ABORTED)

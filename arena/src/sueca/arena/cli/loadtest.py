@@ -5,6 +5,7 @@ the command starts a private arena on loopback (Redis, a referee with house bots
 ``--bot-processes`` ``sueca-bot run TARGET`` processes) and stops it afterwards. Or load a bot
 that is already running and registered, in any language: ``--bot NAME --server ADDR`` (that
 referee must run with ``--house-bots``; the operator token comes from SUECA_OPERATOR_TOKEN).
+``--server A,B`` sends the matches to several referees in turn, the result split by referee.
 
 Every match seats the target once and house bots (``--house``) in the other seats, played inside
 the referee, so every move the referee waits for is the target's. The load: up to ``--games``
@@ -65,9 +66,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="bot to start on a private arena: random, module:Class, file.py:Class")
     p.add_argument("--bot", metavar="NAME", help="load this running, registered bot instead "
                                                  "(with --server)")
-    p.add_argument("--server", metavar="ADDR",
+    p.add_argument("--server", metavar="ADDR[,ADDR...]",
                    help="the referee --bot is connected to: its operator address (its "
-                        "--operator-port, if it has one)")
+                        "--operator-port, if it has one); several, comma-separated, take the "
+                        "matches in turn and the result is split by referee")
     p.add_argument("--metrics-url", metavar="URL", default=None,
                    help="with --server: that referee's /metrics, to count protocol faults")
     p.add_argument("--house", default="random", metavar="NAMES",
@@ -179,7 +181,8 @@ def run(args: argparse.Namespace) -> int:
             address, bot, metrics_url = arena.address, PrivateArena.NAME, arena.metrics_url
         else:
             address, bot, metrics_url = args.server, args.bot, args.metrics_url
-            _check_connected(address, bot, args.games, err_console)
+            for one in address.split(","):
+                _check_connected(one.strip(), bot, args.games, err_console)
         target = Target(address=address, bot=bot, house=house, variant=args.variant,
                         move_ms=args.move_ms, bank_ms=args.bank_ms, grace_ms=args.grace_ms,
                         metrics_url=metrics_url)
@@ -319,6 +322,11 @@ def print_result(r: dict[str, Any], out: Console) -> None:  # Any: the JSON resu
             ("reconnects", _v(r["reconnects"])),
             ("match duration p50 / max", f"{_v(r['match_s_p50'])} / {_v(r['match_s_max'])} s"),
             ("ends", ", ".join(f"{k} {v}" for k, v in sorted(r["ends"].items())) or "—")]
+    split = r.get("by_referee") or {}
+    if len(split) > 1:  # the run split by the referee each match went to
+        rows += [(f"on {addr}", f"{n['matches_finished']} matches, p50/p99 {_v(n['p50_ms'])} / "
+                                f"{_v(n['p99_ms'])} ms, {n['timeouts'] + n['faults']} faults")
+                 for addr, n in split.items()]
     for name, value in rows:
         t.add_row(name, value)
     out.print(t)

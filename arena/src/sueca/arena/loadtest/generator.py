@@ -40,7 +40,7 @@ import asyncio
 import math
 import time
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,6 +128,11 @@ class Stats:
     sources: Counter[str] = field(default_factory=Counter)  # matches by latency source
     match_seconds: list[float] = field(default_factory=list)  # each finished match's duration
     fatal: str | None = None
+    # by referee address: "finished", "timeouts", "faults" counts, and the target's latencies
+    by_referee: defaultdict[str, Counter[str]] = field(
+        default_factory=lambda: defaultdict(Counter))
+    referee_latencies: defaultdict[str, list[float]] = field(
+        default_factory=lambda: defaultdict(list))
     failed_in_row: int = 0        # RunMatch calls failed since the last match that finished
     stopped_early: str | None = None
     elapsed: float = 0.0
@@ -155,8 +160,9 @@ class Stats:
 
 @dataclass
 class Target:
-    """Where the load goes: the referee, the target's registered name, the house bots' names
-    (``random`` -> ``house:random``), and the spec fields every match shares."""
+    """Where the load goes: the referee (or several, comma-separated: the matches go to each
+    in turn), the target's registered name, the house bots' names (``random`` ->
+    ``house:random``), and the spec fields every match shares."""
 
     address: str
     bot: str
@@ -167,6 +173,10 @@ class Target:
     grace_ms: int | None = None
     match_timeout: float = 600.0
     metrics_url: str | None = None   # the referee's /metrics, for protocol faults
+
+    @property
+    def addresses(self) -> list[str]:
+        return [a.strip() for a in self.address.split(",") if a.strip()]
 
     def spec(self, i: int, run_id: str) -> dict[str, Any]:  # Any: a match spec, as JSON
         """Match ``i``'s spec: the target in seat ``i % 4``, house bots in the others."""
@@ -242,7 +252,20 @@ def summary(stats: Stats, shape: Shape, target: Target) -> dict[str, Any]:  # An
         "match_s_max": _round(max(stats.match_seconds, default=None)),
         "latency_source": ", ".join(f"{k} ({v} matches)" for k, v in
                                     sorted(stats.sources.items())) or None,
+        "by_referee": by_referee(stats),
     }
+
+
+def by_referee(stats: Stats) -> dict[str, dict[str, Any]]:  # Any: figures, as JSON
+    """The run split by the referee each match was sent to: matches finished, the target's
+    latency, its timeouts and faults there."""
+    out = {}
+    for addr in sorted(set(stats.by_referee) | set(stats.referee_latencies)):
+        lat, n = sorted(stats.referee_latencies[addr]), stats.by_referee[addr]
+        out[addr] = {"matches_finished": n["finished"], "samples": len(lat),
+                     "p50_ms": _ms(nearest_rank(lat, 0.5)), "p99_ms": _ms(nearest_rank(lat, 0.99)),
+                     "timeouts": n["timeouts"], "faults": n["faults"]}
+    return out
 
 
 def check_slo(result: dict[str, Any], p99_ms: float | None = None,  # Any: summary()'s JSON
@@ -278,7 +301,7 @@ def parse_turn_times(metadata: Sequence[tuple[str, str | bytes]] | None,
 
 
 async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Target,
-               stats: Stats) -> None:
+               stats: Stats, referee: str = "") -> None:
     call = channel.unary_stream(
         "/sueca.v1.MatchService/RunMatch", request_serializer=pb.MatchSpec.SerializeToString,
         response_deserializer=pb.MatchEvent.FromString)(
@@ -287,6 +310,7 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
     clock = time.monotonic
     last = began = clock()
     finished = False
+    mine = stats.by_referee[referee or target.address]
     arrivals: list[float] = []   # when each of the target's cards was seen
     gaps: list[float] = []       # ... and the time since the event before it
     try:
@@ -307,10 +331,13 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
             elif kind == "result":
                 r = event.result
                 stats.ends[r.end] += 1
+                mine["finished"] += 1
                 stats.match_seconds.append(now - began)
                 stats.failed_in_row = 0
                 finished = True
                 if r.fault_seat == seat:
+                    if r.end in (End.TIMEOUT, End.DISCONNECT, End.BOT_ERROR):
+                        mine["timeouts" if r.end == End.TIMEOUT else "faults"] += 1
                     if r.end == End.TIMEOUT:
                         stats.timeouts += 1
                         stats.at(now).timeouts += 1
@@ -328,6 +355,7 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
         code = err.code().name if err.code() is not None else "UNKNOWN"
         details = (err.details() or "")[:300]
         stats.at(clock()).faults += 1
+        mine["faults"] += 1
         stats.error(f"match {i}: {code}: {details}")
         if code in FATAL_CODES and not sum(stats.ends.values()):
             stats.fatal = f"the referee {target.address} refused the match ({code}): {details}"
@@ -339,10 +367,12 @@ async def _one(i: int, seat: int, spec: dict[str, Any], channel: Any, target: Ta
         end = clock()
         for k, t in enumerate(times):
             stats.at(arrivals[k] if k < len(arrivals) else end).latencies.append(t)
+        stats.referee_latencies[referee or target.address].extend(times)
     else:  # an older referee: the gaps in the event stream
         stats.sources["event stream"] += 1
         for when, gap in zip(arrivals, gaps):
             stats.at(when).latencies.append(gap)
+        stats.referee_latencies[referee or target.address].extend(gaps)
 
 
 async def _poll(target: Target, stats: Stats, stop: asyncio.Event) -> None:
@@ -356,8 +386,8 @@ async def _poll(target: Target, stats: Stats, stop: asyncio.Event) -> None:
                 int(total(families, "sueca_referee_faults_total", {"class": "late"})))
 
     def sessions_now() -> int:
-        return sum(b["sessions"] for b in control.list_bots(target.address, timeout=2)
-                   if b["bot"] == target.bot)
+        return sum(b["sessions"] for addr in target.addresses
+                   for b in control.list_bots(addr, timeout=2) if b["bot"] == target.bot)
 
     base: tuple[int, int] | None = None
     sessions: int | None = None
@@ -396,8 +426,9 @@ async def run_load(target: Target, shape: Shape,
     stats = Stats()
     # room for the turn times in the trailing metadata (up to 4 x 2000 numbers a match)
     options = [*control.CHANNEL_OPTIONS, ("grpc.max_metadata_size", 1 << 20)]
-    channels = [open_aio_channel(target.address, client_tls_from_env(), options)
-                for _ in range(max(1, min(4, shape.games // 64 + 1)))]
+    addresses = target.addresses
+    channels = [(addr, open_aio_channel(addr, client_tls_from_env(), options))
+                for _ in range(max(1, min(4, shape.games // 64 + 1))) for addr in addresses]
     tasks: set[asyncio.Task[None]] = set()
     stop = asyncio.Event()
     poller = asyncio.create_task(_poll(target, stats, stop))
@@ -422,8 +453,8 @@ async def run_load(target: Target, shape: Shape,
             while (len(tasks) < cap and (shape.rate <= 0 or stats.started < 1 + shape.rate * t)):
                 i = stats.started
                 spec = target.spec(i, run_id)
-                task = asyncio.create_task(_one(i, i % 4, spec, channels[i % len(channels)],
-                                                target, stats))
+                addr, channel = channels[i % len(channels)]
+                task = asyncio.create_task(_one(i, i % 4, spec, channel, target, stats, addr))
                 stats.started += 1
                 stats.in_flight += 1
                 tasks.add(task)
@@ -453,7 +484,7 @@ async def run_load(target: Target, shape: Shape,
             await asyncio.wait_for(poller, 5)
         except (TimeoutError, Exception):
             poller.cancel()
-        for c in channels:
+        for _, c in channels:
             await c.close()
     if on_tick is not None:
         on_tick(live(stats, clock()))

@@ -235,6 +235,11 @@ def html_report(result: dict[str, Any], stats: Stats) -> str:  # Any: summary's 
         "variant", "move_ms", "bank_ms", "bot_processes", "net_rtt_ms", "net_jitter_ms",
         "seconds", "latency_source")] + [("limits", limits_text(r.get("slo") or {}))])
     machine_t = table(sorted((r.get("machine") or {}).items()))
+    split = r.get("by_referee") or {}
+    referees_t = ("<h2>By referee</h2>" + table([
+        (addr, f"{n['matches_finished']} matches, p50 / p99 {text(n['p50_ms'])} / "
+               f"{text(n['p99_ms'])} ms, {n['timeouts']} timeouts, {n['faults']} faults")
+        for addr, n in split.items()])) if len(split) > 1 else ""
     # on a phone the page is one column: the tables wrap their words, and a chart keeps a width
     # its labels can be read at, scrolling sideways inside its own box
     style = ("*{box-sizing:border-box}"
@@ -259,7 +264,7 @@ def html_report(result: dict[str, Any], stats: Stats) -> str:  # Any: summary's 
             f"{chart(lat_chart)}"
             f"<h2>Target latency histogram ({r['samples']} moves)</h2>{chart(hist_chart)}"
             f"<h2>Throughput over time</h2>{chart(thr_chart)}{chart(flight_chart)}"
-            f"<h2>Faults</h2>{chart(fault_chart)}{faults_t}"
+            f"<h2>Faults</h2>{chart(fault_chart)}{faults_t}{referees_t}"
             f"<h2>Settings</h2>{settings}<h2>Machine</h2>{machine_t}"
             f"<p style='font-size:12px;color:#666'>Latency: {_esc(r['latency_source'])}; see "
             "docs/load-testing.md in the Sueca Arena repository.</p></body></html>")

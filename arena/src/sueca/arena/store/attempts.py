@@ -60,6 +60,17 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 """
 
+# KEYS: match, recorded, lease   ARGV: owner, referee
+# The attempt is placed on a replica: the match names it, while ``owner`` still holds the lease
+# and the match is unrecorded (a late attempt whose match was taken over, or recorded, writes
+# nothing). 1 written, 0 not.
+_PLACED = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'referee', ARGV[2])
+return 1
+"""
+
 # KEYS: lease   ARGV: owner.   Compare-and-delete: only the owner ends its lease.
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -124,6 +135,12 @@ class AttemptStore(MatchStore):
         """The owner's heartbeat; False when another owner has taken the match over."""
         return bool(self.script(_RENEW)(keys=[self.keys.lease(mid), self.keys.recorded(mid)],
                                         args=[owner, int(lease * 1000)]))
+
+    def placed(self, mid: str, owner: str, referee: str) -> bool:
+        """``owner``'s attempt is being played on replica ``referee``: the match's record
+        names it from now on (each attempt's start clears it), as its result will; False when
+        the attempt is no longer the match's (see ``_PLACED``)."""
+        return bool(self.script(_PLACED)(keys=self.lease_keys(mid)[:3], args=[owner, referee]))
 
     def release_lease(self, mid: str, owner: str) -> bool:
         return bool(self.script(_RELEASE)(keys=[self.keys.lease(mid)], args=[owner]))
