@@ -30,6 +30,7 @@ from sueca.arena.redisurl import is_sentinel, masked, sentinel_parts
 from sueca.arena.store.errors import StoreUnavailable
 
 __all__ = ["connect", "replicated", "FollowingConnection", "KEEPALIVE", "sentinel_node_options",
+           "sentinel_view",
            "NotReplicated", "REPLICA_WAIT_MS", "text", "texts", "now", "entry_key", "StoreBase",
            "REDIS_HINT", "TRANSIENT_REDIS_ERRORS", "Entries", "RawHash"]
 
@@ -130,6 +131,28 @@ class FollowingConnection(SentinelManagedConnection):
                                      retry_socket_connect=retry_socket_connect)
 
 
+def sentinel_view(url: str) -> list[tuple[str, str | None, str]]:
+    """What each sentinel of ``url`` (a ``redis+sentinel://`` one) says of its service:
+    ``(sentinel, primary host:port or None, why not)``, asked one by one."""
+    parts = sentinel_parts(url)
+    out: list[tuple[str, str | None, str]] = []
+    for host, port in parts.hosts:
+        client = redis.Redis(host, port, **sentinel_node_options())
+        try:
+            state = client.sentinel_master(parts.service)
+            if not isinstance(state, dict):  # (redis-py types the reply dict | bool)
+                raise redis.ResponseError(f"unexpected reply {state!r}")
+            flags = str(state.get("flags", ""))
+            down = "s_down" in flags or "o_down" in flags
+            out.append((f"{host}:{port}", None if down else f"{state['ip']}:{state['port']}",
+                        f"it calls the primary down ({flags})" if down else ""))
+        except (redis.RedisError, OSError) as err:
+            out.append((f"{host}:{port}", None, str(err)))
+        finally:
+            client.close()
+    return out
+
+
 def replicated(client: redis.Redis) -> bool:
     """Whether ``client`` reaches its Redis through Sentinel, where a write is done only once
     a replica has it too."""
@@ -206,6 +229,11 @@ class StoreBase:
     def ping(self) -> bool:
         """True when Redis answers; raises a redis error when it does not."""
         return bool(self.r.ping())
+
+    def replication(self) -> dict[str, Any]:  # Any: INFO's values (numbers, text, dicts)
+        """``INFO replication``: ``role``, ``connected_slaves``, one ``slaveN`` dict (ip, port,
+        state, offset, lag) per replica."""
+        return dict(self.r.info("replication"))
 
     def used_memory(self) -> int:
         """Bytes Redis has allocated (``INFO memory`` used_memory)."""
