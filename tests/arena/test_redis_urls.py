@@ -212,3 +212,38 @@ def test_a_shared_option_before_an_action_that_lacks_it_is_refused(
     run = _league(tmp_path, *words, prefix=prefix)
     assert run.returncode == 2 and refused in run.stderr and "Traceback" not in run.stderr
 
+
+
+@pytest.mark.parametrize("url, celery", [
+    ("redis+sentinel://10.0.0.1:26379,10.0.0.2/league/2",
+     "sentinel://10.0.0.1:26379/2;sentinel://10.0.0.2:26379/2"),
+    (f"redis+sentinel://:{SECRET}@s1:1,s2:2/league",
+     f"sentinel://:{SECRET}@s1:1/0;sentinel://:{SECRET}@s2:2/0"),
+])
+def test_a_sentinel_url_is_kombus_list_of_sentinels(url, celery):
+    from sueca.arena.redisurl import celery_options, sentinel_parts
+    assert for_celery(url) == celery
+    assert celery_options(url) == {"master_name": "league"}
+    assert sentinel_parts(url).service == "league"
+    assert masked(url).count("***") == ("@" in url)
+
+
+@pytest.mark.parametrize("url, why", [
+    ("redis+sentinel://h:26379", "no SERVICE"),
+    ("redis+sentinel://h:x/league/0", "'h:x' is not a sentinel's host:port"),
+    ("redis+sentinel://h:1,/league/0", "'' is not a sentinel's host:port"),
+    ("redis+sentinel://h:1/league/zero", "the database 'zero' is not a number"),
+])
+def test_a_bad_sentinel_url_is_refused_in_one_line_without_the_password(url, why) -> None:
+    bad = url.replace("://", f"://:{SECRET}@")
+    out = cli("leaderboard", "--redis", bad, check=2, timeout=60)
+    assert out.stderr.startswith(f"error: bad Redis URL {masked(bad)!r}: {why}"), out.stderr
+    assert out.stderr.count("\n") == 1 and SECRET not in out.stderr
+
+
+def test_no_sentinel_answering_is_the_clear_error_of_an_unreachable_redis() -> None:
+    url = f"redis+sentinel://:{SECRET}@127.0.0.1:{free_port()}/league/0"
+    out = cli("bots", "list", "--redis", url, check=2, timeout=60)
+    assert out.stderr.startswith(f"error: cannot reach Redis at {masked(url)}: No master found "
+                                 "for 'league'"), out.stderr
+    assert SECRET not in out.stderr and "Traceback" not in out.stderr

@@ -20,6 +20,7 @@ hides); every process of the arena reaches Redis over the bridge, by address.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -41,7 +42,7 @@ from sueca.arena.redisproc import redis_binary
 from sueca.arena.store import Store, connect
 
 __all__ = ["Cluster", "Host", "require", "League", "Figures", "league_fixture", "BOTS",
-           "RECORDS_AGAIN_S", "RULES_ENDS"]
+           "RECORDS_AGAIN_S", "RULES_ENDS", "SERVICE", "SENTINEL_DOWN_MS"]
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -119,6 +120,12 @@ class Host:
     def heal(self) -> None:
         _ip("link", "set", self.outer, "up")
 
+    def drop(self, *others: Host) -> None:
+        """Cut it off from ``others`` only: packets from it to them are dropped here (a
+        blackhole route in its namespace), so neither side hears the other."""
+        for other in others:
+            _ip("netns", "exec", self.ns, "ip", "route", "add", "blackhole", f"{other.addr}/32")
+
 
 class Cluster:
     """A bridge and the hosts on it (see the module doc); a context manager."""
@@ -186,6 +193,14 @@ OPERATOR_TOKEN = "cluster-operator-token-0123456789"
 SEED_KEY = "cluster-seed-key-0123456789abcdef"
 #: how soon after a referee host is lost the league must record a result again
 RECORDS_AGAIN_S = 30.0
+#: the name the sentinels monitor the primary under, and how soon they call it down
+SERVICE = "league"
+SENTINEL_DOWN_MS = 2000
+
+
+#: a worker's line for a task that recorded its match (Celery's "succeeded", at INFO)
+_RECORDED = re.compile(r"succeeded in [^:]*: \{'status': 'recorded', "
+                       r"'match_id': '(?P<match>[^']+)', 'entry': '(?P<entry>[^']+)'")
 
 
 class League:
@@ -193,21 +208,21 @@ class League:
 
     def __init__(self, cluster: Cluster, tmp: Path, *,
                  clocks: Mapping[str, str] | None = None, tls: bool = False,
-                 house_bots: str = "") -> None:
-        self.cluster = cluster
+                 house_bots: str = "", sentinel: bool = False) -> None:
+        """``sentinel``: Redis on three hosts behind Sentinel (:meth:`start_sentinels`), the
+        league's URL ``redis+sentinel://``; else one Redis on the host ``redis``."""
+        self.cluster, self.tmp = cluster, tmp
         self.house_bots = house_bots
         self.clocks = dict(clocks or {})
-        self.redis_host, self.ref_a, self.ref_b, self.work_a, self.work_b, self.sched, \
-            self.bots = (cluster.host(n) for n in
-                         ("redis", "ref-a", "ref-b", "work-a", "work-b", "sched", "bots"))
-        sock = tmp / "redis.sock"
-        self.redis_host.run("redis", [redis_binary(), "--port", "6379", "--bind",
-                                      self.redis_host.addr, "--protected-mode", "no",
-                                      "--save", "", "--appendonly", "no",
-                                      "--unixsocket", str(sock), "--unixsocketperm", "700"])
-        wait_for(sock.exists, 10, "redis's socket")
-        self.store = Store(wait_for(lambda: connect(f"unix://{sock}"), 10, "redis"), Keys(PREFIX))
-        self.url = f"redis://{self.redis_host.addr}:6379/0"
+        #: behind Sentinel the workers log every result they acknowledge (:meth:`acknowledged`)
+        self.worker_log = "INFO" if sentinel else "WARNING"
+        redis_hosts = ("redis-a", "redis-b", "redis-c") if sentinel else ("redis",)
+        self.redis_hosts = [cluster.host(n) for n in redis_hosts]
+        self.redis_host = self.redis_hosts[0]
+        self.ref_a, self.ref_b, self.work_a, self.work_b, self.sched, self.bots = (
+            cluster.host(n) for n in ("ref-a", "ref-b", "work-a", "work-b", "sched", "bots"))
+        self.url = self.start_sentinels() if sentinel else self.start_redis(self.redis_host)
+        self.store = self.store_on(self.redis_host)
         self.env = {"PATH": os.environ["PATH"], "SUECA_REDIS_URL": self.url,
                     "SUECA_KEY_PREFIX": PREFIX, "SUECA_SEED_KEY": SEED_KEY,
                     "SUECA_OPERATOR_TOKEN": OPERATOR_TOKEN, "HOME": str(tmp)}
@@ -223,6 +238,59 @@ class League:
         self.sched.run("scheduler", [*ARENA, "scheduler", "--target", "4", "--interval", "0.5"],
                        self.env)
         self.start_bots()
+
+    def socket(self, host: Host) -> Path:
+        """The unix socket of the Redis on ``host``: the test's own way in."""
+        return self.tmp / f"{host.name}.sock"
+
+    def start_redis(self, host: Host, *extra: str) -> str:
+        """A Redis server on ``host`` (port 6379 on its address, and a unix socket for the
+        test); its URL."""
+        sock = self.socket(host)
+        host.run("redis", [redis_binary(), "--port", "6379", "--bind", host.addr,
+                           "--protected-mode", "no", "--save", "", "--appendonly", "no",
+                           "--unixsocket", str(sock), "--unixsocketperm", "700", *extra])
+        wait_for(sock.exists, 10, f"redis's socket on {host.name}")
+        return f"redis://{host.addr}:6379/0"
+
+    def store_on(self, host: Host) -> Store:
+        sock = self.socket(host)
+        return Store(wait_for(lambda: connect(f"unix://{sock}"), 10, f"redis on {host.name}"),
+                     Keys(PREFIX))
+
+    def start_sentinels(self) -> str:
+        """The primary on the first Redis host, a replica on each other, a sentinel on each
+        of the three (quorum 2, a primary down after SENTINEL_DOWN_MS); the league's URL."""
+        primary = self.redis_hosts[0]
+        self.start_redis(primary)
+        for host in self.redis_hosts[1:]:
+            self.start_redis(host, "--replicaof", primary.addr, "6379")
+        for host in self.redis_hosts:
+            conf = self.tmp / f"{host.name}-sentinel.conf"  # a sentinel rewrites its own file
+            conf.write_text(
+                f"port 26379\nbind {host.addr}\nprotected-mode no\n"
+                f"sentinel monitor {SERVICE} {primary.addr} 6379 2\n"
+                f"sentinel down-after-milliseconds {SERVICE} {SENTINEL_DOWN_MS}\n"
+                f"sentinel failover-timeout {SERVICE} {SENTINEL_DOWN_MS * 3}\n"
+                f"sentinel parallel-syncs {SERVICE} 2\n")
+            host.run("sentinel", [redis_binary(), str(conf), "--sentinel"])
+        sentinels = ",".join(f"{h.addr}:26379" for h in self.redis_hosts)
+        for host in self.redis_hosts[1:]:
+            wait_for(lambda h=host: self.store_on(h).r.info("replication").get(  # type: ignore[misc]
+                "master_link_status") == "up" or None, 20, f"the replica on {host.name}")
+        return f"redis+sentinel://{sentinels}/{SERVICE}/0"
+
+    def primary(self, among: Sequence[Host] | None = None) -> Host:
+        """The Redis host whose server is the primary now (of ``among``, default all)."""
+        def find() -> Host | None:
+            for host in among or self.redis_hosts:
+                try:
+                    if self.store_on(host).r.info("replication")["role"] == "master":
+                        return host
+                except Exception:  # a lost host's socket: no one answers
+                    continue
+            return None
+        return wait_for(find, 30, "a primary")
 
     def start_referee(self, host: Host) -> None:
         """A referee on ``host``; with a clock offset for it, its wall clock is that far off
@@ -255,7 +323,7 @@ class League:
 
     def start_worker(self, host: Host) -> None:
         host.run("worker", [*ARENA, "worker", "-c", "2", "--pool", "threads", "--hostname",
-                            f"worker@{host.name}", "--loglevel", "WARNING"], self.env)
+                            f"worker@{host.name}", "--loglevel", self.worker_log], self.env)
 
     def start_bots(self) -> None:
         servers = ",".join(f"{r.addr}:50051" for r in (self.ref_a, self.ref_b))
@@ -266,6 +334,15 @@ class League:
                                  "--log-level", "warning", *self.dial_tls()],
                           {**bot_env, "SUECA_TOKEN": self.tokens[name], "PYTHONPATH": TESTS,
                            "SLOWBOT_THINK": "0.03"})
+
+    def acknowledged(self) -> dict[str, str]:
+        """Every result a worker has called recorded so far (its task's "succeeded" line):
+        match id -> results-log entry id."""
+        out = {}
+        for log in self.cluster.logs.glob("work-*-worker.log"):
+            for m in _RECORDED.finditer(log.read_text(errors="replace")):
+                out[m["match"]] = m["entry"]
+        return out
 
     def results(self) -> list[ResultEntry]:
         return [r for _, r in self.store.results()]
@@ -344,7 +421,8 @@ class Figures(NamedTuple):
 
 
 def league_fixture(tmp_path_factory: Any, *, clocks: Mapping[str, str] | None = None,
-                   tls: bool = False, house_bots: str = "") -> Iterator[League]:
+                   tls: bool = False, house_bots: str = "",
+                   sentinel: bool = False) -> Iterator[League]:
     """One league for the module; each test leaves it healthy (its hosts back, every bot on
     both referees), so the tests hold in any order. ``clocks``: host name -> how far off its
     wall clock is (faketime's offset, such as ``+600s``); ``tls``: every referee serves TLS
@@ -354,7 +432,8 @@ def league_fixture(tmp_path_factory: Any, *, clocks: Mapping[str, str] | None = 
     tmp = tmp_path_factory.mktemp("cluster")
     cluster = Cluster(tmp / "logs")
     try:
-        league = League(cluster, tmp, clocks=clocks, tls=tls, house_bots=house_bots)
+        league = League(cluster, tmp, clocks=clocks, tls=tls, house_bots=house_bots,
+                        sentinel=sentinel)
         league.recorded(4, 90)
         league.healthy()
         yield league

@@ -34,6 +34,10 @@ Delivery guarantees (why each setting):
   calls an unrecoverable error, and the worker stopped (celery/kombu#970, #582).
 * A worker that stops on an unrecoverable error exits non-zero (:func:`run_worker`), so that
   whatever supervises it (``serve``, systemd, Kubernetes) starts it again.
+* Behind Sentinel (``redis+sentinel://``) the broker is kombu's Sentinel transport (with the
+  same repair, :class:`SentinelChannel`) and the backend Celery's Sentinel backend: both ask
+  the sentinels for the primary on every new connection, with the service name as the
+  ``master_name`` transport option (:func:`sueca.arena.redisurl.celery_options`).
 * The broker and backend get the URL in Celery's spelling (:func:`sueca.arena.redisurl.for_celery`:
   ``unix://`` becomes ``redis+socket://``); code of ours that talks to the same Redis through
   redis-py reads the URL as the user gave it from :func:`redis_url`.
@@ -52,7 +56,7 @@ import shutil
 import sys
 import tempfile
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from celery import Celery, signals
@@ -61,8 +65,9 @@ from kombu.transport import TRANSPORT_ALIASES
 from kombu.transport import redis as kombu_redis
 
 from sueca.arena.keys import default_keys
-from sueca.arena.redisurl import for_celery
+from sueca.arena.redisurl import celery_options, for_celery
 from sueca.arena.settings import current
+from sueca.arena.store.client import KEEPALIVE, FollowingConnection, sentinel_node_options
 from sueca.sdk.logs import bind, current_format, setup
 
 QUEUE = "sueca.matches"
@@ -77,6 +82,19 @@ class _Address:
         self.default_port = default_port
 
 
+def _at_address(channel: Any, call: Callable[[], Any]) -> Any:  # Any: kombu's channel, untyped
+    """``call()`` with ``channel.connection`` the address the channel was opened with while
+    its transport's ``client`` is None (the connection was collected)."""
+    transport = channel.connection
+    if transport is not None and transport.client is not None:
+        return call()
+    channel.connection = channel._address
+    try:
+        return call()
+    finally:
+        channel.connection = transport
+
+
 class RedisChannel(kombu_redis.Channel):
     """kombu's Redis channel that keeps the address it was opened with, so that putting
     unacknowledged messages back after the connection was collected (its transport's
@@ -87,17 +105,31 @@ class RedisChannel(kombu_redis.Channel):
         super().__init__(connection, *args, **kwargs)
 
     def _connparams(self, asynchronous: bool = False) -> dict[str, Any]:
-        transport = self.connection
-        if transport is not None and transport.client is not None:
-            params: dict[str, Any] = super()._connparams(  # type: ignore[misc]  # (no stub)
-                asynchronous=asynchronous)
-            return params
-        self.connection = self._address  # type: ignore[assignment]  # what it reads of one
-        try:
-            params = super()._connparams(asynchronous=asynchronous)  # type: ignore[misc]
-        finally:
-            self.connection = transport
+        params: dict[str, Any] = _at_address(self, lambda: super(  # type: ignore[misc]
+            RedisChannel, self)._connparams(asynchronous=asynchronous))  # (no stub)
         return params
+
+
+class SentinelChannel(kombu_redis.SentinelChannel):
+    """kombu's Sentinel channel with the same repair as :class:`RedisChannel` (it reads the
+    sentinels' addresses from the connection too), whose connections ask the sentinels again
+    on every reconnect (:class:`sueca.arena.store.client.FollowingConnection`)."""
+
+    connection_class = FollowingConnection
+
+    def __init__(self, connection: Any, *args: Any, **kwargs: Any) -> None:
+        self._address = _Address(connection.client, connection.default_port)
+        super().__init__(connection, *args, **kwargs)
+
+    def _get_pool(self, asynchronous: bool = False) -> Any:  # Any: redis-py's pool, untyped here
+        return _at_address(self, lambda: super(  # type: ignore[misc]  # (no stub)
+            SentinelChannel, self)._get_pool(asynchronous=asynchronous))
+
+
+class SentinelTransport(kombu_redis.SentinelTransport):
+    """kombu's Sentinel transport with :class:`SentinelChannel`."""
+
+    Channel = SentinelChannel
 
 
 class RedisTransport(kombu_redis.Transport):
@@ -110,6 +142,7 @@ class RedisTransport(kombu_redis.Transport):
 # chooses the transport by this table (a ``transport=`` argument loses to a ``+`` in the URL)
 for _scheme in ("redis", "rediss"):
     TRANSPORT_ALIASES[_scheme] = f"{__name__}:RedisTransport"
+TRANSPORT_ALIASES["sentinel"] = f"{__name__}:SentinelTransport"
 
 
 
@@ -157,14 +190,30 @@ def _url() -> str:
     return current().redis_url or "redis://127.0.0.1:6379/0"
 
 
-def _transport_options() -> dict[str, object]:
+def _sentinel_options(url: str) -> dict[str, object]:
+    """kombu's settings for a Redis behind Sentinel (none for another URL): the service, and
+    the store's dead-peer and sentinel settings, so that a broker connection to a lost primary
+    fails within seconds and the next one asks the sentinels."""
+    options = celery_options(url)
+    if options:
+        options.update(socket_keepalive=True, socket_keepalive_options=KEEPALIVE,
+                       sentinel_kwargs=sentinel_node_options())
+    return options
+
+
+def _transport_options(url: str) -> dict[str, object]:
     return {
+        **_sentinel_options(url),
         "global_keyprefix": default_keys().celery_prefix(),
         "visibility_timeout": current().visibility_timeout,
         # look for abandoned messages every few seconds, not every 100 s (kombu's default)
         "unacked_restore_interval": 2,
         "unacked_restore_throttle": 1,
     }
+
+
+def _backend_options(url: str) -> dict[str, object]:
+    return {**_sentinel_options(url), "global_keyprefix": default_keys().celery_prefix()}
 
 
 def make_app(url: str | None = None) -> Celery:
@@ -184,8 +233,8 @@ def make_app(url: str | None = None) -> Celery:
         result_expires=3600,  # read within seconds (tests), if at all: ~0.5 KB a match in Redis
         task_store_errors_even_if_ignored=False,
         broker_connection_retry_on_startup=True,
-        broker_transport_options=_transport_options(),
-        result_backend_transport_options={"global_keyprefix": default_keys().celery_prefix()},
+        broker_transport_options=_transport_options(url),
+        result_backend_transport_options=_backend_options(url),
         redis_socket_connect_timeout=5,
         worker_hijack_root_logger=True,
         worker_redirect_stdouts=False,
@@ -201,8 +250,8 @@ def configure(url: str) -> Celery:
     conf["sueca_redis_url"] = url
     conf["broker_url"] = for_celery(url)
     conf["result_backend"] = for_celery(url)
-    conf["broker_transport_options"] = _transport_options()
-    conf["result_backend_transport_options"] = {"global_keyprefix": default_keys().celery_prefix()}
+    conf["broker_transport_options"] = _transport_options(url)
+    conf["result_backend_transport_options"] = _backend_options(url)
     return app
 
 

@@ -41,6 +41,8 @@ COMMANDS = (
     ("sueca.arena.cli.bench", "bench", "run a benchmark (last line: one JSON object)"),
     ("sueca.arena.cli.referee", "referee", "run a referee: bots connect to it, matches run on it"),
     ("sueca.arena.cli.health", "health", "ask a referee's gRPC health service (exit 0 if serving)"),
+    ("sueca.arena.cli.doctor", "doctor",
+     "check a deployment from this host: Redis, sentinels, referees, workers (exit 0 if healthy)"),
     ("sueca.arena.cli.wait", "wait", "wait until servers accept connections (for scripts)"),
     ("sueca.arena.cli.bots", "bots", "register, list and remove bots"),
     ("sueca.arena.cli.tournament", "tournament",

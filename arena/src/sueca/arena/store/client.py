@@ -3,23 +3,36 @@
 it, and the few helpers that read Redis's replies.
 
 Responses are bytes (replays are binary); :func:`text` decodes the rest.
+
+Behind Sentinel (a ``redis+sentinel://`` URL, :mod:`sueca.arena.redisurl`) the client is
+redis-py's ``Sentinel.master_for``: every new connection asks the sentinels for the current
+primary, so a client follows a failover (the connections to the lost primary fail once, as a
+transient error, and the next ones reach the promoted replica). There a write the store calls
+done must be on a replica too (:meth:`StoreBase.durable`, Redis's ``WAIT``): the promoted
+replica then has every result the arena acknowledged.
 """
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterable, Mapping
-from typing import overload
+from typing import Any, overload
 
 import redis
+from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
 from redis.commands.core import Script
+from redis.retry import Retry
+from redis.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 
 from sueca.arena.keys import Keys, default_keys
-from sueca.arena.redisurl import masked
+from sueca.arena.redisurl import is_sentinel, masked, sentinel_parts
 from sueca.arena.store.errors import StoreUnavailable
 
-__all__ = ["connect", "text", "texts", "now", "entry_key", "StoreBase", "REDIS_HINT",
-           "TRANSIENT_REDIS_ERRORS", "Entries", "RawHash"]
+__all__ = ["connect", "replicated", "FollowingConnection", "KEEPALIVE", "sentinel_node_options",
+           "sentinel_view",
+           "NotReplicated", "REPLICA_WAIT_MS", "text", "texts", "now", "entry_key", "StoreBase",
+           "REDIS_HINT", "TRANSIENT_REDIS_ERRORS", "Entries", "RawHash"]
 
 #: Errors that mean "Redis is not reachable right now" (worth a retry), not "bad request".
 TRANSIENT_REDIS_ERRORS = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
@@ -34,25 +47,116 @@ Entries = list[tuple[bytes, dict[bytes, bytes]]]
 RawHash = Mapping[bytes | str, bytes | str]
 
 
+#: how long a write behind Sentinel waits for a replica to have it before it counts as not done
+REPLICA_WAIT_MS = 2000
+
+
+#: TCP settings of every connection to a Redis behind Sentinel, where losing a host is the
+#: failure planned for: a server that vanishes without a word (power, cable) is noticed within
+#: about 5 s, on an idle connection (keepalive probes) as on one with data in flight
+#: (TCP_USER_TIMEOUT, ms), rather than after the kernel's minutes; the client then asks the
+#: sentinels again. Options this platform lacks are left out.
+KEEPALIVE: dict[int, int] = {getattr(socket, name): value for name, value in (
+    ("TCP_KEEPIDLE", 2), ("TCP_KEEPINTVL", 1), ("TCP_KEEPCNT", 3), ("TCP_USER_TIMEOUT", 5000))
+    if hasattr(socket, name)}
+
+
+
+
+def sentinel_node_options() -> dict[str, Any]:  # Any: redis-py's keyword arguments
+    """How a client talks to the sentinels themselves: a sentinel that does not answer within
+    a second is skipped for the next one (no retries of its own: the client asks the others)."""
+    return {"socket_connect_timeout": 1.0, "socket_timeout": 1.0, "retry": Retry(NoBackoff(), 0),
+            "socket_keepalive": True, "socket_keepalive_options": KEEPALIVE}
+
+
+class NotReplicated(redis.TimeoutError):
+    """No replica confirmed a write within REPLICA_WAIT_MS: the write is not acknowledged (a
+    timeout, so every caller retries it as it retries a Redis that is away)."""
+
+
 def connect(url: str | None, timeout: float = 3.0) -> redis.Redis:
     """A client for ``url``, checked with a PING; :class:`StoreUnavailable` if it does not answer."""
     if not url:
         raise StoreUnavailable(f"no Redis URL: pass --redis URL or set SUECA_REDIS_URL{REDIS_HINT}")
+    options: dict[str, Any] = {  # Any: redis-py's keyword arguments
+        "socket_connect_timeout": timeout, "socket_timeout": max(timeout, 10.0),
+        "health_check_interval": 30}
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=timeout,
-                                      socket_timeout=max(timeout, 10.0),
-                                      health_check_interval=30)
+        client = _sentinel_client(url, options) if is_sentinel(url) else \
+            redis.Redis.from_url(url, **options)
     except ValueError as err:
         shown = masked(url)
         # redis-py's message may quote a piece of a malformed password: only without one
-        why = str(err) if shown == url else ("expected redis://[user:password@]host:port/db, "
-                                              "rediss://... or unix:///path/to.sock")
+        why = str(err) if shown == url or is_sentinel(url) else (
+            "expected redis://[user:password@]host:port/db, rediss://... or "
+            "unix:///path/to.sock")
         raise StoreUnavailable(f"bad Redis URL {shown!r}: {why}") from None
     try:
         client.ping()
     except (redis.RedisError, OSError) as err:
         raise StoreUnavailable(f"cannot reach Redis at {masked(url)}: {err}{REDIS_HINT}") from None
     return client
+
+
+def _sentinel_client(url: str, options: dict[str, Any]) -> redis.Redis:  # Any: see connect
+    """The primary's client through the sentinels of ``url`` (ValueError: not such a URL).
+
+    A lost primary's host is noticed in seconds (:data:`KEEPALIVE`); a command that met it is
+    retried a few times, each on a new connection to whichever primary the sentinels name
+    then (they promote a replica within seconds); see :func:`sentinel_node_options`."""
+    parts = sentinel_parts(url)
+    # (redis-py leaves Sentinel unannotated)
+    sentinels = Sentinel(parts.hosts,  # type: ignore[no-untyped-call]
+                         sentinel_kwargs=sentinel_node_options())
+    client: redis.Redis = sentinels.master_for(  # type: ignore[no-untyped-call]
+        parts.service, db=parts.db, username=parts.username, password=parts.password,
+        socket_keepalive=True, socket_keepalive_options=KEEPALIVE,
+        connection_class=FollowingConnection,
+        retry=Retry(ExponentialWithJitterBackoff(base=0.2, cap=2.0), 5), **options)
+    return client
+
+
+class FollowingConnection(SentinelManagedConnection):
+    """redis-py's connection to the primary a Sentinel names, asking the sentinels again on
+    every reconnect. redis-py's own reconnects a dropped connection (``send_packed_command``
+    calls ``connect_check_health``) to the address it last had: after a failover, the lost
+    primary's, until its retries run out."""
+
+    def connect_check_health(self, check_health: bool = True,
+                             retry_socket_connect: bool = True) -> None:
+        if not self._sock and self.connection_pool.is_master:
+            self.host, self.port = self.connection_pool.get_master_address()
+        super().connect_check_health(check_health=check_health,
+                                     retry_socket_connect=retry_socket_connect)
+
+
+def sentinel_view(url: str) -> list[tuple[str, str | None, str]]:
+    """What each sentinel of ``url`` (a ``redis+sentinel://`` one) says of its service:
+    ``(sentinel, primary host:port or None, why not)``, asked one by one."""
+    parts = sentinel_parts(url)
+    out: list[tuple[str, str | None, str]] = []
+    for host, port in parts.hosts:
+        client = redis.Redis(host, port, **sentinel_node_options())
+        try:
+            state = client.sentinel_master(parts.service)
+            if not isinstance(state, dict):  # (redis-py types the reply dict | bool)
+                raise redis.ResponseError(f"unexpected reply {state!r}")
+            flags = str(state.get("flags", ""))
+            down = "s_down" in flags or "o_down" in flags
+            out.append((f"{host}:{port}", None if down else f"{state['ip']}:{state['port']}",
+                        f"it calls the primary down ({flags})" if down else ""))
+        except (redis.RedisError, OSError) as err:
+            out.append((f"{host}:{port}", None, str(err)))
+        finally:
+            client.close()
+    return out
+
+
+def replicated(client: redis.Redis) -> bool:
+    """Whether ``client`` reaches its Redis through Sentinel, where a write is done only once
+    a replica has it too."""
+    return isinstance(client.connection_pool, SentinelConnectionPool)
 
 
 @overload
@@ -94,6 +198,25 @@ class StoreBase:
         self.r = client
         self.keys = keys or default_keys()
         self._scripts: dict[str, Script] = {}
+        #: replicas a write must reach before it is done (:meth:`durable`): one behind Sentinel
+        self.replicas = 1 if replicated(client) else 0
+
+    def durable(self, script: Script, keys: list[str],
+                args: list[str | bytes]) -> Any:  # Any: the script's reply
+        """Run ``script`` and return its reply; behind Sentinel only once a replica has its
+        writes (``WAIT 1``, in the same round trip on the same connection), else
+        :class:`NotReplicated`. A failover promotes a replica: one that confirmed the write
+        has it; a write no replica confirmed may be lost with its primary, so it is not called
+        done (the caller retries it, and a script that is idempotent writes it once)."""
+        if not self.replicas:
+            return script(keys=keys, args=args)
+        pipe = self.r.pipeline(transaction=False)
+        script(keys=keys, args=args, client=pipe)
+        pipe.wait(self.replicas, REPLICA_WAIT_MS)
+        reply, copies = pipe.execute()
+        if int(copies) < self.replicas:
+            raise NotReplicated(f"no replica confirmed the write within {REPLICA_WAIT_MS} ms")
+        return reply
 
     def script(self, source: str) -> Script:
         """The Lua ``source`` registered on this client (once: it runs by its SHA after)."""
@@ -106,6 +229,11 @@ class StoreBase:
     def ping(self) -> bool:
         """True when Redis answers; raises a redis error when it does not."""
         return bool(self.r.ping())
+
+    def replication(self) -> dict[str, Any]:  # Any: INFO's values (numbers, text, dicts)
+        """``INFO replication``: ``role``, ``connected_slaves``, one ``slaveN`` dict (ip, port,
+        state, offset, lag) per replica."""
+        return dict(self.r.info("replication"))
 
     def used_memory(self) -> int:
         """Bytes Redis has allocated (``INFO memory`` used_memory)."""

@@ -91,7 +91,7 @@ class ResultsLog(StoreBase):
                     [str(b) for b in result.get("seats") or ()],
                     botstats.stats_of(result, replay)).items()]
         recent = recent_items(result)
-        new, entry = self.script(_RECORD)(
+        new, entry = self.durable(self.script(_RECORD),
             keys=[self.keys.recorded(mid), self.keys.results(), self.keys.replay(mid),
                   self.keys.match(mid), self.keys.lease(mid), self.keys.inflight(),
                   self.keys.bot_stats_index(), *(self.keys.bot_stats(str(b)) for b, _, _ in incs),
