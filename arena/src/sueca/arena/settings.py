@@ -68,7 +68,10 @@ _days = checked(digits, lambda n: True, "a whole number of days, at least 0 (0 k
 
 VARIABLES: tuple[Variable, ...] = (
     Variable("SUECA_REDIS_URL", "", "referee, worker, scheduler, league commands",
-             "the league's Redis (bots, matches, results, Celery's broker); `--redis` wins",
+             "the league's Redis (bots, matches, results, Celery's broker): `redis://`, "
+             "`rediss://`, `unix://`, or `redis+sentinel://[:password@]host:port[,host:port...]"
+             "/SERVICE/DB` for a Redis behind Sentinel "
+             "([deploying.md](deploying.md#redis-behind-sentinel)); `--redis` wins",
              text),
     Variable("SUECA_KEY_PREFIX", "sueca:", "everything that uses Redis",
              "prefix of every Redis key, so several leagues can share one Redis", _prefix),

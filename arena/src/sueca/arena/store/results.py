@@ -99,7 +99,7 @@ class ResultsLog(StoreBase):
             args=[mid, data, blob, now(), str(result.get("end", "")),
                   json.dumps(incs, separators=(",", ":")), "1" if must_exist else "",
                   repr(float(when)) if isinstance(when, int | float) else "",
-                  json.dumps([item for _, item in recent]), MAX_WINDOW])
+                  json.dumps([item for _, item in recent]), str(MAX_WINDOW)])
         return bool(new), text(entry)
 
     def results(self, after: str | None = None, batch: int = 1000,
