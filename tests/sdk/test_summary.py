@@ -9,7 +9,6 @@ from fractions import Fraction
 from pathlib import Path
 
 from kits.net import KEY_PREFIX
-from kits.net_fixtures import random_bots as random_bots  # alice and bob, example random bots
 from kits.wait import wait_for
 
 from sueca.sdk.summary import Summary

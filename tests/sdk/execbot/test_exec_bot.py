@@ -16,7 +16,6 @@ import jsonschema
 import psutil
 import pytest
 from kits.bots import DIR as BOTS
-from kits.net_fixtures import random_bots as random_bots  # alice and bob, example random bots
 from kits.wait import wait_for
 
 from sueca.engine import CARDS, Trick, Variant

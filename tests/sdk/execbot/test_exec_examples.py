@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from kits.net import BotProc, sessions_of, wait_for
-from kits.net_fixtures import random_bots as random_bots  # alice and bob, example random bots
 
 from sueca.engine import Variant
 from sueca.referee import control

@@ -528,6 +528,10 @@ class Sandbox:
         args += ["--proc", "/proc", "--dev", "/dev"]
         if mounts:
             args += _tmpfs("/tmp", limits.tmp_mb)
+            # a Python installed under /tmp (a venv in a temporary checkout) is hidden by that
+            # tmpfs: bind it again inside it, read-only
+            args += [a for p in _python_paths() if p.startswith("/tmp/")
+                     for a in ("--ro-bind", p, p)]
         writable = build or "readonly" in limits.off
         args += ["--bind" if writable else "--ro-bind", str(self.code_dir), CODE]
         if not build:
