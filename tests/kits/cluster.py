@@ -118,7 +118,24 @@ class Host:
         _ip("link", "set", self.outer, "down")
 
     def heal(self) -> None:
+        """Plug its cable back in. The neighbour entries that failed while it was cut are
+        flushed on every host of the cluster: until they expire by themselves the kernel
+        answers "no route to host" for seconds after the link is back."""
         _ip("link", "set", self.outer, "up")
+        for host in self.cluster.hosts.values():
+            _ip("-n", host.ns, "neigh", "flush", "all", check=False)
+
+    def reach(self, addrs: Sequence[str], port: int, timeout: float = 15.0) -> None:
+        """Wait until a TCP connection from this host to one of ``addrs`` on ``port``
+        succeeds (a server started after :meth:`heal` finds its peers)."""
+        probe = ("import socket, sys\nfor a in sys.argv[2:]:\n    try:\n"
+                 "        socket.create_connection((a, int(sys.argv[1])), timeout=1).close()\n"
+                 "        sys.exit(0)\n    except OSError:\n        pass\nsys.exit(1)")
+        def ok() -> bool:
+            return subprocess.run(["ip", "netns", "exec", self.ns, sys.executable, "-c", probe,
+                                   str(port), *addrs], capture_output=True).returncode == 0
+        wait_for(ok, timeout, f"{self.name} to reach {', '.join(addrs)} on port {port}",
+                 interval=0.2)
 
     def drop(self, *others: Host) -> None:
         """Cut it off from ``others`` only: packets from it to them are dropped here (a
@@ -295,6 +312,7 @@ class League:
     def start_referee(self, host: Host) -> None:
         """A referee on ``host``; with a clock offset for it, its wall clock is that far off
         (libfaketime; its monotonic clock is left true, as a skewed machine's is)."""
+        host.reach([h.addr for h in self.redis_hosts], 6379)  # one that finds no Redis exits
         skew, env = [], self.env
         if host.name in self.clocks:
             skew = ["faketime", "-f", self.clocks[host.name]]
@@ -322,6 +340,7 @@ class League:
         return ["--tls-ca", str(self.pki.ca), "--tls-server-name", SHARED_NAME]
 
     def start_worker(self, host: Host) -> None:
+        host.reach([h.addr for h in self.redis_hosts], 6379)
         host.run("worker", [*ARENA, "worker", "-c", "2", "--pool", "threads", "--hostname",
                             f"worker@{host.name}", "--loglevel", self.worker_log], self.env)
 
