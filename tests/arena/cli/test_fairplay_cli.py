@@ -16,7 +16,7 @@ CASES = [
     (["bots", "challenge", "alice", "alice", "--token", "{alice}"], "cannot challenge itself"),
     (["bots", "challenge", "alice", "bob", "-n", "21", "--token", "{alice}"],
      "bad number of challenge matches 21: an even number from 2 to 20"),
-    (["bots", "challenge", "alice", "bob"], "no token: give --token"),
+    (["bots", "challenge", "alice", "bob"], "no token for bot 'alice': no --token given"),
     (["bots", "lift", "ghost"], "unknown bot 'ghost'"),
     (["bots", "lift", "bob"], "bot 'bob' is not suspended: nothing to lift"),
 ]

@@ -208,8 +208,7 @@ def add_fair_play(acts: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     ch.add_argument("opponent")
     ch.add_argument("-n", "--matches", type=int, default=2, metavar="N",
                     help="matches to play: an even number, played as duplicate pairs (default 2)")
-    ch.add_argument("--token", default=None,
-                    help="NAME's token, proving its owner asks (default: $SUECA_TOKEN)")
+    _token_flag(ch)
     ch.add_argument("--variant", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
                     help="rule variants of the matches, e.g. tie=double target=8")
 
@@ -270,11 +269,7 @@ def cmd_challenge(args: argparse.Namespace) -> int:
     name, opponent = _known(store, args.name), _known(store, args.opponent)
     if name == opponent:
         raise UserError(f"bot {name!r} cannot challenge itself: name another bot")
-    token = args.token or current().token
-    if not token:
-        raise UserError(f"no token: give --token (bot {name!r}'s, from `sueca-arena bots add`) "
-                        "or set SUECA_TOKEN")
-    if not store.bots.verify(name, token):
+    if not store.bots.verify(name, _token(args)):
         raise UserError(f"wrong token for bot {name!r}: only its owner may challenge with it")
     held = [s for b in (name, opponent) for s in _suspensions(store, b)[:1]]
     if held:
@@ -345,16 +340,22 @@ def _add_hosted_actions(acts: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def _token_flag(p: argparse.ArgumentParser) -> None:
+    """``--token``, the one flag by which NAME's owner proves it (``challenge``, ``submit``,
+    ``logs``): read by :func:`_token`."""
     p.add_argument("--token", default=None,
-                   help="the bot's token, proving you own it (default $SUECA_TOKEN)")
+                   help="NAME's token, proving you own it (default: $SUECA_TOKEN)")
 
 
 def _token(args: argparse.Namespace) -> str:
-    """--token, else $SUECA_TOKEN, else a UserError saying so."""
-    token = str(args.token) if args.token is not None else current().token
-    if not token:
-        raise UserError(f"no token: pass bot {args.name[:64]!r}'s token with --token TOKEN or "
-                        "in $SUECA_TOKEN")
+    """NAME's token from ``--token``, else ``$SUECA_TOKEN``; a blank or missing one is a
+    UserError naming which is missing, so every owner's command refuses it in the same words."""
+    if args.token is not None:
+        token, missing = str(args.token), "--token is blank"
+    else:
+        token, missing = current().token or "", "no --token given and $SUECA_TOKEN is not set"
+    if not token.strip():
+        raise UserError(f"no token for bot {args.name[:64]!r}: {missing}; pass its token "
+                        "(from `sueca-arena bots add`) with --token TOKEN or in $SUECA_TOKEN")
     return token
 
 
