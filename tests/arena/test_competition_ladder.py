@@ -13,9 +13,12 @@ import pytest
 
 from sueca.arena.competitions import ladder as comp_ladder
 from sueca.arena.competitions.moves import advance, move
+from sueca.arena.fairplay import Rule
+from sueca.arena.final import seeding
 from sueca.arena.lifecycle import DEFAULT, State, new_spec
 from sueca.arena.match_job import outcome_to_result
 from sueca.arena.schedule import Ladder, derive_seed
+from sueca.arena.settings import current, replace, use
 from sueca.arena.store.versions import VersionError
 
 BOTS = "abcdefgh"
@@ -205,3 +208,36 @@ def test_a_competition_that_cannot_use_its_share_leaves_it_to_the_others():
     assert got == ["b/all", "a/division 0", "a/division 0", "ladder/all", "a/division 1"]
     done.update(b.key for p in plays for b in p.boards)
     assert comp_ladder.next_board(plays, by_play=by_play, by_board=by_board, done=done) is None
+
+
+def test_a_competitions_own_fair_play_rule_benches_a_bot_in_it_alone(store):
+    """Bot a faulted once: under strict's own rule (1 of its last 3) it is suspended there,
+    under the arena's (5 of 10) and lenient's (the default) it is not. strict's ladder never
+    pairs it, nor seeds it for its final; the default ladder and lenient's keep playing it."""
+    _league(store, strict=("abc", {"fair_play": {"faults": 1, "of_last": 3,
+                                                 "challenges_per_hour": 5}}),
+            lenient=("ab", {}))
+    spec = {"match_id": "f0", "bots": list("adad"), "seed": "1", "first_dealer": 0,
+            "variant": {}}
+    store.create_match("f0", spec, tournament="ladder", pair="")
+    store.record_result("f0", outcome_to_result(store.match("f0"), {
+        "end": "bot_error", "winner": 1, "game_points": [0, 4], "fault_seat": 0,
+        "fault_bot": "a", "fault_detail": None, "replay": None}))
+    use(replace(current(), suspend_after=Rule(5, 10)))
+    try:
+        sent: list[str] = []
+        played: dict[str, Counter[str]] = {}
+        for i in range(12):
+            new = _ladder(store, 6, sent, seed=i).tick()
+            for mid in new:
+                m = store.match(mid)
+                played.setdefault(m.get("competition") or DEFAULT, Counter()).update(
+                    set(m["spec"]["bots"]))
+            _finish(store, new)
+        assert played["strict"]["b"] and played["strict"]["c"] and not played["strict"]["a"]
+        assert played[DEFAULT]["a"] and played["lenient"]["a"]
+        assert store.fairplay.bots_state(["a"])["a"].suspensions.keys() == {"strict"}
+        assert set(seeding(store, "strict")) == {"b", "c"}
+        assert set(seeding(store, "lenient")) == {"a", "b"}
+    finally:
+        use(None)

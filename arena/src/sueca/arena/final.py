@@ -24,7 +24,7 @@ from sueca.arena.lifecycle import CompetitionError, State
 from sueca.arena.records import CompetitionRecord, TournamentSpec
 from sueca.arena.schedule import same_tournament
 from sueca.arena.store import Store, TournamentConflict
-from sueca.arena.store.fairplay import suspended
+from sueca.arena.store.fairplay import suspended_in
 from sueca.arena.store.ratings import fit_of_record
 from sueca.arena.tournaments import (
     TournamentError,
@@ -66,8 +66,7 @@ def seeding(store: Store, name: str) -> list[str]:
     could not be scheduled): the next one takes its place."""
     rec = _competition(store, name)
     entries = store.competitions.entries(name)
-    bots = list(entries)  # suspended on the arena's ladder, or by the competition's own rule
-    held = {**suspended(store, bots), **suspended(store, bots, competition=name)}
+    held = suspended_in(store, list(entries), competition=name)  # as its ladder leaves out
     fit = fit_of_record(store, name)
     order = sorted((e for e in entries.values() if e["bot"] not in held), key=lambda e: (
         e["bot"] not in fit.rating, -fit.rating.get(e["bot"], 0.0), e["entered"], e["bot"]))

@@ -303,7 +303,9 @@ class Ladder:
             free = dict(self.connected())
             registered = self.store.bots.names()
             free = {b: f for b, f in free.items() if b in set(registered)}
-            free = playable(self.store, free)  # fair play: a suspended bot sits out
+            # fair play: a bot the arena's rule suspends sits out of every ladder; one a
+            # competition's own rule suspends, of that competition's (Play.sitting_out)
+            free = playable(self.store, free)
             records = [m for m in self.store.matches_of(running) if m]
             plays = competition_plays(self.store, registered, present=set(free),
                                       variant=self.variant, limits=self.limits, now=time.time(),
@@ -336,7 +338,8 @@ class Ladder:
                 play, board = chosen
                 if play.name not in recent:
                     recent[play.name] = self.recent(play.name)
-                pairs = pick_pairs({b: f for b, f in free.items() if b in board.bots}, play.fit,
+                pairs = pick_pairs({b: f for b, f in free.items() if b in board.bots
+                                    and b not in play.sitting_out}, play.fit,
                                    1, rng=self.rng, recent=recent[play.name],
                                    inflight=inflight[play.name])
                 if not pairs or board.placing is not None:

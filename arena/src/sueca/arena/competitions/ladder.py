@@ -26,6 +26,7 @@ from sueca.arena.lifecycle import DEFAULT, PLAYING, State
 from sueca.arena.ratings.fit import Fit
 from sueca.arena.records import CompetitionRecord, DivisionMove, Entry, MatchRecord
 from sueca.arena.store import Store
+from sueca.arena.store.fairplay import playable
 from sueca.arena.store.ratings import fit_of_record
 
 __all__ = ["Board", "Play", "plays", "upkeep", "next_board", "board_of", "competition_fit",
@@ -60,6 +61,8 @@ class Play:
     secret: str | None = None
     counts_placement: bool = False  # before the first split: every match is a placement one
     placed: dict[str, int] = dataclasses.field(default_factory=dict)  # placement matches played
+    #: connected entrants its own fair-play rule suspends: they sit out of this ladder only
+    sitting_out: frozenset[str] = frozenset()
 
     def count_placement(self, store: Store, board: Board, seated: Sequence[str]) -> None:
         """A match of ``seated`` on ``board`` was scheduled: count it as a placement match for
@@ -83,7 +86,9 @@ def plays(store: Store, registered: Sequence[str], *, present: Collection[str],
     """Every competition that plays its ladder now, the default first (``variant`` and
     ``limits`` are the default ladder's: the scheduler's options). ``present`` are the bots
     connected now (the first split waits for them only), ``running`` the ladder matches in
-    flight (their hashes), so that a placing newcomer waits for its match."""
+    flight (their hashes), so that a placing newcomer waits for its match. ``present`` has
+    passed the arena's fair-play rule (:func:`sueca.arena.store.fairplay.playable`); each
+    competition's own rule is applied here, to its entrants only (:attr:`Play.sitting_out`)."""
     fit = fit_of_record(store)
     bots = list(registered)
     out = [Play(DEFAULT, dict(variant), dict(limits), [Board(f"{DEFAULT}/all", frozenset(bots))],
@@ -100,9 +105,12 @@ def plays(store: Store, registered: Sequence[str], *, present: Collection[str],
         rating = competition_fit(store, name)
         busy = Counter(b for m in running if m.get("competition") == name
                        for b in set(m["spec"].get("bots", ())))
+        here = set(playable(store, {b: 0 for b in entries if b in present}, competition=name))
         entries = upkeep(store, name, record=record, entries=entries, rating=rating, now=now,
-                         busy=busy, present=present)
-        out.append(_play(store, name, record, entries, rating))
+                         busy=busy, present=here)
+        play = _play(store, name, record, entries, rating)
+        play.sitting_out = frozenset(b for b in entries if b in present and b not in here)
+        out.append(play)
     return out
 
 

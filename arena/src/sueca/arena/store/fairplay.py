@@ -52,7 +52,8 @@ if TYPE_CHECKING:
     from sueca.arena.store import Store
 
 __all__ = ["FairPlayStore", "Lift", "BotFairPlay", "RebuildReport", "recent_items", "suspended",
-           "rule_for", "challenge_cap", "versions_of", "playable", "DEFAULT", "operator"]
+           "suspended_in", "rule_for", "challenge_cap", "versions_of", "playable", "DEFAULT",
+           "operator"]
 
 #: The default competition: the arena's ladder (and plain tournaments), ruled by the settings.
 DEFAULT = "ladder"
@@ -328,15 +329,30 @@ def suspended(store: Store, bots: Sequence[str], *, competition: str = DEFAULT,
     return out
 
 
+def suspended_in(store: Store, bots: Sequence[str], *, competition: str = DEFAULT,
+                 record: bool = False) -> dict[str, Suspension]:
+    """The bots of ``bots`` that may not play in ``competition``, with why: those suspended
+    under the arena's rule, which holds in every ladder, and in a competition those suspended
+    under its own ``fair_play`` too (its suspension is the one given when both hold). The one
+    test of who sits out: a competition's ladder (:func:`playable`) and its final's seeding
+    ask it alike, so a bot its own rule suspends is out of it, and of no other."""
+    out = suspended(store, bots, record=record)
+    if competition != DEFAULT:
+        out.update(suspended(store, bots, competition=competition, record=record))
+    return out
+
+
 def playable(store: Store, free: Mapping[str, int], *,
              competition: str = DEFAULT) -> dict[str, int]:
-    """``free`` (bot -> free seats) without the bots suspended in ``competition``: the ladder's
-    filter. A suspension it is the first to see is recorded, and logged once."""
+    """``free`` (bot -> free seats) without the bots that may not play in ``competition``
+    (:func:`suspended_in`): a ladder's filter. A suspension it is the first to see is recorded,
+    and logged once."""
     now = time.time()
-    out = suspended(store, list(free), competition=competition, record=True)
+    out = suspended_in(store, list(free), competition=competition, record=True)
     for bot, s in out.items():
         if (s["at"] or 0.0) >= now:
             _log.warning("bot %s is suspended from the %s: %s", bot,
-                         "ladder" if competition == DEFAULT else f"competition {competition}",
+                         "ladder" if s["competition"] == DEFAULT
+                         else f"competition {s['competition']}",
                          reason(s))
     return {b: f for b, f in free.items() if b not in out}
