@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 import urllib.request
 import uuid
@@ -15,8 +17,11 @@ from pathlib import Path
 
 import pytest
 from kits.arena import SUECA_ARENA, arena_env, children, cli
+from kits.sandbox import alive, code
 from kits.wait import wait_for
 
+from sueca.arena.hosted.host import INTERVAL, SWEEP_EVERY
+from sueca.arena.hosted.sandbox import Cgroup, Limits
 from sueca.arena.keys import Keys
 from sueca.arena.processes import Child
 from sueca.arena.redisproc import free_port
@@ -82,3 +87,54 @@ def test_a_bot_host_restarts_replaces_and_stops_its_bot(redis_url: str, tmp_path
         assert "solo." not in host.text()  # no token in the host's own log
     finally:
         host.stop(grace=10.0, group=True)
+
+
+#: a bot host's sandbox made in a process of its own: it prints its cgroup's name and the pids
+#: in it, then dies without its cleanup (``dead``) or waits on its stdin and cleans up
+HOST_WITH_A_SANDBOX = """
+import os, subprocess, sys, time
+from sueca.arena.hosted.sandbox import Sandbox
+box = Sandbox(sys.argv[1], sys.argv[2])
+subprocess.Popen(box.argv(["sleep", "60"]), start_new_session=True,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(1.5)
+print(box.cgroup_name, *box.cgroup.procs(), flush=True)
+if sys.argv[3] == "dead":
+    os._exit(0)  # as a killed bot host: no cleanup
+sys.stdin.read()
+box.cleanup()
+"""
+
+
+def test_a_running_bot_host_sweeps_what_a_dead_one_left(redis_url: str, tmp_path: Path) -> None:
+    """A bot host killed before its cleanup leaves its sandbox's cgroup (and what runs in it);
+    a bot host already running removes it within SWEEP_EVERY (plus a heartbeat), and leaves
+    alone the sandbox of a host that still runs."""
+    prefix = f"hw{uuid.uuid4().hex[:8]}:"
+    env = arena_env(redis_url, prefix)
+    folder = code(tmp_path / "code", "hello.c")
+    host = Child("host", [SUECA_ARENA, "bot-host", "--server", "127.0.0.1:1", "--name", "w",
+                          "--work", str(tmp_path / "work")], env, tmp_path / "host.log")
+    live = subprocess.Popen([sys.executable, "-c", HOST_WITH_A_SANDBOX, "alive", str(folder),
+                             "live"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        host.wait_ready(lambda: " ready: " in host.text(), 30, "the bot host")
+        assert live.stdout is not None
+        kept = live.stdout.readline().split()[0]
+        dead = subprocess.run([sys.executable, "-c", HOST_WITH_A_SANDBOX, "left", str(folder),
+                               "dead"], capture_output=True, text=True, timeout=30, check=True)
+        left = dead.stdout.split()[0]
+        pids = [int(p) for p in dead.stdout.split()[1:]]
+        assert pids, dead
+        parent = Limits.load().cgroup
+        leftover = Cgroup.find(f"{parent}/{left}").dirs
+        assert all(d.is_dir() for d in leftover)  # nothing swept it yet
+        wait_for(lambda: not any(d.exists() for d in leftover), SWEEP_EVERY + 2 * INTERVAL + 3,
+                 "the dead host's cgroup swept", interval=0.2, detail=host.tail)
+        assert not any(alive(pid) for pid in pids)
+        assert all(d.is_dir() for d in Cgroup.find(f"{parent}/{kept}").dirs)
+        assert host.alive()
+    finally:
+        live.communicate("", timeout=30)
+        host.stop(grace=10.0, group=True)
+    assert live.returncode == 0

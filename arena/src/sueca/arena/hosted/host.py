@@ -18,6 +18,11 @@ to :data:`BACKOFF_MAX`, reset after :data:`STEADY` seconds of running); a bot no
 whose version changed, is stopped (and its new version started). The runner's lines and the
 bot's standard error (kept capped and rotated by the sandbox) are shipped to the owner's log in
 Redis every heartbeat.
+
+Every :data:`SWEEP_EVERY` seconds the host also sweeps the sandboxes that bot hosts of this
+machine killed before their cleanup left (their cgroups, and whatever still runs in them:
+:func:`sueca.arena.hosted.sandbox.sweep`), in a thread beside the heartbeat, so a dead host's
+leftovers last that long while another host runs, not until the next one starts.
 """
 
 from __future__ import annotations
@@ -42,13 +47,14 @@ from prometheus_client.registry import Collector
 
 from sueca.arena.hosted.archive import unpack
 from sueca.arena.hosted.manifest import MANIFEST, Manifest, parse_manifest
+from sueca.arena.hosted.sandbox import sweep as sweep_sandboxes
 from sueca.arena.metrics import BuildInfoCollector, serve_health
 from sueca.arena.processes import Child
 from sueca.arena.store import TRANSIENT_REDIS_ERRORS, Store
 from sueca.arena.store.hosted import HostedBot, fair_share
 
 __all__ = ["BotHost", "Sandboxed", "SandboxFactory", "INTERVAL", "BACKOFF_FIRST", "BACKOFF_MAX",
-           "STEADY", "BUILD_TIMEOUT"]
+           "STEADY", "BUILD_TIMEOUT", "SWEEP_EVERY"]
 
 log = logging.getLogger("sueca.bothost")
 
@@ -58,6 +64,9 @@ BACKOFF_MAX = 60.0
 STEADY = 30.0         # a runner up this long has its back-off reset
 BUILD_TIMEOUT = 300.0  # seconds a submission's build may take
 STOP_GRACE = 10.0     # seconds a stopped runner has to finish its games
+#: seconds between sweeps of dead hosts' sandboxes: one listing of the sandboxes' cgroup folder
+#: and a signal-0 per bot host pid named there
+SWEEP_EVERY = 10.0
 SHIP_BYTES = 256 * 1024  # bytes of a log file shipped per heartbeat
 LOG_FILE_CAP = 8 * 1024 * 1024  # a shipped log file past this is started afresh
 
@@ -158,8 +167,8 @@ class BotHost:
     """One bot host (see the module's docstring); :meth:`run` until :meth:`stop`."""
 
     def __init__(self, store: Store, *, name: str, server: str, work: Path,
-                 sandbox: SandboxFactory, capacity: int = 4, python: str = sys.executable
-                 ) -> None:
+                 sandbox: SandboxFactory, capacity: int = 4, python: str = sys.executable,
+                 sweep: Callable[[], list[str]] = sweep_sandboxes) -> None:
         self.store = store
         self.name = name
         self.server = server
@@ -175,6 +184,9 @@ class BotHost:
         self._prepare = ThreadPoolExecutor(2, thread_name_prefix="bothost-prepare")
         self._stopping_threads: list[threading.Thread] = []
         self._serial = 0  # starts so far: each has a folder of its own
+        self._sweep = sweep
+        self._sweeping: Future[list[str]] | None = None
+        self._next_sweep = time.monotonic() + SWEEP_EVERY  # `bot-host` swept as it started
         (work / "cache").mkdir(parents=True, exist_ok=True)
         (work / "bots").mkdir(parents=True, exist_ok=True)
 
@@ -188,6 +200,7 @@ class BotHost:
                     self.tick()
                 except Exception as err:  # Redis away: keep the runners, try again
                     log.warning("bot host %s: heartbeat failed: %s", self.name, err)
+                self._sweep_due()
                 self.last_loop = time.monotonic()
                 self._stopping.wait(INTERVAL)
         finally:
@@ -228,6 +241,29 @@ class BotHost:
             self._keep(bot, wanted[bot])
         for running in self.bots.values():
             self._ship(running)
+
+    def _sweep_due(self) -> None:
+        """Start a sweep of dead hosts' sandboxes every :data:`SWEEP_EVERY` seconds, in the
+        prepare pool (removing a cgroup waits for its processes to die: the heartbeat must not),
+        and log what the last one removed; one sweep at a time."""
+        done = self._sweeping
+        if done is not None:
+            if not done.done():
+                return
+            self._sweeping = None
+            try:
+                removed = done.result()
+            except Exception as err:  # a cgroup still busy: the next sweep tries again
+                log.warning("bot host %s: sweeping dead hosts' sandboxes failed: %s",
+                            self.name, err)
+            else:
+                if removed:
+                    log.info("bot host %s removed %d sandbox(es) a stopped bot host left: %s",
+                             self.name, len(removed), ", ".join(removed))
+        now = time.monotonic()
+        if now >= self._next_sweep:
+            self._next_sweep = now + SWEEP_EVERY
+            self._sweeping = self._prepare.submit(self._sweep)
 
     def _rank(self, bot: str) -> str:
         """Each host's own order of the bots (rendezvous hashing): hosts starting together

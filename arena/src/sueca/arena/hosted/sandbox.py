@@ -555,7 +555,8 @@ def _tmpfs(path: str, size_mb: int | None) -> list[str]:
 def sweep(limits: Limits | None = None) -> list[str]:
     """Kill and remove the sandboxes left by bot hosts that are gone (killed before their
     cleanup): every cgroup under the profile's whose bot host's pid no longer runs. A bot host
-    calls it when it starts. The cgroups it removed, by name."""
+    calls it when it starts and every :data:`~sueca.arena.hosted.host.SWEEP_EVERY` seconds
+    while it runs. The cgroups it removed, by name."""
     parent = Cgroup.find((limits or Limits.load()).cgroup)
     removed = []
     try:
