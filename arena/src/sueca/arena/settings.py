@@ -107,7 +107,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SUECA_SUSPEND_AFTER", "5/10", "scheduler, tournament and bots commands, web",
              "X/Y: a bot that faulted (bot error, timeout, disconnect) in X of its last Y "
              "matches is suspended from the ladder and tournaments until a new version or "
-             "`bots lift`; off: never (a competition's own fair_play rule wins in it)", _rule),
+             "`bots lift`; off: never (a competition's own fair_play rule still applies in it)", _rule),
     Variable("SUECA_CHALLENGES_PER_HOUR", "6", "bots challenge",
              "challenges (`bots challenge`) one bot may ask for in any hour; 0: none", whole),
     Variable("SUECA_ARCHIVE_DIR", "", "retention run",
