@@ -1,6 +1,7 @@
 """What the whole suite shares: its options, one real Redis per test process, and the network
 tests' referee and bot processes (:mod:`kits.net_fixtures`, used by tests/referee and tests/sdk:
-one of each per test process, however many folders' tests it runs)."""
+one of each per test process, however many folders' tests it runs) and the docs tests' copy
+of the repository (:mod:`kits.docs`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from sueca.arena.redisproc import RedisServer
 
-pytest_plugins = ["kits.net_fixtures"]
+pytest_plugins = ["kits.net_fixtures", "kits.docs"]
 
 # Started in the background by a non-interactive shell (`cmd &`, nohup), the suite inherits
 # SIGINT and SIGQUIT ignored, and every process it starts would too: the tests that stop a

@@ -1,7 +1,7 @@
 """``competition export``, ``competition verify`` and ``ratings rebuild --from``: bad input is
 one line quoting it, exit 2, with nothing written; a competition not closed yet has no key to
 verify with. In this process (``main``) on the session's real Redis; real exports of played
-matches are checked by tests/arena/test_competition_season.py."""
+matches are checked by tests/arena/competitions/test_competition_season.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The final's driver on a real Redis (the session's, a fresh prefix): who is seeded and how,
 the tournament it makes, and closing refused until it is over. Its matches are played by real
-processes in tests/arena/test_competition_season.py."""
+processes in tests/arena/competitions/test_competition_season.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The seed check of a competition export (pure: sueca.arena.export.check_seeds):
 real matches played through the engine from seeds derived from a key, then the key, a seed or
-a deck tampered with, each named. The whole season's run (tests/arena/test_competition_season.py)
+a deck tampered with, each named. The whole season's run (tests/arena/competitions/test_competition_season.py)
 checks it on an arena's real matches."""
 
 from __future__ import annotations

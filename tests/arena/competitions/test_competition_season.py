@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from kits.arena import SUECA_ARENA, cli
+from kits.arena import SUECA_ARENA, TESTS, cli
 from kits.wait import wait_for
 
 from sueca.arena import final
@@ -28,7 +28,6 @@ from sueca.arena.store.fairplay import suspended
 pytestmark = pytest.mark.slow
 
 NAME = "spring"
-TESTS = Path(__file__).resolve().parents[1]
 #: eight bots for the final, and s9, whose code fails on its third card of every match: it is
 #: suspended, lifted, suspended again, and a suspended bot does not qualify for the final
 FIELD = {**{f"s{i}": ("random", "reckless")[i % 2] for i in range(1, 9)},
