@@ -6,6 +6,7 @@ processes throughout."""
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import sys
 import time
@@ -19,7 +20,7 @@ from kits.bots import DIR as BOTS
 from sueca.engine import End, Variant
 from sueca.engine import replay as replays
 from sueca.sdk.bots import load_bot
-from sueca.sdk.execbot import command_of
+from sueca.sdk.execbot import command_of, protocol
 from sueca.sdk.selfplay import in_flight, selfplay
 from sueca.sdk.settings import current, replace, use
 
@@ -141,3 +142,30 @@ def test_a_program_breaking_mid_batch_loses_its_open_games_and_the_run_goes_on(
     assert says in lines[0] and f"{kind}: misbehaving now" in lines[0]
     assert all(r["end"] == End.NORMAL for r in records if r not in lost)
     end_all(bot)
+
+
+@pytest.mark.parametrize("line", [
+    b'{"game":"selfplay-0-1/2","id":12,"card":"AS"}', b'{"game":"g","id":0,"redeal":false}',
+    b'{"game":"g","id":7,"redeal":true}', b'{"game":"","id":3,"card":true}',
+    b'{"game":"g","id":3,"card":"a b~[]"}', b'{"game":"g\\u00e9","id":1,"card":"AS"}',
+    b'{"game":"g","id":1,"card":"A\\"S"}', b'{"game": "g","id":1,"card":"AS"}',
+    b'{"game":"g","id":1,"card":"AS","x":1}', b'{"game":"g","id":1.0,"card":"AS"}',
+    "{\"game\":\"g\u00e9\",\"id\":1,\"card\":\"AS\"}".encode(),
+])
+def test_an_answer_is_read_as_the_json_decoder_reads_it(line: bytes) -> None:
+    """Answers in the examples' form skip the JSON decoder: the same game, id and object."""
+    obj = json.loads(line)
+    try:
+        got = protocol.read_answer(line)
+    except protocol.ProtocolError:
+        assert not isinstance(obj.get("id"), int)
+        return
+    assert got == (obj["game"], obj["id"], obj) and list(got[2]) == list(obj)
+    assert [type(v) for v in got[2].values()] == [type(v) for v in obj.values()]
+
+
+@pytest.mark.parametrize("line", [b'{"game":"g","id":03,"card":"AS"}',
+                                  b'{"game":"g","id":1,"card":"AS"} x', b'{"game":"g","id":1'])
+def test_a_broken_answer_is_still_a_protocol_error(line: bytes) -> None:
+    with pytest.raises(protocol.ProtocolError, match="not JSON"):
+        protocol.read_answer(line)
