@@ -35,9 +35,9 @@ __all__ = ["IN_FLIGHT", "MatchFailed", "bot_labels", "in_flight", "match_seed", 
            "play_numbered", "selfplay", "short_name", "wilson"]
 
 # the most matches self-play keeps in flight on an exec: program that takes many games: enough
-# to batch its turns (one write and one read carry tens of them), few enough that the turns
-# of one write stay well inside a pipe's 64 KiB
-IN_FLIGHT = 32
+# to batch its turns (one write carries tens of them, one read many answers), few enough that
+# one write (64 turns of at most about 900 bytes) fits a pipe's 64 KiB
+IN_FLIGHT = 64
 
 
 class _Tally:

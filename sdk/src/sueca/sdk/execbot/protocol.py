@@ -95,19 +95,23 @@ class GameLines:
         self.game = _dumps(game)
         self.head = '{"type":"turn","game":' + self.game + ',"id":'
         self.done: list[tuple[Trick, str]] = []  # this deal's tricks so far, and their text
-        # the last turn's finished tricks (the last one and how many) and their joined text:
-        # unchanged from one turn to the next within a trick
+        # the last turn's finished tricks (the last one and how many) and their joined text,
+        # which the next turn of the deal extends
         self.joined: tuple[Trick | None, int, str] = (None, 0, "")
 
     def turn(self, turn_id: int, kind: str, obs: Observation, ms: int) -> bytes:
         tricks = obs.tricks
         last, count, joined = self.joined
-        if len(tricks) != count or (count and tricks[-1] is not last):
-            done = self.done
-            if len(tricks) < len(done) or (done and tricks and tricks[0] is not done[0][0]):
-                done.clear()  # a new deal
-            joined = ",".join([self._text(t, i) for i, t in enumerate(tricks)])
-            self.joined = (tricks[-1] if tricks else None, len(tricks), joined)
+        n = len(tricks)
+        if n != count or (count and tricks[-1] is not last):
+            if count and n > count and tricks[count - 1] is last:  # the deal went on
+                joined += "," + ",".join([self._text(tricks[i], i) for i in range(count, n)])
+            else:
+                done = self.done
+                if n < len(done) or (done and tricks and tricks[0] is not done[0][0]):
+                    done.clear()  # a new deal
+                joined = ",".join([self._text(t, i) for i, t in enumerate(tricks)])
+            self.joined = (tricks[-1] if tricks else None, n, joined)
         points, game_points = obs.points, obs.game_points
         return (f'{self.head}{turn_id},"kind":"{kind}","ms":{ms},"legal":{_list(obs.legal)},'
                 f'"obs":{{"seat":{obs.seat},"hand":{_list(obs.hand)},'
