@@ -9,7 +9,10 @@ an event loop runs (the network client), it is an :class:`ExecBot`, whose ``play
 ``redeal`` are ``async def`` and whose program's pipes the loop reads: many games share one
 loop, and a game waiting for its program must not hold up the others. Made where none runs
 (self-play, ``duel``, local play), it is a :class:`BlockingExecBot`: the thread that asks writes
-the turn and reads the answer itself, a pipe round trip with nothing between.
+the turn and reads the answer itself, a pipe round trip with nothing between; or, when
+self-play keeps many matches in flight on one many-games process
+(:func:`sueca.sdk.selfplay.play_many`), it posts its turn (:meth:`BlockingExecBot.post`) to
+go out in one write with the other games' turns, and collects the answer once it is read.
 
 Processes: a program plays one game per process unless its hello says ``"games": N``; then
 one process takes up to N games at once (every line carries a game id), and another starts only

@@ -7,7 +7,9 @@ Two ways to wait, fixed when the process starts:
   writes it and then reads the program's pipes itself with ``poll`` until its answer or its
   deadline; one thread at a time reads (a lock), and an answer it reads for another thread's
   turn is left in that turn's slot. A move is one write, one poll and one read: a bare pipe
-  round trip plus the lines' encoding.
+  round trip plus the lines' encoding. Or the turns of many games are posted (:meth:`Program.post`),
+  written in one write (:meth:`Program.flush_posted`), and :func:`pump` reads every answer there
+  is at each wake-up until those turns are answered: self-play with many matches in flight.
 - *on an event loop* (``loop``: the network client, where many games share one loop and none
   may block it): the loop's own reader callbacks read standard output and standard error as
   they become readable and resolve the waiting turn's future directly, in the loop's thread;
