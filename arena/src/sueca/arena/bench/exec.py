@@ -9,11 +9,15 @@ protocol's ceiling; :class:`CheapestWinner` is its strategy card for card in Pyt
 baseline measured in the same run (the two play the same cards: the run checks that they end
 every match with the same score).
 
-- ``selfplay``: matches in this process, the bot in seats 0 and 2 against ``random``, C and
-  Python in alternating blocks of the same seeds; ``moves_per_s`` counts the bot's own moves,
-  ``exec_move_us`` is the time inside the exec bot's ``play``. After each block,
-  ``bare_round_trip_us``: the turn lines of those matches written one at a time to another
-  process of the same program on plain pipes, each answer read back, blocking: the floor.
+- ``selfplay``: matches in this process as ``sueca-bot selfplay`` plays them, the bot against
+  ``random``, in alternating blocks of the same seeds: ``exec`` (the C bot, up to
+  :data:`~sueca.sdk.selfplay.IN_FLIGHT` matches in flight on its one process, its turns
+  batched), ``exec_serial`` (the C bot one match at a time) and ``python`` (the twin);
+  ``moves_per_s`` counts the bot's own moves. ``exec_move_us`` is the exec run's wall time over
+  its moves (the engine and the opponent's moves included); ``serial_exec_move_us`` the time
+  inside the one-at-a-time bot's ``play``. After each block, ``bare_round_trip_us``: the turn
+  lines of those matches written one at a time to another process of the same program on
+  plain pipes, each answer read back, blocking: the floor of a move played alone.
 - ``network`` (unless ``--no-network``): a private Redis and referee, the C bot and the Python
   bot each a ``sueca-bot run`` process, ``random`` in a third; ``--concurrency`` matches at once
   through the referee, the two sides in alternating blocks; ``moves_per_s`` counts every seat's
@@ -44,7 +48,7 @@ from sueca.sdk import Bot
 from sueca.sdk.bots import RandomBot, load_bot
 from sueca.sdk.cli import Bounded, UserError
 from sueca.sdk.execbot import protocol
-from sueca.sdk.local import play_local
+from sueca.sdk.selfplay import IN_FLIGHT, in_flight, play_many
 
 BLOCKS = 4
 POINTS = (0, 0, 0, 0, 0, 2, 3, 4, 10, 11)
@@ -133,10 +137,12 @@ def _examples() -> Path:
 
 
 def selfplay(exec_spec: str, program: Path, matches: int) -> dict[str, Any]:
-    """Both sides on the same seeds, in alternating blocks, each block followed by bare round
-    trips of the turn lines those matches sent, to another process of the same program."""
+    """Each side on the same seeds, in alternating blocks: the exec bot with matches in flight
+    (as ``sueca-bot selfplay`` plays it), the exec bot one match at a time, the Python twin;
+    each block followed by bare round trips of the turn lines those matches sent, to another
+    process of the same program."""
     exec_factory = load_bot(exec_spec)
-    spent = [0]  # nanoseconds inside the exec bot's play and redeal
+    spent = [0]  # nanoseconds inside the one-at-a-time exec bot's play and redeal
 
     def timed() -> Any:
         bot: Any = exec_factory()
@@ -144,40 +150,54 @@ def selfplay(exec_spec: str, program: Path, matches: int) -> dict[str, Any]:
             setattr(bot, name, _timed(getattr(bot, name), spent))
         return bot
 
-    sides = {"exec": timed, "python": CheapestWinner}
+    # name -> (factory, matches at once)
+    sides: dict[str, tuple[Any, int]] = {"exec": (exec_factory, IN_FLIGHT),
+                                         "exec_serial": (timed, 1),
+                                         "python": (CheapestWinner, 1)}
     deals = dict.fromkeys(sides, 0)
     seconds = dict.fromkeys(sides, 0.0)
     cpu = dict.fromkeys(sides, 0.0)  # this process's CPU seconds (the program's not counted)
     scores: dict[str, list[tuple[int, int]]] = {k: [] for k in sides}
     per_block = matches // BLOCKS
-    lines = turn_lines(range(per_block))
     bare_seconds, bare_cpu, trips = 0.0, 0.0, 0
+    at_once = 1
     with BareProgram(program) as bare:
         for block in range(BLOCKS):
-            for name, factory in sides.items():
+            seed = f"bench-{block}"
+            for name, (factory, most) in sides.items():
                 t, c = time.perf_counter(), time.process_time()
-                for i in range(block * per_block, (block + 1) * per_block):
-                    match = play_local([factory, RandomBot, factory, RandomBot], DEFAULT, i,
-                                       f"bench-{i}", [name, "random", name, "random"])
+                k = in_flight([factory, RandomBot], most)
+                at_once = max(at_once, k)
+                played = play_many([factory, RandomBot], [name, "random"], variant=DEFAULT,
+                                   matches=range(per_block), seed=seed, at_once=k)
+                for match, _, _ in played:
                     deals[name] += len(match.deals)
                     scores[name].append(tuple(match.game_points))  # type: ignore[arg-type]
                 seconds[name] += time.perf_counter() - t
                 cpu[name] += time.process_time() - c
+            lines = turn_lines(seed, per_block)
             c = time.process_time()
             bare_seconds += bare.round_trips(lines)
             bare_cpu += time.process_time() - c
             trips += len(lines)
-    out: dict[str, Any] = {"matches": per_block * BLOCKS,
-                           "same_play": scores["exec"] == scores["python"]}
+    out: dict[str, Any] = {"matches": per_block * BLOCKS, "at_once": at_once,
+                           "same_play": scores["exec"] == scores["python"] == scores[
+                               "exec_serial"]}
     for name in sides:
         moves = deals[name] * 20  # the bot's two seats play half of each deal's 40 cards
         out[name] = {"deals": deals[name], "seconds": round(seconds[name], 3),
-                     "moves_per_s": round(moves / seconds[name])}
+                     "moves_per_s": round(moves / seconds[name]),
+                     "cpu_us_per_move": round(cpu[name] / moves * 1e6, 1)}
     exec_moves = deals["exec"] * 20
+    python_move = seconds["python"] / (deals["python"] * 20)
     out["ratio"] = round(out["exec"]["moves_per_s"] / out["python"]["moves_per_s"], 3)
-    out["us_per_exec_move"] = round(
-        (seconds["exec"] / exec_moves - seconds["python"] / (deals["python"] * 20)) * 1e6, 1)
-    out["exec_move_us"] = round(spent[0] / exec_moves / 1e3, 1)
+    out["serial_ratio"] = round(
+        out["exec_serial"]["moves_per_s"] / out["python"]["moves_per_s"], 3)
+    out["us_per_exec_move"] = round((seconds["exec"] / exec_moves - python_move) * 1e6, 1)
+    # a move through exec: with matches in flight, everything counted: the wall time of the
+    # run over the bot's moves (the engine and the opponent's moves included)
+    out["exec_move_us"] = round(seconds["exec"] / exec_moves * 1e6, 1)
+    out["serial_exec_move_us"] = round(spent[0] / (deals["exec_serial"] * 20) / 1e3, 1)
     out["bare_round_trip_us"] = round(bare_seconds / trips * 1e6, 1)
     out["bare_round_trips"] = trips
     # CPU of this process: what a move through exec: adds to the Python twin's move (its
@@ -199,9 +219,9 @@ def _timed(fn: Any, spent: list[int]) -> Any:
     return call
 
 
-def turn_lines(seeds: range) -> list[bytes]:
-    """The turn lines the exec bot is sent in the matches of ``seeds`` (as the Python twin
-    plays the same cards, its observations are the C bot's)."""
+def turn_lines(seed: str, matches: int) -> list[bytes]:
+    """The turn lines the exec bot is sent in those matches (as the Python twin plays the
+    same cards, its observations are the C bot's)."""
     lines: list[bytes] = []
 
     class Recorder(CheapestWinner):
@@ -214,8 +234,9 @@ def turn_lines(seeds: range) -> list[bytes]:
             lines.append(self.text.turn(self.turns, "play", observation, 10_000))
             return super().play(observation)
 
-    for i in seeds:
-        play_local([Recorder, RandomBot, Recorder, RandomBot], DEFAULT, i, f"bench-{i}")
+    for _ in play_many([Recorder, RandomBot], ["exec", "random"], variant=DEFAULT,
+                       matches=range(matches), seed=seed):
+        pass
     return lines
 
 
@@ -312,9 +333,12 @@ def run(args: argparse.Namespace) -> int:
                   "once...", file=sys.stderr, flush=True)
             result["network"] = network(spec, args.net_matches, args.concurrency)
     sp = result["selfplay"]
-    print(f"self-play  C via exec {sp['exec']['moves_per_s']:>8,} moves/s   Python "
+    print(f"self-play  C via exec {sp['exec']['moves_per_s']:>8,} moves/s ({sp['at_once']} at once)"
+          f"   Python "
           f"{sp['python']['moves_per_s']:>8,} moves/s   ratio {sp['ratio']}   "
           f"+{sp['us_per_exec_move']} us/move")
+    print(f"one at a time  C via exec {sp['exec_serial']['moves_per_s']:>8,} moves/s   ratio "
+          f"{sp['serial_ratio']}   {sp['serial_exec_move_us']} us inside play")
     print(f"a move     through exec {sp['exec_move_us']} us   bare pipe round trip "
           f"{sp['bare_round_trip_us']} us   ratio {sp['ratio_to_bare']}")
     if "network" in result:

@@ -9,7 +9,10 @@ an event loop runs (the network client), it is an :class:`ExecBot`, whose ``play
 ``redeal`` are ``async def`` and whose program's pipes the loop reads: many games share one
 loop, and a game waiting for its program must not hold up the others. Made where none runs
 (self-play, ``duel``, local play), it is a :class:`BlockingExecBot`: the thread that asks writes
-the turn and reads the answer itself, a pipe round trip with nothing between.
+the turn and reads the answer itself, a pipe round trip with nothing between; or, when
+self-play keeps many matches in flight on one many-games process
+(:func:`sueca.sdk.selfplay.play_many`), it posts its turn (:meth:`BlockingExecBot.post`) to
+go out in one write with the other games' turns, and collects the answer once it is read.
 
 Processes: a program plays one game per process unless its hello says ``"games": N``; then
 one process takes up to N games at once (every line carries a game id), and another starts only
@@ -55,7 +58,7 @@ from .program import Program, ProgramBroken
 from .protocol import ProtocolError
 
 __all__ = ["ExecBot", "BlockingExecBot", "ExecBotError", "ExecSpecError", "ExecCommand",
-           "load_exec", "PREFIX"]
+           "load_exec", "command_of", "PREFIX"]
 
 log = logging.getLogger("sueca.exec")
 
@@ -169,6 +172,19 @@ class ExecCommand:
         self.programs.append(program)
         _LIVE.add(program)
         return program
+
+    def games_now(self) -> int:
+        """How many games one of its blocking processes takes at once (its hello's
+        ``"games"``): a running one's, else a process is started and its hello awaited (within
+        the self-play timeout); 1 when it cannot start (the first game then says why)."""
+        probe = "(how many games)"  # a slot held, never a game the program hears of
+        try:
+            program = self.place_now(probe, time.monotonic() + current().exec_timeout)
+        except ProgramBroken:
+            return 1
+        games = program.games
+        self.release(program, probe)
+        return games
 
     def release(self, program: Program, game: str) -> None:
         """``game`` is over on ``program``: a one-game process is closed, a many-games one
@@ -362,6 +378,46 @@ class BlockingExecBot(_ExecSeat):
         except ProgramBroken as err:
             raise self._lose(str(err), whole=True, program=err.program) from None
 
+    # -- many games in flight (sueca.sdk.selfplay): a turn posted now, its answer taken later
+    def post(self, kind: str, obs: Observation, ready: list[object]) -> Program:
+        """Post this turn (``kind`` "play" or "redeal") without waiting: it goes out with the
+        other games' turns at the program's next :meth:`~.program.Program.flush_posted`, and
+        this bot is appended to ``ready`` once its answer (or the program's failure) is read.
+        Returns the program to flush and read; :class:`ExecBotError` as from :meth:`play`."""
+        deadline, ms = self._limit()
+        try:
+            program = self.program or self._placed(self.command.place_now(self.game, deadline))
+            data = self._lines(kind, obs, ms)
+            self._posted = (program.post(self.game, self.turns, data, deadline=deadline,
+                                         tag=self, ready=ready), ms)
+            return program
+        except ProgramBroken as err:
+            raise self._lose(str(err), whole=True, program=err.program) from None
+
+    def deadline(self) -> float:
+        """When the posted turn's time is up (``time.monotonic()``)."""
+        return self._posted[0].deadline
+
+    def collect(self, kind: str, obs: Observation) -> Card | bool:
+        """The posted turn's card (or redeal decision), checked as :meth:`play` checks it;
+        late when its answer has not been read by its deadline."""
+        waiter, ms = self._posted
+        try:
+            answer = self.program.take(self.game, self.turns, waiter)  # type: ignore[union-attr]
+            if answer is None:
+                raise self._late(ms)
+        except ProgramBroken as err:
+            raise self._lose(str(err), whole=True, program=err.program) from None
+        if kind == "redeal":
+            decision = self._decision(answer)
+            if isinstance(decision, ProtocolError):
+                raise self._lose(str(decision), whole=False) from None
+            return decision
+        card = self._card(answer, obs)
+        if isinstance(card, ProtocolError):
+            raise self._lose(str(card), whole=False) from None
+        return card
+
     def _lose(self, reason: str, whole: bool, program: Program | None = None) -> ExecBotError:
         ended = self._lost(reason, whole, program)
         if ended is not None:
@@ -377,6 +433,14 @@ def _seat(command: ExecCommand) -> _ExecSeat:
     except RuntimeError:
         return BlockingExecBot(command)
     return ExecBot(command)
+
+
+def command_of(factory: object) -> ExecCommand | None:
+    """The :class:`ExecCommand` of a factory :func:`load_exec` made, else None."""
+    if isinstance(factory, functools.partial) and factory.func is _seat:
+        command = factory.args[0]
+        return command if isinstance(command, ExecCommand) else None
+    return None
 
 
 def _expire(answer: asyncio.Future[dict[str, Any]]) -> None:

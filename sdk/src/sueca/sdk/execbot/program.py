@@ -7,7 +7,9 @@ Two ways to wait, fixed when the process starts:
   writes it and then reads the program's pipes itself with ``poll`` until its answer or its
   deadline; one thread at a time reads (a lock), and an answer it reads for another thread's
   turn is left in that turn's slot. A move is one write, one poll and one read: a bare pipe
-  round trip plus the lines' encoding.
+  round trip plus the lines' encoding. Or the turns of many games are posted (:meth:`Program.post`),
+  written in one write (:meth:`Program.flush_posted`), and :func:`pump` reads every answer there
+  is at each wake-up until those turns are answered: self-play with many matches in flight.
 - *on an event loop* (``loop``: the network client, where many games share one loop and none
   may block it): the loop's own reader callbacks read standard output and standard error as
   they become readable and resolve the waiting turn's future directly, in the loop's thread;
@@ -40,13 +42,13 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..logs import shown
 from . import protocol
 
-__all__ = ["Program", "ProgramBroken", "STDERR_TAIL", "EXIT_GRACE"]
+__all__ = ["Program", "ProgramBroken", "STDERR_TAIL", "EXIT_GRACE", "pump"]
 
 log = logging.getLogger("sueca.exec")
 
@@ -66,15 +68,19 @@ class ProgramBroken(Exception):
 
 class _Waiter:
     """A turn (or the hello) waiting for its answer: a future of the program's event loop, or,
-    for a blocking program, a slot the reading thread fills."""
+    for a blocking program, a slot the reading thread fills. A posted turn (:meth:`Program.post`)
+    also has its deadline, and is put on its ``ready`` list, as ``tag``, once settled."""
 
-    __slots__ = ("future", "answer", "error", "done")
+    __slots__ = ("future", "answer", "error", "done", "deadline", "tag", "ready")
 
     def __init__(self, future: asyncio.Future[dict[str, Any]] | None) -> None:
         self.future = future
         self.answer: dict[str, Any] | None = None
         self.error: str | None = None
         self.done = False
+        self.deadline = 0.0
+        self.tag: object = None
+        self.ready: list[object] | None = None
 
 
 def _resolve(future: asyncio.Future[dict[str, Any]], answer: dict[str, Any] | None,
@@ -107,6 +113,7 @@ class Program:
         self.returncode: int | None = None
         self._lock = threading.Lock()  # waiters, hello, stderr tail
         self._waiters: dict[tuple[str, int], _Waiter] = {}
+        self._posted: list[bytes] = []  # posted turns not yet written (flush_posted)
         self._hello: _Waiter | None = None
         self._said_hello = False
         self._lines = _LineSplitter()
@@ -230,13 +237,40 @@ class Program:
         """Send ``data`` (ending with turn ``turn_id`` of ``game``) and read the program's pipes
         in this thread until its answer (returned) or ``deadline`` (``time.monotonic()``; None:
         late). Blocking programs only; :class:`ProgramBroken` when it breaks."""
-        waiter = _Waiter(None)
+        waiter = self._register(game, turn_id, _Waiter(None))
+        self.send(data)
+        self._pump(waiter, deadline)
+        return self.take(game, turn_id, waiter)
+
+    def _register(self, game: str, turn_id: int, waiter: _Waiter) -> _Waiter:
         with self._lock:
             if self.broken is not None:
                 raise ProgramBroken(self.broken)
             self._waiters[(game, turn_id)] = waiter
-        self.send(data)
-        self._pump(waiter, deadline)
+        return waiter
+
+    def post(self, game: str, turn_id: int, data: bytes, *, deadline: float, tag: object,
+             ready: list[object]) -> _Waiter:
+        """Register turn ``turn_id`` of ``game`` and keep ``data`` (ending with it) for the next
+        :meth:`flush_posted`: the turns of many games go out in one write, and their answers
+        are read by :func:`pump` (blocking programs only). Once its answer, or the program's
+        failure, is read, ``tag`` is appended to ``ready``; :meth:`take` gives the answer."""
+        waiter = _Waiter(None)
+        waiter.deadline, waiter.tag, waiter.ready = deadline, tag, ready
+        self._register(game, turn_id, waiter)
+        self._posted.append(data)
+        return waiter
+
+    def flush_posted(self) -> None:
+        """Write every turn posted since the last flush, in one write."""
+        if self._posted:
+            data = b"".join(self._posted)
+            self._posted.clear()
+            self.send(data)
+
+    def take(self, game: str, turn_id: int, waiter: _Waiter) -> dict[str, Any] | None:
+        """The answer of a posted turn (None: none came by its deadline, and it is given up);
+        :class:`ProgramBroken` when the program broke before answering it."""
         if not waiter.done:
             self.forget(game, turn_id)
             if not waiter.done:
@@ -318,6 +352,11 @@ class Program:
     def _pump(self, waiter: _Waiter, deadline: float) -> None:
         """Read a blocking program's pipes in this thread until ``waiter`` is settled or the
         deadline passes (whichever thread reads, each answer goes to its own turn's slot)."""
+        self._pump_until(lambda: waiter.done, deadline)
+
+    def _pump_until(self, settled: Callable[[], object], deadline: float) -> None:
+        """:meth:`_pump` until ``settled()`` is true (every answer waiting is read at each
+        wake-up)."""
         if not self._io.acquire(timeout=max(0.0, deadline - time.monotonic())):
             return
         try:
@@ -326,24 +365,43 @@ class Program:
             if self._out_open:
                 self._read_output()
             poll = self._poll.poll
-            while not waiter.done and self._out_open:
+            while not settled() and self._out_open:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return
                 if self._backlog:
                     self._poll.register(self._in, select.POLLOUT)
                 for fd, _ in poll(left * 1000 + 1):
-                    # each is read only while open: reading one may end the others (reaping
-                    # an exited program reads its stderr to the end and closes both)
-                    if fd == self._out and self._out_open:
-                        self._read_output()
-                    elif fd == self._err and self._err_open:
-                        self._read_stderr()
-                    elif fd == self._in:
-                        self._poll.unregister(self._in)
-                        self._flush()
+                    self._on_event(fd)
         finally:
             self._io.release()
+
+    def _read_now(self) -> None:
+        """(The reading thread.) Read what its pipes hold now, without waiting."""
+        with self._io:
+            if self._out_open:
+                self._read_output()
+            if self._err_open:
+                self._read_stderr()
+
+    def _watched(self) -> tuple[list[int], list[int]]:
+        """Its pipes to wait on: to read (while open), and its input while its backlog waits."""
+        if not self._out_open:
+            return [], []
+        reads = [self._out, self._err] if self._err_open else [self._out]
+        return reads, [self._in] if self._backlog else []
+
+    def _on_event(self, fd: int) -> None:
+        """(The reading thread.) ``fd``, one of its pipes, is ready."""
+        # each is read only while open: reading one may end the others (reaping an exited
+        # program reads its stderr to the end and closes both)
+        if fd == self._out and self._out_open:
+            self._read_output()
+        elif fd == self._err and self._err_open:
+            self._read_stderr()
+        elif fd == self._in:
+            self._poll.unregister(self._in)
+            self._flush()
 
     def _read_output(self) -> None:
         """Read what standard output holds and hand on each whole line."""
@@ -422,6 +480,8 @@ class Program:
         future = waiter.future
         if future is None:
             waiter.answer, waiter.error, waiter.done = answer, error, True
+            if waiter.ready is not None:
+                waiter.ready.append(waiter.tag)
         elif threading.get_ident() == self._thread:
             _resolve(future, answer, error)
         else:
@@ -588,6 +648,33 @@ class Program:
             self._out_open = False
             self._close_pipe(self.proc.stdout)
             self._close_pipe(self.proc.stderr)
+
+
+def pump(programs: Sequence[Program], ready: list[object], deadline: float,
+         want: int = 1) -> None:
+    """Read the pipes of blocking ``programs`` in this thread until ``want`` posted turns are
+    settled (on ``ready``) or ``deadline`` (``time.monotonic()``) passes; every answer each
+    holds is read at every wake-up."""
+    if len(programs) == 1:
+        programs[0]._pump_until(lambda: len(ready) >= want, deadline)
+        return
+    while True:
+        for p in programs:
+            p._read_now()
+        left = deadline - time.monotonic()
+        if len(ready) >= want or left <= 0:
+            return
+        owners: dict[int, Program] = {}
+        reads, writes = [], []
+        for p in programs:
+            r, w = p._watched()
+            reads += r
+            writes += w
+            owners.update(dict.fromkeys(r + w, p))
+        if not owners:
+            return
+        for fd in select.select(reads, writes, [], left)[1]:
+            owners[fd]._flush()
 
 
 def _read(fd: int) -> bytes | None:

@@ -16,6 +16,7 @@ decides what a bad one costs.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -88,19 +89,29 @@ class GameLines:
     their cost. The game's id is encoded once, and each finished trick once per deal (its line
     and every later turn's ``tricks`` share the text)."""
 
-    __slots__ = ("game", "head", "done")
+    __slots__ = ("game", "head", "done", "joined")
 
     def __init__(self, game: str) -> None:
         self.game = _dumps(game)
         self.head = '{"type":"turn","game":' + self.game + ',"id":'
         self.done: list[tuple[Trick, str]] = []  # this deal's tricks so far, and their text
+        # the last turn's finished tricks (the last one and how many) and their joined text,
+        # which the next turn of the deal extends
+        self.joined: tuple[Trick | None, int, str] = (None, 0, "")
 
     def turn(self, turn_id: int, kind: str, obs: Observation, ms: int) -> bytes:
         tricks = obs.tricks
-        done = self.done
-        if len(tricks) < len(done) or (done and tricks and tricks[0] is not done[0][0]):
-            done.clear()  # a new deal
-        texts = [self._text(t, i) for i, t in enumerate(tricks)]
+        last, count, joined = self.joined
+        n = len(tricks)
+        if n != count or (count and tricks[-1] is not last):
+            if count and n > count and tricks[count - 1] is last:  # the deal went on
+                joined += "," + ",".join([self._text(tricks[i], i) for i in range(count, n)])
+            else:
+                done = self.done
+                if n < len(done) or (done and tricks and tricks[0] is not done[0][0]):
+                    done.clear()  # a new deal
+                joined = ",".join([self._text(t, i) for i, t in enumerate(tricks)])
+            self.joined = (tricks[-1] if tricks else None, n, joined)
         points, game_points = obs.points, obs.game_points
         return (f'{self.head}{turn_id},"kind":"{kind}","ms":{ms},"legal":{_list(obs.legal)},'
                 f'"obs":{{"seat":{obs.seat},"hand":{_list(obs.hand)},'
@@ -108,7 +119,7 @@ class GameLines:
                 f'"trump_held":{"true" if obs.trump_held else "false"},'
                 f'"dealer":{obs.dealer},"leader":{obs.leader},'
                 f'"trick":[{",".join([_QUOTED[c] for _, c in obs.trick])}],'
-                f'"tricks":[{",".join(texts)}],'
+                f'"tricks":[{joined}],'
                 f'"points":[{points[0]},{points[1]}],'
                 f'"game_points":[{game_points[0]},{game_points[1]}],'
                 f'"held_over":{obs.held_over},"deal":{obs.deal_number}}}}}\n').encode()
@@ -192,9 +203,22 @@ def read_hello(line: bytes) -> int:
     return games
 
 
+# an answer written as the examples write it: read without the JSON decoder, to the same
+# object (a game id and a card of printable ASCII without quotes or backslashes, an id with no
+# leading zero); any other line is decoded as JSON
+_PLAIN_ANSWER = re.compile(rb'\{"game":"([ !#-\[\]-~]*)","id":(0|[1-9][0-9]{0,17}),'
+                           rb'"(card|redeal)":(?:"([ !#-\[\]-~]*)"|(true|false))\}')
+
+
 def read_answer(line: bytes) -> tuple[str, int, dict[str, Any]]:
     """An answer line's ``(game, id, object)``; the card or decision is checked by
     :func:`card_of` / :func:`redeal_of` against the turn it answers."""
+    plain = _PLAIN_ANSWER.fullmatch(line)
+    if plain is not None:
+        game_b, id_b, key, text, flag = plain.groups()
+        name, number = game_b.decode(), int(id_b)
+        value: object = text.decode() if text is not None else flag == b"true"
+        return name, number, {"game": name, "id": number, key.decode(): value}
     obj = _object(line)
     game, turn_id = obj.get("game"), obj.get("id")
     if not isinstance(game, str) or not isinstance(turn_id, int) or isinstance(turn_id, bool):
