@@ -19,6 +19,7 @@ hides); every process of the arena reaches Redis over the bridge, by address.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -396,6 +397,15 @@ class League:
                        for r in (self.ref_a, self.ref_b))
         wait_for(both, 60, "every bot on both referees", interval=0.5,
                  detail=lambda: self.cluster.tail_logs())
+
+    def doctor(self) -> tuple[int, list[dict[str, object]]]:
+        """``sueca-arena doctor --json`` on the scheduler's host: its exit code and checks."""
+        run = self.sched.call([*ARENA, "doctor", "--json"], self.env, timeout=60)
+        assert run.returncode in (0, 1), run.stderr
+        checks: list[dict[str, object]] = json.loads(run.stdout)
+        print("\n".join(f"{'ok  ' if c['ok'] else 'FAIL'} {c['check']}: {c['detail']}"
+                        for c in checks))
+        return run.returncode, checks
 
     def lost(self, created: list[str]) -> list[str]:
         """Matches neither recorded (their idempotency key written with the result) nor on
