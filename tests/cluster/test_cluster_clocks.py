@@ -34,6 +34,16 @@ def test_referee_clocks_ten_minutes_off_change_nothing(league: League) -> None:
     assert set(league.store.referees()) == by_referee
 
 
+def test_doctor_names_each_referee_whose_clock_is_off(league: League) -> None:
+    code, checks = league.doctor()
+    failed = {str(c["check"]): str(c["detail"]) for c in checks if not c["ok"]}
+    a, b = (f"clock {h.addr}:50052" for h in (league.ref_a, league.ref_b))
+    assert code == 1 and set(failed) == {a, b}, checks
+    for name, way in ((a, "behind"), (b, "ahead of")):
+        off = float(failed[name].split(" s ")[0])
+        assert failed[name].split(" s ")[1].startswith(way) and abs(off - 600) < 5, failed
+
+
 @pytest.mark.parametrize("behind", [True, False], ids=["behind", "ahead"])
 def test_a_lost_replica_leaves_the_placement_list_whichever_way_its_clock_is_off(
         league: League, behind: bool) -> None:

@@ -74,24 +74,17 @@ def test_the_primarys_host_lost_mid_ladder_loses_no_acknowledged_result(league: 
     assert report["identical"] and report["results"] >= len(log)
 
 
-def doctor(league: League) -> tuple[int, list[dict[str, object]]]:
-    """``sueca-arena doctor --json`` on the scheduler's host, through the sentinels."""
-    run = league.sched.call([*ARENA, "doctor", "--json"], league.env, timeout=60)
-    assert run.returncode in (0, 1), run.stderr
-    return run.returncode, json.loads(run.stdout)
-
-
 def test_doctor_finds_a_healthy_league_and_a_referee_it_cannot_reach(league: League) -> None:
-    code, checks = doctor(league)
-    print("\n".join(f"{c['ok']} {c['check']}: {c['detail']}" for c in checks))
+    code, checks = league.doctor()
     assert code == 0, checks
     names = [c["check"] for c in checks]
     assert names[:3] == ["redis", "replicas", "sentinels"] and names[-1] == "workers"
-    assert {f"referee {r.addr}:50052" for r in (league.ref_a, league.ref_b)} <= set(names)
+    assert {f"{what} {r.addr}:50052" for r in (league.ref_a, league.ref_b)
+            for what in ("referee", "clock")} <= set(names)
     assert "2 answer a ping" in str(checks[-1]["detail"])
     league.ref_b.cut()  # still advertised (its heartbeat is fresh), unreachable from here
     try:
-        code, checks = doctor(league)
+        code, checks = league.doctor()
     finally:
         league.ref_b.heal()
     failed = {c["check"]: c["detail"] for c in checks if not c["ok"]}

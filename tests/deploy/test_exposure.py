@@ -24,7 +24,7 @@ from kits.deploy import (
     needs_yaml,
 )
 
-K8S_BUILDS = {name: DEPLOY / "k8s" / name for name in ("base", "overlays/tls", "overlays/ingress")}
+K8S_BUILDS = {name: DEPLOY / "k8s" / name for name in ("base", "overlays/tls", "overlays/ingress", "overlays/sentinel")}
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 # Published on the host's loopback at most: reachable by whoever is on the host, not by bots
 LOOPBACK_ONLY = {"prometheus", "grafana"}

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from kits.deploy import DEPLOY, argv_of, flag, kustomize, needs_yaml
 
-BUILDS = {name: DEPLOY / "k8s" / name for name in ("base", "overlays/tls", "overlays/ingress")}
+BUILDS = {name: DEPLOY / "k8s" / name for name in ("base", "overlays/tls", "overlays/ingress", "overlays/sentinel")}
 POD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job")
 RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral",
                       "persistentVolumeClaim", "projected", "secret"}

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from kits.deploy import DEPLOY, kustomize, needs_yaml
 
-BUILDS = ("base", "overlays/tls", "overlays/ingress")
+BUILDS = ("base", "overlays/tls", "overlays/ingress", "overlays/sentinel")
 OLDEST = "1.29.0"  # PodDisruptionBudget policy/v1, HPA autoscaling/v2, gRPC probes: all GA
 
 

@@ -19,6 +19,7 @@ hides); every process of the arena reaches Redis over the bridge, by address.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -225,12 +226,19 @@ class League:
 
     def __init__(self, cluster: Cluster, tmp: Path, *,
                  clocks: Mapping[str, str] | None = None, tls: bool = False,
-                 house_bots: str = "", sentinel: bool = False) -> None:
+                 house_bots: str = "", sentinel: bool = False, referees: int = 2,
+                 workers: int = 2, target: int = 4, concurrency: int = 2, capacity: int = 4,
+                 bots: Mapping[str, str] = BOTS) -> None:
         """``sentinel``: Redis on three hosts behind Sentinel (:meth:`start_sentinels`), the
-        league's URL ``redis+sentinel://``; else one Redis on the host ``redis``."""
+        league's URL ``redis+sentinel://``; else one Redis on the host ``redis``.
+        ``referees``, ``workers``: how many of the two hosts of each start now (the others are
+        there, idle, for :meth:`start_referee` and :meth:`start_worker`); ``target``: the
+        scheduler's matches in flight; ``concurrency``: each worker's threads; ``capacity``:
+        each bot's games at once; ``bots``: name -> strategy (the bots' processes)."""
         self.cluster, self.tmp = cluster, tmp
         self.house_bots = house_bots
         self.clocks = dict(clocks or {})
+        self.concurrency, self.capacity, self.bot_specs = concurrency, capacity, dict(bots)
         #: behind Sentinel the workers log every result they acknowledge (:meth:`acknowledged`)
         self.worker_log = "INFO" if sentinel else "WARNING"
         redis_hosts = ("redis-a", "redis-b", "redis-c") if sentinel else ("redis",)
@@ -247,13 +255,13 @@ class League:
         if tls:  # every hop that crosses hosts to a referee: its certificate checked by name
             self.pki = make_pki(tmp / "pki", [self.ref_a.name, self.ref_b.name])
             self.env |= {"SUECA_TLS_CA": str(self.pki.ca), "SUECA_TLS_SERVER_NAME": SHARED_NAME}
-        self.tokens = register_in(self.store, BOTS)
-        for ref in (self.ref_a, self.ref_b):
+        self.tokens = register_in(self.store, self.bot_specs)
+        for ref in (self.ref_a, self.ref_b)[:referees]:
             self.start_referee(ref)
-        for work in (self.work_a, self.work_b):
+        for work in (self.work_a, self.work_b)[:workers]:
             self.start_worker(work)
-        self.sched.run("scheduler", [*ARENA, "scheduler", "--target", "4", "--interval", "0.5"],
-                       self.env)
+        self.sched.run("scheduler", [*ARENA, "scheduler", "--target", str(target),
+                                     "--interval", "0.5"], self.env)
         self.start_bots()
 
     def socket(self, host: Host) -> Path:
@@ -341,15 +349,16 @@ class League:
 
     def start_worker(self, host: Host) -> None:
         host.reach([h.addr for h in self.redis_hosts], 6379)
-        host.run("worker", [*ARENA, "worker", "-c", "2", "--pool", "threads", "--hostname",
+        host.run("worker", [*ARENA, "worker", "-c", str(self.concurrency), "--pool", "threads",
+                            "--hostname",
                             f"worker@{host.name}", "--loglevel", self.worker_log], self.env)
 
     def start_bots(self) -> None:
         servers = ",".join(f"{r.addr}:50051" for r in (self.ref_a, self.ref_b))
         bot_env = {k: v for k, v in self.env.items() if k != "SUECA_OPERATOR_TOKEN"}
-        for name, spec in BOTS.items():  # a bot holds its own token, nothing of the operator's
+        for name, spec in self.bot_specs.items():  # its own token, nothing of the operator's
             self.bots.run(name, [*BOT, "run", spec, "--server", servers, "--name", name,
-                                 "--capacity", "4", "--max-backoff", "1",
+                                 "--capacity", str(self.capacity), "--max-backoff", "1",
                                  "--log-level", "warning", *self.dial_tls()],
                           {**bot_env, "SUECA_TOKEN": self.tokens[name], "PYTHONPATH": TESTS,
                            "SLOWBOT_THINK": "0.03"})
@@ -396,6 +405,18 @@ class League:
                        for r in (self.ref_a, self.ref_b))
         wait_for(both, 60, "every bot on both referees", interval=0.5,
                  detail=lambda: self.cluster.tail_logs())
+
+    def doctor(self) -> tuple[int, list[dict[str, object]]]:
+        """``sueca-arena doctor --json`` on the scheduler's host: its exit code and checks.
+        Its timeout is 1.5 s, not 3: the workers' ping waits it out whole, and on the bridge
+        every reply comes in milliseconds."""
+        run = self.sched.call([*ARENA, "doctor", "--json", "--timeout", "1.5"], self.env,
+                              timeout=60)
+        assert run.returncode in (0, 1), run.stderr
+        checks: list[dict[str, object]] = json.loads(run.stdout)
+        print("\n".join(f"{'ok  ' if c['ok'] else 'FAIL'} {c['check']}: {c['detail']}"
+                        for c in checks))
+        return run.returncode, checks
 
     def lost(self, created: list[str]) -> list[str]:
         """Matches neither recorded (their idempotency key written with the result) nor on

@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s" / "base"  # the base manifests
 K8S_TLS = DEPLOY / "k8s" / "overlays" / "tls"  # the base plus TLS patches
+K8S_SENTINEL = DEPLOY / "k8s" / "overlays" / "sentinel"  # the base with Redis behind Sentinel
 IMAGE = "sueca-arena"
 OTHER_IMAGES = ("redis", "oliver006/redis_exporter")  # Redis and its metrics sidecar
 

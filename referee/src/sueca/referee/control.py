@@ -18,6 +18,7 @@ flag; a bad CA file raises :class:`sueca.sdk.channels.CredentialsError` (a ``Val
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from typing import Any, Protocol, TypedDict
 
 import grpc
@@ -32,7 +33,7 @@ from sueca.v1 import sueca_pb2_grpc as pb_grpc
 
 __all__ = ["RefereeError", "BadSpec", "BotUnavailable", "RefereeUnavailable", "MatchAborted",
            "BotStatus", "ResultDict", "channel", "aio_channel", "run_match", "run_match_async",
-           "list_bots", "watch", "watch_async", "CHANNEL_OPTIONS"]
+           "list_bots", "RefereeStatus", "status", "watch", "watch_async", "CHANNEL_OPTIONS"]
 
 #: The options of every channel to a referee, for a caller that opens its own channel
 #: (interceptors, extra metadata room) and should keep them: a replay can be megabytes, and
@@ -228,15 +229,31 @@ def _checked(result: ResultDict | None, address: str) -> ResultDict:
 
 def list_bots(address: str, timeout: float = 5.0) -> list[BotStatus]:
     """Bots connected to the referee: ``[{"bot", "sessions", "capacity", "free", "referee"}]``."""
-    with _open(address) as own:
+    return status(address, timeout)["bots"]
+
+
+class RefereeStatus(TypedDict):
+    """A referee's ``ListBots`` answer: its bots, and its wall clock as it answered."""
+
+    referee: str
+    bots: list[BotStatus]
+    unix_ms: int  # 0 from a referee that does not send it
+
+
+def status(address: str, timeout: float = 5.0, *,
+           channel: grpc.Channel | None = None) -> RefereeStatus:
+    """:func:`list_bots` with the referee's clock; on ``channel`` when given (already
+    connected, so a caller timing the call times the call, not a TLS handshake)."""
+    with _open(address) if channel is None else nullcontext(channel) as own:
         stub = _stub(own)
         try:
             resp = stub.ListBots(pb.ListBotsRequest(), timeout=timeout,
                                  metadata=operator_metadata())
         except grpc.RpcError as err:
             raise _error(err, address) from None
-    return [{"bot": b.bot, "sessions": b.sessions, "capacity": b.capacity, "free": b.free,
-             "referee": resp.referee_id} for b in resp.bots]
+    bots: list[BotStatus] = [{"bot": b.bot, "sessions": b.sessions, "capacity": b.capacity,
+                              "free": b.free, "referee": resp.referee_id} for b in resp.bots]
+    return {"referee": resp.referee_id, "bots": bots, "unix_ms": resp.unix_ms}
 
 
 def watch_async(channel: grpc.aio.Channel, match_id: str,

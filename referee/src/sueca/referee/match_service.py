@@ -189,7 +189,8 @@ class MatchService(pb_grpc.MatchServiceServicer):
                        context: grpc.aio.ServicerContext[pb.ListBotsRequest, pb.ListBotsResponse],
                        ) -> pb.ListBotsResponse:
         await self._check_operator(context)
-        return pb.ListBotsResponse(referee_id=self.referee_id, bots=self.hub.status())
+        return pb.ListBotsResponse(referee_id=self.referee_id, bots=self.hub.status(),
+                                   unix_ms=int(time.time() * 1000))
 
     async def drain(self, seconds: float) -> None:
         """Let the running matches finish for ``seconds``; end the rest as ``aborted`` (never

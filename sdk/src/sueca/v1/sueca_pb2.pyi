@@ -332,9 +332,11 @@ class BotStatus(_message.Message):
     def __init__(self, bot: _Optional[str] = ..., sessions: _Optional[int] = ..., capacity: _Optional[int] = ..., free: _Optional[int] = ...) -> None: ...
 
 class ListBotsResponse(_message.Message):
-    __slots__ = ("referee_id", "bots")
+    __slots__ = ("referee_id", "bots", "unix_ms")
     REFEREE_ID_FIELD_NUMBER: _ClassVar[int]
     BOTS_FIELD_NUMBER: _ClassVar[int]
+    UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     referee_id: str
     bots: _containers.RepeatedCompositeFieldContainer[BotStatus]
-    def __init__(self, referee_id: _Optional[str] = ..., bots: _Optional[_Iterable[_Union[BotStatus, _Mapping]]] = ...) -> None: ...
+    unix_ms: int
+    def __init__(self, referee_id: _Optional[str] = ..., bots: _Optional[_Iterable[_Union[BotStatus, _Mapping]]] = ..., unix_ms: _Optional[int] = ...) -> None: ...

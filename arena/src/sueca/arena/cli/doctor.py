@@ -5,7 +5,17 @@ list). What it checks is what losing a host costs: Redis reachable and a primary
 and their lag (behind Sentinel at least one is needed: a result is recorded only once a replica
 has it), every sentinel's view of the primary, every referee that advertises itself reachable
 from here with the operator token (``ListBots``, over TLS when SUECA_TLS_* says so), their
-heartbeats fresh, and workers answering a ping.
+heartbeats fresh, their wall clocks against Redis's and this host's, and workers answering
+a ping.
+
+Why a clock check when the protocol's clocks are durations (a move's limit, a bank, a grace, all
+timed on the referee's monotonic clock, so a skewed wall clock changes no match): the wall clock
+still leaves the referee. A ``TurnRequest``'s ``deadline_ms`` is the referee's wall clock, read
+by a bot against its own; result times, logs and the league's other records are wall times,
+compared across hosts and with Redis's (heartbeats and entry ids are Redis's clock). Past
+:data:`MAX_SKEW_S` a bot that trusts ``deadline_ms`` misjudges its budget by half a default
+move, and a match's lines in two hosts' logs are out of order; a host kept by NTP is within
+milliseconds, so only a clock nobody synchronises fails.
 """
 
 from __future__ import annotations
@@ -26,6 +36,8 @@ from sueca.sdk.cli import Bounded, UserError
 MAX_LAG_S = 10
 #: a referee whose last heartbeat is older than this is not alive (it sends one every few s)
 FRESH_S = 30.0
+#: a wall clock further than this from Redis's fails its check (half the default move_ms)
+MAX_SKEW_S = 1.0
 
 
 class Check(NamedTuple):
@@ -66,7 +78,9 @@ def run_checks(args: argparse.Namespace, url: str) -> Iterator[Check]:
     yield from redis_checks(store, url)
     if is_sentinel(url):
         yield sentinel_check(url)
-    yield from referee_checks(store, args.timeout)
+    here = redis_offset(store)
+    yield clock_here_check(here)
+    yield from referee_checks(store, args.timeout, here)
     yield workers_check(url, args.timeout)
 
 
@@ -92,7 +106,38 @@ def sentinel_check(url: str) -> Check:
     return Check("sentinels", agreed, f"{len(said)} of {len(view)} name a primary: {detail}")
 
 
-def referee_checks(store: Store, timeout: float) -> Iterator[Check]:
+class Offset(NamedTuple):
+    """Another clock minus this host's, in seconds, give or take ``within`` (half the time
+    the reading took)."""
+
+    s: float
+    within: float
+
+
+def redis_offset(store: Store) -> Offset:
+    """Redis's clock (``TIME``) minus this host's."""
+    before = time.time()
+    secs, micros = store.r.time()
+    after = time.time()
+    return Offset(secs + micros / 1e6 - (before + after) / 2, (after - before) / 2)
+
+
+def skewed(off: Offset) -> bool:
+    """Off by more than :data:`MAX_SKEW_S`, however the reading's own delay fell."""
+    return abs(off.s) - off.within > MAX_SKEW_S
+
+
+def said(off: float) -> str:
+    return f"{abs(off):.3f} s {'ahead of' if off >= 0 else 'behind'}"
+
+
+def clock_here_check(here: Offset) -> Check:
+    fine = not skewed(here)
+    why = "" if fine else f" (more than {MAX_SKEW_S:g} s: is this host's clock synchronised?)"
+    return Check("clock here", fine, f"this host is {said(-here.s)} Redis's{why}")
+
+
+def referee_checks(store: Store, timeout: float, here: Offset) -> Iterator[Check]:
     from sueca.referee import control  # deferred: gRPC's start-up, for this check only
     advertised = store.referees(max_age=10 ** 9)
     fresh = set(store.referees(max_age=FRESH_S))
@@ -102,14 +147,33 @@ def referee_checks(store: Store, timeout: float) -> Iterator[Check]:
         if addr not in fresh:
             yield Check(f"referee {addr}", False, f"no heartbeat for more than {FRESH_S:g} s")
             continue
-        started = time.monotonic()
-        try:
-            bots = control.list_bots(addr, timeout=timeout)
-        except Exception as err:  # any failure to reach it is the finding: say what it was
-            yield Check(f"referee {addr}", False, f"unreachable from here: {err}")
-            continue
+        with control.channel(addr) as channel:
+            started = time.monotonic()
+            try:
+                bots = control.status(addr, timeout, channel=channel)["bots"]
+                took = time.monotonic() - started
+                before = time.time()  # again, connected: the clock's reading is the call alone
+                answer = control.status(addr, timeout, channel=channel)
+                after = time.time()
+            except Exception as err:  # any failure to reach it is the finding: say what it was
+                yield Check(f"referee {addr}", False, f"unreachable from here: {err}")
+                continue
         yield Check(f"referee {addr}", True, f"answers with the operator token in "
-                    f"{(time.monotonic() - started) * 1000:.0f} ms, {len(bots)} bot(s) connected")
+                    f"{took * 1000:.0f} ms, {len(bots)} bot(s) connected")
+        off = Offset(answer["unix_ms"] / 1000 - (before + after) / 2, (after - before) / 2)
+        yield clock_check(addr, answer["unix_ms"], off, here)
+
+
+def clock_check(addr: str, unix_ms: int, off: Offset, here: Offset) -> Check:
+    """A referee's clock against Redis's (the league's shared clock) and this host's."""
+    name = f"clock {addr}"
+    if not unix_ms:
+        return Check(name, False, "the referee sends no clock (older than this doctor)")
+    vs_redis = Offset(off.s - here.s, off.within + here.within)
+    fine = not skewed(vs_redis)
+    why = "" if fine else (f" (more than {MAX_SKEW_S:g} s: bots read its deadlines, and "
+                           "its times are compared with the other hosts')")
+    return Check(name, fine, f"{said(vs_redis.s)} Redis's, {said(off.s)} this host's{why}")
 
 
 def workers_check(url: str, timeout: float) -> Check:
