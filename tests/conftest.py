@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +36,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--regen-golden", action="store_true", default=False,
                      help="rewrite tests/referee/engine/golden/*.jsonl from the example bots "
                           "instead of checking them (review the diff before committing)")
+
+
+# The files that take a minute or more start first: `--dist loadfile` hands files to the test
+# processes in collection order, so a long file collected last would run alone at the end while
+# the other processes sit idle. A file's own order is kept (its module-scoped servers expect it).
+LONG_FILES = (
+    "cluster/test_cluster_referees.py", "cluster/test_cluster_clocks.py",
+    "cluster/test_cluster_workers.py", "cluster/test_cluster_sentinel.py",
+    "cluster/test_cluster_tls.py", "test_readme.py", "test_docs_league.py",
+    "arena/web/test_web_browser.py", "arena/competitions/test_competition_season.py",
+    "arena/bench/test_bench_serve.py", "arena/test_chaos_redis.py",
+    "arena/test_chaos_processes.py", "arena/cli/test_bots_version.py",
+    "arena/hosted/test_hosted_play.py", "referee/test_hostile_floods.py",
+    "referee/test_hostile_hellos.py",
+)
+
+
+_GONE = [name for name in LONG_FILES if not (Path(__file__).parent / name).is_file()]
+if _GONE:
+    raise pytest.UsageError(f"tests/conftest.py's LONG_FILES names files that are gone: {_GONE}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        where = item.nodeid.split("::", 1)[0].removeprefix("tests/")
+        return LONG_FILES.index(where) if where in LONG_FILES else len(LONG_FILES)
+    items.sort(key=rank)
 
 
 @pytest.fixture(scope="session")
