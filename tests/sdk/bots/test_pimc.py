@@ -387,7 +387,7 @@ def test_inference_with_a_pool_of_one_plays_out_the_same_deals() -> None:
             if bot.eps:
                 bot.rng.seed(seed)
                 first = sample(k, bot.rng)
-                worlds = bot._read(SeatView(match, seat).snapshot(), k, first)
+                worlds = bot._read(SeatView(match, seat).snapshot(), k, first, float("inf"))
                 bot.rng.seed(seed)
                 assert [h for h, _ in worlds] == [sample(k, bot.rng) for _ in range(12)]
                 assert {w for _, w in worlds} == {1.0}

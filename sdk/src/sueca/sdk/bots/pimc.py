@@ -19,6 +19,12 @@ Arguments (``pimc:samples=64:solve=4`` wherever a bot is named):
   towards winning the deal over piling up points.
 * ``infer`` (0): 1 deals the unseen cards also under what the other seats' play suggests
   (:func:`.sampling.knowledge` with ``infer``); dropped for a move where it contradicts itself.
+* ``eps`` (0 = off): each deal weighted by the likelihood of the opponents' plays so far under
+  ``heuristic`` with this tremble (:func:`.playout.likelihood`); ``partner`` (0) 1 judges the
+  partner's plays too; ``pool`` (1) draws that many deals per deal played out and resamples
+  them by weight.
+* ``least`` (0 = off): an adaptive budget: at least this many deals, at most ``samples``,
+  stopping once the leading card is ``z`` (2.0) standard errors ahead of the next.
 
 Over the network the referee's clock always bounds the move: at most a quarter of
 ``clock.left()`` (less a margin for the round trip) is spent, whatever the budget; when even
@@ -126,7 +132,7 @@ class PimcBot(Bot):
         dealer, trump_card = obs.dealer, obs.trump
         totals = [0.0] * len(moves)
         done = 0
-        worlds = self._read(obs, k, hands) if self.eps else None
+        worlds = self._read(obs, k, hands, deadline) if self.eps else None
         least = self.least
         outcomes: list[list[float]] = [[] for _ in moves]
         weight = 1.0
@@ -180,22 +186,27 @@ class PimcBot(Bot):
         var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
         return mean > 0 and mean * mean * n > self.z * self.z * var
 
-    def _read(self, obs: Observation, k: Knowledge, first: list[int]) -> list[tuple[list[int], float]]:
+    def _read(self, obs: Observation, k: Knowledge, first: list[int],
+              deadline: float) -> list[tuple[list[int], float]]:
         """The deals to play out, each with its weight: ``pool`` times ``samples`` deals drawn
-        (``first`` among them), each weighted by how likely the other seats' play so far was
-        had they held it (:func:`.playout.likelihood`); with ``pool`` 1 those deals and
-        weights, else ``samples`` draws among them in proportion to the weights, a deal drawn
-        more than once played out once and weighted by its count."""
+        (``first`` among them; fewer when ``deadline`` passes), each weighted by how likely the
+        opponents' play so far was had they held it (:func:`.playout.likelihood`); with
+        ``pool`` 1 those deals and weights, else ``samples`` draws among them in proportion to
+        the weights, a deal drawn more than once played out once and weighted by its count."""
         plays = history(obs)
         model = (obs.trump_suit, obs.dealer, int(obs.trump), self.eps)
         me, rng = obs.seat, self.rng
-        drawn = [first] + [sample(k, rng) for _ in range(self.samples * self.pool - 1)]
+        drawn = [first]
+        for _ in range(self.samples * self.pool - 1):
+            if time.monotonic() >= deadline:
+                break
+            drawn.append(sample(k, rng))
         judged = (1 << (me + 1 & 3)) | (1 << (me + 3 & 3)) | (self.partner << (me ^ 2))
         weights = [likelihood(h, plays, judged, model) for h in drawn]
         if self.pool == 1:
             return list(zip(drawn, weights))
         picks = rng.choices(range(len(drawn)), weights=weights, k=self.samples) \
-            if sum(weights) > 0 else range(self.samples)
+            if sum(weights) > 0 else range(min(self.samples, len(drawn)))
         counts: dict[int, int] = {}
         for j in picks:
             counts[j] = counts.get(j, 0) + 1
