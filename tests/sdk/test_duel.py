@@ -159,3 +159,32 @@ def test_the_limit_reached_undecided_exits_3():
     s = json.loads(out.stdout.splitlines()[-1])
     assert s["verdict"] is None and s["bounds"][0] < s["llr"] < s["bounds"][1]
     assert s["matches"] == 2
+
+
+@pytest.mark.parametrize("body", [
+    "time.sleep(3600)",
+    "while True:\n            try:\n                sum(range(1000))\n            "
+    "except Exception:\n                pass",
+], ids=["sleeps", "spins"])
+def test_a_python_bot_that_never_answers_forfeits_by_the_move_limit(tmp_path, body):
+    # without the limit this duel never ends (the subprocess times out after 120 s and fails)
+    (tmp_path / "stuck.py").write_text(
+        "import time\n"
+        "from sueca.sdk import Bot\n"
+        "class Stuck(Bot):\n"
+        "    def play(self, obs):\n"
+        f"        {body}\n")
+    out = _duel("./stuck.py:Stuck", "heuristic", "--matches", "2", "--workers", "1",
+                "--move-limit", "0.5", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    s = json.loads(out.stdout.splitlines()[-1])
+    name = s["bots"][0]
+    assert s["faults"][name] == 2 and s["faults"]["heuristic"] == 0  # one forfeit per match
+    assert s["match_wins"] == 0 and s["seconds"] < 10
+
+
+def test_the_move_limit_leaves_a_prompt_bot_alone():
+    # the same duel with and without the limit: a bot well within it plays the same cards
+    limited = duel(["heuristic", "random"], Variant(), seed=3, pairs=2, workers=1, move_limit=5)
+    free = duel(["heuristic", "random"], Variant(), seed=3, pairs=2, workers=1, move_limit=0)
+    assert _core(limited) == _core(free) and limited["fault_deals"] == 0

@@ -18,13 +18,14 @@ from sueca.engine import DEFAULT, End, Match, SeatView, Variant
 from sueca.engine.cards import FULL_DECK, SUIT_MASKS
 from sueca.sdk.bot import Clock, MatchInfo
 from sueca.sdk.bots import EXAMPLES, BotLoadError, HeuristicBot, PimcBot, RandomBot, load_bot
-from sueca.sdk.bots.playout import playout
+from sueca.sdk.bots.playout import history, likelihood, playout
 from sueca.sdk.bots.sampling import SamplingError, knowledge, sample
 from sueca.sdk.bots.solver import close_trick, solve
 from sueca.sdk.local import play_duplicate, play_local
 
 FAST = functools.partial(PimcBot, samples=6)
 FAST_INFER = functools.partial(PimcBot, samples=6, infer=1)
+FAST_READ = functools.partial(PimcBot, samples=8, eps=0.1, pool=2, least=4)
 
 
 def _position(seed: int) -> Match:
@@ -213,18 +214,24 @@ def test_solver_agrees_with_brute_force(tricks: int, suits: int, positions: int)
                 assert after == kept  # hands restored
 
 
+def _heuristic_table(seed: int) -> tuple[random.Random, Match, list[HeuristicBot]]:
+    """A match of four heuristic players under a trump card variant the seed picks."""
+    rng = random.Random(seed)
+    variant = Variant(trump_card=rng.choice(["last", "first"]))
+    match = Match(variant, seed)
+    bots = [HeuristicBot() for _ in range(4)]
+    for s, bot in enumerate(bots):
+        bot.start(MatchInfo("m", s, ("h",) * 4, variant, s))
+    return rng, match, bots
+
+
 @pytest.mark.parametrize("first", range(0, 160, 40))
 def test_playout_plays_as_four_heuristic_players(first: int) -> None:
     # from a random point of a deal of four heuristic players, playout on the true hands must
     # end the deal with the points the players themselves take: one card chosen otherwise
     # anywhere (a trump counted wrongly, a void missed) changes them in some of these deals
     for seed in range(first, first + 40):
-        rng = random.Random(seed)
-        variant = Variant(trump_card=rng.choice(["last", "first"]))
-        match = Match(variant, seed)
-        bots = [HeuristicBot() for _ in range(4)]
-        for s, bot in enumerate(bots):
-            bot.start(MatchInfo("m", s, ("h",) * 4, variant, s))
+        rng, match, bots = _heuristic_table(seed)
         stop = rng.randrange(0, 39)
         expected = -1
         for i in range(40):
@@ -249,6 +256,9 @@ def test_pimc_plays_only_legal_cards_under_every_variant(variant: Variant) -> No
     # a card the seat does not hold raises; a renúncia would end a deal as such
     for seed in range(2):
         match = play_local([FAST, HeuristicBot, FAST_INFER, HeuristicBot], variant, seed)
+        assert match.end == End.NORMAL
+        assert all(r.end in (End.NORMAL, End.REDEAL) for r in match.results)
+        match = play_local([FAST_READ, HeuristicBot, FAST_READ, RandomBot], variant, seed)
         assert match.end == End.NORMAL
         assert all(r.end in (End.NORMAL, End.REDEAL) for r in match.results)
 
@@ -323,6 +333,9 @@ def test_spec_arguments_parse() -> None:
     ("pimc:samples=0", "bot 'pimc:samples=0': bad samples=0: at least 1 deal per move"),
     ("pimc:solve=11", "bot 'pimc:solve=11': bad solve=11: tricks left, 0 (never) to 10"),
     ("pimc:ms=-1", "bot 'pimc:ms=-1': bad ms=-1.0"),
+    ("pimc:eps=1", "bot 'pimc:eps=1': bad eps=1.0: a tremble from 0"),
+    ("pimc:pool=0", "bot 'pimc:pool=0': bad pool=0: at least 1"),
+    ("pimc:least=-2", "bot 'pimc:least=-2': bad least=-2"),
     ("pimc:samples=8:x", "unknown argument 'x'"),
     ("random:seed=3", "bot 'random:seed=3': unknown argument 'seed=3': random takes no arguments"),
 ])
@@ -334,3 +347,58 @@ def test_bad_spec_arguments_are_refused_quoting_them(spec: str, message: str) ->
 
 def test_module_class_specs_still_load() -> None:
     assert load_bot("sueca.sdk.bots.pimc:PimcBot") is PimcBot
+
+
+def test_likelihood_of_the_true_hands_under_heuristic_play_is_one() -> None:
+    # four heuristic players: at every point each seat's true view of the other hands explains
+    # every play seen (eps 0: one play judged otherwise than heuristic would make it 0), while
+    # sampled deals that merely fit the voids often do not (the plays carry information)
+    zero = total = 0
+    for seed in range(12):
+        rng, match, bots = _heuristic_table(seed)
+        for _ in range(40):
+            seat = match.deal.turn
+            obs = SeatView(match, seat).snapshot()
+            model = (obs.trump_suit, obs.dealer, obs.trump, 0.0)
+            plays = history(obs)
+            judged = 15 & ~(1 << seat)
+            assert likelihood(list(match.deal.hands), plays, judged, model) == 1.0, seed
+            k = knowledge(obs)
+            for _ in range(4):
+                total += 1
+                zero += likelihood(sample(k, rng), plays, judged, model) == 0.0
+            match.play(bots[seat].play(SeatView(match, seat)), seat)
+    assert total * 0.3 < zero < total
+
+
+def test_inference_with_a_pool_of_one_plays_out_the_same_deals() -> None:
+    # before any other seat has played every weight is 1: with pool 1 the bot must deal and
+    # play out the very deals it does without inference, so it picks the same card (what the
+    # with-and-without measurement relies on); after plays were seen, weights change totals
+    for seed in range(6):
+        match = Match(DEFAULT, seed)
+        seat = match.deal.turn
+        cards = []
+        for bot in (PimcBot(samples=12), PimcBot(samples=12, eps=0.2)):
+            bot.start(MatchInfo("m", seat, ("a", "b", "c", "d"), DEFAULT, seed))
+            bot.rng.seed(seed)
+            k = knowledge(SeatView(match, seat).snapshot())
+            cards.append(bot.play(SeatView(match, seat)))
+            if bot.eps:
+                bot.rng.seed(seed)
+                first = sample(k, bot.rng)
+                worlds = bot._read(SeatView(match, seat).snapshot(), k, first, float("inf"))
+                bot.rng.seed(seed)
+                assert [h for h, _ in worlds] == [sample(k, bot.rng) for _ in range(12)]
+                assert {w for _, w in worlds} == {1.0}
+        assert cards[0] == cards[1], seed
+
+
+def test_an_adaptive_budget_stops_only_when_the_leading_card_is_clearly_ahead() -> None:
+    bot = PimcBot(least=8)
+    clear = [[60.0 + (i % 3) for i in range(8)], [40.0 + (i % 5) for i in range(8)]]
+    assert bot._settled([sum(o) for o in clear], clear)
+    close = [[60.0 + 20 * (i % 2) for i in range(8)], [70.0 - 20 * (i % 2) for i in range(8)]]
+    assert not bot._settled([sum(o) for o in close], close)
+    same = [[61.0] * 8, [61.0] * 8]  # every deal agrees the cards are worth the same
+    assert not bot._settled([sum(o) for o in same], same)

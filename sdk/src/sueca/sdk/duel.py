@@ -14,7 +14,11 @@ What is measured, for bot A against bot B:
   that failed), which the faulting bot's side loses everywhere else;
 - deal pairs (deal k of both matches of a duplicate pair, the same cards) are scored in the five
   pentanomial classes; the Elo and its interval, and the SPRT, come from those classes;
-- each bot's time per move is measured around its ``play`` call in the worker.
+- each bot's time per move is measured around its ``play`` call in the worker;
+- a bot playing in the worker's own process (a Python bot, not ``exec:``) that takes longer
+  than ``move_limit`` seconds over one ``play`` or ``redeal`` is stopped by an alarm signal and
+  forfeits that match, a ``bot_error`` charged to it like any fault: a bot that sleeps or
+  spins forever cannot hang the duel.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import signal
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Generator, Sequence
@@ -32,6 +38,7 @@ from typing import Any
 from sueca.engine import Variant
 from sueca.engine.game import FAULT_ENDS, REDEAL
 
+from .bot import Forfeit
 from .bots import load_bot
 from .selfplay import bot_labels, play_numbered, wilson
 from .sprt import Sprt, elo_interval, pair_class
@@ -41,6 +48,36 @@ __all__ = ["DuelTally", "PairResult", "duel", "play_pair"]
 _RATIO = 1.05  # the move-time histogram's buckets are 5% wide (for the median)
 _LOG_RATIO = math.log(_RATIO)
 _FLOOR_MS = 1e-4  # moves faster than 0.1 microsecond share the first bucket
+MOVE_LIMIT_S = 10.0  # the default time a Python bot may take over one play or redeal
+_AGAIN_S = 0.05  # the alarm repeats this often until the bot's call has returned
+
+
+class _Overtime(BaseException):
+    """Raised into a bot's call by the alarm: a BaseException, so that a bot's own ``except
+    Exception`` does not swallow it."""
+
+
+def _alarm(signum: int, frame: object) -> None:
+    signal.setitimer(signal.ITIMER_REAL, _AGAIN_S)  # again, should the bot catch this one
+    raise _Overtime
+
+
+def _limited(fn: Callable[[Any], Any], limit: float, what: str) -> Callable[[Any], Any]:
+    """``fn`` stopped after ``limit`` seconds by SIGALRM, the bot then forfeiting the match.
+    Only the main thread receives signals; elsewhere ``fn`` runs unlimited."""
+    def call(view: Any) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            return fn(view)
+        previous = signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, limit)
+        try:
+            return fn(view)
+        except _Overtime:
+            raise Forfeit(f"no answer to {what} within the move limit of {limit:g} s") from None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    return call
 
 
 @dataclass
@@ -89,12 +126,21 @@ class PairResult:
     clocks: list[MoveClock]  # A's and B's move times
 
 
-def _timed(factory: Callable[[], Any], clock: MoveClock) -> Callable[[], Any]:
-    """A factory making ``factory``'s bots with their ``play`` timed into ``clock``; a bot whose
+def _timed(factory: Callable[[], Any], clock: MoveClock, limit: float) -> Callable[[], Any]:
+    """A factory making ``factory``'s bots with their ``play`` timed into ``clock`` and, when
+    ``play`` and ``redeal`` are plain functions, held to ``limit`` seconds a call; a bot whose
     ``play`` cannot be replaced (slots) plays untimed."""
     def make() -> Any:
         bot = factory()
         play = bot.play
+        if limit > 0 and not _is_async(play):
+            play = _limited(play, limit, "play")
+            redeal = getattr(bot, "redeal", None)
+            if redeal is not None and not _is_async(redeal):
+                try:
+                    bot.redeal = _limited(redeal, limit, "redeal")
+                except AttributeError:
+                    pass
         if _is_async(play):
             async def timed_async(view: Any) -> Any:
                 started = time.perf_counter()
@@ -137,11 +183,12 @@ def _deal_score(points: int) -> float:
 
 
 def play_pair(specs: Sequence[str], variant: Variant, seed: int | str,
-              number: int) -> PairResult:
+              number: int, *, move_limit: float = MOVE_LIMIT_S) -> PairResult:
     """Play duplicate pair ``number`` (matches 2 * number and 2 * number + 1) of bot A
-    (``specs[0]``) against bot B; raises :class:`sueca.sdk.selfplay.MatchFailed`."""
+    (``specs[0]``) against bot B, a Python bot's call held to ``move_limit`` seconds (0: no
+    limit); raises :class:`sueca.sdk.selfplay.MatchFailed`."""
     clocks = [MoveClock(), MoveClock()]
-    factories = [_timed(_factory(s), c) for s, c in zip(specs, clocks)]
+    factories = [_timed(_factory(s), c, move_limit) for s, c in zip(specs, clocks)]
     names = bot_labels(specs)
     result = PairResult(number, [], [], [], [], [], clocks)
     by_number: list[dict[int, float]] = []
@@ -237,12 +284,12 @@ def _rounded(x: float | None) -> float | None:
 
 
 def _results(specs: Sequence[str], variant: Variant, seed: int | str, pairs: int,
-             workers: int) -> Generator[PairResult, None, None]:
+             workers: int, move_limit: float) -> Generator[PairResult, None, None]:
     """Pair results in pair order, played by ``workers`` processes (in this process for 1).
     Closing the iterator early cancels the pairs not yet started."""
     if workers <= 1:
         for k in range(pairs):
-            yield play_pair(specs, variant, seed, k)
+            yield play_pair(specs, variant, seed, k, move_limit=move_limit)
         return
     with ProcessPoolExecutor(max_workers=workers) as pool:
         running: dict[int, Future[PairResult]] = {}
@@ -252,7 +299,7 @@ def _results(specs: Sequence[str], variant: Variant, seed: int | str, pairs: int
             while next_yield < pairs:
                 while next_submit < pairs and len(running) + len(done) < 4 * workers:
                     running[next_submit] = pool.submit(play_pair, list(specs), variant, seed,
-                                                       next_submit)
+                                                       next_submit, move_limit=move_limit)
                     next_submit += 1
                 if next_yield not in done:
                     finished, _ = wait(running.values(), return_when=FIRST_COMPLETED)
@@ -267,13 +314,15 @@ def _results(specs: Sequence[str], variant: Variant, seed: int | str, pairs: int
 
 def duel(specs: Sequence[str], variant: Variant, *, seed: int | str, pairs: int,
          workers: int | None = None, sprt: Sprt | None = None,
-         on_pair: Callable[[DuelTally], None] | None = None) -> dict[str, Any]:
+         on_pair: Callable[[DuelTally], None] | None = None,
+         move_limit: float = MOVE_LIMIT_S) -> dict[str, Any]:
     """Play up to ``pairs`` duplicate pairs (stopping when ``sprt`` decides) and return the
-    summary; ``on_pair(tally)`` is called after each pair is folded in."""
+    summary; ``on_pair(tally)`` is called after each pair is folded in; a Python bot's call
+    that takes more than ``move_limit`` seconds forfeits its match (0: no limit)."""
     workers = workers or os.cpu_count() or 1
     tally = DuelTally(bot_labels(specs))
     started = time.perf_counter()
-    results = _results(specs, variant, seed, pairs, min(workers, pairs))
+    results = _results(specs, variant, seed, pairs, min(workers, pairs), move_limit)
     try:
         for pair in results:
             tally.add(pair)

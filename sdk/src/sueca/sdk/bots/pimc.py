@@ -19,6 +19,12 @@ Arguments (``pimc:samples=64:solve=4`` wherever a bot is named):
   towards winning the deal over piling up points.
 * ``infer`` (0): 1 deals the unseen cards also under what the other seats' play suggests
   (:func:`.sampling.knowledge` with ``infer``); dropped for a move where it contradicts itself.
+* ``eps`` (0 = off): each deal weighted by the likelihood of the opponents' plays so far under
+  ``heuristic`` with this tremble (:func:`.playout.likelihood`); ``partner`` (0) 1 judges the
+  partner's plays too; ``pool`` (1) draws that many deals per deal played out and resamples
+  them by weight.
+* ``least`` (0 = off): an adaptive budget: at least this many deals, at most ``samples``,
+  stopping once the leading card is ``z`` (2.0) standard errors ahead of the next.
 
 Over the network the referee's clock always bounds the move: at most a quarter of
 ``clock.left()`` (less a margin for the round trip) is spent, whatever the budget; when even
@@ -33,8 +39,8 @@ from sueca.engine import Card, Observation
 
 from ..bot import Bot, MatchInfo
 from .heuristic import HeuristicBot
-from .playout import playout
-from .sampling import SamplingError, knowledge, sample
+from .playout import history, likelihood, playout
+from .sampling import Knowledge, SamplingError, knowledge, sample
 from .solver import close_trick, solve
 
 __all__ = ["PimcBot"]
@@ -51,16 +57,29 @@ class PimcBot(Bot):
 
     #: The arguments a spec may give (``pimc:samples=64``): name -> type.
     ARGUMENTS: dict[str, type] = {"samples": int, "ms": float, "solve": int, "win": int,
-                                  "infer": int}
+                                  "infer": int, "eps": float, "pool": int, "partner": int,
+                                  "least": int, "z": float}
 
     def __init__(self, samples: int = 32, ms: float = 0.0, solve: int = 3, win: int = 0,
-                 infer: int = 0) -> None:
+                 infer: int = 0, *, eps: float = 0.0, pool: int = 1, partner: int = 0,
+                 least: int = 0, z: float = 2.0) -> None:
         if samples < 1:
             raise ValueError(f"bad samples={samples!r}: at least 1 deal per move")
         if ms < 0:
             raise ValueError(f"bad ms={ms!r}: a time limit is 0 (none) or more milliseconds")
         if not 0 <= solve <= 10:
             raise ValueError(f"bad solve={solve!r}: tricks left, 0 (never) to 10")
+        if not 0 <= eps < 1:
+            raise ValueError(f"bad eps={eps!r}: a tremble from 0 (inference off) to below 1")
+        if pool < 1:
+            raise ValueError(f"bad pool={pool!r}: at least 1 deal drawn per deal played")
+        if least < 0:
+            raise ValueError(f"bad least={least!r}: 0 (a fixed budget) or more deals per move")
+        self.least = least
+        self.z = z
+        self.eps = eps
+        self.partner = bool(partner)
+        self.pool = pool
         self.samples = samples
         self.ms = ms
         self.solve_tricks = solve
@@ -111,9 +130,15 @@ class PimcBot(Bot):
         win = self.win
         void = list(k.void)
         dealer, trump_card = obs.dealer, obs.trump
-        totals = [0] * len(moves)
+        totals = [0.0] * len(moves)
         done = 0
+        worlds = self._read(obs, k, hands, deadline) if self.eps else None
+        least = self.least
+        outcomes: list[list[float]] = [[] for _ in moves]
+        weight = 1.0
         while True:
+            if worlds is not None:
+                hands, weight = worlds[done]
             table: dict[tuple[int, ...], tuple[int, int]] = {}
             for i, c in enumerate(moves):
                 h = hands[:]
@@ -132,13 +157,60 @@ class PimcBot(Bot):
                         v[me] |= 1 << _SUIT_OF[t[0]]
                     team0 = playout(h, trump, lead, t, v, dealer, trump_card)
                 total = have + mine + (team0 if not team else still_out - closed - team0)
-                totals[i] += total + win if total > 60 else total
+                value = weight * (total + win if total > 60 else total)
+                totals[i] += value
+                if least:
+                    outcomes[i].append(value)
             done += 1
+            if least and done >= least and not done % 4 and self._settled(totals, outcomes):
+                break
+            if worlds is not None:
+                if done >= len(worlds) or time.monotonic() >= deadline:
+                    break
+                continue
             if done >= self.samples or time.monotonic() >= deadline:
                 break
             hands = sample(k, rng)
         best = max(range(len(moves)), key=lambda i: (totals[i], -i))
         return moves[best]
+
+
+    def _settled(self, totals: list[float], outcomes: list[list[float]]) -> bool:
+        """Whether the leading card is ahead of the next by more than ``z`` standard errors of
+        the mean difference over the deals so far (the same deals for both cards)."""
+        order = sorted(range(len(totals)), key=lambda i: -totals[i])
+        a, b = outcomes[order[0]], outcomes[order[1]]
+        n = len(a)
+        diffs = [x - y for x, y in zip(a, b)]
+        mean = sum(diffs) / n
+        var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+        return mean > 0 and mean * mean * n > self.z * self.z * var
+
+    def _read(self, obs: Observation, k: Knowledge, first: list[int],
+              deadline: float) -> list[tuple[list[int], float]]:
+        """The deals to play out, each with its weight: ``pool`` times ``samples`` deals drawn
+        (``first`` among them; fewer when ``deadline`` passes), each weighted by how likely the
+        opponents' play so far was had they held it (:func:`.playout.likelihood`); with
+        ``pool`` 1 those deals and weights, else ``samples`` draws among them in proportion to
+        the weights, a deal drawn more than once played out once and weighted by its count."""
+        plays = history(obs)
+        model = (obs.trump_suit, obs.dealer, int(obs.trump), self.eps)
+        me, rng = obs.seat, self.rng
+        drawn = [first]
+        for _ in range(self.samples * self.pool - 1):
+            if time.monotonic() >= deadline:
+                break
+            drawn.append(sample(k, rng))
+        judged = (1 << (me + 1 & 3)) | (1 << (me + 3 & 3)) | (self.partner << (me ^ 2))
+        weights = [likelihood(h, plays, judged, model) for h in drawn]
+        if self.pool == 1:
+            return list(zip(drawn, weights))
+        picks = rng.choices(range(len(drawn)), weights=weights, k=self.samples) \
+            if sum(weights) > 0 else range(min(self.samples, len(drawn)))
+        counts: dict[int, int] = {}
+        for j in picks:
+            counts[j] = counts.get(j, 0) + 1
+        return [(drawn[j], float(n)) for j, n in counts.items()]
 
 
 def _distinct(legal: tuple[Card, ...], out: int) -> list[Card]:

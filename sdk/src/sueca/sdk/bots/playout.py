@@ -14,10 +14,10 @@ check they pick the same card every time.
 
 from __future__ import annotations
 
-from sueca.engine import trick_keys
+from sueca.engine import Observation, trick_keys
 from sueca.engine.cards import POINTS, SUIT_MASKS
 
-__all__ = ["playout"]
+__all__ = ["history", "likelihood", "playout"]
 
 TRUMP_WORTH = 4  # card points a trick must carry before a side card is trumped (as heuristic)
 _SEVEN, _ACE = 8, 9
@@ -138,81 +138,134 @@ def playout(hands: list[int], trump: int, leader: int, trick: list[int], void: l
         hand = hands[seat]
         if not hand:
             return gained
-        unseen = _ALL & ~played & ~hand
-        if not n:
-            c = _lead(seat, hand, unseen, void, trump)
-        else:
-            led = _SUIT_OF[cards[0]]
-            follow = hand & SUIT_MASKS[led]
-            legal = follow or hand
-            if not legal & (legal - 1):
-                c = legal.bit_length() - 1
-            else:
-                keys = _KEYS[trump][led]
-                win_pos = 0
-                pts = 0
-                for i, x in enumerate(cards):
-                    pts += POINTS[x]
-                    if keys[x] > keys[cards[win_pos]]:
-                        win_pos = i
-                win_card = cards[win_pos]
-                win_seat = (leader + win_pos) & 3
-                held_by = known if hands[dealer] & known and dealer != seat else 0
-                # opponents still to play after this seat: the next one (when n < 3) and,
-                # when n == 1, the partner plays between: only seat + 1 and seat + 3 matter
-                opponents = [(seat + 1) & 3] if n < 3 else []
-                c = -1
-                if win_seat == seat ^ 2:
-                    safe = True
-                    for o in opponents:
-                        held = unseen & ~known if held_by and o != dealer else unseen
-                        if _could_beat(o, win_card, led, trump, void[o], held):
-                            safe = False
-                    c = _smear(legal, trump, unseen) if safe else _cheapest(legal, trump, unseen)
-                else:
-                    win_key = keys[win_card]
-                    beaters = []
-                    m = legal
-                    while m:
-                        low = m & -m
-                        x = low.bit_length() - 1
-                        m ^= low
-                        if keys[x] > win_key:
-                            ok = True
-                            for o in opponents:
-                                held = unseen & ~known if held_by and o != dealer else unseen
-                                if _could_beat(o, x, led, trump, void[o], held):
-                                    ok = False
-                            if ok:
-                                beaters.append((_cost(x, trump, unseen), x))
-                    beaters.sort()
-                    partner_to_play = n == 1
-                    for _, x in beaters:
-                        if _SUIT_OF[x] == trump and led != trump:
-                            if pts < TRUMP_WORTH and not partner_to_play:
-                                continue
-                            if _RANK[x] == _SEVEN and unseen >> (x + 1) & 1 and pts < 10:
-                                continue
-                        c = x
-                        break
-                    if c < 0:
-                        c = _cheapest(legal, trump, unseen)
-            if _SUIT_OF[c] != led:
-                void[seat] |= 1 << led
+        c = _choose(seat, hand, cards, leader, played, void, trump, dealer,
+                    known if hands[dealer] & known and dealer != seat else 0)
+        if n and _SUIT_OF[c] != _SUIT_OF[cards[0]]:
+            void[seat] |= 1 << _SUIT_OF[cards[0]]
         hands[seat] = hand ^ (1 << c)
         played |= 1 << c
         cards.append(c)
         n += 1
         if n == 4:
-            keys = _KEYS[trump][_SUIT_OF[cards[0]]]
-            win_pos = 0
-            pts = 0
-            for i, x in enumerate(cards):
-                pts += POINTS[x]
-                if keys[x] > keys[cards[win_pos]]:
-                    win_pos = i
+            win_pos, pts = _winning(cards, _KEYS[trump][_SUIT_OF[cards[0]]])
             leader = (leader + win_pos) & 3
             if not leader & 1:
                 gained += pts
             cards = []
             n = 0
+
+
+def _winning(cards: list[int], keys: tuple[int, ...]) -> tuple[int, int]:
+    """The position of the card winning ``cards`` so far, and the points on them."""
+    win_pos = 0
+    pts = 0
+    for i, x in enumerate(cards):
+        pts += POINTS[x]
+        if keys[x] > keys[cards[win_pos]]:
+            win_pos = i
+    return win_pos, pts
+
+
+def _choose(seat: int, hand: int, cards: list[int], leader: int, played: int, void: list[int],
+            trump: int, dealer: int, held_by: int) -> int:
+    """The card ``heuristic`` plays at ``seat`` holding ``hand``, with ``cards`` on the table
+    (led by ``leader``), ``played`` every card seen so far (the table's included), ``void`` the
+    suits each seat has shown out of and ``held_by`` the turned trump's bit while another seat,
+    the dealer, is known to hold it (else 0)."""
+    n = len(cards)
+    unseen = _ALL & ~played & ~hand
+    if not n:
+        return _lead(seat, hand, unseen, void, trump)
+    led = _SUIT_OF[cards[0]]
+    follow = hand & SUIT_MASKS[led]
+    legal = follow or hand
+    if not legal & (legal - 1):
+        return legal.bit_length() - 1
+    keys = _KEYS[trump][led]
+    win_pos, pts = _winning(cards, keys)
+    win_card = cards[win_pos]
+    win_seat = (leader + win_pos) & 3
+    # opponents still to play after this seat: the next one (when n < 3) and, when n == 1,
+    # the partner plays between: only seat + 1 and seat + 3 matter
+    opponents = [(seat + 1) & 3] if n < 3 else []
+    if win_seat == seat ^ 2:
+        for o in opponents:
+            held = unseen & ~held_by if held_by and o != dealer else unseen
+            if _could_beat(o, win_card, led, trump, void[o], held):
+                return _cheapest(legal, trump, unseen)
+        return _smear(legal, trump, unseen)
+    win_key = keys[win_card]
+    beaters = []
+    m = legal
+    while m:
+        low = m & -m
+        x = low.bit_length() - 1
+        m ^= low
+        if keys[x] > win_key:
+            ok = True
+            for o in opponents:
+                held = unseen & ~held_by if held_by and o != dealer else unseen
+                if _could_beat(o, x, led, trump, void[o], held):
+                    ok = False
+            if ok:
+                beaters.append((_cost(x, trump, unseen), x))
+    beaters.sort()
+    partner_to_play = n == 1
+    for _, x in beaters:
+        if _SUIT_OF[x] == trump and led != trump:
+            if pts < TRUMP_WORTH and not partner_to_play:
+                continue
+            if _RANK[x] == _SEVEN and unseen >> (x + 1) & 1 and pts < 10:
+                continue
+        return x
+    return _cheapest(legal, trump, unseen)
+
+
+def history(obs: Observation) -> list[tuple[int, list[int]]]:
+    """The deal's play so far as (leader, cards) per trick, the trick on the table last."""
+    out = [(t.leader, [int(c) for c in t.cards]) for t in obs.tricks]
+    if obs.trick:
+        out.append((obs.leader, [int(c) for _, c in obs.trick]))
+    return out
+
+
+def likelihood(hands: list[int], plays: list[tuple[int, list[int]]], judged: int,
+               model: tuple[int, int, int, float]) -> float:
+    """How likely the plays so far of the seats in ``judged`` (a bit per seat) were, had they
+    held ``hands`` (now, in bit masks) and played ``heuristic`` with a tremble: each play counts
+    ``1 - eps`` when it is ``heuristic``'s card in that seat's place (its own hand then and the
+    public play only), ``eps`` shared among the other legal cards when it is not; a forced card
+    counts 1. ``model`` is (trump suit, dealer, turned trump card, eps); ``plays`` as
+    :func:`history`."""
+    trump, dealer, trump_card, eps = model
+    start = hands[:]
+    for leader, cards in plays:
+        for i, c in enumerate(cards):
+            start[(leader + i) & 3] |= 1 << c
+    known = 1 << trump_card
+    played = 0
+    void = [0, 0, 0, 0]
+    w = 1.0
+    hit = 1.0 - eps
+    for leader, cards in plays:
+        table: list[int] = []
+        led = _SUIT_OF[cards[0]]
+        for i, c in enumerate(cards):
+            seat = (leader + i) & 3
+            hand = start[seat]
+            if judged >> seat & 1:
+                legal = ((hand & SUIT_MASKS[led]) or hand) if table else hand
+                n = legal.bit_count()
+                if n > 1:
+                    held_by = known if start[dealer] & known and dealer != seat else 0
+                    if _choose(seat, hand, table, leader, played, void, trump, dealer,
+                               held_by) == c:
+                        w *= hit
+                    else:
+                        w *= eps / (n - 1)
+            if table and _SUIT_OF[c] != led:
+                void[seat] |= 1 << led
+            start[seat] = hand ^ (1 << c)
+            played |= 1 << c
+            table.append(c)
+    return w

@@ -54,6 +54,9 @@ def add_parser(sub: Any) -> None:
                    help="rule variants, e.g. tie=double target=8")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (last line) instead of the table")
+    p.add_argument("--move-limit", action=Bounded, kind=float, low=0, default=10.0,
+                   metavar="SECONDS", help="the most a Python bot may take over one move; "
+                   "past it the bot forfeits the match (10; 0: no limit)")
     add_flags(p, timeout=True)
     p.set_defaults(func=run)
 
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             summary = duel(specs, variant, seed=seed, pairs=pairs, workers=args.workers,
-                           sprt=sprt, on_pair=on_pair)
+                           sprt=sprt, on_pair=on_pair, move_limit=args.move_limit)
         except MatchFailed as err:
             raise UserError(str(err)) from None
     summary["specs"] = specs
