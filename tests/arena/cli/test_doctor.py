@@ -1,12 +1,20 @@
-"""``sueca-arena doctor``'s clock check, on readings given to it: which skew fails, and how
-the line reads. The checks against a real league are in tests/cluster (a referee's clock ten
-minutes off in test_cluster_clocks.py, a healthy league in test_cluster_sentinel.py)."""
+"""``sueca-arena doctor``'s clock check, on readings given to it (which skew fails, how the
+line reads) and on one real Redis. The checks against a real league are in tests/cluster (a
+referee's clock ten minutes off in test_cluster_clocks.py, a healthy league in
+test_cluster_sentinel.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sueca.arena.cli.doctor import MAX_SKEW_S, Offset, clock_check, clock_here_check
+from sueca.arena.cli.doctor import (
+    MAX_SKEW_S,
+    Offset,
+    clock_check,
+    clock_here_check,
+    redis_offset,
+)
+from sueca.arena.store import Store
 
 ADDR = "10.0.0.2:50052"
 
@@ -44,3 +52,10 @@ def test_this_hosts_own_clock_is_checked_against_redis() -> None:
     assert clock_here_check(Offset(0.01, 0.0)).ok
     off = clock_here_check(Offset(-5.0, 0.0))
     assert not off.ok and off.detail.startswith("this host is 5.000 s ahead of Redis's")
+
+
+def test_redis_s_clock_is_read_to_the_microsecond(store: Store) -> None:
+    # A real Redis on this host shares its clock: the offset is the reading's delay, no more,
+    # which a clock read without its microseconds would miss by up to a second.
+    offsets = [redis_offset(store) for _ in range(5)]
+    assert all(abs(off.s) <= off.within + 0.005 for off in offsets), offsets

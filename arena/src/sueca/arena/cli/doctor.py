@@ -117,9 +117,9 @@ class Offset(NamedTuple):
 def redis_offset(store: Store) -> Offset:
     """Redis's clock (``TIME``) minus this host's."""
     before = time.time()
-    secs, micros = store.r.time()
+    redis = store.clock()
     after = time.time()
-    return Offset(secs + micros / 1e6 - (before + after) / 2, (after - before) / 2)
+    return Offset(redis - (before + after) / 2, (after - before) / 2)
 
 
 def skewed(off: Offset) -> bool:

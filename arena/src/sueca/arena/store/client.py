@@ -235,6 +235,12 @@ class StoreBase:
         state, offset, lag) per replica."""
         return dict(self.r.info("replication"))
 
+    def clock(self) -> float:
+        """Redis's clock (``TIME``) in seconds since the epoch: the one clock every host of a
+        league reads alike, which heartbeats are timed by and other clocks are judged against."""
+        secs, micros = self.r.time()
+        return float(secs) + micros / 1e6
+
     def used_memory(self) -> int:
         """Bytes Redis has allocated (``INFO memory`` used_memory)."""
         return int(self.r.info("memory")["used_memory"])
