@@ -41,8 +41,8 @@ demo: $(PRODUCT)
 provision:
 	bash .ci/provision
 
-# Layers, lint and types first (seconds), then the whole suite on three pytest processes: most
-# tests wait on other processes (servers starting, clocks running out), so three keep two cores
+# Layers, lint and types first (seconds), then the whole suite on four pytest processes: most
+# tests wait on other processes (servers starting, clocks running out), so four keep two cores
 # busy. --dist loadfile keeps each test file on one process, in order, as its module-scoped
 # servers expect (a refusal logged by one test is in the log the next one reads). The 25
 # slowest tests are listed at the end.
@@ -52,7 +52,7 @@ check: $(DEV)
 	$(VENV)/bin/mypy
 
 test: check provision
-	$(VENV)/bin/python -m pytest -q -n 3 --dist loadfile --durations=25
+	$(VENV)/bin/python -m pytest -q -n 4 --dist loadfile --durations=25
 
 bench: $(PRODUCT)
 	$(VENV)/bin/sueca-arena bench engine --deals 100000
