@@ -1,7 +1,7 @@
 """The docs test, the READMEs and the bot authors' pages: their shell blocks are run
 (:mod:`kits.docs` says how), so that no page can drift from the commands it documents. The
 pages for whoever runs a league (``kits.docs.LEAGUE_PAGES``) are tests/test_docs_league.py's:
-two files that ``-n 3 --dist loadfile`` runs side by side, each in its own copy of the
+two files that ``--dist loadfile`` runs side by side, each in its own copy of the
 repository."""
 
 from __future__ import annotations

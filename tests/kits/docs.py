@@ -1,6 +1,6 @@
 """The docs kit: the shell blocks of every page, run as a reader would paste them, so that no
 page can drift from the commands it documents (tests/test_readme.py and tests/test_docs_league.py
-run them, split between the two files so that ``-n 3 --dist loadfile`` runs them side by side;
+run them, split between the two files so that ``--dist loadfile`` runs them side by side;
 this module is a plugin of the suite, for its ``docs_copy`` fixture).
 
 The pages: the root ``README.md``, the three distributions' ``README.md`` (``sdk/``,
