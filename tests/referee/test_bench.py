@@ -11,9 +11,9 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from kits.procs import marked, new_mark
 from kits.wait import wait_for
 
 from sueca.arena import promscrape
@@ -25,8 +25,13 @@ ARENA = [sys.executable, "-m", "sueca.arena.cli"]
 
 def run_bench(*args: str, timeout: float,
               env: dict[str, str] | None = None) -> tuple[dict, subprocess.CompletedProcess[str]]:
+    """Run a bench and wait until every process it started is gone; its result is its last
+    line."""
+    mark = new_mark()
     proc = subprocess.run([*ARENA, "bench", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env)
+                          timeout=timeout, env={**(os.environ if env is None else env), **mark})
+    wait_for(lambda: not marked(mark), 15, "the bench's referee and bots gone (one left running)",
+             interval=0.1)
     lines = proc.stdout.strip().splitlines()
     assert lines, f"no output; stderr: {proc.stderr[-2000:]}"
     result = json.loads(lines[-1])
@@ -105,30 +110,8 @@ needs_referee = pytest.mark.skipif(
     reason="bench referee needs sueca.referee.server, sueca.arena.cli.referee and sueca.sdk.cli")
 
 
-def bench_children() -> set[int]:
-    """Live referee / bot processes that a bench of this checkout started (their command lines
-    say so; they run this checkout's virtualenv, so another checkout's benches on a shared
-    machine are not counted)."""
-    found = set()
-    bindir = os.path.realpath(os.path.dirname(sys.executable))  # this checkout's venv
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            cmd = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if os.path.realpath(os.path.dirname(os.fsdecode(cmd[0]))) != bindir:
-            continue
-        bot = b"from sueca.sdk.cli import main" in b" ".join(cmd) and any(
-            c.startswith(b"bench-") for c in cmd)
-        referee = b"sueca.arena.cli" in cmd and b"referee" in cmd and b"--metrics-port" in cmd
-        if bot or referee:
-            found.add(int(proc.name))
-    return found
-
-
 @needs_referee
 def test_bench_referee_small_run() -> None:
-    before = bench_children()
     # TLS settings for a real cluster must not reach the bench's own loopback referee
     tls = {"SUECA_TLS": "1", "SUECA_TLS_CA": "/nonexistent/ca.pem",
            "SUECA_TLS_SERVER_NAME": "elsewhere", "SUECA_TLS_CERT": "/nonexistent/cert.pem",
@@ -160,21 +143,16 @@ def test_bench_referee_small_run() -> None:
     assert result["move_rtt_samples"] >= result["moves"]
     assert 0 < result["move_rtt_p50_ms"] <= result["move_rtt_p99_ms"]
     assert result["referee_moves_metric"] >= result["moves"]
-    wait_for(lambda: bench_children() <= before, 15,
-             "the bench's referee and bots gone (one left running)", interval=0.1)
 
 
 @needs_referee
 def test_bench_referee_failure_still_tears_down() -> None:
-    before = bench_children()
     # a 1 ms limit per RunMatch call: every match fails, after everything has started
     result, proc = run_bench("referee", "--matches", "2", "--bot-processes", "1",
                              "--concurrency", "2", "--match-timeout", "0.001",
                              "--pingpong-seconds", "0.2", timeout=120)
     assert proc.returncode == 1
     assert "every match failed" in result["error"]
-    wait_for(lambda: bench_children() <= before, 15,
-             "the bench's referee and bots gone (one left running)", interval=0.1)
 
 
 @needs_referee

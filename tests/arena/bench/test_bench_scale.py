@@ -13,36 +13,18 @@ import json
 import os
 import subprocess
 import sys
-import uuid
-from pathlib import Path
 
 import pytest
+from kits.procs import marked, new_mark
 from kits.wait import wait_for
 
 ARENA = [sys.executable, "-m", "sueca.arena.cli"]
-MARK = "SCALE_BENCH_TEST_RUN"  # in the bench's environment, hence in its children's
-
-
-def bench_children(mark: str) -> set[int]:
-    """Live processes whose environment carries ``mark``: what one bench run started (other
-    jobs on this machine run referees, bots and proxies too)."""
-    found = set()
-    needle = f"{MARK}={mark}".encode()
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            if needle in (proc / "environ").read_bytes().split(b"\0"):
-                found.add(int(proc.name))
-        except OSError:
-            continue
-    return found
-
-
 def run_bench(*args: str, timeout: float) -> tuple[dict, subprocess.CompletedProcess[str]]:
     """Run a bench, check that it left no process running; its result is its last line."""
-    mark = uuid.uuid4().hex
+    mark = new_mark()
     proc = subprocess.run([*ARENA, "bench", *args], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, MARK: mark})
-    wait_for(lambda: not bench_children(mark), 15, "the bench's processes gone (one left running)",
+                          timeout=timeout, env={**os.environ, **mark})
+    wait_for(lambda: not marked(mark), 15, "the bench's processes gone (one left running)",
              interval=0.1)
     lines = proc.stdout.strip().splitlines()
     assert lines, f"no output; stderr: {proc.stderr[-3000:]}"
